@@ -1,0 +1,473 @@
+//! OpenCode adapter: `opencode run --format json` NDJSON and its stderr, as universal events.
+//!
+//! OpenCode prints six line types (`step_start`, `step_finish`, `text`, `reasoning`, `tool_use`,
+//! `error`). A tool is printed only once it has finished, so `tool.started` and `tool.completed`
+//! are emitted together. There is no end-of-run line: the run finished only if the last step
+//! ended with a reason other than `tool-calls` (or `length`, an answer cut by the output limit).
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
+
+use super::summary::{self, InputFields};
+use super::{
+    Adapter, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd, unparsed,
+    unreadable_reason,
+};
+use crate::event::{
+    CostSource, EventKind, ProviderError, StepUsage, Stream, Tokens, ToolEnd, ToolStart,
+    ToolStatus, UnparsedReason,
+};
+
+/// The error text OpenCode puts on a tool call whose permission was auto-rejected.
+const REJECTED: &str = "The user rejected permission to use this specific tool call.";
+/// Longest tool error text kept in an event.
+const MAX_ERROR_CHARS: usize = 2000;
+
+pub(crate) struct OpenCode;
+
+impl Adapter for OpenCode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn program(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn bin_env(&self) -> &'static str {
+        "RUNBOOK_OPENCODE_BIN"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install it with `npm install -g opencode-ai`, or point --agent-bin / RUNBOOK_OPENCODE_BIN at it"
+    }
+
+    fn args(&self, inv: &Invocation<'_>) -> Vec<String> {
+        let mut args = vec!["run".to_owned(), "--format".to_owned(), "json".to_owned()];
+        if let Some(model) = inv.model {
+            args.extend(["--model".to_owned(), model.to_owned()]);
+        }
+        if let Some(session) = inv.resume_session {
+            args.extend(["--session".to_owned(), session.to_owned()]);
+        }
+        args.extend(inv.extra_args.iter().cloned());
+        // `--` keeps a prompt that starts with `-` from being read as an option.
+        args.push("--".to_owned());
+        args.push(inv.prompt.to_owned());
+        args
+    }
+
+    fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
+        Box::new(Parser {
+            cwd: ctx.cwd,
+            ..Parser::default()
+        })
+    }
+
+    fn stderr_parser(&self) -> Box<dyn StderrParser> {
+        Box::new(Stderr)
+    }
+}
+
+#[derive(Default)]
+struct Parser {
+    cwd: PathBuf,
+    session_announced: bool,
+    /// The message id of the step in progress, if any.
+    open_step: Option<Option<String>>,
+    last_reason: Option<String>,
+    error: Option<String>,
+    denied_in_last_step: bool,
+}
+
+impl StdoutParser for Parser {
+    fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
+        let parsed: Line<'_> = match serde_json::from_slice(line) {
+            Ok(parsed) => parsed,
+            Err(_) => {
+                out.push(unparsed(
+                    Stream::Stdout,
+                    unreadable_reason(line),
+                    line,
+                    line.len() as u64,
+                ));
+                return;
+            }
+        };
+        if !self.session_announced
+            && let Some(id) = &parsed.session_id
+        {
+            self.session_announced = true;
+            out.push(EventKind::SessionStarted {
+                session_id: id.to_string(),
+            });
+        }
+        match (&*parsed.kind, parsed.part, parsed.error) {
+            ("step_start", Some(part), _) => self.step_start(part, out),
+            ("step_finish", Some(part), _) => self.step_finish(part, out),
+            ("text", Some(part), _) => out.push(EventKind::Text {
+                text: part.text.unwrap_or_default().into_owned(),
+            }),
+            ("reasoning", Some(part), _) => {
+                out.push(EventKind::Reasoning {
+                    text: part.text.unwrap_or_default().into_owned(),
+                });
+            }
+            ("tool_use", Some(part), _) => self.tool_use(part, out),
+            ("error", _, Some(err)) => self.error(err, out),
+            _ => out.push(unparsed(
+                Stream::Stdout,
+                UnparsedReason::UnknownType,
+                line,
+                line.len() as u64,
+            )),
+        }
+    }
+
+    fn end(&mut self) -> StreamEnd {
+        if let Some(message) = &self.error {
+            return StreamEnd::Failed(message.clone());
+        }
+        if self.open_step.is_some() {
+            return StreamEnd::Truncated("the output ended inside a step (no step_finish)".into());
+        }
+        match self.last_reason.as_deref() {
+            None => StreamEnd::Truncated("the agent finished no step".into()),
+            Some("tool-calls") if self.denied_in_last_step => StreamEnd::Truncated(
+                "the agent stopped after a tool call was denied permission".into(),
+            ),
+            Some("tool-calls") => {
+                StreamEnd::Truncated("the last step asked for tool calls that never came".into())
+            }
+            Some("length") => StreamEnd::Truncated("the model hit its output token limit".into()),
+            Some(_) => StreamEnd::Finished,
+        }
+    }
+}
+
+impl Parser {
+    fn step_start(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
+        let id = part.message_id.map(Cow::into_owned);
+        // A retried request re-announces the same message: one step, not two.
+        if matches!(&self.open_step, Some(open) if *open == id) {
+            return;
+        }
+        self.open_step = Some(id.clone());
+        self.denied_in_last_step = false;
+        out.push(EventKind::StepStarted { id });
+    }
+
+    fn step_finish(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
+        self.open_step = None;
+        let reason = part
+            .reason
+            .map_or_else(|| "unknown".to_owned(), Cow::into_owned);
+        self.last_reason = Some(reason.clone());
+        let t = part.tokens.unwrap_or_default();
+        out.push(EventKind::StepFinished(StepUsage {
+            id: part.message_id.map(Cow::into_owned),
+            reason,
+            tokens: Tokens {
+                input: t.input,
+                output: t.output,
+                reasoning: t.reasoning,
+                cache_read: t.cache.read,
+                cache_write: t.cache.write,
+            },
+            cost_usd: part.cost,
+            cost_source: part.cost.map(|_| CostSource::Reported),
+        }));
+    }
+
+    fn tool_use(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
+        let name = part.tool.unwrap_or(Cow::Borrowed("unknown")).into_owned();
+        let call_id = part.call_id.unwrap_or_default().into_owned();
+        let state = part.state.unwrap_or_default();
+        let input = state.input.unwrap_or_default();
+        let mut fields = InputFields {
+            path: input.file_path.as_deref().or(input.path.as_deref()),
+            command: input.command.as_deref(),
+            pattern: input.pattern.as_deref(),
+            description: input.description.as_deref(),
+            url: input.url.as_deref(),
+            todos: input.todos.map(|n| n.0),
+        };
+        // A call to a tool that does not exist names the tool it wanted.
+        if name == "invalid" {
+            fields = InputFields {
+                description: input.tool.as_deref(),
+                ..InputFields::default()
+            };
+        }
+        let summary = summary::summarize(&fields, state.title.as_deref(), &self.cwd);
+        let meta = state.metadata.unwrap_or_default();
+
+        out.push(EventKind::ToolStarted(ToolStart {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            input: summary.clone(),
+        }));
+        if name == "task" {
+            out.push(EventKind::SubagentStarted {
+                session_id: meta.session_id.map(Cow::into_owned),
+                call_id: call_id.clone(),
+                description: input.description.as_deref().unwrap_or_default().to_owned(),
+            });
+        }
+
+        let (status, error) = match &*state.status {
+            "error" => {
+                let error = state.error.unwrap_or_default();
+                if error == REJECTED {
+                    self.denied_in_last_step = true;
+                    (ToolStatus::Denied, Some(error.into_owned()))
+                } else {
+                    (
+                        ToolStatus::Error,
+                        Some(summary::truncate(&error, MAX_ERROR_CHARS)),
+                    )
+                }
+            }
+            _ if name == "invalid" => (
+                ToolStatus::Error,
+                input
+                    .error
+                    .as_deref()
+                    .map(|e| summary::truncate(e, MAX_ERROR_CHARS)),
+            ),
+            _ => match meta.exit {
+                Some(code) if code != 0 => (ToolStatus::Error, Some(format!("exit code {code}"))),
+                _ => (ToolStatus::Ok, None),
+            },
+        };
+        let duration_ms = state
+            .time
+            .and_then(|t| Some(t.end?.saturating_sub(t.start?)));
+        out.push(EventKind::ToolCompleted(ToolEnd {
+            call_id,
+            name,
+            input: summary,
+            status,
+            error,
+            output_bytes: state.output.map(|n| n.0 as u64),
+            duration_ms,
+        }));
+    }
+
+    fn error(&mut self, err: ErrorLine<'_>, out: &mut Vec<EventKind>) {
+        let name = err.name.unwrap_or(Cow::Borrowed("Error")).into_owned();
+        let data = err.data.unwrap_or_default();
+        let message = data
+            .message
+            .map_or_else(|| "unknown error".to_owned(), Cow::into_owned);
+        self.error = Some(format!("{name}: {message}"));
+        if name == "APIError" || data.status_code.is_some() {
+            out.push(EventKind::ProviderError(ProviderError {
+                name,
+                message,
+                status: data.status_code,
+                retryable: data.is_retryable,
+            }));
+        } else {
+            out.push(EventKind::AgentError { name, message });
+        }
+    }
+}
+
+/// OpenCode's stderr is empty except for permission auto-rejections and usage errors.
+struct Stderr;
+
+impl StderrParser for Stderr {
+    fn line(&mut self, line: &str, out: &mut Vec<EventKind>) {
+        // `! permission requested: bash (echo hi); auto-rejecting`
+        if let Some(rest) = line.split_once("permission requested: ").map(|(_, r)| r)
+            && let Some(what) = rest.strip_suffix("; auto-rejecting")
+        {
+            let (tool, detail) = match what.split_once(" (") {
+                Some((tool, detail)) => (tool, detail.strip_suffix(')').unwrap_or(detail)),
+                None => (what, ""),
+            };
+            out.push(EventKind::PermissionDenied {
+                tool: tool.to_owned(),
+                detail: detail.to_owned(),
+            });
+            // The meaning is the event; the line itself stays in stderr.log.
+            return;
+        }
+        out.push(EventKind::Stderr {
+            line: line.to_owned(),
+        });
+    }
+}
+
+// The wire format. Borrowed where possible; large strings (tool output) are only measured.
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(rename = "sessionID", default, borrow)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    part: Option<Part<'a>>,
+    #[serde(default, borrow)]
+    error: Option<ErrorLine<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(rename = "messageID", default, borrow)]
+    message_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool: Option<Cow<'a, str>>,
+    #[serde(rename = "callID", default, borrow)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    state: Option<ToolState<'a>>,
+    #[serde(default, borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    tokens: Option<WireTokens>,
+    #[serde(default)]
+    cost: Option<f64>,
+}
+
+#[derive(Deserialize, Default)]
+struct ToolState<'a> {
+    #[serde(default, borrow)]
+    status: Cow<'a, str>,
+    #[serde(default, borrow)]
+    input: Option<ToolInput<'a>>,
+    #[serde(default)]
+    output: Option<StrLen>,
+    #[serde(default, borrow)]
+    error: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    metadata: Option<ToolMeta<'a>>,
+    #[serde(default, borrow)]
+    title: Option<Cow<'a, str>>,
+    #[serde(default)]
+    time: Option<Span>,
+}
+
+#[derive(Deserialize, Default)]
+struct ToolInput<'a> {
+    #[serde(rename = "filePath", default, borrow)]
+    file_path: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    path: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    command: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pattern: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    description: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    url: Option<Cow<'a, str>>,
+    #[serde(default)]
+    todos: Option<SeqLen>,
+    /// For the `invalid` tool: the tool the model wanted, and why it could not have it.
+    #[serde(default, borrow)]
+    tool: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    error: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct ToolMeta<'a> {
+    #[serde(rename = "sessionId", default, borrow)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    exit: Option<i64>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+struct Span {
+    start: Option<u64>,
+    end: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireTokens {
+    #[serde(default)]
+    input: u64,
+    #[serde(default)]
+    output: u64,
+    #[serde(default)]
+    reasoning: u64,
+    #[serde(default)]
+    cache: WireCache,
+}
+
+#[derive(Deserialize, Default)]
+struct WireCache {
+    #[serde(default)]
+    read: u64,
+    #[serde(default)]
+    write: u64,
+}
+
+#[derive(Deserialize)]
+struct ErrorLine<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    data: Option<ErrorData<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+struct ErrorData<'a> {
+    #[serde(default, borrow)]
+    message: Option<Cow<'a, str>>,
+    #[serde(rename = "statusCode", default)]
+    status_code: Option<u16>,
+    #[serde(rename = "isRetryable", default)]
+    is_retryable: Option<bool>,
+}
+
+/// The length in bytes of a JSON string, without keeping it.
+struct StrLen(usize);
+
+impl<'de> Deserialize<'de> for StrLen {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = StrLen;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<StrLen, E> {
+                Ok(StrLen(v.len()))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The number of elements of a JSON array, without keeping them.
+struct SeqLen(usize);
+
+impl<'de> Deserialize<'de> for SeqLen {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SeqLen;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SeqLen, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(SeqLen(n))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}

@@ -1,0 +1,102 @@
+//! Short, one-line summaries of tool inputs and errors for humans (a path, a command, a pattern).
+
+use std::path::Path;
+
+use super::relative_to;
+
+/// Longest summary kept, in characters.
+const MAX_CHARS: usize = 120;
+
+/// The fields of a tool input that say what the call is about, whatever the agent calls them.
+#[derive(Debug, Default)]
+pub(crate) struct InputFields<'a> {
+    pub path: Option<&'a str>,
+    pub command: Option<&'a str>,
+    pub pattern: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub url: Option<&'a str>,
+    pub todos: Option<usize>,
+}
+
+/// A one-line summary of a tool call's input.
+pub(crate) fn summarize(fields: &InputFields<'_>, title: Option<&str>, cwd: &Path) -> String {
+    let text = if let Some(command) = fields.command {
+        first_line(command).to_owned()
+    } else if let Some(path) = fields.path {
+        let rel = relative_to(path, cwd);
+        match fields.pattern {
+            Some(p) => format!("{p} in {rel}"),
+            None => rel.to_owned(),
+        }
+    } else if let Some(p) = fields.pattern {
+        p.to_owned()
+    } else if let Some(d) = fields.description {
+        d.to_owned()
+    } else if let Some(u) = fields.url {
+        u.to_owned()
+    } else if let Some(n) = fields.todos {
+        format!("{n} todo{}", if n == 1 { "" } else { "s" })
+    } else {
+        title.unwrap_or_default().to_owned()
+    };
+    truncate(&text, MAX_CHARS)
+}
+
+/// The first non-empty line of a text, trimmed.
+pub(crate) fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// At most `max` characters, with an ellipsis when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_prefer_the_command_then_a_relative_path() {
+        let cwd = Path::new("/work/repo");
+        let bash = InputFields {
+            command: Some("cargo test\n--quiet"),
+            ..Default::default()
+        };
+        assert_eq!(summarize(&bash, None, cwd), "cargo test");
+        let read = InputFields {
+            path: Some("/work/repo/src/main.rs"),
+            ..Default::default()
+        };
+        assert_eq!(summarize(&read, None, cwd), "src/main.rs");
+        let outside = InputFields {
+            path: Some("/etc/passwd"),
+            ..Default::default()
+        };
+        assert_eq!(summarize(&outside, None, cwd), "/etc/passwd");
+        let grep = InputFields {
+            pattern: Some("fn main"),
+            path: Some("/work/repo/src"),
+            ..Default::default()
+        };
+        assert_eq!(summarize(&grep, None, cwd), "fn main in src");
+        assert_eq!(
+            summarize(&InputFields::default(), Some("3 todos"), cwd),
+            "3 todos"
+        );
+    }
+
+    #[test]
+    fn long_inputs_are_cut_on_a_character_boundary() {
+        let long = "é".repeat(200);
+        let cut = truncate(&long, MAX_CHARS);
+        assert_eq!(cut.chars().count(), MAX_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+}

@@ -1,0 +1,136 @@
+//! The command line, declared once with clap; nothing here does any work.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::agent::AgentKind;
+use crate::exit::EXIT_CODES_HELP;
+use crate::term::ColorChoice;
+
+/// Supervise a coding agent's headless run: live view, watchdog, budget, event log and receipt.
+#[derive(Debug, Parser)]
+#[command(name = "runbook", version, propagate_version = true, after_help = EXIT_CODES_HELP)]
+pub struct Cli {
+    /// When to use colour on stderr.
+    #[arg(long, value_enum, global = true, default_value_t, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run an agent on a task and supervise it to the end.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What the agent should do.
+    pub prompt: String,
+
+    /// Extra arguments for the agent, after `--` (e.g. `-- --agent plan`).
+    #[arg(last = true, value_name = "AGENT_ARGS")]
+    pub agent_args: Vec<String>,
+
+    /// Which agent to run.
+    #[arg(long, value_enum, default_value_t = AgentKind::Opencode, env = "RUNBOOK_AGENT")]
+    pub agent: AgentKind,
+
+    /// The agent's binary [default: from PATH; or RUNBOOK_OPENCODE_BIN].
+    #[arg(long, value_name = "PATH")]
+    pub agent_bin: Option<PathBuf>,
+
+    /// The model, as the agent names it (OpenCode: provider/model).
+    #[arg(short, long, env = "RUNBOOK_MODEL")]
+    pub model: Option<String>,
+
+    /// The directory the agent works in [default: the current one].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Stop the agent after this long without any activity (output, or CPU use of its processes).
+    #[arg(long, value_name = "DURATION", default_value = "3m", value_parser = parse_duration, env = "RUNBOOK_INACTIVITY_TIMEOUT")]
+    pub inactivity_timeout: Duration,
+
+    /// How long the agent gets to exit after SIGTERM before SIGKILL.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub kill_grace: Duration,
+
+    /// Stop the agent when the whole run has taken this long.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, env = "RUNBOOK_TIMEOUT")]
+    pub timeout: Option<Duration>,
+
+    /// Stop the agent once its reported cost crosses this many US dollars.
+    #[arg(long, value_name = "USD", value_parser = parse_usd, env = "RUNBOOK_MAX_COST")]
+    pub max_cost: Option<f64>,
+
+    /// Where run directories go [default: $XDG_STATE_HOME/runbook/runs].
+    #[arg(long, value_name = "DIR", env = "RUNBOOK_RUNS_DIR")]
+    pub runs_dir: Option<PathBuf>,
+
+    /// Print every event as a JSON line on stdout, then the receipt; nothing else on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show only what needs attention: failures, denials, warnings and the summary.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Show everything: all of the agent's text, reasoning, steps and the command line.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// `90s`, `3m`, `1h 30m`, or plain seconds.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = match s.trim().parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => {
+            humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 90s, 3m, 1h30m)"))?
+        }
+    };
+    if d.is_zero() {
+        return Err("must be longer than zero".to_owned());
+    }
+    Ok(d)
+}
+
+fn parse_usd(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("`{s}` is not an amount of dollars (example: 2.50)"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err("must be a positive amount of dollars".to_owned());
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_amounts_parse_like_people_write_them() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("3m"), Ok(Duration::from_secs(180)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("soon").unwrap_err().contains("examples"));
+        assert_eq!(parse_usd("$2.5"), Ok(2.5));
+        assert!(parse_usd("-1").is_err());
+        assert!(parse_usd("lots").is_err());
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

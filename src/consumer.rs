@@ -1,0 +1,124 @@
+//! The fan-out from the supervisor to consumers (terminal view, event log, `--json`, receipt).
+//!
+//! The dispatcher stamps each [`EventKind`] with its sequence number, time and turn, folds it into
+//! the run's totals and hands the finished [`Event`] to every consumer in turn. Consumers know
+//! nothing of each other, of the agent, or of the supervisor.
+
+use std::io;
+use std::time::{Duration, SystemTime};
+
+use crate::event::{Event, EventKind, Turn};
+use crate::stats::RunStats;
+
+/// Something that receives every event of a run.
+pub(crate) trait Consumer: Send {
+    fn event(&mut self, ev: &Event) -> io::Result<()>;
+    /// Write out whatever was buffered: called after each batch of events, so output is never
+    /// held back past the moment its line arrived.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// A periodic heartbeat (about once a second) for consumers that show elapsed time.
+    fn tick(&mut self, _tick: &Tick) {}
+    /// The run is over and no more events will come.
+    fn close(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// What this consumer is, for the warning when it fails.
+    fn name(&self) -> &'static str;
+}
+
+/// The heartbeat.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tick {
+    pub now: SystemTime,
+    /// How long the agent has shown no activity at all.
+    pub quiet_for: Duration,
+}
+
+pub(crate) struct Dispatcher {
+    seq: u64,
+    turn: Turn,
+    stats: RunStats,
+    consumers: Vec<Box<dyn Consumer>>,
+    /// Failures of consumers that were dropped, reported once at the end.
+    failures: Vec<String>,
+}
+
+impl Dispatcher {
+    pub(crate) fn new(consumers: Vec<Box<dyn Consumer>>) -> Self {
+        Self {
+            seq: 0,
+            turn: Turn::FIRST,
+            stats: RunStats::default(),
+            consumers,
+            failures: Vec::new(),
+        }
+    }
+
+    /// Events from now on belong to `turn`.
+    pub(crate) fn set_turn(&mut self, turn: Turn) {
+        self.turn = turn;
+    }
+
+    pub(crate) fn stats(&self) -> &RunStats {
+        &self.stats
+    }
+
+    pub(crate) fn emit(&mut self, ts: SystemTime, kind: EventKind) {
+        self.stats.observe(self.turn, &kind);
+        let ev = Event {
+            seq: self.seq,
+            ts,
+            turn: self.turn,
+            kind,
+        };
+        self.seq += 1;
+        let failures = &mut self.failures;
+        self.consumers
+            .retain_mut(|c| keep(c.event(&ev), c.name(), failures));
+    }
+
+    /// Has every consumer write out what it buffered.
+    pub(crate) fn flush(&mut self) {
+        let failures = &mut self.failures;
+        self.consumers
+            .retain_mut(|c| keep(c.flush(), c.name(), failures));
+    }
+
+    /// Emits one event and writes it out at once.
+    pub(crate) fn emit_now(&mut self, ts: SystemTime, kind: EventKind) {
+        self.emit(ts, kind);
+        self.flush();
+    }
+
+    pub(crate) fn tick(&mut self, tick: &Tick) {
+        for c in &mut self.consumers {
+            c.tick(tick);
+        }
+    }
+
+    /// Closes every consumer; returns the failures seen during the run.
+    pub(crate) fn close(mut self) -> Vec<String> {
+        self.flush();
+        for c in &mut self.consumers {
+            keep(c.close(), c.name(), &mut self.failures);
+        }
+        self.failures
+    }
+}
+
+/// A consumer that cannot write (full disk, closed pipe) is dropped and the others go on, so
+/// nothing already received is lost from the places that still work. A closed pipe is the
+/// reader's choice (`| head`), not a failure worth reporting.
+fn keep(result: io::Result<()>, name: &str, failures: &mut Vec<String>) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(e) => {
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                failures.push(format!("{name} stopped: {e}"));
+            }
+            false
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! The universal event model: the only contract between agent adapters, the supervisor and consumers.
+//!
+//! Adapters turn an agent's native output into [`EventKind`]s; the supervisor stamps each with a
+//! sequence number, a receive time and the turn it belongs to, making an [`Event`]; consumers (the
+//! terminal view, the event log, `--json`, the receipt) only ever see `Event`s. The serialized form
+//! is documented in `docs/events.md` and versioned by [`SCHEMA_VERSION`].
+
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the serialized event and receipt schema. Bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One universal event, as logged to `events.ndjson` and printed by `--json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the run, from 0, without gaps.
+    pub seq: u64,
+    /// When runbook received the line (or made the decision) behind this event.
+    #[serde(with = "rfc3339")]
+    pub ts: SystemTime,
+    /// The agent invocation this event belongs to.
+    pub turn: Turn,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// An agent invocation within a run: the first starts a session, later ones resume it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    pub index: u32,
+    pub kind: TurnKind,
+}
+
+impl Turn {
+    pub const FIRST: Turn = Turn {
+        index: 0,
+        kind: TurnKind::Start,
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    Start,
+    Resume,
+}
+
+/// What happened. The `type` tag is dotted (`tool.completed`) so `jq 'select(.type == …)'` reads well.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum EventKind {
+    /// Everything known about the run before the agent starts; the first event of every run.
+    #[serde(rename = "run.started")]
+    RunStarted(RunInfo),
+    /// An agent process was started for a turn.
+    #[serde(rename = "turn.started")]
+    TurnStarted { argv: Vec<String>, pid: u32 },
+    /// The agent's own version, asked of its binary alongside the run.
+    #[serde(rename = "agent.version")]
+    AgentVersion { version: String },
+    /// The agent announced the session this run talks to (the id a resume needs).
+    #[serde(rename = "session.started")]
+    SessionStarted { session_id: String },
+    /// The agent began one model request/response cycle.
+    #[serde(rename = "step.started")]
+    StepStarted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// A step ended; tokens and cost are for this step only.
+    #[serde(rename = "step.finished")]
+    StepFinished(StepUsage),
+    /// A complete piece of the agent's answer text.
+    #[serde(rename = "text")]
+    Text { text: String },
+    /// A complete piece of the agent's visible reasoning.
+    #[serde(rename = "reasoning")]
+    Reasoning { text: String },
+    #[serde(rename = "tool.started")]
+    ToolStarted(ToolStart),
+    #[serde(rename = "tool.completed")]
+    ToolCompleted(ToolEnd),
+    /// The agent handed work to a subagent (a child session).
+    #[serde(rename = "subagent.started")]
+    SubagentStarted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        call_id: String,
+        description: String,
+    },
+    /// The agent wanted to do something and was not allowed to.
+    #[serde(rename = "permission.denied")]
+    PermissionDenied { tool: String, detail: String },
+    /// The model provider failed a request (after the agent's own retries, if it reports them).
+    #[serde(rename = "provider.error")]
+    ProviderError(ProviderError),
+    /// The agent reported a failure of its own that is not the provider's.
+    #[serde(rename = "agent.error")]
+    AgentError { name: String, message: String },
+    /// A line the agent wrote to stderr (colour codes removed).
+    #[serde(rename = "stderr")]
+    Stderr { line: String },
+    /// A stdout line the adapter could not read; kept bounded.
+    #[serde(rename = "unparsed")]
+    Unparsed(Unparsed),
+    /// The agent has been quiet for a while; the watchdog will fire if it stays so.
+    #[serde(rename = "watchdog.warning")]
+    WatchdogWarning { quiet_ms: u64, timeout_ms: u64 },
+    /// The watchdog decided the agent hung and is stopping it.
+    #[serde(rename = "watchdog.fired")]
+    WatchdogFired(Box<Diagnostic>),
+    /// runbook decided to stop the agent for a reason other than the watchdog.
+    #[serde(rename = "stop.requested")]
+    StopRequested { reason: Outcome, message: String },
+    /// runbook sent a signal to the agent's process tree.
+    #[serde(rename = "signal.sent")]
+    SignalSent { signal: String, processes: u32 },
+    /// The turn ended with the agent having finished its work. Exactly one of this or
+    /// `turn.failed` per turn, after the turn's last tool call.
+    #[serde(rename = "turn.completed")]
+    TurnCompleted { exit: ExitInfo },
+    #[serde(rename = "turn.failed")]
+    TurnFailed {
+        outcome: Outcome,
+        message: String,
+        exit: ExitInfo,
+    },
+    /// The last event of every run.
+    #[serde(rename = "run.finished")]
+    RunFinished {
+        outcome: Outcome,
+        message: String,
+        duration_ms: u64,
+        exit: ExitInfo,
+    },
+}
+
+impl EventKind {
+    /// The serialized `type` tag, for diagnostics and summaries.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::RunStarted(_) => "run.started",
+            EventKind::TurnStarted { .. } => "turn.started",
+            EventKind::AgentVersion { .. } => "agent.version",
+            EventKind::SessionStarted { .. } => "session.started",
+            EventKind::StepStarted { .. } => "step.started",
+            EventKind::StepFinished(_) => "step.finished",
+            EventKind::Text { .. } => "text",
+            EventKind::Reasoning { .. } => "reasoning",
+            EventKind::ToolStarted(_) => "tool.started",
+            EventKind::ToolCompleted(_) => "tool.completed",
+            EventKind::SubagentStarted { .. } => "subagent.started",
+            EventKind::PermissionDenied { .. } => "permission.denied",
+            EventKind::ProviderError(_) => "provider.error",
+            EventKind::AgentError { .. } => "agent.error",
+            EventKind::Stderr { .. } => "stderr",
+            EventKind::Unparsed(_) => "unparsed",
+            EventKind::WatchdogWarning { .. } => "watchdog.warning",
+            EventKind::WatchdogFired(_) => "watchdog.fired",
+            EventKind::StopRequested { .. } => "stop.requested",
+            EventKind::SignalSent { .. } => "signal.sent",
+            EventKind::TurnCompleted { .. } => "turn.completed",
+            EventKind::TurnFailed { .. } => "turn.failed",
+            EventKind::RunFinished { .. } => "run.finished",
+        }
+    }
+
+    /// Whether this event is something the agent itself said (as opposed to runbook's own bookkeeping).
+    pub fn is_from_agent(&self) -> bool {
+        !matches!(
+            self,
+            EventKind::RunStarted(_)
+                | EventKind::TurnStarted { .. }
+                | EventKind::AgentVersion { .. }
+                | EventKind::WatchdogWarning { .. }
+                | EventKind::WatchdogFired(_)
+                | EventKind::StopRequested { .. }
+                | EventKind::SignalSent { .. }
+                | EventKind::TurnCompleted { .. }
+                | EventKind::TurnFailed { .. }
+                | EventKind::RunFinished { .. }
+        )
+    }
+}
+
+/// The run's identity and settings, carried by `run.started` so that any reader of the log can
+/// rebuild the receipt without another source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub schema_version: u32,
+    pub run_id: String,
+    pub runbook_version: String,
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub prompt: String,
+    pub cwd: String,
+    pub run_dir: String,
+    pub pid: u32,
+    pub limits: Limits,
+}
+
+/// The limits the run was started with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    pub inactivity_timeout_ms: u64,
+    pub kill_grace_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+}
+
+/// Tokens by kind. `input` excludes cached input, which is counted in `cache_read`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub reasoning: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.reasoning + self.cache_read + self.cache_write
+    }
+
+    pub fn add(&mut self, other: &Tokens) {
+        self.input += other.input;
+        self.output += other.output;
+        self.reasoning += other.reasoning;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+    }
+}
+
+/// Whether a cost was reported by the agent or estimated by runbook from a price table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostSource {
+    Reported,
+    Estimated,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepUsage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Why the model stopped: `stop`, `tool-calls`, `length`, … as the agent reports it.
+    pub reason: String,
+    pub tokens: Tokens,
+    /// USD for this step; absent when unknown (which is not zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_source: Option<CostSource>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolStart {
+    pub call_id: String,
+    pub name: String,
+    /// A short human summary of the input: a file path, a command, a pattern.
+    pub input: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    Denied,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolEnd {
+    pub call_id: String,
+    pub name: String,
+    pub input: String,
+    pub status: ToolStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderError {
+    pub name: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnparsedReason {
+    NotJson,
+    NotUtf8,
+    TooLong,
+    UnknownType,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unparsed {
+    pub stream: Stream,
+    pub reason: UnparsedReason,
+    /// Length of the whole line in bytes.
+    pub bytes: u64,
+    /// The start of the line, lossily decoded, at most [`UNPARSED_HEAD_BYTES`].
+    pub head: String,
+}
+
+/// How much of an unreadable line is kept.
+pub const UNPARSED_HEAD_BYTES: usize = 256;
+
+/// How a run (or a turn) ended. Fail closed: only `completed` means the agent finished its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The agent exited 0 after a finished final step.
+    Completed,
+    /// The stream ended mid-step, or on a step that asked for more tool calls.
+    Truncated,
+    /// The agent reported an error, or exited non-zero.
+    AgentError,
+    /// The agent died of a signal runbook did not send.
+    Killed,
+    /// The inactivity watchdog stopped the agent.
+    Hung,
+    /// `--max-cost` was crossed.
+    BudgetExceeded,
+    /// `--timeout` was reached.
+    TimedOut,
+    /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
+    Interrupted,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Truncated => "truncated",
+            Outcome::AgentError => "agent_error",
+            Outcome::Killed => "killed",
+            Outcome::Hung => "hung",
+            Outcome::BudgetExceeded => "budget_exceeded",
+            Outcome::TimedOut => "timed_out",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How the agent process ended: an exit code, or the signal that killed it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+}
+
+impl std::fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.code, self.signal) {
+            (Some(code), _) => write!(f, "exit {code}"),
+            (None, Some(sig)) => write!(f, "killed by {}", signal_name(sig)),
+            (None, None) => f.write_str("exit unknown"),
+        }
+    }
+}
+
+/// `SIGTERM` for 15, and so on; the number for anything unusual.
+pub fn signal_name(sig: i32) -> String {
+    nix::sys::signal::Signal::try_from(sig)
+        .map_or_else(|_| format!("signal {sig}"), |s| s.as_str().to_owned())
+}
+
+/// Why the watchdog fired, in enough detail to act on without opening the logs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub timeout_ms: u64,
+    /// How long each activity signal had been quiet.
+    pub stdout_quiet_ms: u64,
+    pub stderr_quiet_ms: u64,
+    pub cpu_quiet_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event: Option<String>,
+    /// The step in progress (1-based) when the watchdog fired, if one was open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_step: Option<u32>,
+    pub completed_steps: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    pub stderr_tail: Vec<String>,
+}
+
+/// RFC 3339 timestamps with microseconds, in UTC.
+pub mod rfc3339 {
+    use std::time::SystemTime;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(ts: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&humantime::format_rfc3339_micros(*ts))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        humantime::parse_rfc3339_weak(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_with_a_dotted_type_tag() {
+        let ev = Event {
+            seq: 7,
+            ts: humantime::parse_rfc3339("2026-11-22T04:33:55.123456Z").unwrap(),
+            turn: Turn {
+                index: 1,
+                kind: TurnKind::Resume,
+            },
+            kind: EventKind::ToolCompleted(ToolEnd {
+                call_id: "call_1".into(),
+                name: "read".into(),
+                input: "README.md".into(),
+                status: ToolStatus::Error,
+                error: Some("File not found".into()),
+                output_bytes: None,
+                duration_ms: Some(9),
+            }),
+        };
+        let json = serde_json::to_string(&ev).unwrap();
+        assert!(json.contains(r#""type":"tool.completed""#), "{json}");
+        assert!(
+            json.contains(r#""ts":"2026-11-22T04:33:55.123456Z""#),
+            "{json}"
+        );
+        assert!(
+            json.contains(r#""turn":{"index":1,"kind":"resume"}"#),
+            "{json}"
+        );
+        let back: Event = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, ev);
+    }
+}

@@ -1,0 +1,78 @@
+//! Exit codes, and the few errors that pick one.
+
+use std::process::ExitCode;
+
+use crate::event::Outcome;
+
+/// runbook's exit codes. Documented in the README and `runbook run --help`; scripts rely on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// The agent completed its work.
+    Completed = 0,
+    /// The agent failed: it reported an error, exited non-zero, died, or stopped short.
+    AgentFailed = 1,
+    /// The command line or configuration was wrong; nothing was started.
+    Usage = 2,
+    /// The inactivity watchdog stopped a hung agent.
+    Hung = 3,
+    /// `--max-cost` was crossed.
+    Budget = 4,
+    /// `--timeout` was reached.
+    Timeout = 5,
+    /// runbook itself failed (for example, the runs directory is not writable).
+    Internal = 6,
+    /// The agent's binary was not found.
+    AgentNotFound = 127,
+    /// Interrupted by Ctrl-C, SIGTERM or SIGHUP.
+    Interrupted = 130,
+}
+
+impl ExitStatus {
+    pub fn from_outcome(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Completed => Self::Completed,
+            Outcome::Truncated | Outcome::AgentError | Outcome::Killed => Self::AgentFailed,
+            Outcome::Hung => Self::Hung,
+            Outcome::BudgetExceeded => Self::Budget,
+            Outcome::TimedOut => Self::Timeout,
+            Outcome::Interrupted => Self::Interrupted,
+        }
+    }
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(s: ExitStatus) -> Self {
+        ExitCode::from(s as u8)
+    }
+}
+
+/// Errors that decide the exit code; anything else is [`ExitStatus::Internal`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{program} not found: {hint}")]
+    AgentNotFound { program: String, hint: String },
+}
+
+impl Error {
+    pub fn status(&self) -> ExitStatus {
+        match self {
+            Error::Usage(_) => ExitStatus::Usage,
+            Error::AgentNotFound { .. } => ExitStatus::AgentNotFound,
+        }
+    }
+}
+
+/// The exit-code table shown in `--help`.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0    completed: the agent finished its work
+  1    agent failed: it reported an error, exited non-zero, died, or stopped short (truncated)
+  2    usage error: bad arguments; nothing was started
+  3    hung: the inactivity watchdog stopped the agent
+  4    budget: --max-cost was crossed
+  5    timeout: --timeout was reached
+  6    runbook error: e.g. the runs directory is not writable
+  127  agent not found
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";

@@ -1,0 +1,82 @@
+//! runbook: supervise a coding agent's headless run.
+//!
+//! Adapters (`agent`) turn an agent's native output into universal events (`event`); the
+//! supervisor (`supervisor`, `watchdog`) owns the agent's processes and limits; consumers (`render`,
+//! `store`, `receipt`) only receive events, through the dispatcher (`consumer`).
+
+mod agent;
+mod cli;
+mod commands;
+mod consumer;
+pub mod event;
+mod exit;
+mod lines;
+pub mod receipt;
+mod redact;
+mod render;
+mod rundir;
+mod stats;
+mod store;
+mod supervisor;
+mod term;
+mod watchdog;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+pub use exit::ExitStatus;
+
+/// Parses the command line, runs the command, and turns the result into an exit code.
+pub fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let color = term::TermEnv::detect().color(cli.color);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return report(
+                &anyhow::Error::new(e).context("cannot start the async runtime"),
+                color,
+            );
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            cli::Command::Run(args) => commands::run::run(args, cli.color).await,
+        }
+    });
+    // Don't wait for stray blocking tasks (a read on a pipe a leftover process holds) at exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(status) => status.into(),
+        Err(err) => report(&err, color),
+    }
+}
+
+/// Prints an error as one line and picks its exit code.
+fn report(err: &anyhow::Error, color: bool) -> ExitCode {
+    let status = err
+        .downcast_ref::<exit::Error>()
+        .map_or(ExitStatus::Internal, exit::Error::status);
+    let label = if color {
+        console::style("error:")
+            .red()
+            .bold()
+            .force_styling(true)
+            .to_string()
+    } else {
+        "error:".to_owned()
+    };
+    #[expect(
+        clippy::print_stderr,
+        reason = "the one place runbook's own errors are printed"
+    )]
+    {
+        eprintln!("{label} {err:#}");
+    }
+    status.into()
+}

@@ -1,0 +1,254 @@
+//! The receipt (`result.json`): what happened in a run, how long it took and what it cost.
+//!
+//! A receipt is a fold of the run's events, nothing else, so one can be rebuilt from any
+//! `events.ndjson`. It is written atomically (temporary file, then rename) once the run is over.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::consumer::Consumer;
+use crate::event::{
+    CostSource, Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, ProviderError, RunInfo,
+    SCHEMA_VERSION, Tokens,
+};
+use crate::stats::{Denial, RunStats, ToolTally, TurnTotals, UnparsedSample};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Receipt {
+    /// Always `receipt`, so a `--json` reader can tell it from events.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub schema_version: u32,
+    pub run_id: String,
+    pub runbook_version: String,
+    pub agent: AgentInfo,
+    pub model: Option<String>,
+    pub prompt: String,
+    pub cwd: String,
+    pub run_dir: String,
+    #[serde(with = "crate::event::rfc3339")]
+    pub started_at: SystemTime,
+    #[serde(with = "crate::event::rfc3339")]
+    pub ended_at: SystemTime,
+    pub duration_ms: u64,
+    pub outcome: Outcome,
+    /// Why the run ended so, in a sentence.
+    pub message: String,
+    pub exit: ExitInfo,
+    pub session_id: Option<String>,
+    pub steps: u32,
+    pub tool_calls: ToolCalls,
+    pub tokens: TokenTotals,
+    pub cost: Cost,
+    pub turns: Vec<TurnTotals>,
+    pub permission_denials: Vec<Denial>,
+    pub provider_errors: Vec<ProviderError>,
+    pub agent_errors: Vec<String>,
+    pub unparsed_lines: UnparsedLines,
+    pub stderr: StderrSummary,
+    pub watchdog: Option<Diagnostic>,
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentInfo {
+    pub name: String,
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCalls {
+    pub total: u32,
+    pub errors: u32,
+    pub denied: u32,
+    pub by_name: BTreeMap<String, ToolTally>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenTotals {
+    pub input: u64,
+    pub output: u64,
+    pub reasoning: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total: u64,
+}
+
+impl From<Tokens> for TokenTotals {
+    fn from(t: Tokens) -> Self {
+        Self {
+            input: t.input,
+            output: t.output,
+            reasoning: t.reasoning,
+            cache_read: t.cache_read,
+            cache_write: t.cache_write,
+            total: t.total(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cost {
+    /// Total USD; null when some step's cost is unknown.
+    pub usd: Option<f64>,
+    pub source: Option<CostSource>,
+    /// The sum of the costs that are known (a lower bound when `usd` is null).
+    pub known_usd: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnparsedLines {
+    pub count: u64,
+    pub samples: Vec<UnparsedSample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StderrSummary {
+    pub lines: u64,
+    pub tail: Vec<String>,
+}
+
+/// Folds events into a receipt.
+#[derive(Debug, Default)]
+pub(crate) struct ReceiptBuilder {
+    info: Option<RunInfo>,
+    started_at: Option<SystemTime>,
+    agent_version: Option<String>,
+    watchdog: Option<Diagnostic>,
+    finished: Option<(SystemTime, Outcome, String, ExitInfo, u64)>,
+    stats: RunStats,
+}
+
+impl ReceiptBuilder {
+    pub(crate) fn observe(&mut self, ev: &Event) {
+        self.stats.observe(ev.turn, &ev.kind);
+        match &ev.kind {
+            EventKind::RunStarted(info) => {
+                self.info = Some(info.clone());
+                self.started_at = Some(ev.ts);
+            }
+            EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),
+            EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
+            EventKind::RunFinished {
+                outcome,
+                message,
+                duration_ms,
+                exit,
+            } => {
+                self.finished = Some((ev.ts, *outcome, message.clone(), *exit, *duration_ms));
+            }
+            _ => {}
+        }
+    }
+
+    /// The receipt, once the run has both started and finished.
+    pub(crate) fn build(&self) -> Option<Receipt> {
+        let info = self.info.as_ref()?;
+        let (ended_at, outcome, message, exit, duration_ms) = self.finished.clone()?;
+        let s = &self.stats;
+        let tally = |f: fn(&ToolTally) -> u32| s.tools.values().map(f).sum();
+        Some(Receipt {
+            kind: "receipt".to_owned(),
+            schema_version: SCHEMA_VERSION,
+            run_id: info.run_id.clone(),
+            runbook_version: info.runbook_version.clone(),
+            agent: AgentInfo {
+                name: info.agent.clone(),
+                version: self.agent_version.clone(),
+            },
+            model: info.model.clone(),
+            prompt: info.prompt.clone(),
+            cwd: info.cwd.clone(),
+            run_dir: info.run_dir.clone(),
+            started_at: self.started_at.unwrap_or(ended_at),
+            ended_at,
+            duration_ms,
+            outcome,
+            message,
+            exit,
+            session_id: s.session_id.clone(),
+            steps: s.steps_finished,
+            tool_calls: ToolCalls {
+                total: s.tool_calls,
+                errors: tally(|t| t.errors),
+                denied: tally(|t| t.denied),
+                by_name: s.tools.clone(),
+            },
+            tokens: s.tokens.into(),
+            cost: Cost {
+                usd: s.cost(),
+                source: s.cost_source,
+                known_usd: s.known_cost(),
+            },
+            turns: s.turns.clone(),
+            permission_denials: s.permission_denials.clone(),
+            provider_errors: s.provider_errors.clone(),
+            agent_errors: s.agent_errors.clone(),
+            unparsed_lines: UnparsedLines {
+                count: s.unparsed_lines,
+                samples: s.unparsed_samples.clone(),
+            },
+            stderr: StderrSummary {
+                lines: s.stderr_lines,
+                tail: s.stderr_tail.iter().cloned().collect(),
+            },
+            watchdog: self.watchdog.clone(),
+            limits: info.limits,
+        })
+    }
+}
+
+/// Writes `result.json` into the run directory when the run finishes.
+pub(crate) struct ReceiptWriter {
+    path: PathBuf,
+    builder: ReceiptBuilder,
+}
+
+impl ReceiptWriter {
+    pub(crate) fn new(run_dir: &Path) -> Self {
+        Self {
+            path: run_dir.join(crate::rundir::RECEIPT),
+            builder: ReceiptBuilder::default(),
+        }
+    }
+}
+
+impl Consumer for ReceiptWriter {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        self.builder.observe(ev);
+        if matches!(ev.kind, EventKind::RunFinished { .. })
+            && let Some(receipt) = self.builder.build()
+        {
+            write_atomically(&self.path, &receipt)?;
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "the receipt"
+    }
+}
+
+/// Writes JSON to a temporary file beside `path`, syncs it, then renames it into place: a reader
+/// sees either no receipt or a whole one.
+pub(crate) fn write_atomically(path: &Path, value: &impl Serialize) -> io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let mut file = fs::File::create(&tmp)?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    file.write_all(&bytes)?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)
+}

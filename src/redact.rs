@@ -1,0 +1,168 @@
+//! Keeps secrets out of everything runbook writes: the values of environment variables whose names
+//! look like keys, tokens, secrets or passwords are replaced wherever they appear.
+
+use std::borrow::Cow;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+/// What a secret is replaced with. No quotes or backslashes, so JSON stays valid.
+pub(crate) const MASK: &str = "[REDACTED]";
+
+/// Shorter values are not treated as secrets: masking `1` or `true` everywhere would garble output.
+const MIN_SECRET_LEN: usize = 6;
+
+/// Name fragments that mark a variable as secret (matched case-insensitively).
+const SECRET_MARKERS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "PRIVATE",
+];
+
+/// Finds and masks secret values.
+#[derive(Clone, Default)]
+pub(crate) struct Redactor {
+    matcher: Option<AhoCorasick>,
+    longest: usize,
+}
+
+/// Whether an environment variable's name says its value is secret.
+pub(crate) fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    // Socket paths (SSH_AUTH_SOCK) name where a secret lives, not the secret.
+    !upper.ends_with("_SOCK") && SECRET_MARKERS.iter().any(|m| upper.contains(m))
+}
+
+impl Redactor {
+    /// Masks the secrets of this process's environment (which the agent inherits).
+    pub(crate) fn from_env() -> Self {
+        Self::from_vars(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        )
+    }
+
+    pub(crate) fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut patterns: Vec<String> = Vec::new();
+        for (name, value) in vars {
+            if !is_secret_name(&name) || value.len() < MIN_SECRET_LEN {
+                continue;
+            }
+            // Inside JSON output the value appears escaped; mask both spellings.
+            let quoted = serde_json::to_string(&value).unwrap_or_default();
+            let escaped = quoted
+                .get(1..quoted.len().saturating_sub(1))
+                .unwrap_or_default();
+            if escaped != value {
+                patterns.push(escaped.to_owned());
+            }
+            patterns.push(value);
+        }
+        patterns.sort();
+        patterns.dedup();
+        let longest = patterns.iter().map(String::len).max().unwrap_or(0);
+        if patterns.is_empty() {
+            return Self::default();
+        }
+        let matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&patterns)
+            .expect("plain string patterns always build");
+        Self {
+            matcher: Some(matcher),
+            longest,
+        }
+    }
+
+    /// The bytes with every secret masked; borrowed when there was nothing to mask.
+    pub(crate) fn bytes<'a>(&self, input: &'a [u8]) -> Cow<'a, [u8]> {
+        match &self.matcher {
+            Some(m) if m.is_match(input) => {
+                Cow::Owned(m.replace_all_bytes(input, &vec![MASK.as_bytes(); m.patterns_len()]))
+            }
+            _ => Cow::Borrowed(input),
+        }
+    }
+
+    pub(crate) fn str<'a>(&self, input: &'a str) -> Cow<'a, str> {
+        match &self.matcher {
+            Some(m) if m.is_match(input) => {
+                Cow::Owned(m.replace_all(input, &vec![MASK; m.patterns_len()]))
+            }
+            _ => Cow::Borrowed(input),
+        }
+    }
+
+    /// A position in `buf` where it can be cut without splitting a secret that is, or may turn
+    /// out to be once more bytes arrive, in it.
+    pub(crate) fn safe_cut(&self, buf: &[u8]) -> usize {
+        let Some(m) = &self.matcher else {
+            return buf.len();
+        };
+        let mut cut = buf.len().saturating_sub(self.longest.saturating_sub(1));
+        for found in m.find_iter(buf) {
+            if found.start() < cut && found.end() > cut {
+                cut = found.end();
+            }
+        }
+        cut
+    }
+
+    /// Whether there is anything to mask at all.
+    pub(crate) fn is_active(&self) -> bool {
+        self.matcher.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redactor() -> Redactor {
+        Redactor::from_vars([
+            ("OPENAI_API_KEY".to_owned(), "sk-live-abc123".to_owned()),
+            ("GITHUB_TOKEN".to_owned(), "ghp_\"quoted\"".to_owned()),
+            ("DB_PASSWORD".to_owned(), "123".to_owned()),
+            ("SSH_AUTH_SOCK".to_owned(), "/tmp/ssh-agent.sock".to_owned()),
+            ("HOME".to_owned(), "/home/someone".to_owned()),
+        ])
+    }
+
+    #[test]
+    fn secret_values_are_masked_raw_and_json_escaped() {
+        let r = redactor();
+        assert_eq!(r.str("key=sk-live-abc123!"), "key=[REDACTED]!");
+        let json = serde_json::to_string("tok ghp_\"quoted\"").unwrap();
+        assert_eq!(r.str(&json), r#""tok [REDACTED]""#);
+        assert_eq!(&*r.bytes(b"x sk-live-abc123 y"), b"x [REDACTED] y");
+    }
+
+    #[test]
+    fn a_cut_never_splits_a_secret() {
+        let r = redactor();
+        let buf = b"aaaaaaaaaaaaaaaaaaaasecret: sk-live-abc123";
+        let cut = r.safe_cut(buf);
+        assert!(cut <= buf.len() - "sk-live-abc123".len() || cut == buf.len());
+        let split = b"aaaaaaaaaaaaaaaaaaaaaaaaaasecret: sk-live-ab";
+        assert!(
+            r.safe_cut(split) <= split.len() - "sk-live-ab".len(),
+            "a possible secret prefix is held back"
+        );
+    }
+
+    #[test]
+    fn ordinary_and_short_values_are_left_alone() {
+        let r = redactor();
+        assert!(matches!(
+            r.str("/home/someone and /tmp/ssh-agent.sock and 123"),
+            Cow::Borrowed(_)
+        ));
+        assert!(!Redactor::from_vars([("PATH".to_owned(), "/usr/bin".to_owned())]).is_active());
+    }
+}

@@ -1,0 +1,611 @@
+//! The human view on stderr: one line per thing worth a person's eye, under a live status line
+//! on a terminal, or as plain timestamped lines anywhere else.
+
+use std::io::{self, Write};
+use std::time::{Duration, SystemTime};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::Styles;
+use crate::consumer::{Consumer, Tick};
+use crate::event::{Event, EventKind, Outcome, RunInfo, ToolStatus, Turn};
+use crate::stats::RunStats;
+use crate::term::Display;
+
+/// How many lines of the agent's text are shown without `-v`.
+const TEXT_LINES: usize = 3;
+/// Line width when the output is not a terminal.
+const PLAIN_WIDTH: usize = 160;
+
+pub(crate) struct Human {
+    display: Display,
+    styles: Styles,
+    verbose: bool,
+    out: Box<dyn Write + Send>,
+    bar: Option<ProgressBar>,
+    width: usize,
+    stats: RunStats,
+    started: Option<SystemTime>,
+    info: Option<RunInfo>,
+    running_tool: Option<String>,
+    quiet_for: Duration,
+    buf: Vec<u8>,
+}
+
+impl Human {
+    /// A view writing to `out`; with [`Display::Live`] the status line is drawn on stderr.
+    pub(crate) fn new(
+        display: Display,
+        styles: Styles,
+        verbose: bool,
+        out: Box<dyn Write + Send>,
+    ) -> Self {
+        let (bar, width) = if display == Display::Live {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+            bar.set_style(
+                ProgressStyle::with_template("{spinner:.cyan} {msg}").expect("valid template"),
+            );
+            bar.enable_steady_tick(Duration::from_millis(250));
+            let width = console::Term::stderr().size().1 as usize;
+            (Some(bar), width.max(40))
+        } else {
+            (None, PLAIN_WIDTH)
+        };
+        Self {
+            display,
+            styles,
+            verbose,
+            out,
+            bar,
+            width,
+            stats: RunStats::default(),
+            started: None,
+            info: None,
+            running_tool: None,
+            quiet_for: Duration::ZERO,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The lines an event shows, each with whether it needs attention (kept by `--quiet`).
+    fn lines(&mut self, ev: &Event) -> Vec<(bool, String)> {
+        let s = self.styles.clone();
+        let mut out = Vec::new();
+        let mut line = |important: bool, text: String| out.push((important, text));
+        match &ev.kind {
+            EventKind::RunStarted(info) => {
+                let model = info
+                    .model
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default();
+                line(
+                    false,
+                    format!(
+                        "{} {}{model} · run {} · {}",
+                        s.accent.apply_to("▶"),
+                        s.bold.apply_to(&info.agent),
+                        info.run_id,
+                        s.dim.apply_to(&info.cwd)
+                    ),
+                );
+            }
+            EventKind::TurnStarted { argv, .. } => {
+                if ev.turn.index > 0 {
+                    line(
+                        false,
+                        format!(
+                            "{} turn {} ({})",
+                            s.accent.apply_to("▶"),
+                            ev.turn.index + 1,
+                            turn_kind(ev.turn)
+                        ),
+                    );
+                }
+                if self.verbose {
+                    line(
+                        false,
+                        s.dim
+                            .apply_to(format!("  $ {}", argv.join(" ")))
+                            .to_string(),
+                    );
+                }
+            }
+            EventKind::AgentVersion { version } if self.verbose => {
+                line(
+                    false,
+                    s.dim
+                        .apply_to(format!("  agent version {version}"))
+                        .to_string(),
+                );
+            }
+            EventKind::SessionStarted { session_id } if self.verbose => {
+                line(
+                    false,
+                    s.dim
+                        .apply_to(format!("  session {session_id}"))
+                        .to_string(),
+                );
+            }
+            EventKind::StepFinished(step) if self.verbose => {
+                let cost = step
+                    .cost_usd
+                    .map(money)
+                    .unwrap_or_else(|| "cost unknown".into());
+                line(
+                    false,
+                    s.dim
+                        .apply_to(format!(
+                            "  step {} {} · {} tokens · {cost}",
+                            self.stats.steps_finished,
+                            step.reason,
+                            thousands(step.tokens.total())
+                        ))
+                        .to_string(),
+                );
+            }
+            EventKind::Text { text } => {
+                let limit = if self.verbose { usize::MAX } else { TEXT_LINES };
+                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                for l in lines.iter().take(limit) {
+                    line(false, format!("{} {l}", s.dim.apply_to("│")));
+                }
+                if lines.len() > limit {
+                    line(
+                        false,
+                        s.dim
+                            .apply_to(format!(
+                                "│ … {} more lines (-v shows all)",
+                                lines.len() - limit
+                            ))
+                            .to_string(),
+                    );
+                }
+            }
+            EventKind::Reasoning { text } if self.verbose => {
+                for l in text.lines().filter(|l| !l.trim().is_empty()) {
+                    line(false, s.dim.apply_to(format!("┆ {l}")).to_string());
+                }
+            }
+            EventKind::ToolCompleted(t) => {
+                let took = t
+                    .duration_ms
+                    .map(|ms| format!(" {}", s.dim.apply_to(human_ms(ms))))
+                    .unwrap_or_default();
+                let first = t.error.as_deref().map(first_line).unwrap_or_default();
+                match t.status {
+                    ToolStatus::Ok => line(
+                        false,
+                        format!(
+                            "{} {} {}{took}",
+                            s.ok.apply_to("✓"),
+                            s.bold.apply_to(&t.name),
+                            t.input
+                        ),
+                    ),
+                    ToolStatus::Error => line(
+                        true,
+                        format!(
+                            "{} {} {}{took}: {}",
+                            s.error.apply_to("✗"),
+                            s.bold.apply_to(&t.name),
+                            t.input,
+                            s.error.apply_to(first)
+                        ),
+                    ),
+                    ToolStatus::Denied => line(
+                        true,
+                        format!(
+                            "{} {} {}: {}",
+                            s.warn.apply_to("⊘"),
+                            s.bold.apply_to(&t.name),
+                            t.input,
+                            s.warn.apply_to("permission denied")
+                        ),
+                    ),
+                }
+            }
+            EventKind::SubagentStarted {
+                description,
+                session_id,
+                ..
+            } => {
+                let id = session_id
+                    .as_deref()
+                    .map(|id| format!(" {}", s.dim.apply_to(id)))
+                    .unwrap_or_default();
+                line(
+                    false,
+                    format!("{} subagent: {description}{id}", s.accent.apply_to("↳")),
+                );
+            }
+            EventKind::PermissionDenied { tool, detail } => {
+                let detail = if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({detail})")
+                };
+                line(
+                    true,
+                    s.warn
+                        .apply_to(format!("⚠ permission denied: {tool}{detail}"))
+                        .to_string(),
+                );
+            }
+            EventKind::ProviderError(e) => {
+                let status = e.status.map(|c| format!(" {c}")).unwrap_or_default();
+                let retry = match e.retryable {
+                    Some(true) => " (retryable)",
+                    Some(false) => " (not retryable)",
+                    None => "",
+                };
+                line(
+                    true,
+                    s.warn
+                        .apply_to(format!(
+                            "⚠ provider error: {}{status}: {}{retry}",
+                            e.name,
+                            first_line(&e.message)
+                        ))
+                        .to_string(),
+                );
+            }
+            EventKind::AgentError { name, message } => {
+                line(
+                    true,
+                    s.error
+                        .apply_to(format!("✗ agent error: {name}: {}", first_line(message)))
+                        .to_string(),
+                );
+            }
+            EventKind::Stderr { line: l } => {
+                line(false, s.dim.apply_to(format!("stderr: {l}")).to_string())
+            }
+            EventKind::Unparsed(u) => line(
+                true,
+                s.warn
+                    .apply_to(format!(
+                        "⚠ unreadable output line ({:?}, {} bytes): {}",
+                        u.reason,
+                        thousands(u.bytes),
+                        first_line(&u.head)
+                    ))
+                    .to_string(),
+            ),
+            EventKind::WatchdogWarning {
+                quiet_ms,
+                timeout_ms,
+            } => line(
+                true,
+                s.warn
+                    .apply_to(format!(
+                        "⚠ no activity for {}; the agent will be stopped after {} of silence",
+                        human_ms(*quiet_ms),
+                        human_ms(*timeout_ms)
+                    ))
+                    .to_string(),
+            ),
+            EventKind::WatchdogFired(d) => {
+                let step = d
+                    .open_step
+                    .map(|n| format!(" · in step {n}"))
+                    .unwrap_or_default();
+                let cost = d
+                    .cost_usd
+                    .map(|c| format!(" · {} so far", money(c)))
+                    .unwrap_or_default();
+                let last = d.last_event.as_deref().unwrap_or("none");
+                line(
+                    true,
+                    s.error
+                        .apply_to(format!(
+                            "✗ watchdog: no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}) · last event {last}{step} · {} done{cost}",
+                            human_ms(d.timeout_ms),
+                            human_ms(d.stdout_quiet_ms),
+                            human_ms(d.stderr_quiet_ms),
+                            human_ms(d.cpu_quiet_ms),
+                            plural(u64::from(d.completed_steps), "step"),
+                        ))
+                        .to_string(),
+                );
+                for l in &d.stderr_tail {
+                    line(true, s.dim.apply_to(format!("  stderr: {l}")).to_string());
+                }
+            }
+            EventKind::StopRequested { message, .. } => {
+                line(
+                    true,
+                    s.error
+                        .apply_to(format!("✗ stopping the agent: {message}"))
+                        .to_string(),
+                );
+            }
+            EventKind::SignalSent { signal, processes } => {
+                let plural = if *processes == 1 { "" } else { "es" };
+                line(
+                    true,
+                    s.dim
+                        .apply_to(format!("→ {signal} to {processes} process{plural}"))
+                        .to_string(),
+                );
+            }
+            EventKind::TurnFailed {
+                outcome, message, ..
+            } if self.verbose => {
+                line(
+                    false,
+                    s.dim
+                        .apply_to(format!("  turn {} {outcome}: {message}", ev.turn.index + 1))
+                        .to_string(),
+                );
+            }
+            EventKind::RunFinished {
+                outcome,
+                message,
+                duration_ms,
+                ..
+            } => {
+                line(true, self.summary(*outcome, message, *duration_ms));
+                if let Some(info) = &self.info {
+                    line(
+                        true,
+                        s.dim
+                            .apply_to(format!("  receipt: {}/result.json", info.run_dir))
+                            .to_string(),
+                    );
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn summary(&self, outcome: Outcome, message: &str, duration_ms: u64) -> String {
+        let s = &self.styles;
+        let st = &self.stats;
+        let failed_tools: u32 = st.tools.values().map(|t| t.errors + t.denied).sum();
+        let tools = match failed_tools {
+            0 => plural(u64::from(st.tool_calls), "tool call"),
+            n => format!(
+                "{} ({n} failed)",
+                plural(u64::from(st.tool_calls), "tool call")
+            ),
+        };
+        let cost = st.cost().map_or_else(|| "cost unknown".to_owned(), money);
+        let facts = format!(
+            "{} · {} · {tools} · {} tokens · {cost}",
+            human_ms(duration_ms),
+            plural(u64::from(st.steps_finished), "step"),
+            thousands(st.tokens.total())
+        );
+        if outcome == Outcome::Completed {
+            format!(
+                "{} {} in {facts}",
+                s.ok.apply_to("✓"),
+                s.ok.apply_to("completed")
+            )
+        } else {
+            format!(
+                "{} {} after {facts}: {message}",
+                s.error.apply_to("✗"),
+                s.error.apply_to(outcome.as_str())
+            )
+        }
+    }
+
+    fn status_line(&self, now: SystemTime) -> String {
+        let elapsed = self
+            .started
+            .and_then(|t| now.duration_since(t).ok())
+            .unwrap_or_default();
+        let st = &self.stats;
+        let step = if st.step_open {
+            st.steps_started
+        } else {
+            st.steps_finished
+        };
+        let mut msg = format!(
+            "{} · step {step} · {} tokens · {}",
+            clock(elapsed),
+            short_count(st.tokens.total()),
+            money(st.known_cost())
+        );
+        if let Some(tool) = &self.running_tool {
+            msg.push_str(&format!(" · {tool}"));
+        }
+        if self.quiet_for >= Duration::from_secs(5) {
+            msg.push_str(&format!(
+                " · quiet {}",
+                human_ms(self.quiet_for.as_millis() as u64)
+            ));
+        }
+        msg
+    }
+
+    fn prefix(&self, ts: SystemTime) -> String {
+        let elapsed = self
+            .started
+            .and_then(|t| ts.duration_since(t).ok())
+            .unwrap_or_default();
+        self.styles
+            .dim
+            .apply_to(format!("[{}]", clock_tenths(elapsed)))
+            .to_string()
+    }
+}
+
+impl Consumer for Human {
+    fn event(&mut self, ev: &Event) -> io::Result<()> {
+        if let EventKind::RunStarted(info) = &ev.kind {
+            self.started = Some(ev.ts);
+            self.info = Some(info.clone());
+        }
+        self.stats.observe(ev.turn, &ev.kind);
+        match &ev.kind {
+            EventKind::ToolStarted(t) => {
+                self.running_tool = Some(format!("{} {}", t.name, t.input))
+            }
+            EventKind::ToolCompleted(_) => self.running_tool = None,
+            _ => {}
+        }
+        if ev.kind.is_from_agent() {
+            self.quiet_for = Duration::ZERO;
+        }
+        let show = match self.display {
+            Display::Silent => return Ok(()),
+            Display::Quiet => |important: bool| important,
+            Display::Live | Display::Lines => |_| true,
+        };
+        let prefix = self.prefix(ev.ts);
+        for (important, text) in self.lines(ev) {
+            if !show(important) {
+                continue;
+            }
+            let text =
+                console::truncate_str(&text, self.width.saturating_sub(11), "…").into_owned();
+            match &self.bar {
+                Some(bar) => bar.println(format!("{prefix} {text}")),
+                None => {
+                    self.buf.extend_from_slice(prefix.as_bytes());
+                    self.buf.push(b' ');
+                    self.buf.extend_from_slice(text.as_bytes());
+                    self.buf.push(b'\n');
+                }
+            }
+        }
+        if let Some(bar) = &self.bar {
+            if matches!(ev.kind, EventKind::RunFinished { .. }) {
+                bar.finish_and_clear();
+            } else {
+                bar.set_message(self.status_line(ev.ts));
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            let result = self
+                .out
+                .write_all(&self.buf)
+                .and_then(|()| self.out.flush());
+            self.buf.clear();
+            result?;
+        }
+        Ok(())
+    }
+
+    fn tick(&mut self, tick: &Tick) {
+        self.quiet_for = tick.quiet_for;
+        if let Some(bar) = &self.bar {
+            bar.set_message(self.status_line(tick.now));
+        }
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        self.flush()
+    }
+
+    fn name(&self) -> &'static str {
+        "the terminal view"
+    }
+}
+
+fn turn_kind(turn: Turn) -> &'static str {
+    match turn.kind {
+        crate::event::TurnKind::Start => "start",
+        crate::event::TurnKind::Resume => "resume",
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// `1 step`, `3 steps`.
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
+}
+
+/// `$0.0123` below a dollar, `$1.23` above.
+pub(crate) fn money(usd: f64) -> String {
+    if usd < 1.0 {
+        format!("${usd:.4}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
+/// `12,345`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `950`, `12.3k`, `4.5M`.
+fn short_count(n: u64) -> String {
+    match n {
+        0..1000 => n.to_string(),
+        1000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// `850ms`, `4.2s`, `3m 5s`, `1h 2m`.
+pub(crate) fn human_ms(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms}ms"),
+        1000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{}m {}s", ms / 60_000, ms % 60_000 / 1000),
+        _ => format!("{}h {}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    }
+}
+
+/// `04:07` (or `1:04:07`).
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+    } else {
+        format!("{:02}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// `04:07.3`.
+fn clock_tenths(d: Duration) -> String {
+    format!("{}.{}", clock(d), d.subsec_millis() / 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(money(0.00333), "$0.0033");
+        assert_eq!(money(12.5), "$12.50");
+        assert_eq!(human_ms(180_000), "3m 0s");
+        assert_eq!(human_ms(4_250), "4.2s");
+        assert_eq!(clock_tenths(Duration::from_millis(3_725_400)), "1:02:05.4");
+        assert_eq!(short_count(5_123), "5.1k");
+    }
+}

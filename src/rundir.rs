@@ -1,0 +1,106 @@
+//! Run directories: where they live, how they are named, what is in them.
+//!
+//! Each run gets `<runs dir>/<run id>/` with `events.ndjson` (universal events), `stdout.log` and
+//! `stderr.log` (the agent's raw output) and `result.json` (the receipt, written at the end).
+//! Run ids sort by start time: `20261122-043355-7k3mq` (UTC date and time, then random letters).
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+
+pub(crate) const EVENTS: &str = "events.ndjson";
+pub(crate) const STDOUT: &str = "stdout.log";
+pub(crate) const STDERR: &str = "stderr.log";
+pub(crate) const RECEIPT: &str = "result.json";
+
+/// The default runs dir: `$XDG_STATE_HOME/runbook/runs` (`~/.local/state/runbook/runs`).
+pub(crate) fn default_runs_dir() -> anyhow::Result<PathBuf> {
+    use etcetera::BaseStrategy as _;
+    let base = etcetera::choose_base_strategy()
+        .context("cannot find a home directory for run logs; pass --runs-dir")?;
+    let state = base.state_dir().unwrap_or_else(|| base.data_dir());
+    Ok(state.join("runbook").join("runs"))
+}
+
+/// An open run directory.
+pub(crate) struct RunDir {
+    pub id: String,
+    pub path: PathBuf,
+    pub events: File,
+    pub stdout: File,
+    pub stderr: File,
+}
+
+impl RunDir {
+    /// Creates a new, uniquely named run directory under `runs_dir`.
+    pub(crate) fn create(runs_dir: &Path, now: SystemTime) -> anyhow::Result<Self> {
+        fs::create_dir_all(runs_dir)
+            .with_context(|| format!("cannot create the runs directory {}", runs_dir.display()))?;
+        let stamp = id_stamp(now);
+        for _ in 0..100 {
+            let id = format!("{stamp}-{}", suffix());
+            let path = runs_dir.join(&id);
+            match fs::create_dir(&path) {
+                Ok(()) => {
+                    let open = |name: &str| -> io::Result<File> {
+                        OpenOptions::new()
+                            .create_new(true)
+                            .append(true)
+                            .open(path.join(name))
+                    };
+                    let ctx = || format!("cannot create files in {}", path.display());
+                    return Ok(Self {
+                        events: open(EVENTS).with_context(ctx)?,
+                        stdout: open(STDOUT).with_context(ctx)?,
+                        stderr: open(STDERR).with_context(ctx)?,
+                        id,
+                        path,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", path.display()));
+                }
+            }
+        }
+        anyhow::bail!("cannot find a free run id in {}", runs_dir.display())
+    }
+}
+
+/// `20261122-043355` from a time (UTC).
+fn id_stamp(t: SystemTime) -> String {
+    // `2026-11-22T04:33:55Z`
+    let s = humantime::format_rfc3339_seconds(t).to_string();
+    let digits: String = s.chars().filter(char::is_ascii_digit).collect();
+    format!("{}-{}", &digits[..8], &digits[8..14])
+}
+
+/// Five random lowercase letters and digits (no look-alikes).
+fn suffix() -> String {
+    const ALPHABET: &[u8] = b"23456789abcdefghjkmnpqrstuvwxyz";
+    (0..5)
+        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_sort_by_start_time_and_do_not_collide() {
+        let dir = tempfile::tempdir().unwrap();
+        let t1 = humantime::parse_rfc3339("2026-11-22T04:33:55Z").unwrap();
+        let t2 = humantime::parse_rfc3339("2026-11-22T10:00:00Z").unwrap();
+        let a = RunDir::create(dir.path(), t1).unwrap();
+        let b = RunDir::create(dir.path(), t1).unwrap();
+        let c = RunDir::create(dir.path(), t2).unwrap();
+        assert!(a.id.starts_with("20261122-043355-"), "{}", a.id);
+        assert_ne!(a.id, b.id);
+        assert!(a.id < c.id && b.id < c.id);
+        assert!(a.path.join(EVENTS).exists() && a.path.join(STDOUT).exists());
+    }
+}

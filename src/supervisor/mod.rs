@@ -1,0 +1,10 @@
+//! The supervisor: owns the agent's process tree, its pipes, the watchdog and the limits.
+
+mod readers;
+mod signals;
+mod tree;
+mod turn;
+
+pub(crate) use signals::Signals;
+pub(crate) use tree::become_subreaper;
+pub(crate) use turn::{Limits, RawLogs, TurnSpec, millis, run_turn};

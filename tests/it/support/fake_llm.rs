@@ -1,0 +1,747 @@
+//! A scripted, OpenAI-compatible Chat Completions server for driving the real
+//! OpenCode CLI (1.18.x) in integration tests, offline.
+//!
+//! * Listens on `127.0.0.1`, ephemeral port; never contacts anything else.
+//! * Runs on its own thread with its own tokio runtime, so plain synchronous
+//!   `#[test]` functions can use it; dropping the [`FakeLlm`] stops it (stalled
+//!   connections included) without hanging.
+//! * `POST …/chat/completions` only; anything else gets a JSON 404.
+//! * Title requests (no `tools`, or model `fake-small`) get an immediate short
+//!   answer and do not consume script steps.
+//! * Main requests pick their step by conversation position: step index = the
+//!   number of `assistant` messages in the request. Retries of the same request
+//!   therefore get the same step. Past the end of the script: `Text "done"`.
+//! * Subagent requests (OpenCode's `task` tool: another `x-session-id` than
+//!   the first main request's, and no `task` tool offered) are answered from
+//!   the subagent script (default: empty, i.e. `Text "subagent summary"`),
+//!   indexed the same way.
+#![allow(dead_code)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use http_body_util::BodyExt;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::{Request, Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// Model ids used in the generated `opencode.json`.
+pub const FAKE_MODEL: &str = "fake-model";
+pub const FAKE_SMALL_MODEL: &str = "fake-small";
+/// Text of the answer to title requests.
+pub const TITLE_TEXT: &str = "Fake session title";
+/// Text of the answer to subagent requests beyond the subagent script.
+pub const SUBAGENT_TEXT: &str = "subagent summary";
+/// Text of the answer to main requests beyond the script.
+pub const DONE_TEXT: &str = "done";
+
+/// USD per million tokens, as in `opencode.json`'s model `cost`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+/// Prices of `fake/fake-model` in the config written by [`write_opencode_config`].
+pub const FAKE_MODEL_PRICES: Prices = Prices {
+    input: 3.0,
+    output: 15.0,
+    cache_read: 0.3,
+    cache_write: 3.75,
+};
+
+impl Prices {
+    /// The cost OpenCode reports in `step_finish.part.cost` for a step served
+    /// with `usage` (OpenAI usage has no cache-write count, so that is 0):
+    /// `((prompt-cached)*input + completion*output + cached*cache_read) / 1e6`.
+    pub fn cost_of(&self, usage: &Usage) -> f64 {
+        let input = usage.prompt.saturating_sub(usage.cached) as f64;
+        (input * self.input
+            + usage.completion as f64 * self.output
+            + usage.cached as f64 * self.cache_read)
+            / 1e6
+    }
+}
+
+/// Token usage sent in the final usage chunk of a stream.
+/// OpenCode reports: input = prompt − cached, cache.read = cached,
+/// output = completion − reasoning, reasoning, total = prompt + completion.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt: u64,
+    pub completion: u64,
+    pub cached: u64,
+    pub reasoning: u64,
+}
+
+impl Usage {
+    pub fn new(prompt: u64, completion: u64) -> Usage {
+        Usage { prompt, completion, cached: 0, reasoning: 0 }
+    }
+}
+
+/// One tool call of a [`Reply::ToolCalls`] step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as a JSON string, e.g. `{"filePath":"/abs/README.md"}`.
+    pub arguments: String,
+}
+
+impl ToolCall {
+    pub fn new(id: &str, name: &str, arguments: Value) -> ToolCall {
+        ToolCall { id: id.to_owned(), name: name.to_owned(), arguments: arguments.to_string() }
+    }
+}
+
+/// One scripted answer of the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Text, `finish_reason: "stop"`.
+    Text { text: String, usage: Usage },
+    /// Optional text first, then one or more tool calls, `finish_reason: "tool_calls"`.
+    ToolCalls { text: Option<String>, calls: Vec<ToolCall>, usage: Usage },
+    /// Text, `finish_reason: "length"` (OpenCode ends the run, exit 0).
+    Length { text: String, usage: Usage },
+    /// An OpenAI-style JSON error with this status and an `x-request-id` header.
+    /// The step is not consumed: OpenCode's retries (408/409/429/5xx) get it again.
+    /// 400/401 fail the run at once; retryable statuses carry `retry-after-ms: 100`
+    /// so that OpenCode's 5 retries take about a second instead of ~70 s.
+    HttpError { status: u16, message: String },
+    /// Read the request, never answer (until the server is dropped).
+    StallBeforeHeaders,
+    /// `200` + SSE headers, then nothing.
+    StallAfterHeaders,
+    /// `200` + SSE headers, the role chunk and `text` as content chunks, then nothing.
+    StallMidStream { text: String },
+}
+
+impl Reply {
+    pub fn text(text: &str, usage: Usage) -> Reply {
+        Reply::Text { text: text.to_owned(), usage }
+    }
+    pub fn tool_calls(text: Option<&str>, calls: Vec<ToolCall>, usage: Usage) -> Reply {
+        Reply::ToolCalls { text: text.map(str::to_owned), calls, usage }
+    }
+    pub fn http_error(status: u16, message: &str) -> Reply {
+        Reply::HttpError { status, message: message.to_owned() }
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    /// Lower-case names, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body (`Value::Null` when empty or not JSON).
+    pub body: Value,
+    pub is_title: bool,
+    /// The `x-session-id` header.
+    pub session_id: Option<String>,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    /// `body.messages`, or an empty slice.
+    pub fn messages(&self) -> &[Value] {
+        self.body["messages"].as_array().map(Vec::as_slice).unwrap_or(&[])
+    }
+    /// Roles of `body.messages`, e.g. `["system","user","assistant","tool"]`.
+    pub fn roles(&self) -> Vec<String> {
+        self.messages()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or("").to_owned())
+            .collect()
+    }
+    /// Names of the tools offered in `body.tools`.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|ts| {
+                ts.iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap_or("").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    fn is_chat(&self) -> bool {
+        self.path.ends_with("/chat/completions")
+    }
+}
+
+struct State {
+    script: Vec<Reply>,
+    subagent_script: Vec<Reply>,
+    requests: Vec<Recorded>,
+    /// `x-session-id` of the first main request: the top-level session.
+    primary_session: Option<String>,
+    next_id: u64,
+}
+
+/// A running fake provider. Dropping it stops the server and closes every
+/// connection, stalled ones included.
+pub struct FakeLlm {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeLlm {
+    /// Starts a server answering main-conversation requests from `script`, in order.
+    pub fn start(script: Vec<Reply>) -> FakeLlm {
+        FakeLlm::start_with_subagent(script, Vec::new())
+    }
+
+    /// Like [`FakeLlm::start`], with a script for subagent sessions too (each
+    /// subagent session plays it from its start; beyond it: `Text "subagent summary"`).
+    pub fn start_with_subagent(script: Vec<Reply>, subagent_script: Vec<Reply>) -> FakeLlm {
+        let listener =
+            std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake_llm: bind 127.0.0.1:0");
+        listener.set_nonblocking(true).expect("fake_llm: set_nonblocking");
+        let addr = listener.local_addr().expect("fake_llm: local_addr");
+        let state = Arc::new(Mutex::new(State {
+            script,
+            subagent_script,
+            requests: Vec::new(),
+            primary_session: None,
+            next_id: 1,
+        }));
+        let (tx, rx) = oneshot::channel();
+        let st = state.clone();
+        let thread = std::thread::Builder::new()
+            .name("fake-llm".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("fake_llm: tokio runtime");
+                rt.block_on(serve(listener, st, rx));
+                // Drops every connection task, stalled ones included.
+                rt.shutdown_timeout(Duration::from_secs(2));
+            })
+            .expect("fake_llm: spawn thread");
+        FakeLlm { addr, state, shutdown: Some(tx), thread: Some(thread) }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the provider's `baseURL`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.addr.port())
+    }
+
+    /// Every request received so far, in arrival order (recorded as soon as its
+    /// body has been read, before it is answered).
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.lock().requests.clone()
+    }
+
+    /// Only the chat requests that are not title requests (main and subagent).
+    pub fn main_requests(&self) -> Vec<Recorded> {
+        self.lock().requests.iter().filter(|r| r.is_chat() && !r.is_title).cloned().collect()
+    }
+
+    /// Waits until at least `n` main requests arrived; false on timeout.
+    pub fn wait_for_main_requests(&self, n: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.main_requests().len() >= n {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for FakeLlm {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn serve(
+    listener: std::net::TcpListener,
+    state: Arc<Mutex<State>>,
+    mut shutdown: oneshot::Receiver<()>,
+) {
+    let listener = tokio::net::TcpListener::from_std(listener).expect("fake_llm: tokio listener");
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => return,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let st = state.clone();
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(move |req| handle(st.clone(), req));
+                    // Errors (client went away, …) only end this connection.
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .keep_alive(true)
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        }
+    }
+}
+
+/// What to do for one request, decided under the lock.
+enum Plan {
+    Title { stream: bool },
+    Reply(Reply),
+    NotFound,
+}
+
+async fn handle(
+    state: Arc<Mutex<State>>,
+    req: Request<Incoming>,
+) -> Result<Response<FakeBody>, Infallible> {
+    let path = req.uri().path().to_owned();
+    let is_post = req.method() == hyper::Method::POST;
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    let bytes = match req.into_body().collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(_) => Bytes::new(), // client went away
+    };
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let session_id = headers.iter().find(|(k, _)| k == "x-session-id").map(|(_, v)| v.clone());
+    let is_chat = is_post && path.ends_with("/chat/completions");
+    let model = body["model"].as_str().unwrap_or("").to_owned();
+    let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let offers_task = body["tools"]
+        .as_array()
+        .is_some_and(|ts| ts.iter().any(|t| t["function"]["name"] == "task"));
+    let is_title = is_chat && (!has_tools || model == FAKE_SMALL_MODEL);
+    let stream = body["stream"].as_bool().unwrap_or(false);
+    let assistants = body["messages"]
+        .as_array()
+        .map(|ms| ms.iter().filter(|m| m["role"] == "assistant").count())
+        .unwrap_or(0);
+
+    let (plan, id) = {
+        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+        let id = st.next_id;
+        st.next_id += 1;
+        let plan = if !is_chat {
+            Plan::NotFound
+        } else if is_title {
+            Plan::Title { stream }
+        } else {
+            if st.primary_session.is_none() {
+                st.primary_session = session_id.clone().or_else(|| Some(String::new()));
+            }
+            // A subagent: another session than the first main request's, and
+            // no `task` tool offered (OpenCode's subagents get 8 tools, no
+            // `task`/`todowrite`). Another top-level run against the same
+            // server (new session, with `task`) plays the main script again.
+            let primary = session_id.is_none()
+                || st.primary_session.as_deref() == session_id.as_deref()
+                || offers_task;
+            let reply = if primary {
+                st.script.get(assistants).cloned().unwrap_or_else(|| Reply::text(DONE_TEXT, Usage::new(100, 1)))
+            } else {
+                st.subagent_script
+                    .get(assistants)
+                    .cloned()
+                    .unwrap_or_else(|| Reply::text(SUBAGENT_TEXT, Usage::new(100, 3)))
+            };
+            Plan::Reply(reply)
+        };
+        st.requests.push(Recorded { path: path.clone(), headers, body, is_title, session_id });
+        (plan, id)
+    };
+
+    let model = if model.is_empty() { FAKE_MODEL.to_owned() } else { model };
+    let resp = match plan {
+        Plan::NotFound => json_response(
+            StatusCode::NOT_FOUND,
+            id,
+            &json!({"error": {"message": format!("fake_llm: no route for {path}"), "type": "invalid_request_error", "code": "not_found"}}),
+        ),
+        Plan::Title { stream: true } => {
+            sse_response(id, &model, &Reply::text(TITLE_TEXT, Usage::new(50, 4)))
+        }
+        Plan::Title { stream: false } => {
+            completion_response(id, &model, &Reply::text(TITLE_TEXT, Usage::new(50, 4)))
+        }
+        Plan::Reply(Reply::HttpError { status, message }) => error_response(id, status, &message),
+        Plan::Reply(Reply::StallBeforeHeaders) => std::future::pending().await,
+        Plan::Reply(r) if stream => sse_response(id, &model, &r),
+        Plan::Reply(r) => match r {
+            Reply::StallAfterHeaders | Reply::StallMidStream { .. } => {
+                // Non-streaming request: nothing sensible to send half of.
+                std::future::pending().await
+            }
+            r => completion_response(id, &model, &r),
+        },
+    };
+    Ok(resp)
+}
+
+// ---------------------------------------------------------------------------
+// Responses
+
+fn base_response(status: StatusCode, id: u64) -> hyper::http::response::Builder {
+    Response::builder()
+        .status(status)
+        .header("x-request-id", format!("req_fake_{id:04}"))
+        .header("server", "fake-llm")
+}
+
+fn json_response(status: StatusCode, id: u64, v: &Value) -> Response<FakeBody> {
+    base_response(status, id)
+        .header("content-type", "application/json")
+        .body(FakeBody::full(v.to_string()))
+        .expect("fake_llm: response")
+}
+
+fn error_response(id: u64, status: u16, message: &str) -> Response<FakeBody> {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let (kind, code) = match status.as_u16() {
+        401 => ("authentication_error", "invalid_api_key"),
+        429 => ("rate_limit_error", "rate_limit_exceeded"),
+        s if s >= 500 => ("server_error", "internal_error"),
+        _ => ("invalid_request_error", "bad_request"),
+    };
+    let body = json!({"error": {"message": message, "type": kind, "code": code}});
+    let mut b = base_response(status, id).header("content-type", "application/json");
+    if matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error() {
+        b = b.header("retry-after-ms", "100");
+    }
+    b.body(FakeBody::full(body.to_string())).expect("fake_llm: response")
+}
+
+fn chunk_json(id: u64, model: &str, choices: Value, usage: Option<Value>) -> Bytes {
+    let mut v = json!({
+        "id": format!("chatcmpl-fake-{id:03}"),
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000u64,
+        "model": model,
+        "choices": choices,
+    });
+    if let Some(u) = usage {
+        v["usage"] = u;
+    }
+    Bytes::from(format!("data: {v}\n\n"))
+}
+
+fn delta(id: u64, model: &str, delta: Value, finish: Option<&str>) -> Bytes {
+    chunk_json(id, model, json!([{"index": 0, "delta": delta, "finish_reason": finish}]), None)
+}
+
+fn usage_json(u: &Usage) -> Value {
+    json!({
+        "prompt_tokens": u.prompt,
+        "completion_tokens": u.completion,
+        "total_tokens": u.prompt + u.completion,
+        "prompt_tokens_details": {"cached_tokens": u.cached},
+        "completion_tokens_details": {"reasoning_tokens": u.reasoning},
+    })
+}
+
+/// Splits `s` into at most `n` non-empty pieces on char boundaries.
+fn split_pieces(s: &str, n: usize) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    if chars.is_empty() {
+        return Vec::new();
+    }
+    let per = chars.len().div_ceil(n.max(1));
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let start = chars[i].0;
+        let end = chars.get(i + per).map_or(s.len(), |c| c.0);
+        out.push(&s[start..end]);
+        i += per;
+    }
+    out
+}
+
+/// The SSE events of a reply. `None` at the end means: then hold the stream open.
+fn sse_events(id: u64, model: &str, reply: &Reply) -> (Vec<Bytes>, bool) {
+    let mut ev = vec![delta(id, model, json!({"role": "assistant", "content": ""}), None)];
+    let text_chunks = |ev: &mut Vec<Bytes>, text: &str| {
+        for piece in split_pieces(text, 3) {
+            ev.push(delta(id, model, json!({"content": piece}), None));
+        }
+    };
+    let (finish, usage) = match reply {
+        Reply::Text { text, usage } => {
+            text_chunks(&mut ev, text);
+            ("stop", usage)
+        }
+        Reply::Length { text, usage } => {
+            text_chunks(&mut ev, text);
+            ("length", usage)
+        }
+        Reply::ToolCalls { text, calls, usage } => {
+            if let Some(t) = text {
+                text_chunks(&mut ev, t);
+            }
+            for (i, c) in calls.iter().enumerate() {
+                ev.push(delta(
+                    id,
+                    model,
+                    json!({"tool_calls": [{"index": i, "id": c.id, "type": "function",
+                        "function": {"name": c.name, "arguments": ""}}]}),
+                    None,
+                ));
+                for piece in split_pieces(&c.arguments, 2) {
+                    ev.push(delta(
+                        id,
+                        model,
+                        json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+                        None,
+                    ));
+                }
+            }
+            ("tool_calls", usage)
+        }
+        Reply::StallAfterHeaders => return (Vec::new(), true),
+        Reply::StallMidStream { text } => {
+            text_chunks(&mut ev, text);
+            return (ev, true);
+        }
+        Reply::HttpError { .. } | Reply::StallBeforeHeaders => {
+            unreachable!("handled before streaming")
+        }
+    };
+    ev.push(delta(id, model, json!({}), Some(finish)));
+    ev.push(chunk_json(id, model, json!([]), Some(usage_json(usage))));
+    ev.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    (ev, false)
+}
+
+fn sse_response(id: u64, model: &str, reply: &Reply) -> Response<FakeBody> {
+    let (events, hold) = sse_events(id, model, reply);
+    let (tx, rx) = mpsc::unbounded_channel();
+    for e in events {
+        let _ = tx.send(e);
+    }
+    if hold {
+        // Keep the sender alive (the stream stays open, silent) until the
+        // runtime is shut down by dropping the FakeLlm.
+        tokio::spawn(async move {
+            let _tx = tx;
+            std::future::pending::<()>().await
+        });
+    } else {
+        drop(tx);
+    }
+    base_response(StatusCode::OK, id)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(FakeBody::Chan(rx))
+        .expect("fake_llm: response")
+}
+
+/// Non-streaming answer (`stream` not true); OpenCode does not use it, but
+/// other clients might.
+fn completion_response(id: u64, model: &str, reply: &Reply) -> Response<FakeBody> {
+    let (message, finish, usage) = match reply {
+        Reply::Text { text, usage } => (json!({"role": "assistant", "content": text}), "stop", usage),
+        Reply::Length { text, usage } => {
+            (json!({"role": "assistant", "content": text}), "length", usage)
+        }
+        Reply::ToolCalls { text, calls, usage } => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                .collect();
+            (json!({"role": "assistant", "content": text, "tool_calls": calls}), "tool_calls", usage)
+        }
+        _ => unreachable!("handled before"),
+    };
+    json_response(
+        StatusCode::OK,
+        id,
+        &json!({
+            "id": format!("chatcmpl-fake-{id:03}"),
+            "object": "chat.completion",
+            "created": 1_700_000_000u64,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage_json(usage),
+        }),
+    )
+}
+
+/// Response body: a complete buffer (sent with `content-length`) or a channel
+/// of SSE events (sent chunked, one event per chunk, flushed as it comes).
+enum FakeBody {
+    Full(Option<Bytes>),
+    Chan(mpsc::UnboundedReceiver<Bytes>),
+}
+
+impl FakeBody {
+    fn full(s: String) -> FakeBody {
+        FakeBody::Full(Some(Bytes::from(s)))
+    }
+}
+
+impl Body for FakeBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            FakeBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            FakeBody::Chan(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, FakeBody::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            FakeBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            FakeBody::Full(None) => SizeHint::with_exact(0),
+            FakeBody::Chan(_) => SizeHint::default(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// OpenCode configuration and environment
+
+/// Options for [`write_opencode_config`].
+#[derive(Debug, Clone, Default)]
+pub struct OpencodeConfig {
+    /// `provider.fake.options.headerTimeout` (ms; OpenCode's default is 300000).
+    pub header_timeout_ms: Option<u64>,
+    /// `provider.fake.options.chunkTimeout` (ms; OpenCode's default is 300000).
+    pub chunk_timeout_ms: Option<u64>,
+    /// Deep-merged into the config last (objects merge, anything else replaces),
+    /// e.g. `{"permission":{"bash":"ask"}}`.
+    pub overlay: Option<Value>,
+}
+
+/// The `opencode.json` value [`write_opencode_config`] writes.
+pub fn opencode_config(base_url: &str, opts: &OpencodeConfig) -> Value {
+    let p = FAKE_MODEL_PRICES;
+    let mut options = json!({"baseURL": base_url, "apiKey": "sk-fake-key"});
+    if let Some(ms) = opts.header_timeout_ms {
+        options["headerTimeout"] = json!(ms);
+    }
+    if let Some(ms) = opts.chunk_timeout_ms {
+        options["chunkTimeout"] = json!(ms);
+    }
+    let mut config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": false,
+        "share": "disabled",
+        "model": format!("fake/{FAKE_MODEL}"),
+        "small_model": format!("fake/{FAKE_SMALL_MODEL}"),
+        "provider": {"fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Fake LLM",
+            "options": options,
+            "models": {
+                FAKE_MODEL: {
+                    "name": "Fake Model", "tool_call": true, "reasoning": false, "temperature": true,
+                    "cost": {"input": p.input, "output": p.output, "cache_read": p.cache_read, "cache_write": p.cache_write},
+                    "limit": {"context": 200000, "output": 32000}
+                },
+                FAKE_SMALL_MODEL: {
+                    "name": "Fake Small", "tool_call": false,
+                    "cost": {"input": 0.1, "output": 0.2},
+                    "limit": {"context": 32000, "output": 4096}
+                }
+            }
+        }}
+    });
+    if let Some(overlay) = &opts.overlay {
+        deep_merge(&mut config, overlay.clone());
+    }
+    config
+}
+
+/// Writes `dir/opencode.json` pointing provider `fake` at `base_url`
+/// (models `fake/fake-model`, priced as [`FAKE_MODEL_PRICES`], and
+/// `fake/fake-small` for titles). OpenCode reads it from its working directory.
+pub fn write_opencode_config(dir: &Path, base_url: &str, opts: &OpencodeConfig) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(&opencode_config(base_url, opts))
+        .map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("opencode.json"), text + "\n")
+}
+
+fn deep_merge(base: &mut Value, overlay: Value) {
+    match (base, overlay) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => deep_merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// The environment OpenCode must run with, besides `PATH` (which must hold
+/// `git` and `rg`): `HOME` and the XDG dirs under `home`, `LANG`, and the
+/// `OPENCODE_DISABLE_*` switches that keep it offline. Use with `env_clear()`.
+pub fn opencode_env(home: &Path) -> Vec<(String, String)> {
+    let h = |sub: &str| home.join(sub).to_string_lossy().into_owned();
+    let mut env = vec![
+        ("HOME".to_owned(), home.to_string_lossy().into_owned()),
+        ("XDG_CONFIG_HOME".to_owned(), h(".config")),
+        ("XDG_DATA_HOME".to_owned(), h(".local/share")),
+        ("XDG_CACHE_HOME".to_owned(), h(".cache")),
+        ("XDG_STATE_HOME".to_owned(), h(".local/state")),
+        ("LANG".to_owned(), "C.UTF-8".to_owned()),
+    ];
+    for var in [
+        "OPENCODE_DISABLE_MODELS_FETCH",
+        "OPENCODE_DISABLE_AUTOUPDATE",
+        "OPENCODE_DISABLE_SHARE",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+        "OPENCODE_DISABLE_CLAUDE_CODE",
+    ] {
+        env.push((var.to_owned(), "1".to_owned()));
+    }
+    env
+}
