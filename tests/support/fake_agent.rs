@@ -7,7 +7,7 @@
 //! by environment variables (exactly one mode variable must be set):
 //!
 //! ```text
-//! fake-agent --version           prints "fake-agent 1.0.0\n", exit 0
+//! fake-agent --version           prints "fake-agent 1.0.0\n", exit 0 (no argv file)
 //! no mode variable               one-line usage on stderr, exit 2
 //! bad input (file, env value)    "fake-agent: ..." on stderr, exit 2, before any output
 //!
@@ -133,12 +133,13 @@ fn main() {
         pid_file,
     };
     ctx.record_pid(std::process::id() as i32);
-    if let Some(path) = env_os("FAKE_AGENT_ARGV_FILE") {
-        write_argv_file(Path::new(&path), &args, &ctx.cwd);
-    }
+    // Before the argv file: a version probe running beside the real run must not overwrite it.
     if args.get(1).map(String::as_str) == Some("--version") {
         let _ = write_all_fd(1, VERSION_LINE);
         std::process::exit(0);
+    }
+    if let Some(path) = env_os("FAKE_AGENT_ARGV_FILE") {
+        write_argv_file(Path::new(&path), &args, &ctx.cwd);
     }
 
     let set: Vec<&str> = MODE_VARS

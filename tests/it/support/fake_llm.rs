@@ -84,7 +84,12 @@ pub struct Usage {
 
 impl Usage {
     pub fn new(prompt: u64, completion: u64) -> Usage {
-        Usage { prompt, completion, cached: 0, reasoning: 0 }
+        Usage {
+            prompt,
+            completion,
+            cached: 0,
+            reasoning: 0,
+        }
     }
 }
 
@@ -99,7 +104,11 @@ pub struct ToolCall {
 
 impl ToolCall {
     pub fn new(id: &str, name: &str, arguments: Value) -> ToolCall {
-        ToolCall { id: id.to_owned(), name: name.to_owned(), arguments: arguments.to_string() }
+        ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_string(),
+        }
     }
 }
 
@@ -109,7 +118,11 @@ pub enum Reply {
     /// Text, `finish_reason: "stop"`.
     Text { text: String, usage: Usage },
     /// Optional text first, then one or more tool calls, `finish_reason: "tool_calls"`.
-    ToolCalls { text: Option<String>, calls: Vec<ToolCall>, usage: Usage },
+    ToolCalls {
+        text: Option<String>,
+        calls: Vec<ToolCall>,
+        usage: Usage,
+    },
     /// Text, `finish_reason: "length"` (OpenCode ends the run, exit 0).
     Length { text: String, usage: Usage },
     /// An OpenAI-style JSON error with this status and an `x-request-id` header.
@@ -127,13 +140,23 @@ pub enum Reply {
 
 impl Reply {
     pub fn text(text: &str, usage: Usage) -> Reply {
-        Reply::Text { text: text.to_owned(), usage }
+        Reply::Text {
+            text: text.to_owned(),
+            usage,
+        }
     }
     pub fn tool_calls(text: Option<&str>, calls: Vec<ToolCall>, usage: Usage) -> Reply {
-        Reply::ToolCalls { text: text.map(str::to_owned), calls, usage }
+        Reply::ToolCalls {
+            text: text.map(str::to_owned),
+            calls,
+            usage,
+        }
     }
     pub fn http_error(status: u16, message: &str) -> Reply {
-        Reply::HttpError { status, message: message.to_owned() }
+        Reply::HttpError {
+            status,
+            message: message.to_owned(),
+        }
     }
 }
 
@@ -159,7 +182,10 @@ impl Recorded {
     }
     /// `body.messages`, or an empty slice.
     pub fn messages(&self) -> &[Value] {
-        self.body["messages"].as_array().map(Vec::as_slice).unwrap_or(&[])
+        self.body["messages"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
     /// Roles of `body.messages`, e.g. `["system","user","assistant","tool"]`.
     pub fn roles(&self) -> Vec<String> {
@@ -213,7 +239,9 @@ impl FakeLlm {
     pub fn start_with_subagent(script: Vec<Reply>, subagent_script: Vec<Reply>) -> FakeLlm {
         let listener =
             std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake_llm: bind 127.0.0.1:0");
-        listener.set_nonblocking(true).expect("fake_llm: set_nonblocking");
+        listener
+            .set_nonblocking(true)
+            .expect("fake_llm: set_nonblocking");
         let addr = listener.local_addr().expect("fake_llm: local_addr");
         let state = Arc::new(Mutex::new(State {
             script,
@@ -236,7 +264,12 @@ impl FakeLlm {
                 rt.shutdown_timeout(Duration::from_secs(2));
             })
             .expect("fake_llm: spawn thread");
-        FakeLlm { addr, state, shutdown: Some(tx), thread: Some(thread) }
+        FakeLlm {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
     }
 
     pub fn port(&self) -> u16 {
@@ -256,7 +289,12 @@ impl FakeLlm {
 
     /// Only the chat requests that are not title requests (main and subagent).
     pub fn main_requests(&self) -> Vec<Recorded> {
-        self.lock().requests.iter().filter(|r| r.is_chat() && !r.is_title).cloned().collect()
+        self.lock()
+            .requests
+            .iter()
+            .filter(|r| r.is_chat() && !r.is_title)
+            .cloned()
+            .collect()
     }
 
     /// Waits until at least `n` main requests arrived; false on timeout.
@@ -331,14 +369,22 @@ async fn handle(
     let headers: Vec<(String, String)> = req
         .headers()
         .iter()
-        .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
     let bytes = match req.into_body().collect().await {
         Ok(c) => c.to_bytes(),
         Err(_) => Bytes::new(), // client went away
     };
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let session_id = headers.iter().find(|(k, _)| k == "x-session-id").map(|(_, v)| v.clone());
+    let session_id = headers
+        .iter()
+        .find(|(k, _)| k == "x-session-id")
+        .map(|(_, v)| v.clone());
     let is_chat = is_post && path.ends_with("/chat/completions");
     let model = body["model"].as_str().unwrap_or("").to_owned();
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
@@ -372,7 +418,10 @@ async fn handle(
                 || st.primary_session.as_deref() == session_id.as_deref()
                 || offers_task;
             let reply = if primary {
-                st.script.get(assistants).cloned().unwrap_or_else(|| Reply::text(DONE_TEXT, Usage::new(100, 1)))
+                st.script
+                    .get(assistants)
+                    .cloned()
+                    .unwrap_or_else(|| Reply::text(DONE_TEXT, Usage::new(100, 1)))
             } else {
                 st.subagent_script
                     .get(assistants)
@@ -381,11 +430,21 @@ async fn handle(
             };
             Plan::Reply(reply)
         };
-        st.requests.push(Recorded { path: path.clone(), headers, body, is_title, session_id });
+        st.requests.push(Recorded {
+            path: path.clone(),
+            headers,
+            body,
+            is_title,
+            session_id,
+        });
         (plan, id)
     };
 
-    let model = if model.is_empty() { FAKE_MODEL.to_owned() } else { model };
+    let model = if model.is_empty() {
+        FAKE_MODEL.to_owned()
+    } else {
+        model
+    };
     let resp = match plan {
         Plan::NotFound => json_response(
             StatusCode::NOT_FOUND,
@@ -442,7 +501,8 @@ fn error_response(id: u64, status: u16, message: &str) -> Response<FakeBody> {
     if matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error() {
         b = b.header("retry-after-ms", "100");
     }
-    b.body(FakeBody::full(body.to_string())).expect("fake_llm: response")
+    b.body(FakeBody::full(body.to_string()))
+        .expect("fake_llm: response")
 }
 
 fn chunk_json(id: u64, model: &str, choices: Value, usage: Option<Value>) -> Bytes {
@@ -460,7 +520,12 @@ fn chunk_json(id: u64, model: &str, choices: Value, usage: Option<Value>) -> Byt
 }
 
 fn delta(id: u64, model: &str, delta: Value, finish: Option<&str>) -> Bytes {
-    chunk_json(id, model, json!([{"index": 0, "delta": delta, "finish_reason": finish}]), None)
+    chunk_json(
+        id,
+        model,
+        json!([{"index": 0, "delta": delta, "finish_reason": finish}]),
+        None,
+    )
 }
 
 fn usage_json(u: &Usage) -> Value {
@@ -493,7 +558,12 @@ fn split_pieces(s: &str, n: usize) -> Vec<&str> {
 
 /// The SSE events of a reply. `None` at the end means: then hold the stream open.
 fn sse_events(id: u64, model: &str, reply: &Reply) -> (Vec<Bytes>, bool) {
-    let mut ev = vec![delta(id, model, json!({"role": "assistant", "content": ""}), None)];
+    let mut ev = vec![delta(
+        id,
+        model,
+        json!({"role": "assistant", "content": ""}),
+        None,
+    )];
     let text_chunks = |ev: &mut Vec<Bytes>, text: &str| {
         for piece in split_pieces(text, 3) {
             ev.push(delta(id, model, json!({"content": piece}), None));
@@ -573,16 +643,24 @@ fn sse_response(id: u64, model: &str, reply: &Reply) -> Response<FakeBody> {
 /// other clients might.
 fn completion_response(id: u64, model: &str, reply: &Reply) -> Response<FakeBody> {
     let (message, finish, usage) = match reply {
-        Reply::Text { text, usage } => (json!({"role": "assistant", "content": text}), "stop", usage),
-        Reply::Length { text, usage } => {
-            (json!({"role": "assistant", "content": text}), "length", usage)
+        Reply::Text { text, usage } => {
+            (json!({"role": "assistant", "content": text}), "stop", usage)
         }
+        Reply::Length { text, usage } => (
+            json!({"role": "assistant", "content": text}),
+            "length",
+            usage,
+        ),
         Reply::ToolCalls { text, calls, usage } => {
             let calls: Vec<Value> = calls
                 .iter()
                 .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
                 .collect();
-            (json!({"role": "assistant", "content": text, "tool_calls": calls}), "tool_calls", usage)
+            (
+                json!({"role": "assistant", "content": text, "tool_calls": calls}),
+                "tool_calls",
+                usage,
+            )
         }
         _ => unreachable!("handled before"),
     };
@@ -698,7 +776,11 @@ pub fn opencode_config(base_url: &str, opts: &OpencodeConfig) -> Value {
 /// Writes `dir/opencode.json` pointing provider `fake` at `base_url`
 /// (models `fake/fake-model`, priced as [`FAKE_MODEL_PRICES`], and
 /// `fake/fake-small` for titles). OpenCode reads it from its working directory.
-pub fn write_opencode_config(dir: &Path, base_url: &str, opts: &OpencodeConfig) -> std::io::Result<()> {
+pub fn write_opencode_config(
+    dir: &Path,
+    base_url: &str,
+    opts: &OpencodeConfig,
+) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(&opencode_config(base_url, opts))
         .map_err(std::io::Error::other)?;
     std::fs::write(dir.join("opencode.json"), text + "\n")

@@ -1,0 +1,3 @@
+//! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode CLI.
+
+mod support;

@@ -1,0 +1,296 @@
+//! Test support: a pinned environment for running the real `runbook` binary, the fake agent, and
+//! readers for what a run leaves behind.
+#![allow(
+    dead_code,
+    reason = "each test module uses a different part of the support"
+)]
+
+pub mod fake_llm;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use runbook::event::Event;
+use runbook::receipt::Receipt;
+
+/// The `runbook` binary under test.
+pub fn runbook_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_runbook"))
+}
+
+/// The fake agent (tests/support/fake_agent.rs).
+pub fn fake_agent_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fake-agent"))
+}
+
+/// The project's fixtures directory.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// The real OpenCode CLI, installed by `.ci/install-agents` into `.agents/`, or named by
+/// `RUNBOOK_TEST_OPENCODE`. Missing is a failure, not a skip: set `RUNBOOK_SKIP_REAL_AGENTS=1` to
+/// opt out explicitly (never in CI).
+pub fn opencode_bin() -> Option<PathBuf> {
+    let path = std::env::var_os("RUNBOOK_TEST_OPENCODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(".agents/node_modules/.bin/opencode")
+        });
+    if path.exists() {
+        return Some(path);
+    }
+    let skip = std::env::var_os("RUNBOOK_SKIP_REAL_AGENTS").is_some_and(|v| v == "1");
+    assert!(
+        skip && std::env::var_os("CI").is_none(),
+        "the real OpenCode CLI is not at {}: run .ci/install-agents (or set RUNBOOK_SKIP_REAL_AGENTS=1 outside CI to skip)",
+        path.display()
+    );
+    eprintln!("SKIPPED: real OpenCode test (RUNBOOK_SKIP_REAL_AGENTS=1)");
+    None
+}
+
+/// What a finished `runbook` process left.
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+impl Outcome {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// A temporary home, work dir and runs dir, and a `runbook` command pinned to them.
+pub struct TestContext {
+    pub tmp: tempfile::TempDir,
+    /// The agent's working directory.
+    pub work: PathBuf,
+    pub runs: PathBuf,
+    pub home: PathBuf,
+    /// Extra environment for runbook (and so the agent).
+    pub env: Vec<(String, String)>,
+}
+
+impl TestContext {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = tmp.path().canonicalize().expect("canonical temp dir");
+        let (work, runs, home) = (root.join("work"), root.join("runs"), root.join("home"));
+        for d in [&work, &runs, &home] {
+            std::fs::create_dir_all(d).expect("create test dirs");
+        }
+        Self {
+            tmp,
+            work,
+            runs,
+            home,
+            env: Vec::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.work.parent().expect("work has a parent")
+    }
+
+    pub fn env(&mut self, key: &str, value: impl Into<String>) -> &mut Self {
+        self.env.push((key.to_owned(), value.into()));
+        self
+    }
+
+    /// `runbook ARGS` with a clean environment: no colour, not a terminal, no CI variable.
+    pub fn runbook(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(runbook_bin());
+        cmd.args(args)
+            .current_dir(&self.work)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("NO_COLOR", "1")
+            .env("RUNBOOK_RUNS_DIR", &self.runs)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `runbook run --agent-bin fake-agent --inactivity-timeout 2s --kill-grace 1s EXTRA… PROMPT`
+    /// with the fake agent playing `scenario` (NDJSON lines; see tests/support/fake_agent.rs).
+    pub fn fake_run(&self, scenario: &str, extra: &[&str]) -> Command {
+        let path = self
+            .root()
+            .join(format!("scenario-{}.ndjson", fastrand_name()));
+        std::fs::write(&path, scenario).expect("write scenario");
+        let bin = fake_agent_bin();
+        let mut args = vec![
+            "run",
+            "--agent-bin",
+            bin.to_str().unwrap(),
+            "--inactivity-timeout",
+            "2s",
+            "--kill-grace",
+            "1s",
+        ];
+        args.extend_from_slice(extra);
+        args.push("do the thing");
+        let mut cmd = self.runbook(&args);
+        cmd.env("FAKE_AGENT_SCENARIO", &path)
+            .env("FAKE_AGENT_PID_FILE", self.pid_file());
+        cmd
+    }
+
+    pub fn pid_file(&self) -> PathBuf {
+        self.root().join("agent.pids")
+    }
+
+    /// Every run directory, oldest first.
+    pub fn run_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&self.runs)
+            .expect("runs dir")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        dirs.sort();
+        dirs
+    }
+
+    /// The one run directory (panics unless exactly one run happened).
+    pub fn run_dir(&self) -> PathBuf {
+        let dirs = self.run_dirs();
+        assert_eq!(
+            dirs.len(),
+            1,
+            "expected exactly one run dir, found {dirs:?}"
+        );
+        dirs.into_iter().next().unwrap()
+    }
+
+    /// The receipt, read with the schema's strict mirror (unknown fields are an error).
+    pub fn receipt(&self) -> Receipt {
+        let text = std::fs::read_to_string(self.run_dir().join("result.json"))
+            .expect("result.json exists");
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("result.json does not match the schema: {e}\n{text}"))
+    }
+
+    /// Every logged event, in order.
+    pub fn events(&self) -> Vec<Event> {
+        parse_events(
+            &std::fs::read_to_string(self.run_dir().join("events.ndjson")).expect("events.ndjson"),
+        )
+    }
+
+    /// The processes the fake agent recorded that are still alive (zombies count as gone).
+    pub fn surviving_agent_processes(&self) -> Vec<i32> {
+        let Ok(text) = std::fs::read_to_string(self.pid_file()) else {
+            return Vec::new();
+        };
+        text.lines()
+            .filter_map(|l| l.trim().parse::<i32>().ok())
+            .filter(|&pid| alive(pid))
+            .collect()
+    }
+}
+
+impl Default for TestContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Parses NDJSON events strictly: every line must be a whole, valid event.
+pub fn parse_events(text: &str) -> Vec<Event> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad event line ({e}): {l}")))
+        .collect()
+}
+
+/// The `type` of each event.
+pub fn types(events: &[Event]) -> Vec<&'static str> {
+    events.iter().map(|e| e.kind.type_name()).collect()
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Waits (up to 5 s) for the given processes to be gone; returns those still alive.
+pub fn wait_gone(pids: &[i32]) -> Vec<i32> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs a command to its end with a time limit (then kills it and fails the test).
+pub fn run(cmd: &mut Command, limit: Duration) -> Outcome {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn runbook");
+    finish(child, limit)
+}
+
+/// Collects a spawned child's output and status, killing it if it outlives `limit`.
+pub fn finish(mut child: Child, limit: Duration) -> Outcome {
+    let start = Instant::now();
+    let mut out = child.stdout.take().expect("piped stdout");
+    let mut err = child.stderr.take().expect("piped stderr");
+    let out_t = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "runbook did not finish within {limit:?}; stderr so far:\n{}",
+                err_t.join().unwrap_or_default()
+            );
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Outcome {
+        status,
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+        took: start.elapsed(),
+    }
+}
+
+fn fastrand_name() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
