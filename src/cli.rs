@@ -11,7 +11,7 @@ use crate::term::ColorChoice;
 
 /// Supervise a coding agent's headless run: live view, watchdog, budget, event log and receipt.
 #[derive(Debug, Parser)]
-#[command(name = "runbook", version, propagate_version = true, after_help = EXIT_CODES_HELP)]
+#[command(name = "runbook", version, propagate_version = true, args_override_self = true, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
     /// When to use colour on stderr.
     #[arg(long, value_enum, global = true, default_value_t, value_name = "WHEN")]

@@ -1,3 +1,5 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode CLI.
 
+mod opencode;
+mod run;
 mod support;

@@ -121,7 +121,7 @@ impl TestContext {
         cmd
     }
 
-    /// `runbook run --agent-bin fake-agent --inactivity-timeout 2s --kill-grace 1s EXTRA… PROMPT`
+    /// `runbook run --agent-bin fake-agent --inactivity-timeout 2s --kill-grace 1s PROMPT EXTRA…`
     /// with the fake agent playing `scenario` (NDJSON lines; see tests/support/fake_agent.rs).
     pub fn fake_run(&self, scenario: &str, extra: &[&str]) -> Command {
         let path = self
@@ -137,9 +137,9 @@ impl TestContext {
             "2s",
             "--kill-grace",
             "1s",
+            "do the thing",
         ];
         args.extend_from_slice(extra);
-        args.push("do the thing");
         let mut cmd = self.runbook(&args);
         cmd.env("FAKE_AGENT_SCENARIO", &path)
             .env("FAKE_AGENT_PID_FILE", self.pid_file());
