@@ -471,3 +471,88 @@ impl<'de> Deserialize<'de> for SeqLen {
         d.deserialize_seq(V)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde::Serialize;
+
+    use super::*;
+
+    /// What the adapter makes of one recorded transcript: its events and its verdict.
+    #[derive(Serialize)]
+    struct Reading {
+        events: Vec<EventKind>,
+        stderr_events: Vec<EventKind>,
+        end: String,
+    }
+
+    fn read(stdout_path: &Path) -> Reading {
+        let name = stdout_path
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".stdout.ndjson");
+        // The recordings ran in this directory; tool paths are shown relative to it.
+        let cwd = PathBuf::from(format!("/scratch/opencode-harness/{name}/work"));
+        let mut parser = OpenCode.stdout_parser(ParseContext { cwd });
+        let mut events = Vec::new();
+        for line in std::fs::read(stdout_path)
+            .unwrap()
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+        {
+            parser.line(line, &mut events);
+        }
+        let mut stderr = OpenCode.stderr_parser();
+        let mut stderr_events = Vec::new();
+        let stderr_text =
+            std::fs::read_to_string(stdout_path.with_file_name(format!("{name}.stderr.txt")))
+                .unwrap();
+        for line in stderr_text.lines() {
+            stderr.line(&console::strip_ansi_codes(line), &mut stderr_events);
+        }
+        Reading {
+            events,
+            stderr_events,
+            end: format!("{:?}", parser.end()),
+        }
+    }
+
+    #[test]
+    fn recorded_transcripts() {
+        insta::glob!("../../fixtures/opencode", "*.stdout.ndjson", |path| {
+            insta::assert_yaml_snapshot!(read(path));
+        });
+    }
+
+    #[test]
+    fn no_line_can_make_the_parser_panic() {
+        let mut parser = OpenCode.stdout_parser(ParseContext {
+            cwd: PathBuf::from("/"),
+        });
+        let mut out = Vec::new();
+        for line in [
+            &b""[..],
+            b"{}",
+            b"null",
+            b"[1,2]",
+            br#"{"type":"tool_use"}"#,
+            br#"{"type":"tool_use","part":{"state":{"status":"error"}}}"#,
+            br#"{"type":"step_finish","part":{"tokens":{"input":-1}}}"#,
+            br#"{"type":"error","error":"just a string"}"#,
+            b"\xff\xfe",
+        ] {
+            parser.line(line, &mut out);
+        }
+        assert!(
+            out.iter().all(|e| matches!(
+                e,
+                EventKind::Unparsed(_) | EventKind::ToolStarted(_) | EventKind::ToolCompleted(_)
+            )),
+            "{out:?}"
+        );
+    }
+}

@@ -14,8 +14,6 @@ use crate::term::Display;
 
 /// How many lines of the agent's text are shown without `-v`.
 const TEXT_LINES: usize = 3;
-/// Line width when the output is not a terminal.
-const PLAIN_WIDTH: usize = 160;
 
 pub(crate) struct Human {
     display: Display,
@@ -49,7 +47,7 @@ impl Human {
             let width = console::Term::stderr().size().1 as usize;
             (Some(bar), width.max(40))
         } else {
-            (None, PLAIN_WIDTH)
+            (None, usize::MAX)
         };
         Self {
             display,
@@ -155,8 +153,8 @@ impl Human {
                         false,
                         s.dim
                             .apply_to(format!(
-                                "│ … {} more lines (-v shows all)",
-                                lines.len() - limit
+                                "│ … {} (-v shows all)",
+                                plural((lines.len() - limit) as u64, "more line")
                             ))
                             .to_string(),
                     );
@@ -265,8 +263,8 @@ impl Human {
                 true,
                 s.warn
                     .apply_to(format!(
-                        "⚠ unreadable output line ({:?}, {} bytes): {}",
-                        u.reason,
+                        "⚠ unreadable output line ({}, {} bytes): {}",
+                        reason_name(u.reason),
                         thousands(u.bytes),
                         first_line(&u.head)
                     ))
@@ -299,13 +297,19 @@ impl Human {
                     true,
                     s.error
                         .apply_to(format!(
-                            "✗ watchdog: no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}) · last event {last}{step} · {} done{cost}",
+                            "✗ watchdog: no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {})",
                             human_ms(d.timeout_ms),
                             human_ms(d.stdout_quiet_ms),
                             human_ms(d.stderr_quiet_ms),
                             human_ms(d.cpu_quiet_ms),
-                            plural(u64::from(d.completed_steps), "step"),
                         ))
+                        .to_string(),
+                );
+                let done = plural(u64::from(d.completed_steps), "step");
+                line(
+                    true,
+                    s.dim
+                        .apply_to(format!("  last event {last}{step} · {done} done{cost}"))
                         .to_string(),
                 );
                 for l in &d.stderr_tail {
@@ -461,10 +465,12 @@ impl Consumer for Human {
             if !show(important) {
                 continue;
             }
-            let text =
-                console::truncate_str(&text, self.width.saturating_sub(11), "…").into_owned();
             match &self.bar {
-                Some(bar) => bar.println(format!("{prefix} {text}")),
+                // On a terminal one event is one screen line; plain output is never cut.
+                Some(bar) => {
+                    let text = console::truncate_str(&text, self.width.saturating_sub(11), "…");
+                    bar.println(format!("{prefix} {text}"));
+                }
                 None => {
                     self.buf.extend_from_slice(prefix.as_bytes());
                     self.buf.push(b' ');
@@ -519,6 +525,14 @@ fn turn_kind(turn: Turn) -> &'static str {
         crate::event::TurnKind::Start => "start",
         crate::event::TurnKind::Resume => "resume",
     }
+}
+
+/// The schema's name of an unparsed reason (`not_json`).
+fn reason_name(reason: crate::event::UnparsedReason) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 fn first_line(text: &str) -> &str {
@@ -595,7 +609,362 @@ fn clock_tenths(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
     use super::*;
+    use crate::event::{
+        CostSource, Diagnostic, ExitInfo, Limits, ProviderError, StepUsage, Stream, Tokens,
+        ToolEnd, ToolStart, TurnKind, Unparsed, UnparsedReason,
+    };
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn at(ms: u64) -> SystemTime {
+        humantime::parse_rfc3339("2026-11-22T04:00:00Z").unwrap() + Duration::from_millis(ms)
+    }
+
+    fn tool(name: &str, input: &str, status: ToolStatus, error: Option<&str>) -> [EventKind; 2] {
+        [
+            EventKind::ToolStarted(ToolStart {
+                call_id: "c".into(),
+                name: name.into(),
+                input: input.into(),
+            }),
+            EventKind::ToolCompleted(ToolEnd {
+                call_id: "c".into(),
+                name: name.into(),
+                input: input.into(),
+                status,
+                error: error.map(Into::into),
+                output_bytes: Some(120),
+                duration_ms: Some(42),
+            }),
+        ]
+    }
+
+    /// A run that shows every kind of event once.
+    fn every_event() -> Vec<(u64, EventKind)> {
+        let step = |reason: &str, cost| {
+            EventKind::StepFinished(StepUsage {
+                id: None,
+                reason: reason.into(),
+                tokens: Tokens {
+                    input: 1500,
+                    output: 40,
+                    reasoning: 10,
+                    cache_read: 1000,
+                    cache_write: 0,
+                },
+                cost_usd: Some(cost),
+                cost_source: Some(CostSource::Reported),
+            })
+        };
+        let mut events = vec![
+            (
+                0,
+                EventKind::RunStarted(RunInfo {
+                    schema_version: 1,
+                    run_id: "20261122-040000-abcde".into(),
+                    runbook_version: "0.1.0".into(),
+                    agent: "opencode".into(),
+                    model: Some("fake/fake-model".into()),
+                    prompt: "Fix the flaky test".into(),
+                    cwd: "/work/repo".into(),
+                    run_dir: "/state/runs/20261122-040000-abcde".into(),
+                    pid: 1,
+                    limits: Limits {
+                        inactivity_timeout_ms: 180_000,
+                        kill_grace_ms: 10_000,
+                        timeout_ms: None,
+                        max_cost_usd: None,
+                    },
+                }),
+            ),
+            (
+                5,
+                EventKind::TurnStarted {
+                    argv: vec![
+                        "opencode".into(),
+                        "run".into(),
+                        "--format".into(),
+                        "json".into(),
+                    ],
+                    pid: 42,
+                },
+            ),
+            (
+                800,
+                EventKind::AgentVersion {
+                    version: "1.18.33".into(),
+                },
+            ),
+            (
+                3100,
+                EventKind::SessionStarted {
+                    session_id: "ses_abc".into(),
+                },
+            ),
+            (3200, EventKind::StepStarted { id: None }),
+            (
+                3300,
+                EventKind::Reasoning {
+                    text: "The test races on a shared temp dir.".into(),
+                },
+            ),
+            (
+                3400,
+                EventKind::Text {
+                    text:
+                        "I'll look at the test first.\n\nThen fix it.\nThen run it.\nThen report."
+                            .into(),
+                },
+            ),
+        ];
+        let [a, b] = tool("read", "tests/flaky.rs", ToolStatus::Ok, None);
+        events.extend([(3500, a), (3540, b)]);
+        let [a, b] = tool(
+            "read",
+            "missing.txt",
+            ToolStatus::Error,
+            Some("File not found: missing.txt\nmore detail"),
+        );
+        events.extend([(3600, a), (3610, b)]);
+        let [a, b] = tool(
+            "bash",
+            "rm -rf target",
+            ToolStatus::Denied,
+            Some("rejected"),
+        );
+        events.extend([(3700, a), (3710, b)]);
+        events.extend([
+            (
+                3711,
+                EventKind::PermissionDenied {
+                    tool: "bash".into(),
+                    detail: "rm -rf target".into(),
+                },
+            ),
+            (
+                3800,
+                EventKind::SubagentStarted {
+                    session_id: Some("ses_child".into()),
+                    call_id: "t".into(),
+                    description: "Summarize README".into(),
+                },
+            ),
+            (3900, step("tool-calls", 0.0051)),
+            (
+                4000,
+                EventKind::Stderr {
+                    line: "warning: slow disk".into(),
+                },
+            ),
+            (
+                4100,
+                EventKind::Unparsed(Unparsed {
+                    stream: Stream::Stdout,
+                    reason: UnparsedReason::NotJson,
+                    bytes: 17,
+                    head: "this is not json".into(),
+                }),
+            ),
+            (
+                4200,
+                EventKind::ProviderError(ProviderError {
+                    name: "APIError".into(),
+                    message: "rate limited".into(),
+                    status: Some(429),
+                    retryable: Some(true),
+                }),
+            ),
+            (
+                4300,
+                EventKind::AgentError {
+                    name: "UnknownError".into(),
+                    message: "Unexpected server error".into(),
+                },
+            ),
+            (
+                94_300,
+                EventKind::WatchdogWarning {
+                    quiet_ms: 90_000,
+                    timeout_ms: 180_000,
+                },
+            ),
+            (
+                184_300,
+                EventKind::WatchdogFired(Box::new(Diagnostic {
+                    timeout_ms: 180_000,
+                    stdout_quiet_ms: 180_000,
+                    stderr_quiet_ms: 180_300,
+                    cpu_quiet_ms: 180_000,
+                    last_event: Some("step.started".into()),
+                    open_step: Some(2),
+                    completed_steps: 1,
+                    cost_usd: Some(0.0051),
+                    stderr_tail: vec!["warning: slow disk".into()],
+                })),
+            ),
+            (
+                184_301,
+                EventKind::SignalSent {
+                    signal: "SIGTERM".into(),
+                    processes: 3,
+                },
+            ),
+            (
+                184_400,
+                EventKind::StopRequested {
+                    reason: Outcome::BudgetExceeded,
+                    message: "cost $2.0100 crossed --max-cost $2.00".into(),
+                },
+            ),
+            (
+                184_500,
+                EventKind::TurnFailed {
+                    outcome: Outcome::Hung,
+                    message: "no activity for 3m 0s".into(),
+                    exit: ExitInfo {
+                        code: None,
+                        signal: Some(15),
+                    },
+                },
+            ),
+            (
+                184_600,
+                EventKind::RunFinished {
+                    outcome: Outcome::Hung,
+                    message: "no activity for 3m 0s: the agent looks hung".into(),
+                    duration_ms: 184_600,
+                    exit: ExitInfo {
+                        code: None,
+                        signal: Some(15),
+                    },
+                },
+            ),
+        ]);
+        events
+    }
+
+    fn render(
+        display: Display,
+        styles: Styles,
+        verbose: bool,
+        events: &[(u64, EventKind)],
+    ) -> String {
+        let out = Shared::default();
+        let mut human = Human::new(display, styles, verbose, Box::new(out.clone()));
+        for (seq, (ms, kind)) in events.iter().enumerate() {
+            let turn = Turn {
+                index: 0,
+                kind: TurnKind::Start,
+            };
+            human
+                .event(&Event {
+                    seq: seq as u64,
+                    ts: at(*ms),
+                    turn,
+                    kind: kind.clone(),
+                })
+                .unwrap();
+        }
+        human.close().unwrap();
+        String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn plain_lines_show_every_kind_of_event() {
+        insta::assert_snapshot!(render(
+            Display::Lines,
+            Styles::plain(),
+            false,
+            &every_event()
+        ));
+    }
+
+    #[test]
+    fn verbose_lines_add_the_details() {
+        insta::assert_snapshot!(render(
+            Display::Lines,
+            Styles::plain(),
+            true,
+            &every_event()
+        ));
+    }
+
+    #[test]
+    fn quiet_shows_only_what_needs_attention() {
+        insta::assert_snapshot!(render(
+            Display::Quiet,
+            Styles::plain(),
+            false,
+            &every_event()
+        ));
+    }
+
+    #[test]
+    fn colours_mark_success_failure_and_warnings() {
+        let out = render(Display::Lines, Styles::colored(), false, &every_event());
+        insta::assert_snapshot!(out.replace('\u{1b}', "\\e"));
+    }
+
+    #[test]
+    fn plain_output_has_no_control_codes() {
+        let out = render(Display::Lines, Styles::plain(), true, &every_event());
+        assert!(!out.contains('\u{1b}'), "{out}");
+    }
+
+    #[test]
+    fn a_completed_run_ends_with_a_one_line_summary() {
+        let mut events = every_event();
+        events.truncate(7);
+        events.push((
+            5100,
+            EventKind::StepFinished(StepUsage {
+                id: None,
+                reason: "stop".into(),
+                tokens: Tokens {
+                    input: 1000,
+                    output: 18,
+                    reasoning: 0,
+                    cache_read: 200,
+                    cache_write: 0,
+                },
+                cost_usd: Some(0.00333),
+                cost_source: Some(CostSource::Reported),
+            }),
+        ));
+        events.push((
+            5200,
+            EventKind::RunFinished {
+                outcome: Outcome::Completed,
+                message: "the agent finished".into(),
+                duration_ms: 5200,
+                exit: ExitInfo {
+                    code: Some(0),
+                    signal: None,
+                },
+            },
+        ));
+        let out = render(Display::Lines, Styles::plain(), false, &events);
+        let summary = out.lines().rev().nth(1).unwrap();
+        assert_eq!(
+            summary,
+            "[00:05.2] ✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033"
+        );
+    }
 
     #[test]
     fn numbers_read_well() {
