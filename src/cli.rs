@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::agent::AgentKind;
+use crate::event::Outcome;
 use crate::exit::EXIT_CODES_HELP;
 use crate::term::ColorChoice;
 
@@ -26,6 +27,109 @@ pub enum Command {
     /// Run an agent on a task and supervise it to the end.
     #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
+    /// Show how a run went (the latest by default), or follow it live from another terminal.
+    Status(StatusArgs),
+    /// List runs, newest first.
+    List(ListArgs),
+    /// Show a recorded agent transcript or runbook event log as `runbook run` showed it.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// A run id, a unique prefix of one (or of its random part) [default: the latest run].
+    pub run: Option<String>,
+
+    /// Follow the run as it happens, then exit with its exit code.
+    #[arg(long)]
+    pub live: bool,
+
+    /// Print the receipt as JSON (with --live: every event as a JSON line, then the receipt).
+    #[arg(long)]
+    pub json: bool,
+
+    /// With --live: show only what needs attention.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// With --live: show everything.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Where run directories are [default: $XDG_STATE_HOME/runbook/runs].
+    #[arg(long, value_name = "DIR", env = "RUNBOOK_RUNS_DIR")]
+    pub runs_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Show at most this many runs.
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+
+    /// Show every run.
+    #[arg(long, conflicts_with = "limit")]
+    pub all: bool,
+
+    /// Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung,
+    /// budget_exceeded, timed_out, interrupted, running, abandoned.
+    #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
+    pub outcome: Vec<Outcome>,
+
+    /// Only runs of this agent.
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+
+    /// Only runs started in the current directory.
+    #[arg(long)]
+    pub here: bool,
+
+    /// One receipt per line, as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Where run directories are [default: $XDG_STATE_HOME/runbook/runs].
+    #[arg(long, value_name = "DIR", env = "RUNBOOK_RUNS_DIR")]
+    pub runs_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// An agent's recorded NDJSON stdout, or a runbook events.ndjson.
+    pub file: PathBuf,
+
+    /// What the file is [default: detected from its content].
+    #[arg(long, value_enum)]
+    pub format: Option<ReplayFormat>,
+
+    /// Play the recording this many times faster.
+    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = parse_speed)]
+    pub speed: f64,
+
+    /// Don't wait between events.
+    #[arg(long)]
+    pub instant: bool,
+
+    /// Print the universal events as JSON lines instead.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show only what needs attention.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Show everything.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// What a file given to `replay` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayFormat {
+    /// A runbook `events.ndjson`.
+    Events,
+    /// OpenCode's `run --format json` output.
+    Opencode,
 }
 
 #[derive(Debug, Args)]
@@ -98,6 +202,18 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err("must be longer than zero".to_owned());
     }
     Ok(d)
+}
+
+fn parse_outcome(s: &str) -> Result<Outcome, String> {
+    serde_json::from_value(serde_json::Value::String(s.replace('-', "_")))
+        .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, running, abandoned)"))
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a positive number (example: 10)")),
+    }
 }
 
 fn parse_usd(s: &str) -> Result<f64, String> {

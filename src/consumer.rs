@@ -65,18 +65,26 @@ impl Dispatcher {
         &self.stats
     }
 
+    /// Stamps an event with the next sequence number and the current turn, and hands it on.
     pub(crate) fn emit(&mut self, ts: SystemTime, kind: EventKind) {
-        self.stats.observe(self.turn, &kind);
         let ev = Event {
             seq: self.seq,
             ts,
             turn: self.turn,
             kind,
         };
-        self.seq += 1;
+        self.forward(&ev);
+    }
+
+    /// Hands on an event that already has its sequence number, time and turn (read back from a
+    /// log, or replayed).
+    pub(crate) fn forward(&mut self, ev: &Event) {
+        self.stats.observe(ev.turn, &ev.kind);
+        self.seq = ev.seq + 1;
+        self.turn = ev.turn;
         let failures = &mut self.failures;
         self.consumers
-            .retain_mut(|c| keep(c.event(&ev), c.name(), failures));
+            .retain_mut(|c| keep(c.event(ev), c.name(), failures));
     }
 
     /// Has every consumer write out what it buffered.

@@ -198,7 +198,12 @@ pub struct RunInfo {
     pub prompt: String,
     pub cwd: String,
     pub run_dir: String,
+    /// The supervising runbook process.
     pub pid: u32,
+    /// When that process started (clock ticks since boot, from `/proc`), so that a reused pid is
+    /// not mistaken for a live supervisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start: Option<u64>,
     pub limits: Limits,
 }
 
@@ -348,6 +353,10 @@ pub enum Outcome {
     TimedOut,
     /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
     Interrupted,
+    /// Not an ending: the run has no receipt yet and its supervisor is alive (`runbook status`).
+    Running,
+    /// The supervising runbook process is gone and left no receipt (it was killed).
+    Abandoned,
 }
 
 impl Outcome {
@@ -361,6 +370,8 @@ impl Outcome {
             Outcome::BudgetExceeded => "budget_exceeded",
             Outcome::TimedOut => "timed_out",
             Outcome::Interrupted => "interrupted",
+            Outcome::Running => "running",
+            Outcome::Abandoned => "abandoned",
         }
     }
 }

@@ -21,6 +21,8 @@ pub enum ExitStatus {
     Timeout = 5,
     /// runbook itself failed (for example, the runs directory is not writable).
     Internal = 6,
+    /// The run's supervising runbook process died without finishing the run.
+    Abandoned = 7,
     /// The agent's binary was not found.
     AgentNotFound = 127,
     /// Interrupted by Ctrl-C, SIGTERM or SIGHUP.
@@ -36,6 +38,8 @@ impl ExitStatus {
             Outcome::BudgetExceeded => Self::Budget,
             Outcome::TimedOut => Self::Timeout,
             Outcome::Interrupted => Self::Interrupted,
+            Outcome::Running => Self::Completed,
+            Outcome::Abandoned => Self::Abandoned,
         }
     }
 }
@@ -74,5 +78,6 @@ Exit codes:
   4    budget: --max-cost was crossed
   5    timeout: --timeout was reached
   6    runbook error: e.g. the runs directory is not writable
+  7    abandoned: the supervising runbook process died (runbook status --live)
   127  agent not found
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";

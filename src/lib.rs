@@ -10,11 +10,14 @@ mod commands;
 mod consumer;
 pub mod event;
 mod exit;
+mod follow;
 mod lines;
+mod procfs;
 pub mod receipt;
 mod redact;
 mod render;
 mod rundir;
+mod runs;
 mod stats;
 mod store;
 mod supervisor;
@@ -47,6 +50,9 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Run(args) => commands::run::run(args, cli.color).await,
+            cli::Command::Status(args) => commands::status::status(args, cli.color).await,
+            cli::Command::List(args) => commands::list::list(&args, cli.color),
+            cli::Command::Replay(args) => commands::replay::replay(args, cli.color).await,
         }
     });
     // Don't wait for stray blocking tasks (a read on a pipe a leftover process holds) at exit.
@@ -57,8 +63,16 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Prints an error as one line and picks its exit code.
+/// Prints an error as one line and picks its exit code. A closed stdout (`runbook list | head`)
+/// is the reader's choice, not an error: it exits 0 quietly.
 fn report(err: &anyhow::Error, color: bool) -> ExitCode {
+    let broken_pipe = err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
     let status = err
         .downcast_ref::<exit::Error>()
         .map_or(ExitStatus::Internal, exit::Error::status);

@@ -128,12 +128,14 @@ pub(crate) struct ReceiptBuilder {
     agent_version: Option<String>,
     watchdog: Option<Diagnostic>,
     finished: Option<(SystemTime, Outcome, String, ExitInfo, u64)>,
+    last_ts: Option<SystemTime>,
     stats: RunStats,
 }
 
 impl ReceiptBuilder {
     pub(crate) fn observe(&mut self, ev: &Event) {
         self.stats.observe(ev.turn, &ev.kind);
+        self.last_ts = Some(ev.ts);
         match &ev.kind {
             EventKind::RunStarted(info) => {
                 self.info = Some(info.clone());
@@ -155,8 +157,47 @@ impl ReceiptBuilder {
 
     /// The receipt, once the run has both started and finished.
     pub(crate) fn build(&self) -> Option<Receipt> {
-        let info = self.info.as_ref()?;
         let (ended_at, outcome, message, exit, duration_ms) = self.finished.clone()?;
+        self.assemble(ended_at, outcome, message, exit, duration_ms)
+    }
+
+    /// A receipt for a run that has not finished (yet): `running` as of `now`, or `abandoned` as
+    /// of its last event. A finished run gets its real receipt.
+    pub(crate) fn build_unfinished(
+        &self,
+        outcome: Outcome,
+        message: String,
+        now: SystemTime,
+    ) -> Option<Receipt> {
+        if self.finished.is_some() {
+            return self.build();
+        }
+        let started = self.started_at?;
+        let ended_at = if outcome == Outcome::Running {
+            now
+        } else {
+            self.last_ts.unwrap_or(started)
+        };
+        let duration_ms = ended_at
+            .duration_since(started)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.assemble(ended_at, outcome, message, ExitInfo::default(), duration_ms)
+    }
+
+    /// The run's identity, once `run.started` has been seen.
+    pub(crate) fn info(&self) -> Option<&RunInfo> {
+        self.info.as_ref()
+    }
+
+    fn assemble(
+        &self,
+        ended_at: SystemTime,
+        outcome: Outcome,
+        message: String,
+        exit: ExitInfo,
+        duration_ms: u64,
+    ) -> Option<Receipt> {
+        let info = self.info.as_ref()?;
         let s = &self.stats;
         let tally = |f: fn(&ToolTally) -> u32| s.tools.values().map(f).sum();
         Some(Receipt {

@@ -25,6 +25,14 @@ pub(crate) fn default_runs_dir() -> anyhow::Result<PathBuf> {
     Ok(state.join("runbook").join("runs"))
 }
 
+/// The runs dir given on the command line (or by `RUNBOOK_RUNS_DIR`), else the default.
+pub(crate) fn runs_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match given {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => default_runs_dir(),
+    }
+}
+
 /// An open run directory.
 pub(crate) struct RunDir {
     pub id: String,

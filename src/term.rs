@@ -30,6 +30,7 @@ pub(crate) enum Display {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TermEnv {
     pub stderr_is_terminal: bool,
+    pub stdout_is_terminal: bool,
     pub is_ci: bool,
     pub term_dumb: bool,
     pub no_color: bool,
@@ -42,6 +43,7 @@ impl TermEnv {
         let force = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0");
         Self {
             stderr_is_terminal: std::io::stderr().is_terminal(),
+            stdout_is_terminal: std::io::stdout().is_terminal(),
             is_ci: set("CI"),
             term_dumb: std::env::var("TERM").is_ok_and(|t| t == "dumb"),
             no_color: set("NO_COLOR"),
@@ -59,6 +61,15 @@ impl TermEnv {
             ColorChoice::Auto if self.force_color => true,
             ColorChoice::Auto => self.stderr_is_terminal && !self.term_dumb,
         }
+    }
+
+    /// The same decision for output on stdout (`status`, `list`).
+    pub(crate) fn color_stdout(&self, choice: ColorChoice) -> bool {
+        TermEnv {
+            stderr_is_terminal: self.stdout_is_terminal,
+            ..*self
+        }
+        .color(choice)
     }
 
     pub(crate) fn display(&self, json: bool, quiet: bool) -> Display {
@@ -80,6 +91,7 @@ mod tests {
 
     const TTY: TermEnv = TermEnv {
         stderr_is_terminal: true,
+        stdout_is_terminal: true,
         is_ci: false,
         term_dumb: false,
         no_color: false,

@@ -1,3 +1,6 @@
 //! One module per subcommand, each a free function returning an exit status.
 
+pub(crate) mod list;
+pub(crate) mod replay;
 pub(crate) mod run;
+pub(crate) mod status;

@@ -29,10 +29,7 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
     }
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let program = resolve_program(adapter, args.agent_bin.as_deref())?;
-    let runs_dir = match &args.runs_dir {
-        Some(dir) => dir.clone(),
-        None => rundir::default_runs_dir()?,
-    };
+    let runs_dir = rundir::runs_dir(args.runs_dir.as_deref())?;
 
     let term = TermEnv::detect();
     let styles = if term.color(color) {
@@ -82,6 +79,7 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
             cwd: cwd.display().to_string(),
             run_dir: run_dir.path.display().to_string(),
             pid: std::process::id(),
+            pid_start: crate::procfs::stat(std::process::id() as i32).map(|s| s.start),
             limits,
         }),
     );

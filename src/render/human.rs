@@ -350,7 +350,7 @@ impl Human {
                 ..
             } => {
                 line(true, self.summary(*outcome, message, *duration_ms));
-                if let Some(info) = &self.info {
+                if let Some(info) = self.info.as_ref().filter(|i| !i.run_dir.is_empty()) {
                     line(
                         true,
                         s.dim
@@ -543,7 +543,7 @@ fn first_line(text: &str) -> &str {
 }
 
 /// `1 step`, `3 steps`.
-fn plural(n: u64, noun: &str) -> String {
+pub(crate) fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -684,6 +684,7 @@ mod tests {
                     cwd: "/work/repo".into(),
                     run_dir: "/state/runs/20261122-040000-abcde".into(),
                     pid: 1,
+                    pid_start: None,
                     limits: Limits {
                         inactivity_timeout_ms: 180_000,
                         kill_grace_ms: 10_000,

@@ -2,6 +2,8 @@
 
 pub(crate) mod human;
 pub(crate) mod json;
+pub(crate) mod report;
 mod styles;
+pub(crate) mod table;
 
 pub(crate) use styles::Styles;

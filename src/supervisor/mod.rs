@@ -7,4 +7,4 @@ mod turn;
 
 pub(crate) use signals::Signals;
 pub(crate) use tree::become_subreaper;
-pub(crate) use turn::{Limits, RawLogs, TurnSpec, millis, run_turn};
+pub(crate) use turn::{Limits, RawLogs, TurnSpec, agent_outcome, millis, run_turn};

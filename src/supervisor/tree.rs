@@ -13,16 +13,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
-/// One process, as `/proc/PID/stat` describes it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Proc {
-    pub pid: i32,
-    pub ppid: i32,
-    pub pgrp: i32,
-    pub zombie: bool,
-    /// User + system time of the process and of its waited-for children, in clock ticks.
-    pub ticks: u64,
-}
+use crate::procfs::{self, Stat as Proc};
 
 /// Asks the kernel to re-parent orphaned descendants to this process instead of init.
 pub(crate) fn become_subreaper() {
@@ -136,48 +127,16 @@ fn read_all() -> Vec<Proc> {
         if f.read_to_string(&mut buf).is_err() {
             continue;
         }
-        if let Some(p) = parse_stat(pid, &buf) {
+        if let Some(p) = procfs::parse(pid, &buf) {
             out.push(p);
         }
     }
     out
 }
 
-/// Parses `/proc/PID/stat`. The command name may contain spaces and parentheses, so fields are
-/// counted from the last `)`.
-fn parse_stat(pid: i32, stat: &str) -> Option<Proc> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_ascii_whitespace().take(15).collect();
-    let num = |i: usize| f.get(i).and_then(|s| s.parse::<i64>().ok());
-    let ticks = [11, 12, 13, 14]
-        .iter()
-        .map(|&i| num(i).unwrap_or(0).max(0) as u64)
-        .sum();
-    Some(Proc {
-        pid,
-        ppid: num(1)? as i32,
-        pgrp: num(2)? as i32,
-        zombie: f.first() == Some(&"Z"),
-        ticks,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stat_lines_with_odd_command_names_parse() {
-        let line =
-            "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 100 0 0 0 7 3 2 1 20 0 1 0 1 1 1";
-        let p = parse_stat(4242, line).unwrap();
-        assert_eq!((p.ppid, p.pgrp, p.zombie, p.ticks), (1, 4242, false, 13));
-        assert!(
-            parse_stat(1, "1 (x) Z").is_none(),
-            "missing fields are not guessed"
-        );
-        assert!(parse_stat(1, "1 (x) Z 0 1").unwrap().zombie);
-    }
 
     #[test]
     fn a_spawned_child_is_a_member_and_its_cpu_counts() {

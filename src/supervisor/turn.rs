@@ -275,20 +275,23 @@ pub(crate) async fn run_turn(
     Ok(end)
 }
 
-/// Decides the turn's outcome. Fail closed: `completed` needs a clean exit and a finished stream.
+/// How the agent's own ending reads, when runbook did not stop it. Fail closed: `completed`
+/// needs a clean exit and a finished stream.
+pub(crate) fn agent_outcome(stream: StreamEnd, exit: ExitInfo) -> (Outcome, String) {
+    match stream {
+        StreamEnd::Failed(message) => (Outcome::AgentError, message),
+        _ if exit.signal.is_some() => (Outcome::Killed, format!("the agent was {exit}")),
+        _ if exit.code != Some(0) => (Outcome::AgentError, format!("the agent failed with {exit}")),
+        StreamEnd::Truncated(message) => (Outcome::Truncated, message),
+        StreamEnd::Finished => (Outcome::Completed, "the agent finished".to_owned()),
+    }
+}
+
+/// Decides the turn's outcome: a stop runbook asked for wins over what the agent did.
 fn classify(stopping: Option<Stopping>, stream: StreamEnd, exit: ExitInfo) -> TurnEnd {
-    let (outcome, message) = if let Some(stop) = stopping {
-        (stop.reason, stop.message)
-    } else {
-        match stream {
-            StreamEnd::Failed(message) => (Outcome::AgentError, message),
-            _ if exit.signal.is_some() => (Outcome::Killed, format!("the agent was {exit}")),
-            _ if exit.code != Some(0) => {
-                (Outcome::AgentError, format!("the agent failed with {exit}"))
-            }
-            StreamEnd::Truncated(message) => (Outcome::Truncated, message),
-            StreamEnd::Finished => (Outcome::Completed, "the agent finished".to_owned()),
-        }
+    let (outcome, message) = match stopping {
+        Some(stop) => (stop.reason, stop.message),
+        None => agent_outcome(stream, exit),
     };
     TurnEnd {
         outcome,

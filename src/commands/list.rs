@@ -1,0 +1,165 @@
+//! `runbook list`: runs newest first, one row each, filtered by outcome, agent or directory.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Deserialize;
+
+use crate::cli::ListArgs;
+use crate::event::Outcome;
+use crate::exit::ExitStatus;
+use crate::receipt::Receipt;
+use crate::render::Styles;
+use crate::render::table::{self, Row};
+use crate::rundir::{self, RECEIPT};
+use crate::runs::{self, Runs};
+use crate::term::{ColorChoice, TermEnv};
+
+/// Table width when stdout is not a terminal.
+const PLAIN_WIDTH: usize = 160;
+
+pub(crate) fn list(args: &ListArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
+    let runs = Runs::new(rundir::runs_dir(args.runs_dir.as_deref())?);
+    let here = if args.here {
+        Some(std::env::current_dir()?.canonicalize()?)
+    } else {
+        None
+    };
+    let limit = if args.all { usize::MAX } else { args.limit };
+
+    let mut rows = Vec::new();
+    let mut receipts = Vec::new();
+    for id in runs.ids()?.iter().rev() {
+        if rows.len() >= limit {
+            break;
+        }
+        let dir = runs.path(id);
+        let found = if args.json {
+            load(&dir).map(|r| (row_of(&r), Some(r)))
+        } else {
+            summary(&dir).map(|r| (r, None))
+        };
+        let (row, cwd, receipt) = match found {
+            Ok(((row, cwd), receipt)) => (row, cwd, receipt),
+            Err(e) => {
+                warn(format!("skipping {id}: {e:#}"));
+                continue;
+            }
+        };
+        let wanted = (args.outcome.is_empty() || args.outcome.contains(&row.outcome))
+            && args.agent.as_deref().is_none_or(|a| a == row.agent)
+            && here.as_deref().is_none_or(|h| Path::new(&cwd) == h);
+        if wanted {
+            rows.push(row);
+            receipts.extend(receipt);
+        }
+    }
+
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        for r in &receipts {
+            serde_json::to_writer(&mut out, r)?;
+            out.write_all(b"\n")?;
+        }
+    } else if rows.is_empty() {
+        drop(out);
+        warn(format!("no runs to list in {}", runs.dir().display()));
+        return Ok(ExitStatus::Completed);
+    } else {
+        let term = TermEnv::detect();
+        let styles = if term.color_stdout(color) {
+            Styles::colored()
+        } else {
+            Styles::plain()
+        };
+        let width = if term.stdout_is_terminal {
+            console::Term::stdout().size().1 as usize
+        } else {
+            PLAIN_WIDTH
+        };
+        out.write_all(table::table(&rows, &styles, SystemTime::now(), width).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitStatus::Completed)
+}
+
+/// The full receipt (folded from the log for a run without one).
+fn load(dir: &Path) -> anyhow::Result<Receipt> {
+    Ok(runs::load(dir)?.receipt)
+}
+
+/// Just what a row shows, read cheaply from the receipt when there is one.
+fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
+    match fs::read(dir.join(RECEIPT)) {
+        Ok(bytes) => {
+            let s: Summary = serde_json::from_slice(&bytes)?;
+            let started_at = humantime::parse_rfc3339_weak(&s.started_at)?;
+            let row = Row {
+                run_id: s.run_id,
+                started_at,
+                agent: s.agent.name,
+                model: s.model,
+                outcome: s.outcome,
+                duration_ms: s.duration_ms,
+                steps: s.steps,
+                cost_usd: s.cost.usd,
+                prompt: s.prompt,
+            };
+            Ok((row, PathBuf::from(s.cwd)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(row_of(&load(dir)?)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn row_of(r: &Receipt) -> (Row, PathBuf) {
+    let row = Row {
+        run_id: r.run_id.clone(),
+        started_at: r.started_at,
+        agent: r.agent.name.clone(),
+        model: r.model.clone(),
+        outcome: r.outcome,
+        duration_ms: r.duration_ms,
+        steps: r.steps,
+        cost_usd: r.cost.usd,
+        prompt: r.prompt.clone(),
+    };
+    (row, PathBuf::from(&r.cwd))
+}
+
+/// The part of a receipt a row needs; the rest is skipped without being kept.
+#[derive(Deserialize)]
+struct Summary {
+    run_id: String,
+    started_at: String,
+    agent: SummaryAgent,
+    model: Option<String>,
+    prompt: String,
+    cwd: String,
+    outcome: Outcome,
+    duration_ms: u64,
+    steps: u32,
+    cost: SummaryCost,
+}
+
+#[derive(Deserialize)]
+struct SummaryAgent {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct SummaryCost {
+    usd: Option<f64>,
+}
+
+fn warn(message: String) {
+    #[expect(
+        clippy::print_stderr,
+        reason = "a run that cannot be listed is reported, not fatal"
+    )]
+    {
+        eprintln!("warning: {message}");
+    }
+}

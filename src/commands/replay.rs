@@ -1,0 +1,337 @@
+//! `runbook replay`: a recorded agent transcript, or a runbook event log, shown through the same
+//! adapters and renderer as a live run, with its recorded timing.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use tokio::time::Instant;
+
+use crate::agent::{Adapter, OpenCode, ParseContext};
+use crate::cli::{ReplayArgs, ReplayFormat};
+use crate::consumer::{Consumer, Dispatcher};
+use crate::event::{
+    Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
+};
+use crate::exit::{Error, ExitStatus};
+use crate::render::Styles;
+use crate::render::human::Human;
+use crate::render::json::JsonLines;
+use crate::supervisor::{agent_outcome, millis};
+use crate::term::{ColorChoice, TermEnv};
+
+pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
+    let bytes =
+        fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let format = match args.format {
+        Some(f) => f,
+        None => detect(&bytes, &args.file)?,
+    };
+    let term = TermEnv::detect();
+    let styles = if term.color(color) {
+        Styles::colored()
+    } else {
+        Styles::plain()
+    };
+    let display = term.display(args.json, args.quiet);
+    let mut consumers: Vec<Box<dyn Consumer>> = vec![Box::new(Human::new(
+        display,
+        styles,
+        args.verbose,
+        Box::new(std::io::stderr()),
+    ))];
+    if args.json {
+        consumers.push(Box::new(JsonLines::new(std::io::stdout())));
+    }
+    let mut dispatch = Dispatcher::new(consumers);
+    let pace = Pace {
+        start: Instant::now(),
+        speed: (!args.instant).then_some(args.speed),
+    };
+    match format {
+        ReplayFormat::Events => events(&bytes, &mut dispatch, &pace).await,
+        ReplayFormat::Opencode => {
+            native(&args.file, &bytes, &OpenCode, &mut dispatch, &pace).await?
+        }
+    }
+    for failure in dispatch.close() {
+        warn(&failure);
+    }
+    Ok(ExitStatus::Completed)
+}
+
+/// Tells a runbook event log from an agent's native output by its first line.
+fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<ReplayFormat> {
+    let first = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or_default();
+    let unknown = || {
+        Error::Usage(format!(
+            "cannot tell what {} holds; pass --format events|opencode",
+            path.display()
+        ))
+    };
+    let value: serde_json::Value = serde_json::from_slice(first).map_err(|_| unknown())?;
+    let kind = value
+        .get("type")
+        .and_then(|t| t.as_str())
+        .unwrap_or_default();
+    if value.get("seq").is_some() && value.get("turn").is_some() {
+        return Ok(ReplayFormat::Events);
+    }
+    if value.get("sessionID").is_some()
+        && [
+            "step_start",
+            "step_finish",
+            "text",
+            "reasoning",
+            "tool_use",
+            "error",
+        ]
+        .contains(&kind)
+    {
+        return Ok(ReplayFormat::Opencode);
+    }
+    let other = if value.get("session_id").is_some()
+        || ["system", "assistant", "user", "result"].contains(&kind)
+    {
+        Some("Claude Code")
+    } else if kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item.")
+    {
+        Some("Codex")
+    } else {
+        None
+    };
+    match other {
+        Some(agent) => Err(Error::Usage(format!(
+            "{} looks like a {agent} transcript; runbook replays OpenCode transcripts and runbook event logs",
+            path.display()
+        ))
+        .into()),
+        None => Err(unknown().into()),
+    }
+}
+
+/// Waits for a recorded moment, scaled by the replay speed.
+struct Pace {
+    start: Instant,
+    /// `None` replays without waiting.
+    speed: Option<f64>,
+}
+
+impl Pace {
+    async fn at(&self, offset: Duration) {
+        if let Some(speed) = self.speed {
+            tokio::time::sleep_until(self.start + offset.div_f64(speed)).await;
+        }
+    }
+}
+
+/// A runbook `events.ndjson`: the events as they were, at their recorded pace.
+async fn events(bytes: &[u8], dispatch: &mut Dispatcher, pace: &Pace) {
+    let mut first_ts = None;
+    for (i, line) in bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+    {
+        let ev: Event = match serde_json::from_slice(line) {
+            Ok(ev) => ev,
+            Err(e) => {
+                warn(&format!(
+                    "line {} is not a valid event ({e}); skipped",
+                    i + 1
+                ));
+                continue;
+            }
+        };
+        let first = *first_ts.get_or_insert(ev.ts);
+        pace.at(ev.ts.duration_since(first).unwrap_or_default())
+            .await;
+        dispatch.forward(&ev);
+        dispatch.flush();
+    }
+}
+
+/// An agent's recorded stdout, with its stderr, exit status and line timing when they were
+/// recorded beside it (`X.stdout.ndjson`, `X.stderr.txt`, `X.exit`, `X.timing.ndjson`).
+async fn native(
+    path: &Path,
+    bytes: &[u8],
+    adapter: &dyn Adapter,
+    dispatch: &mut Dispatcher,
+    pace: &Pace,
+) -> anyhow::Result<()> {
+    let sidecar = |ext: &str| -> Option<PathBuf> {
+        let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
+        Some(path.with_file_name(format!("{name}.{ext}")))
+    };
+    let read = |ext: &str| sidecar(ext).and_then(|p| fs::read_to_string(p).ok());
+    let stdout: Vec<&[u8]> = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let stderr_text = read("stderr.txt").unwrap_or_default();
+    let stderr: Vec<&str> = stderr_text.lines().collect();
+    let exit = read("exit")
+        .and_then(|s| s.trim().parse::<i32>().ok())
+        .map_or(
+            ExitInfo {
+                code: Some(0),
+                signal: None,
+            },
+            |c| {
+                if c > 128 {
+                    ExitInfo {
+                        code: None,
+                        signal: Some(c - 128),
+                    }
+                } else {
+                    ExitInfo {
+                        code: Some(c),
+                        signal: None,
+                    }
+                }
+            },
+        );
+    let schedule = schedule(&stdout, stderr.len(), read("timing.ndjson").as_deref());
+
+    let base = SystemTime::now();
+    let cwd = path
+        .parent()
+        .and_then(|p| p.canonicalize().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    dispatch.emit(
+        base,
+        EventKind::RunStarted(RunInfo {
+            schema_version: SCHEMA_VERSION,
+            run_id: "replay".to_owned(),
+            runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
+            agent: adapter.name().to_owned(),
+            model: None,
+            prompt: format!("replay of {}", path.display()),
+            cwd: cwd.display().to_string(),
+            run_dir: String::new(),
+            pid: std::process::id(),
+            pid_start: None,
+            limits: Limits {
+                inactivity_timeout_ms: 0,
+                kill_grace_ms: 0,
+                timeout_ms: None,
+                max_cost_usd: None,
+            },
+        }),
+    );
+    dispatch.set_turn(Turn::FIRST);
+    dispatch.emit(
+        base,
+        EventKind::TurnStarted {
+            argv: vec![adapter.program().to_owned()],
+            pid: 0,
+        },
+    );
+    dispatch.flush();
+
+    let mut parser = adapter.stdout_parser(ParseContext { cwd });
+    let mut stderr_parser = adapter.stderr_parser();
+    let mut events = Vec::new();
+    let mut last = Duration::ZERO;
+    for (offset, stream, index) in schedule {
+        pace.at(offset).await;
+        last = offset;
+        match stream {
+            Stream::Stdout => parser.line(stdout[index], &mut events),
+            Stream::Stderr => {
+                stderr_parser.line(&console::strip_ansi_codes(stderr[index]), &mut events)
+            }
+        }
+        for kind in events.drain(..) {
+            dispatch.emit(base + offset, kind);
+        }
+        dispatch.flush();
+    }
+    let (outcome, message) = agent_outcome(parser.end(), exit);
+    let end = base + last;
+    let kind = if outcome == Outcome::Completed {
+        EventKind::TurnCompleted { exit }
+    } else {
+        EventKind::TurnFailed {
+            outcome,
+            message: message.clone(),
+            exit,
+        }
+    };
+    dispatch.emit(end, kind);
+    dispatch.emit(
+        end,
+        EventKind::RunFinished {
+            outcome,
+            message,
+            duration_ms: millis(last),
+            exit,
+        },
+    );
+    dispatch.flush();
+    Ok(())
+}
+
+/// When each recorded line arrived: from the timing file when there is one, else from the
+/// `timestamp` (ms) OpenCode puts on each line; stderr lines without timing come last.
+fn schedule(
+    stdout: &[&[u8]],
+    stderr_lines: usize,
+    timing: Option<&str>,
+) -> Vec<(Duration, Stream, usize)> {
+    let mut out = Vec::with_capacity(stdout.len() + stderr_lines);
+    let (mut next_out, mut next_err) = (0, 0);
+    #[derive(serde::Deserialize)]
+    struct Arrival {
+        t: f64,
+        stream: Stream,
+    }
+    for arrival in timing
+        .into_iter()
+        .flat_map(str::lines)
+        .filter_map(|l| serde_json::from_str::<Arrival>(l).ok())
+    {
+        let at = Duration::try_from_secs_f64(arrival.t).unwrap_or_default();
+        match arrival.stream {
+            Stream::Stdout if next_out < stdout.len() => {
+                out.push((at, Stream::Stdout, next_out));
+                next_out += 1;
+            }
+            Stream::Stderr if next_err < stderr_lines => {
+                out.push((at, Stream::Stderr, next_err));
+                next_err += 1;
+            }
+            _ => {}
+        }
+    }
+    let stamp = |line: &[u8]| {
+        serde_json::from_slice::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v.get("timestamp")?.as_u64())
+    };
+    let first = stdout.get(next_out).and_then(|l| stamp(l));
+    let mut at = out.last().map_or(Duration::ZERO, |(t, ..)| *t);
+    for (i, line) in stdout.iter().enumerate().skip(next_out) {
+        if let (Some(first), Some(ts)) = (first, stamp(line)) {
+            at = at.max(Duration::from_millis(ts.saturating_sub(first)));
+        }
+        out.push((at, Stream::Stdout, i));
+    }
+    out.extend((next_err..stderr_lines).map(|i| (at, Stream::Stderr, i)));
+    out
+}
+
+fn warn(message: &str) {
+    #[expect(
+        clippy::print_stderr,
+        reason = "damaged lines are reported to the person replaying"
+    )]
+    {
+        eprintln!("warning: {message}");
+    }
+}

@@ -1,0 +1,78 @@
+//! `runbook status`: how a run went, or the run followed live from another terminal.
+
+use std::io::Write as _;
+use std::time::SystemTime;
+
+use crate::cli::StatusArgs;
+use crate::consumer::{Consumer, Dispatcher};
+use crate::exit::ExitStatus;
+use crate::follow::{self, Ending};
+use crate::render::human::Human;
+use crate::render::json::JsonLines;
+use crate::render::{Styles, report};
+use crate::rundir;
+use crate::runs::{self, Runs};
+use crate::term::{ColorChoice, TermEnv};
+
+pub(crate) async fn status(args: StatusArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
+    let runs = Runs::new(rundir::runs_dir(args.runs_dir.as_deref())?);
+    let id = runs.resolve(args.run.as_deref())?;
+    let dir = runs.path(&id);
+    let term = TermEnv::detect();
+
+    if args.live {
+        let styles = if term.color(color) {
+            Styles::colored()
+        } else {
+            Styles::plain()
+        };
+        let display = term.display(args.json, args.quiet);
+        let mut consumers: Vec<Box<dyn Consumer>> = vec![Box::new(Human::new(
+            display,
+            styles,
+            args.verbose,
+            Box::new(std::io::stderr()),
+        ))];
+        if args.json {
+            consumers.push(Box::new(JsonLines::new(std::io::stdout())));
+        }
+        let mut dispatch = Dispatcher::new(consumers);
+        let ending = follow::follow(&dir, &mut dispatch, &mut warn).await?;
+        for failure in dispatch.close() {
+            warn(failure);
+        }
+        return Ok(match ending {
+            Ending::Finished(outcome) => ExitStatus::from_outcome(outcome),
+            Ending::Abandoned => ExitStatus::Abandoned,
+        });
+    }
+
+    let state = runs::load(&dir)?;
+    for w in state.warnings {
+        warn(w);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &state.receipt)?;
+        out.write_all(b"\n")?;
+    } else {
+        let styles = if term.color_stdout(color) {
+            Styles::colored()
+        } else {
+            Styles::plain()
+        };
+        out.write_all(report::status(&state.receipt, &styles, SystemTime::now()).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitStatus::Completed)
+}
+
+fn warn(message: String) {
+    #[expect(
+        clippy::print_stderr,
+        reason = "warnings about a damaged log are for the person reading"
+    )]
+    {
+        eprintln!("warning: {message}");
+    }
+}

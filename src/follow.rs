@@ -1,0 +1,234 @@
+//! Following a run's event log as it grows, from another process: the history first, then each
+//! line as soon as it lands (file-change notification, no busy polling), until the run finishes
+//! or its supervisor is found dead.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use notify::{RecursiveMode, Watcher as _};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::consumer::{Dispatcher, Tick};
+use crate::event::{Event, EventKind, ExitInfo, Outcome, RunInfo};
+use crate::procfs;
+use crate::rundir::EVENTS;
+
+/// How often, without file changes, the supervisor's liveness is checked and the view ticks.
+const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// A run directory with no first event after this long was abandoned before it began.
+const NEVER_STARTED: Duration = Duration::from_secs(30);
+
+/// Reads the complete lines appended to a file since the last read.
+pub(crate) struct Tail {
+    path: PathBuf,
+    offset: u64,
+    partial: Vec<u8>,
+    line: u64,
+}
+
+impl Tail {
+    pub(crate) fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            offset: 0,
+            partial: Vec::new(),
+            line: 0,
+        }
+    }
+
+    /// Appends the new complete events to `out`; a line that is not an event becomes a warning.
+    /// A half-written last line is held until its newline arrives.
+    pub(crate) fn read_new(
+        &mut self,
+        out: &mut Vec<Event>,
+        warnings: &mut Vec<String>,
+    ) -> io::Result<()> {
+        let mut file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut fresh = Vec::new();
+        let n = file.read_to_end(&mut fresh)?;
+        self.offset += n as u64;
+        let mut data = std::mem::take(&mut self.partial);
+        data.extend_from_slice(&fresh);
+        let mut rest = &data[..];
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
+            self.line += 1;
+            match serde_json::from_slice::<Event>(&rest[..nl]) {
+                Ok(ev) => out.push(ev),
+                Err(e) => {
+                    warnings.push(format!(
+                        "{} line {} is not a valid event ({e}); skipped",
+                        self.path.display(),
+                        self.line
+                    ));
+                }
+            }
+            rest = &rest[nl + 1..];
+        }
+        self.partial = rest.to_vec();
+        Ok(())
+    }
+}
+
+/// How following ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    Finished(Outcome),
+    /// The supervisor is gone and the log never finished.
+    Abandoned,
+}
+
+/// Feeds every event of the run in `run_dir` to `dispatch` as it is logged, until the run ends.
+/// Warnings about damaged lines go to `warn`.
+pub(crate) async fn follow(
+    run_dir: &Path,
+    dispatch: &mut Dispatcher,
+    warn: &mut dyn FnMut(String),
+) -> anyhow::Result<Ending> {
+    let (tx, mut changed) = mpsc::channel::<()>(1);
+    let mut watcher = notify::recommended_watcher(move |_| {
+        // A full channel already holds a wake-up: changes coalesce.
+        let _ = tx.try_send(());
+    })?;
+    watcher.watch(run_dir, RecursiveMode::NonRecursive)?;
+
+    let mut tail = Tail::new(run_dir.join(EVENTS));
+    let mut info: Option<RunInfo> = None;
+    let mut last_event = Instant::now();
+    let mut last_seq = None;
+    let began = SystemTime::now();
+    let mut batch = Vec::new();
+    let mut warnings = Vec::new();
+    loop {
+        batch.clear();
+        tail.read_new(&mut batch, &mut warnings)?;
+        for w in warnings.drain(..) {
+            warn(w);
+        }
+        for ev in batch.drain(..) {
+            last_event = Instant::now();
+            last_seq = Some(ev.seq);
+            if let EventKind::RunStarted(i) = &ev.kind {
+                info = Some(i.clone());
+            }
+            let finished = match &ev.kind {
+                EventKind::RunFinished { outcome, .. } => Some(*outcome),
+                _ => None,
+            };
+            dispatch.forward(&ev);
+            if let Some(outcome) = finished {
+                dispatch.flush();
+                return Ok(Ending::Finished(outcome));
+            }
+        }
+        dispatch.flush();
+
+        let timer = tokio::time::sleep(CHECK_EVERY);
+        tokio::select! {
+            _ = changed.recv() => continue,
+            () = timer => {}
+        }
+        dispatch.tick(&Tick {
+            now: SystemTime::now(),
+            quiet_for: last_event.elapsed(),
+        });
+        let gone = match &info {
+            Some(i) => !procfs::is_alive(i.pid, i.pid_start),
+            None => {
+                began.elapsed().unwrap_or_default() > NEVER_STARTED
+                    && dir_age(run_dir) > NEVER_STARTED
+            }
+        };
+        if gone {
+            // The supervisor may have finished the log just before it died: read it all first.
+            batch.clear();
+            tail.read_new(&mut batch, &mut warnings)?;
+            if !batch.is_empty() {
+                continue_with(dispatch, &mut batch);
+                if let Some(EventKind::RunFinished { outcome, .. }) = batch.last().map(|e| &e.kind)
+                {
+                    return Ok(Ending::Finished(*outcome));
+                }
+            }
+            let pid = info.as_ref().map_or(0, |i| i.pid);
+            let turn = batch.last().map_or(crate::event::Turn::FIRST, |e| e.turn);
+            dispatch.forward(&Event {
+                seq: last_seq.map_or(0, |s| s + 1),
+                ts: SystemTime::now(),
+                turn,
+                kind: EventKind::RunFinished {
+                    outcome: Outcome::Abandoned,
+                    message: format!("runbook (pid {pid}) is gone and never finished the run"),
+                    duration_ms: 0,
+                    exit: ExitInfo::default(),
+                },
+            });
+            dispatch.flush();
+            return Ok(Ending::Abandoned);
+        }
+    }
+}
+
+fn continue_with(dispatch: &mut Dispatcher, batch: &mut [Event]) {
+    for ev in batch.iter() {
+        dispatch.forward(ev);
+    }
+    dispatch.flush();
+}
+
+fn dir_age(dir: &Path) -> Duration {
+    std::fs::metadata(dir)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::event::Turn;
+
+    fn line(seq: u64) -> String {
+        let ev = Event {
+            seq,
+            ts: SystemTime::UNIX_EPOCH,
+            turn: Turn::FIRST,
+            kind: EventKind::Text {
+                text: format!("t{seq}"),
+            },
+        };
+        serde_json::to_string(&ev).unwrap() + "\n"
+    }
+
+    #[test]
+    fn a_half_written_line_is_held_until_complete_and_damage_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.ndjson");
+        let mut tail = Tail::new(path.clone());
+        let (mut out, mut warn) = (Vec::new(), Vec::new());
+        tail.read_new(&mut out, &mut warn).unwrap();
+        assert!(out.is_empty(), "a missing log is just not there yet");
+
+        let mut f = File::create(&path).unwrap();
+        let second = line(1);
+        write!(f, "{}{}", line(0), &second[..10]).unwrap();
+        tail.read_new(&mut out, &mut warn).unwrap();
+        assert_eq!(out.iter().map(|e| e.seq).collect::<Vec<_>>(), [0]);
+
+        write!(f, "{}garbage\n{}", &second[10..], line(2)).unwrap();
+        tail.read_new(&mut out, &mut warn).unwrap();
+        assert_eq!(out.iter().map(|e| e.seq).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(warn.len(), 1);
+        assert!(warn[0].contains("line 3 is not a valid event"), "{warn:?}");
+    }
+}

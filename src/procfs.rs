@@ -1,0 +1,84 @@
+//! Reading `/proc/PID/stat`: parent, group, state, CPU time and start time of a process.
+
+use std::fs;
+
+/// One process, as `/proc/PID/stat` describes it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stat {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub zombie: bool,
+    /// User + system time of the process and of its waited-for children, in clock ticks.
+    pub ticks: u64,
+    /// When the process started, in clock ticks since boot.
+    pub start: u64,
+}
+
+/// The stat of one process, if it exists.
+pub(crate) fn stat(pid: i32) -> Option<Stat> {
+    parse(pid, &fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Whether the process `pid` is alive (not a zombie) and, when `start` is known, is the very
+/// process that started then rather than a later one that reused the pid.
+pub(crate) fn is_alive(pid: u32, start: Option<u64>) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    stat(pid).is_some_and(|s| !s.zombie && start.is_none_or(|t| t == s.start))
+}
+
+/// Parses `/proc/PID/stat`. The command name may contain spaces and parentheses, so fields are
+/// counted from the last `)`.
+pub(crate) fn parse(pid: i32, stat: &str) -> Option<Stat> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_ascii_whitespace().take(20).collect();
+    let num = |i: usize| f.get(i).and_then(|s| s.parse::<i64>().ok());
+    let ticks = [11, 12, 13, 14]
+        .iter()
+        .map(|&i| num(i).unwrap_or(0).max(0) as u64)
+        .sum();
+    Some(Stat {
+        pid,
+        ppid: num(1)? as i32,
+        pgrp: num(2)? as i32,
+        zombie: f.first() == Some(&"Z"),
+        ticks,
+        start: num(19).unwrap_or(0).max(0) as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_command_names_parse() {
+        let line =
+            "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 100 0 0 0 7 3 2 1 20 0 1 0 98765 1 1";
+        let p = parse(4242, line).unwrap();
+        assert_eq!(
+            (p.ppid, p.pgrp, p.zombie, p.ticks, p.start),
+            (1, 4242, false, 13, 98765)
+        );
+        assert!(
+            parse(1, "1 (x) Z").is_none(),
+            "missing fields are not guessed"
+        );
+        assert!(parse(1, "1 (x) Z 0 1").unwrap().zombie);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_reused_pid_is_not() {
+        let me = std::process::id();
+        let start = stat(me as i32).unwrap().start;
+        assert!(is_alive(me, Some(start)));
+        assert!(is_alive(me, None));
+        assert!(
+            !is_alive(me, Some(start + 1)),
+            "another start time means another process"
+        );
+        assert!(!is_alive(u32::MAX - 1, None));
+    }
+}

@@ -1,0 +1,209 @@
+//! The `runbook status` report: one run's receipt, for a person.
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime};
+
+use super::Styles;
+use super::human::{human_ms, money, plural, thousands};
+use crate::event::Outcome;
+use crate::receipt::Receipt;
+
+/// The report for a receipt, as of `now` (for the run's age).
+pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
+    let s = styles;
+    let mut out = String::new();
+    let mut row = |label: &str, value: String| {
+        let _ = writeln!(out, "{} {value}", s.dim.apply_to(format!("{label:<9}")));
+    };
+    row("run", s.bold.apply_to(&r.run_id).to_string());
+    let exit = match (r.outcome, r.exit.code, r.exit.signal) {
+        (Outcome::Running | Outcome::Abandoned, ..) => String::new(),
+        (_, None, None) => " · agent not started".to_owned(),
+        _ => format!(" · {}", r.exit),
+    };
+    row(
+        "outcome",
+        format!("{}{exit} · {}", outcome(r.outcome, s), r.message),
+    );
+    let version = r
+        .agent
+        .version
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    let model = r
+        .model
+        .as_deref()
+        .map(|m| format!(" · model {m}"))
+        .unwrap_or_default();
+    row("agent", format!("{}{version}{model}", r.agent.name));
+    row("prompt", first_line(&r.prompt));
+    row("cwd", r.cwd.clone());
+    let took = if r.outcome == Outcome::Running {
+        "running for"
+    } else {
+        "took"
+    };
+    row(
+        "started",
+        format!(
+            "{} ({}) · {took} {}",
+            utc(r.started_at),
+            age(r.started_at, now),
+            human_ms(r.duration_ms)
+        ),
+    );
+    if let Some(session) = &r.session_id {
+        row("session", session.clone());
+    }
+    if r.turns.len() > 1 {
+        let turns: Vec<String> = r
+            .turns
+            .iter()
+            .map(|t| {
+                let cost = t
+                    .cost_usd
+                    .map(money)
+                    .unwrap_or_else(|| "cost unknown".to_owned());
+                format!(
+                    "{} {}: {} steps, {cost}",
+                    t.index + 1,
+                    format!("{:?}", t.kind).to_lowercase(),
+                    t.steps
+                )
+            })
+            .collect();
+        row("turns", turns.join(" · "));
+    }
+    row("steps", r.steps.to_string());
+    let tools: Vec<String> = r
+        .tool_calls
+        .by_name
+        .iter()
+        .map(|(name, t)| {
+            let bad = t.errors + t.denied;
+            if bad > 0 {
+                format!("{name} {} ({bad} failed)", t.calls)
+            } else {
+                format!("{name} {}", t.calls)
+            }
+        })
+        .collect();
+    let tools = if tools.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", tools.join(", "))
+    };
+    row(
+        "tools",
+        format!("{}{tools}", plural(u64::from(r.tool_calls.total), "call")),
+    );
+    let t = &r.tokens;
+    row(
+        "tokens",
+        format!(
+            "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
+            thousands(t.total),
+            thousands(t.input),
+            thousands(t.output),
+            thousands(t.reasoning),
+            thousands(t.cache_read),
+            thousands(t.cache_write)
+        ),
+    );
+    let cost = match (r.cost.usd, r.cost.source) {
+        (Some(usd), Some(src)) => format!("{} ({})", money(usd), format!("{src:?}").to_lowercase()),
+        (Some(usd), None) => money(usd),
+        (None, _) if r.cost.known_usd > 0.0 => {
+            format!("unknown (at least {})", money(r.cost.known_usd))
+        }
+        (None, _) => "unknown".to_owned(),
+    };
+    row("cost", cost);
+    for d in &r.permission_denials {
+        row(
+            "denied",
+            s.warn
+                .apply_to(format!("{} ({})", d.tool, d.detail))
+                .to_string(),
+        );
+    }
+    for e in &r.provider_errors {
+        let status = e.status.map(|c| format!(" {c}")).unwrap_or_default();
+        row(
+            "provider",
+            s.warn
+                .apply_to(format!("{}{status}: {}", e.name, first_line(&e.message)))
+                .to_string(),
+        );
+    }
+    for e in &r.agent_errors {
+        row("error", s.error.apply_to(first_line(e)).to_string());
+    }
+    if r.unparsed_lines.count > 0 {
+        row(
+            "unparsed",
+            format!("{} unreadable output lines", r.unparsed_lines.count),
+        );
+    }
+    if let Some(d) = &r.watchdog {
+        row(
+            "watchdog",
+            s.error
+                .apply_to(format!(
+                    "no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}), last event {}",
+                    human_ms(d.timeout_ms),
+                    human_ms(d.stdout_quiet_ms),
+                    human_ms(d.stderr_quiet_ms),
+                    human_ms(d.cpu_quiet_ms),
+                    d.last_event.as_deref().unwrap_or("none")
+                ))
+                .to_string(),
+        );
+    }
+    for line in &r.stderr.tail {
+        row("stderr", s.dim.apply_to(line).to_string());
+    }
+    row("log", r.run_dir.clone());
+    out
+}
+
+/// An outcome, coloured by how good it is.
+pub(crate) fn outcome(o: Outcome, s: &Styles) -> String {
+    let style = match o {
+        Outcome::Completed => &s.ok,
+        Outcome::Running => &s.accent,
+        Outcome::Interrupted | Outcome::Truncated => &s.warn,
+        _ => &s.error,
+    };
+    style.apply_to(o.as_str()).to_string()
+}
+
+/// `2026-11-22 04:33:55 UTC`.
+pub(crate) fn utc(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t)
+        .to_string()
+        .replace('T', " ")
+        .replace('Z', " UTC")
+}
+
+/// `12m ago`, `3h ago`, `2d ago`.
+pub(crate) fn age(t: SystemTime, now: SystemTime) -> String {
+    let d = now.duration_since(t).unwrap_or(Duration::ZERO).as_secs();
+    match d {
+        0..60 => "just now".to_owned(),
+        60..3600 => format!("{}m ago", d / 60),
+        3600..86_400 => format!("{}h ago", d / 3600),
+        _ => format!("{}d ago", d / 86_400),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("").trim().to_owned();
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first
+    }
+}

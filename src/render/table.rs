@@ -1,0 +1,96 @@
+//! The `runbook list` table: one row per run, columns sized to their content.
+
+use std::time::SystemTime;
+
+use super::Styles;
+use super::human::{human_ms, money};
+use super::report::{age, outcome};
+use crate::event::Outcome;
+
+/// What a row shows of a run.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub run_id: String,
+    pub started_at: SystemTime,
+    pub agent: String,
+    pub model: Option<String>,
+    pub outcome: Outcome,
+    pub duration_ms: u64,
+    pub steps: u32,
+    pub cost_usd: Option<f64>,
+    pub prompt: String,
+}
+
+/// The table, as lines fitting `width` columns (the prompt column takes what is left).
+pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize) -> String {
+    const HEADERS: [&str; 9] = [
+        "RUN",
+        "STARTED (UTC)",
+        "AGENT",
+        "MODEL",
+        "OUTCOME",
+        "TIME",
+        "STEPS",
+        "COST",
+        "PROMPT",
+    ];
+    let cells: Vec<[String; 9]> = rows
+        .iter()
+        .map(|r| {
+            let started = super::report::utc(r.started_at);
+            [
+                r.run_id.clone(),
+                format!("{} {}", &started[5..16], age(r.started_at, now)),
+                r.agent.clone(),
+                r.model.clone().unwrap_or_else(|| "-".to_owned()),
+                r.outcome.as_str().to_owned(),
+                human_ms(r.duration_ms),
+                r.steps.to_string(),
+                r.cost_usd.map_or_else(|| "?".to_owned(), money),
+                r.prompt.lines().next().unwrap_or("").trim().to_owned(),
+            ]
+        })
+        .collect();
+    let mut widths: [usize; 8] = HEADERS[..8]
+        .iter()
+        .map(|h| h.len())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap_or([0; 8]);
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(console::measure_text_width(cell));
+        }
+    }
+    let used: usize = widths.iter().map(|w| w + 2).sum();
+    let prompt_width = width.saturating_sub(used).max(12);
+
+    let mut out = String::new();
+    let header: Vec<String> = HEADERS[..8]
+        .iter()
+        .zip(widths)
+        .map(|(h, w)| format!("{h:<w$}"))
+        .collect();
+    out.push_str(
+        &styles
+            .bold
+            .apply_to(format!("{}  PROMPT", header.join("  ")))
+            .to_string(),
+    );
+    out.push('\n');
+    for (row, r) in cells.iter().zip(rows) {
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            let pad = w.saturating_sub(console::measure_text_width(cell));
+            let text = if i == 4 {
+                outcome(r.outcome, styles)
+            } else {
+                cell.clone()
+            };
+            out.push_str(&text);
+            out.push_str(&" ".repeat(pad + 2));
+        }
+        out.push_str(&console::truncate_str(&row[8], prompt_width, "…"));
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,272 @@
+//! The runs directory as a collection: which runs exist, which one a name means, and what each
+//! left behind (its receipt, or its log folded so far).
+
+use std::fs;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::event::{Event, Outcome};
+use crate::exit::Error;
+use crate::procfs;
+use crate::receipt::{Receipt, ReceiptBuilder};
+use crate::rundir::{EVENTS, RECEIPT};
+
+/// How many ids an error message lists.
+const SHOW_IDS: usize = 5;
+
+pub(crate) struct Runs {
+    dir: PathBuf,
+}
+
+impl Runs {
+    pub(crate) fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(id)
+    }
+
+    /// Run ids, oldest first. A runs directory that does not exist yet holds no runs.
+    pub(crate) fn ids(&self) -> io::Result<Vec<String>> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut ids: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| looks_like_run_id(name))
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// The run a name means: the latest run when there is no name, else the run whose id is the
+    /// name, starts with it, or whose random part starts with it.
+    pub(crate) fn resolve(&self, name: Option<&str>) -> anyhow::Result<String> {
+        let ids = self.ids()?;
+        let Some(name) = name else {
+            return ids.last().cloned().ok_or_else(|| {
+                Error::Usage(format!(
+                    "no runs yet in {}; start one with `runbook run`",
+                    self.dir.display()
+                ))
+                .into()
+            });
+        };
+        if ids.iter().any(|id| id == name) {
+            return Ok(name.to_owned());
+        }
+        let matches: Vec<&String> = ids
+            .iter()
+            .filter(|id| {
+                id.starts_with(name)
+                    || id
+                        .rsplit('-')
+                        .next()
+                        .is_some_and(|tail| tail.starts_with(name))
+            })
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => {
+                let latest: Vec<&str> = ids
+                    .iter()
+                    .rev()
+                    .take(SHOW_IDS)
+                    .map(String::as_str)
+                    .collect();
+                let known = if latest.is_empty() {
+                    format!("there are no runs in {}", self.dir.display())
+                } else {
+                    format!("the latest are {}", latest.join(", "))
+                };
+                Err(Error::Usage(format!("no run matches `{name}`: {known}")).into())
+            }
+            many => {
+                let shown: Vec<&str> = many
+                    .iter()
+                    .rev()
+                    .take(SHOW_IDS)
+                    .map(|s| s.as_str())
+                    .collect();
+                let more = many.len().saturating_sub(SHOW_IDS);
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                Err(Error::Usage(format!(
+                    "`{name}` matches {} runs ({}{more}): give more of the id",
+                    many.len(),
+                    shown.join(", ")
+                ))
+                .into())
+            }
+        }
+    }
+}
+
+/// `20261122-043355-7k3mq`.
+fn looks_like_run_id(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 17
+        && b[..8].iter().all(u8::is_ascii_digit)
+        && b[8] == b'-'
+        && b[9..15].iter().all(u8::is_ascii_digit)
+}
+
+/// What one run left: its receipt (real, or folded from the log so far) and any damage found.
+pub(crate) struct RunState {
+    pub receipt: Receipt,
+    /// Lines of `events.ndjson` that could not be read.
+    pub warnings: Vec<String>,
+}
+
+/// Reads a run directory. A finished run has its receipt; otherwise the log is folded and the run
+/// is `running` while its supervisor lives, `abandoned` once it is gone.
+pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
+    let receipt_path = run_dir.join(RECEIPT);
+    match fs::read(&receipt_path) {
+        Ok(bytes) => {
+            let receipt = serde_json::from_slice(&bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "{} is not a valid receipt ({e}); the run's events are in {EVENTS}",
+                    receipt_path.display()
+                )
+            })?;
+            return Ok(RunState {
+                receipt,
+                warnings: Vec::new(),
+            });
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "cannot read {}: {e}",
+                receipt_path.display()
+            ));
+        }
+    }
+    let (builder, warnings) = fold_log(&run_dir.join(EVENTS))?;
+    let Some(info) = builder.info() else {
+        anyhow::bail!(
+            "{} has no events yet: the run is starting, or never started",
+            run_dir.display()
+        );
+    };
+    let (outcome, message) = if procfs::is_alive(info.pid, info.pid_start) {
+        (Outcome::Running, "the run is in progress".to_owned())
+    } else {
+        (
+            Outcome::Abandoned,
+            format!(
+                "runbook (pid {}) is gone and never finished the run",
+                info.pid
+            ),
+        )
+    };
+    let receipt = builder
+        .build_unfinished(outcome, message, SystemTime::now())
+        .ok_or_else(|| anyhow::anyhow!("{} has no run.started event", run_dir.display()))?;
+    Ok(RunState { receipt, warnings })
+}
+
+/// Folds every complete, valid line of an event log; reports the lines that are not.
+fn fold_log(path: &Path) -> anyhow::Result<(ReceiptBuilder, Vec<String>)> {
+    let file =
+        fs::File::open(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut reader = BufReader::new(file);
+    let mut builder = ReceiptBuilder::default();
+    let mut warnings = Vec::new();
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        number += 1;
+        // A last line without its newline is still being written: not damage.
+        if line.last() != Some(&b'\n') {
+            break;
+        }
+        match serde_json::from_slice::<Event>(&line) {
+            Ok(ev) => builder.observe(&ev),
+            Err(e) => warnings.push(format!(
+                "{} line {number} is not a valid event ({e}); skipped",
+                path.display()
+            )),
+        }
+    }
+    Ok((builder, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(ids: &[&str]) -> (tempfile::TempDir, Runs) {
+        let dir = tempfile::tempdir().unwrap();
+        for id in ids {
+            fs::create_dir(dir.path().join(id)).unwrap();
+        }
+        fs::create_dir(dir.path().join("not-a-run")).unwrap();
+        let runs = Runs::new(dir.path().to_path_buf());
+        (dir, runs)
+    }
+
+    #[test]
+    fn names_resolve_to_the_latest_an_exact_id_or_a_unique_prefix() {
+        let (_d, r) = runs(&[
+            "20261121-100000-aaaaa",
+            "20261122-043355-7k3mq",
+            "20261122-050000-7k9zz",
+        ]);
+        assert_eq!(r.resolve(None).unwrap(), "20261122-050000-7k9zz");
+        assert_eq!(
+            r.resolve(Some("20261121")).unwrap(),
+            "20261121-100000-aaaaa"
+        );
+        assert_eq!(
+            r.resolve(Some("20261122-0433")).unwrap(),
+            "20261122-043355-7k3mq"
+        );
+        assert_eq!(
+            r.resolve(Some("7k3")).unwrap(),
+            "20261122-043355-7k3mq",
+            "the random part works too"
+        );
+        let err = r.resolve(Some("7k")).unwrap_err().to_string();
+        assert!(
+            err.contains("`7k` matches 2 runs") && err.contains("give more of the id"),
+            "{err}"
+        );
+        let err = r.resolve(Some("zzz")).unwrap_err().to_string();
+        assert!(
+            err.contains("no run matches `zzz`") && err.contains("20261122-050000-7k9zz"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_empty_or_missing_runs_dir_says_so() {
+        let (_d, r) = runs(&[]);
+        assert!(
+            r.resolve(None)
+                .unwrap_err()
+                .to_string()
+                .contains("no runs yet")
+        );
+        let missing = Runs::new(PathBuf::from("/nonexistent/runs"));
+        assert!(missing.ids().unwrap().is_empty());
+    }
+}
