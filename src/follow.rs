@@ -24,6 +24,8 @@ const NEVER_STARTED: Duration = Duration::from_secs(30);
 /// Reads the complete lines appended to a file since the last read.
 pub(crate) struct Tail {
     path: PathBuf,
+    /// Kept open: reopening would itself be a file event and wake the follower again.
+    file: Option<File>,
     offset: u64,
     partial: Vec<u8>,
     line: u64,
@@ -33,6 +35,7 @@ impl Tail {
     pub(crate) fn new(path: PathBuf) -> Self {
         Self {
             path,
+            file: None,
             offset: 0,
             partial: Vec::new(),
             line: 0,
@@ -46,11 +49,14 @@ impl Tail {
         out: &mut Vec<Event>,
         warnings: &mut Vec<String>,
     ) -> io::Result<()> {
-        let mut file = match File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e),
-        };
+        if self.file.is_none() {
+            match File::open(&self.path) {
+                Ok(f) => self.file = Some(f),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        let file = self.file.as_mut().expect("opened above");
         file.seek(SeekFrom::Start(self.offset))?;
         let mut fresh = Vec::new();
         let n = file.read_to_end(&mut fresh)?;
@@ -93,9 +99,12 @@ pub(crate) async fn follow(
     warn: &mut dyn FnMut(String),
 ) -> anyhow::Result<Ending> {
     let (tx, mut changed) = mpsc::channel::<()>(1);
-    let mut watcher = notify::recommended_watcher(move |_| {
-        // A full channel already holds a wake-up: changes coalesce.
-        let _ = tx.try_send(());
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        // Reading the log is an event too; only writes (and the log's creation) matter. A full
+        // channel already holds a wake-up: changes coalesce.
+        if res.is_ok_and(|ev| !matches!(ev.kind, notify::EventKind::Access(_))) {
+            let _ = tx.try_send(());
+        }
     })?;
     watcher.watch(run_dir, RecursiveMode::NonRecursive)?;
 
@@ -106,6 +115,10 @@ pub(crate) async fn follow(
     let began = SystemTime::now();
     let mut batch = Vec::new();
     let mut warnings = Vec::new();
+    // A steady clock for liveness checks and the status line, whatever the file does.
+    let mut checks = tokio::time::interval(CHECK_EVERY);
+    checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    checks.tick().await;
     loop {
         batch.clear();
         tail.read_new(&mut batch, &mut warnings)?;
@@ -130,10 +143,9 @@ pub(crate) async fn follow(
         }
         dispatch.flush();
 
-        let timer = tokio::time::sleep(CHECK_EVERY);
         tokio::select! {
             _ = changed.recv() => continue,
-            () = timer => {}
+            _ = checks.tick() => {}
         }
         dispatch.tick(&Tick {
             now: SystemTime::now(),

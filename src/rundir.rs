@@ -2,7 +2,8 @@
 //!
 //! Each run gets `<runs dir>/<run id>/` with `events.ndjson` (universal events), `stdout.log` and
 //! `stderr.log` (the agent's raw output) and `result.json` (the receipt, written at the end).
-//! Run ids sort by start time: `20261122-043355-7k3mq` (UTC date and time, then random letters).
+//! Run ids sort by start time: `20261122-043355-7k3mq` (UTC date and time, then the milliseconds
+//! and three random characters).
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -49,7 +50,7 @@ impl RunDir {
             .with_context(|| format!("cannot create the runs directory {}", runs_dir.display()))?;
         let stamp = id_stamp(now);
         for _ in 0..100 {
-            let id = format!("{stamp}-{}", suffix());
+            let id = format!("{stamp}-{}", suffix(now));
             let path = runs_dir.join(&id);
             match fs::create_dir(&path) {
                 Ok(()) => {
@@ -86,12 +87,19 @@ fn id_stamp(t: SystemTime) -> String {
     format!("{}-{}", &digits[..8], &digits[8..14])
 }
 
-/// Five random lowercase letters and digits (no look-alikes).
-fn suffix() -> String {
-    const ALPHABET: &[u8] = b"23456789abcdefghjkmnpqrstuvwxyz";
-    (0..5)
-        .map(|_| ALPHABET[fastrand::usize(..ALPHABET.len())] as char)
-        .collect()
+/// Five characters of Crockford base32 (digits and lowercase letters without look-alikes, in
+/// ASCII order): the first two are the milliseconds, so ids sort by start time within a second;
+/// the last three are random, so runs started in the same millisecond still differ.
+fn suffix(t: SystemTime) -> String {
+    const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    let ms = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_millis()) as usize;
+    let mut id = String::with_capacity(5);
+    id.push(ALPHABET[ms / 32] as char);
+    id.push(ALPHABET[ms % 32] as char);
+    id.extend((0..3).map(|_| ALPHABET[fastrand::usize(..32)] as char));
+    id
 }
 
 #[cfg(test)]
@@ -102,7 +110,7 @@ mod tests {
     fn run_ids_sort_by_start_time_and_do_not_collide() {
         let dir = tempfile::tempdir().unwrap();
         let t1 = humantime::parse_rfc3339("2026-11-22T04:33:55Z").unwrap();
-        let t2 = humantime::parse_rfc3339("2026-11-22T10:00:00Z").unwrap();
+        let t2 = humantime::parse_rfc3339("2026-11-22T04:33:55.001Z").unwrap();
         let a = RunDir::create(dir.path(), t1).unwrap();
         let b = RunDir::create(dir.path(), t1).unwrap();
         let c = RunDir::create(dir.path(), t2).unwrap();

@@ -2,4 +2,5 @@
 
 mod opencode;
 mod run;
+mod status;
 mod support;

@@ -395,7 +395,10 @@ fn crossing_the_budget_stops_the_agent() {
 }
 
 /// Starts runbook in the background and waits until the agent has said something.
-#[expect(clippy::zombie_processes, reason = "the caller waits for the child with support::finish")]
+#[expect(
+    clippy::zombie_processes,
+    reason = "the caller waits for the child with support::finish"
+)]
 fn start_and_wait_for_agent(
     ctx: &TestContext,
     scenario: &str,

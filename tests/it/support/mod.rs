@@ -49,7 +49,10 @@ pub fn opencode_bin() -> Option<PathBuf> {
         "the real OpenCode CLI is not at {}: run .ci/install-agents (or set RUNBOOK_SKIP_REAL_AGENTS=1 outside CI to skip)",
         path.display()
     );
-    #[expect(clippy::print_stderr, reason = "a skipped real-agent test must say so loudly")]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped real-agent test must say so loudly"
+    )]
     {
         eprintln!("SKIPPED: real OpenCode test (RUNBOOK_SKIP_REAL_AGENTS=1)");
     }
@@ -254,18 +257,17 @@ pub fn run(cmd: &mut Command, limit: Duration) -> Outcome {
 /// Collects a spawned child's output and status, killing it if it outlives `limit`.
 pub fn finish(mut child: Child, limit: Duration) -> Outcome {
     let start = Instant::now();
-    let mut out = child.stdout.take().expect("piped stdout");
-    let mut err = child.stderr.take().expect("piped stderr");
-    let out_t = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_t = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    fn collect(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<String> {
+        thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut s);
+            }
+            s
+        })
+    }
+    let out_t = collect(child.stdout.take());
+    let err_t = collect(child.stderr.take());
     let status = loop {
         if let Some(status) = child.try_wait().expect("try_wait") {
             break status;

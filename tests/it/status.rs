@@ -1,0 +1,537 @@
+//! `runbook status`, `status --live`, `list` and `replay`: following and inspecting runs from
+//! another process.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use runbook::event::{Event, EventKind, Outcome};
+use runbook::receipt::Receipt;
+
+use crate::support::{self, TestContext, run};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+const STEP_START: &str = r#"{"type":"step_start","timestamp":1,"sessionID":"ses_live","part":{"id":"p1","messageID":"m1","sessionID":"ses_live","type":"step-start"}}"#;
+const STEP_STOP: &str = r#"{"type":"step_finish","timestamp":2,"sessionID":"ses_live","part":{"id":"p9","reason":"stop","messageID":"m1","sessionID":"ses_live","type":"step-finish","tokens":{"total":1540,"input":1500,"output":40,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0.0051}}"#;
+
+fn text(n: usize) -> String {
+    format!(
+        r#"{{"type":"text","timestamp":1,"sessionID":"ses_live","part":{{"id":"t{n}","messageID":"m1","sessionID":"ses_live","type":"text","text":"line {n}"}}}}"#
+    )
+}
+
+/// An agent that talks for a while: `n` text events `gap_ms` apart, then a clean finish.
+fn chatty(n: usize, gap_ms: u64) -> String {
+    let mut lines = vec![STEP_START.to_owned()];
+    for i in 0..n {
+        lines.push(text(i));
+        lines.push(format!(r#"{{"$sleep_ms":{gap_ms}}}"#));
+    }
+    lines.push(STEP_STOP.to_owned());
+    lines.join("\n")
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Splits `--json` output into events and the final receipt.
+fn events_and_receipt(stdout: &str) -> (Vec<Event>, Receipt) {
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    let receipt = serde_json::from_str(lines.pop().expect("a receipt line"))
+        .expect("the last line is a receipt");
+    (support::parse_events(&lines.join("\n")), receipt)
+}
+
+#[test]
+fn live_follows_a_run_in_another_process_and_sees_every_event_once_in_order() {
+    let ctx = TestContext::new();
+    let writer = ctx
+        .fake_run(&chatty(60, 15), &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the run directory", || !ctx.run_dirs().is_empty());
+    let id = ctx.run_dirs()[0]
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let follower = ctx
+        .runbook(&["status", "--live", "--json", &id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_out = support::finish(writer, LIMIT);
+    let live = support::finish(follower, LIMIT);
+
+    assert_eq!(run_out.code(), Some(0));
+    assert_eq!(
+        live.code(),
+        Some(0),
+        "status --live exits with the run's exit code: {}",
+        live.stderr
+    );
+    let (events, receipt) = events_and_receipt(&live.stdout);
+    assert_eq!(
+        events,
+        ctx.events(),
+        "every logged event, exactly once, in order"
+    );
+    assert_eq!(receipt, ctx.receipt());
+}
+
+#[test]
+fn live_shows_the_same_lines_as_the_run_itself() {
+    let ctx = TestContext::new();
+    let out = run(&mut ctx.fake_run(&chatty(3, 0), &[]), LIMIT);
+    assert_eq!(out.code(), Some(0));
+    let live = run(&mut ctx.runbook(&["status", "--live"]), LIMIT);
+    assert_eq!(live.code(), Some(0));
+    assert_eq!(
+        live.stderr, out.stderr,
+        "after the run, --live replays the very same view"
+    );
+    assert!(live.stdout.is_empty());
+}
+
+#[test]
+fn live_started_before_the_first_event_waits_for_it_and_holds_partial_lines() {
+    let ctx = TestContext::new();
+    // A finished run to take realistic events from.
+    assert_eq!(
+        run(&mut ctx.fake_run(&chatty(2, 0), &[]), LIMIT).code(),
+        Some(0)
+    );
+    let template = fs::read_to_string(ctx.run_dir().join("events.ndjson")).unwrap();
+    let mut lines: Vec<Event> = support::parse_events(&template);
+    // The new run's supervisor is this test process: alive until the log is finished.
+    if let EventKind::RunStarted(info) = &mut lines[0].kind {
+        info.pid = std::process::id();
+        info.pid_start = None;
+        info.run_id = "20991231-235959-wait1".into();
+    }
+    let dir = ctx.runs.join("20991231-235959-wait1");
+    fs::create_dir(&dir).unwrap();
+
+    let follower = ctx
+        .runbook(&["status", "--live", "--json", "wait1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut log = fs::File::create(dir.join("events.ndjson")).unwrap();
+    for ev in &lines {
+        let line = serde_json::to_string(ev).unwrap() + "\n";
+        let (a, b) = line.split_at(line.len() / 2);
+        log.write_all(a.as_bytes()).unwrap();
+        log.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        log.write_all(b.as_bytes()).unwrap();
+        log.flush().unwrap();
+    }
+    let live = support::finish(follower, LIMIT);
+    assert_eq!(live.code(), Some(0), "{}", live.stderr);
+    assert!(
+        !live.stderr.contains("warning"),
+        "half-written lines are not damage: {}",
+        live.stderr
+    );
+    let (events, _) = events_and_receipt(&live.stdout);
+    assert_eq!(events, lines);
+}
+
+#[test]
+fn live_notices_a_killed_supervisor_and_says_abandoned() {
+    let ctx = TestContext::new();
+    let scenario = [STEP_START, r#"{"$hang":true}"#].join("\n");
+    let mut writer = ctx
+        .fake_run(&scenario, &["--inactivity-timeout", "1m"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the agent's first step", || {
+        ctx.run_dirs()
+            .first()
+            .and_then(|d| fs::read_to_string(d.join("events.ndjson")).ok())
+            .is_some_and(|l| l.contains("step.started"))
+    });
+    let follower = ctx
+        .runbook(&["status", "--live"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    let live = support::finish(follower, LIMIT);
+
+    // runbook was SIGKILLed: its agent is an orphan now, and this test must end it.
+    for pid in ctx.surviving_agent_processes() {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    assert_eq!(live.code(), Some(7), "{}", live.stderr);
+    assert!(live.stderr.contains("✗ abandoned"), "{}", live.stderr);
+
+    let status = run(&mut ctx.runbook(&["status", "--json"]), LIMIT);
+    let receipt: Receipt =
+        serde_json::from_str(&status.stdout).expect("a receipt built from the log");
+    assert_eq!(receipt.outcome, Outcome::Abandoned);
+    assert_eq!(receipt.steps, 0);
+}
+
+#[test]
+fn status_of_a_running_run_is_built_from_its_log() {
+    let ctx = TestContext::new();
+    let scenario = [STEP_START, &text(1), r#"{"$hang":true}"#].join("\n");
+    let writer = ctx
+        .fake_run(
+            &scenario,
+            &["--inactivity-timeout", "1m", "--timeout", "20s"],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the agent's text", || {
+        ctx.run_dirs()
+            .first()
+            .and_then(|d| fs::read_to_string(d.join("events.ndjson")).ok())
+            .is_some_and(|l| l.contains(r#""type":"text""#))
+    });
+    let status = run(&mut ctx.runbook(&["status", "--json"]), LIMIT);
+    let human = run(&mut ctx.runbook(&["status"]), LIMIT);
+    kill(Pid::from_raw(writer.id() as i32), Signal::SIGINT).unwrap();
+    let done = support::finish(writer, LIMIT);
+    assert_eq!(done.code(), Some(130));
+
+    let receipt: Receipt = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(receipt.outcome, Outcome::Running);
+    assert_eq!(receipt.session_id.as_deref(), Some("ses_live"));
+    assert!(
+        human
+            .stdout
+            .contains("outcome   running · the run is in progress"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.stdout.contains("running for"), "{}", human.stdout);
+}
+
+#[test]
+fn runs_are_found_by_latest_prefix_and_random_part_with_clear_errors() {
+    let ctx = TestContext::new();
+    for _ in 0..2 {
+        assert_eq!(
+            run(&mut ctx.fake_run(&chatty(1, 0), &[]), LIMIT).code(),
+            Some(0)
+        );
+    }
+    let ids: Vec<String> = ctx
+        .run_dirs()
+        .iter()
+        .map(|d| d.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    let latest = run(&mut ctx.runbook(&["status"]), LIMIT);
+    assert!(
+        latest.stdout.starts_with(&format!("run       {}", ids[1])),
+        "{}",
+        latest.stdout
+    );
+    let tail = ids[0].rsplit('-').next().unwrap();
+    let by_tail = run(&mut ctx.runbook(&["status", tail]), LIMIT);
+    assert!(by_tail.stdout.contains(&ids[0]), "{}", by_tail.stdout);
+
+    let ambiguous = run(&mut ctx.runbook(&["status", "20"]), LIMIT);
+    assert_eq!(ambiguous.code(), Some(2));
+    assert!(
+        ambiguous.stderr.contains("`20` matches 2 runs"),
+        "{}",
+        ambiguous.stderr
+    );
+    let unknown = run(&mut ctx.runbook(&["status", "nope"]), LIMIT);
+    assert_eq!(unknown.code(), Some(2));
+    assert!(
+        unknown.stderr.contains("no run matches `nope`") && unknown.stderr.contains(&ids[1]),
+        "{}",
+        unknown.stderr
+    );
+    assert_eq!(unknown.stderr.lines().count(), 1);
+
+    let empty = TestContext::new();
+    let none = run(&mut empty.runbook(&["status"]), LIMIT);
+    assert_eq!(none.code(), Some(2));
+    assert!(none.stderr.contains("no runs yet"), "{}", none.stderr);
+}
+
+#[test]
+fn a_damaged_log_is_reported_not_fatal() {
+    let ctx = TestContext::new();
+    let scenario = [STEP_START, r#"{"$hang":true}"#].join("\n");
+    let mut writer = ctx
+        .fake_run(&scenario, &["--inactivity-timeout", "1m"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the agent's first step", || {
+        ctx.run_dirs()
+            .first()
+            .and_then(|d| fs::read_to_string(d.join("events.ndjson")).ok())
+            .is_some_and(|l| l.contains("step.started"))
+    });
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    for pid in ctx.surviving_agent_processes() {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    let log = ctx.run_dir().join("events.ndjson");
+    let mut f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+    f.write_all(b"{this is not an event}\n{\"seq\":99,\"ts\":\"2026-")
+        .unwrap();
+
+    let status = run(&mut ctx.runbook(&["status"]), LIMIT);
+    assert_eq!(status.code(), Some(0), "{}", status.stderr);
+    assert!(status.stdout.contains("abandoned"), "{}", status.stdout);
+    let warnings: Vec<&str> = status.stderr.lines().collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "one damaged line; the partial last line is not damage: {warnings:?}"
+    );
+    assert!(warnings[0].contains("is not a valid event"), "{warnings:?}");
+
+    fs::write(ctx.run_dir().join("result.json"), "{ half a receipt").unwrap();
+    let broken = run(&mut ctx.runbook(&["status"]), LIMIT);
+    assert_eq!(broken.code(), Some(6));
+    assert!(
+        broken.stderr.contains("is not a valid receipt"),
+        "{}",
+        broken.stderr
+    );
+    assert_eq!(broken.stderr.lines().count(), 1);
+}
+
+#[test]
+fn status_and_list_read_well() {
+    let ctx = TestContext::new();
+    assert_eq!(
+        run(
+            &mut ctx.fake_run(&chatty(1, 0), &["-m", "fake/fake-model"]),
+            LIMIT
+        )
+        .code(),
+        Some(0)
+    );
+    let denied = r#"{"type":"tool_use","timestamp":1,"sessionID":"ses_live","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"echo hi"},"error":"The user rejected permission to use this specific tool call.","time":{"start":1,"end":2}},"id":"p2","sessionID":"ses_live","messageID":"m1"}}"#;
+    let finish_tools = STEP_STOP.replace(r#""reason":"stop""#, r#""reason":"tool-calls""#);
+    let scenario = [
+        STEP_START,
+        r#"{"$stderr_raw":"! permission requested: bash (echo hi); auto-rejecting\n"}"#,
+        denied,
+        &finish_tools,
+    ]
+    .join("\n");
+    assert_eq!(
+        run(&mut ctx.fake_run(&scenario, &[]), LIMIT).code(),
+        Some(1)
+    );
+
+    let filters = vec![
+        (r"\d{8}-\d{6}-[0-9a-z]{5}", "[RUN_ID]"),
+        (
+            r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC \([^)]*\)",
+            "[STARTED]",
+        ),
+        (
+            r"\d{2}-\d{2} \d{2}:\d{2} (just now|\d+[mhd] ago)",
+            "[STARTED]",
+        ),
+        (r"took \d+(ms|\.\ds)", "took [TIME]"),
+        (r"  \d+ms  ", "  [TIME]  "),
+        (r"/\S*/(work|runs)", "[TMP]/$1"),
+    ];
+    insta::with_settings!({ filters => filters }, {
+        let status = run(&mut ctx.runbook(&["status"]), LIMIT);
+        insta::assert_snapshot!("status_truncated", status.stdout);
+        let list = run(&mut ctx.runbook(&["list"]), LIMIT);
+        insta::assert_snapshot!("list", list.stdout);
+    });
+
+    let json = run(&mut ctx.runbook(&["list", "--json"]), LIMIT);
+    let receipts: Vec<Receipt> = json
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a receipt per line"))
+        .collect();
+    assert_eq!(
+        receipts.iter().map(|r| r.outcome).collect::<Vec<_>>(),
+        [Outcome::Truncated, Outcome::Completed]
+    );
+    let filtered = run(
+        &mut ctx.runbook(&["list", "--outcome", "completed", "--json"]),
+        LIMIT,
+    );
+    assert_eq!(filtered.stdout.lines().count(), 1);
+    let here = run(
+        &mut ctx.runbook(&["list", "--here", "--agent", "opencode", "-n", "1"]),
+        LIMIT,
+    );
+    assert_eq!(
+        here.stdout.lines().count(),
+        2,
+        "a header and one row: {}",
+        here.stdout
+    );
+    let elsewhere = run(
+        ctx.runbook(&["list", "--here"]).current_dir(ctx.root()),
+        LIMIT,
+    );
+    assert!(
+        elsewhere.stdout.is_empty() && elsewhere.stderr.contains("no runs to list"),
+        "{elsewhere:?}"
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_list_quietly() {
+    let ctx = TestContext::new();
+    assert_eq!(
+        run(&mut ctx.fake_run(&chatty(1, 0), &[]), LIMIT).code(),
+        Some(0)
+    );
+    let template = ctx.run_dir();
+    let receipt = fs::read_to_string(template.join("result.json")).unwrap();
+    for i in 0..1500 {
+        let dir = ctx.runs.join(format!("20250101-{:06}-aaaaa", i));
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("result.json"), &receipt).unwrap();
+    }
+    let mut child = ctx
+        .runbook(&["list", "--all"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let out = support::finish(child, LIMIT);
+    assert!(first.starts_with("RUN"), "{first}");
+    assert_eq!(out.code(), Some(0), "a closed pipe is not an error");
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+}
+
+#[test]
+fn replay_shows_a_recorded_transcript_through_the_same_view() {
+    let ctx = TestContext::new();
+    let fixture = support::fixtures().join("opencode/d_tool_error.stdout.ndjson");
+    let out = run(
+        &mut ctx.runbook(&["replay", "--instant", fixture.to_str().unwrap()]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "✗ read /scratch/opencode-harness/d_tool_error/work/missing.txt 9ms: File not found"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("✓ completed in 3.9s · 2 steps · 1 tool call (1 failed)"),
+        "{}",
+        out.stderr
+    );
+
+    let json = run(
+        &mut ctx.runbook(&["replay", "--instant", "--json", fixture.to_str().unwrap()]),
+        LIMIT,
+    );
+    let (events, receipt) = events_and_receipt(&json.stdout);
+    assert_eq!(receipt.outcome, Outcome::Completed);
+    assert_eq!((receipt.steps, receipt.tool_calls.errors), (2, 1));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::ToolCompleted(t) if t.name == "read"))
+    );
+
+    // A runbook event log replays too, and the permission fixture's stderr sidecar is read.
+    let denied = support::fixtures().join("opencode/i1_permission_bash_ask.stdout.ndjson");
+    let out = run(
+        &mut ctx.runbook(&["replay", "--instant", denied.to_str().unwrap()]),
+        LIMIT,
+    );
+    assert!(
+        out.stderr.contains("⚠ permission denied: bash (echo hi)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("✗ truncated"), "{}", out.stderr);
+
+    assert_eq!(
+        run(&mut ctx.fake_run(&chatty(2, 0), &[]), LIMIT).code(),
+        Some(0)
+    );
+    let log = ctx.run_dir().join("events.ndjson");
+    let again = run(
+        &mut ctx.runbook(&["replay", "--json", "--speed", "100", log.to_str().unwrap()]),
+        LIMIT,
+    );
+    let (events, _) = events_and_receipt(&again.stdout);
+    assert_eq!(events, ctx.events());
+}
+
+#[test]
+fn replay_refuses_what_it_cannot_read_with_one_line() {
+    let ctx = TestContext::new();
+    let claude = ctx.root().join("claude.ndjson");
+    fs::write(
+        &claude,
+        r#"{"type":"system","subtype":"init","session_id":"abc"}"#,
+    )
+    .unwrap();
+    let out = run(
+        &mut ctx.runbook(&["replay", claude.to_str().unwrap()]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(2));
+    assert!(
+        out.stderr.contains("looks like a Claude Code transcript"),
+        "{}",
+        out.stderr
+    );
+    let junk = ctx.root().join("junk.txt");
+    fs::write(&junk, "hello\n").unwrap();
+    let out = run(&mut ctx.runbook(&["replay", junk.to_str().unwrap()]), LIMIT);
+    assert_eq!(out.code(), Some(2));
+    assert!(
+        out.stderr.contains("pass --format events|opencode"),
+        "{}",
+        out.stderr
+    );
+    let missing = run(&mut ctx.runbook(&["replay", "/nonexistent.ndjson"]), LIMIT);
+    assert_eq!(missing.code(), Some(6));
+    assert!(
+        missing.stderr.contains("cannot read /nonexistent.ndjson"),
+        "{}",
+        missing.stderr
+    );
+}
