@@ -103,9 +103,98 @@ impl Watchdog {
     }
 }
 
+/// A tree using at least this share of one core is busy, not hung.
+const BUSY_CPU_SHARE: f64 = 0.03;
+/// CPU time is judged over at least this long: the kernel counts it in 10 ms ticks, and an idle
+/// agent's timers cost about one tick a second, which over a short window would look busy.
+const MIN_CPU_SPAN: Duration = Duration::from_secs(1);
+
+/// Judges whether the agent's process tree is busy from successive readings of its CPU time,
+/// over a sliding window (half the inactivity timeout, between 1 and 10 seconds).
+#[derive(Debug, Clone)]
+pub(crate) struct CpuWindow {
+    window: Duration,
+    samples: std::collections::VecDeque<(Instant, Duration)>,
+}
+
+impl CpuWindow {
+    pub(crate) fn new(timeout: Duration) -> Self {
+        Self {
+            window: (timeout / 2).clamp(MIN_CPU_SPAN, Duration::from_secs(10)),
+            samples: Default::default(),
+        }
+    }
+
+    /// Records the tree's total CPU time at `now`; says whether the window shows a busy tree.
+    pub(crate) fn record(&mut self, now: Instant, used: Duration) -> bool {
+        self.samples.push_back((now, used));
+        // Keep one sample at or before the window's start as the baseline.
+        if let Some(start) = now.checked_sub(self.window) {
+            while self.samples.len() > 2 && self.samples[1].0 <= start {
+                self.samples.pop_front();
+            }
+        }
+        let (then, before) = self.samples[0];
+        let span = now.saturating_duration_since(then);
+        span >= MIN_CPU_SPAN
+            && used.saturating_sub(before).as_secs_f64() >= BUSY_CPU_SHARE * span.as_secs_f64()
+    }
+
+    /// Starts over (output showed the agent alive; CPU only matters in silence).
+    pub(crate) fn clear(&mut self) {
+        self.samples.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TICK: Duration = Duration::from_millis(10);
+
+    #[test]
+    fn an_idle_agent_ticking_once_a_second_is_not_busy() {
+        // Samples every 300 ms, as for a 3 s timeout; one 10 ms tick a second, like OpenCode
+        // waiting on a stalled provider.
+        let t0 = Instant::now();
+        let mut cpu = CpuWindow::new(Duration::from_secs(3));
+        let mut used = Duration::ZERO;
+        for i in 1..=40u32 {
+            let now = t0 + Duration::from_millis(300) * i;
+            if i % 3 == 0 {
+                used += TICK;
+            }
+            assert!(
+                !cpu.record(now, used),
+                "sample {i} called an idle agent busy"
+            );
+        }
+    }
+
+    #[test]
+    fn a_tree_using_a_few_percent_of_a_core_is_busy_once_a_second_has_been_seen() {
+        let t0 = Instant::now();
+        let mut cpu = CpuWindow::new(Duration::from_secs(180));
+        // 5% of a core: 5 ticks a second, sampled every 100 ms.
+        let mut busy_at = None;
+        for i in 1..=30u32 {
+            let now = t0 + Duration::from_millis(100) * i;
+            let used = TICK * (i / 2);
+            if cpu.record(now, used) && busy_at.is_none() {
+                busy_at = Some(i);
+            }
+        }
+        assert_eq!(
+            busy_at,
+            Some(11),
+            "busy as soon as the window spans a second"
+        );
+        cpu.clear();
+        assert!(
+            !cpu.record(t0 + Duration::from_secs(10), TICK * 100),
+            "no judgement from one sample"
+        );
+    }
 
     const T: Duration = Duration::from_secs(180);
 

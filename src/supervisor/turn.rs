@@ -19,15 +19,13 @@ use crate::agent::{Adapter, ParseContext, StreamEnd};
 use crate::consumer::{Dispatcher, Tick};
 use crate::event::{Diagnostic, EventKind, ExitInfo, Outcome, Stream, Turn};
 use crate::redact::Redactor;
-use crate::watchdog::{Activity, Verdict, Watchdog};
+use crate::watchdog::{Activity, CpuWindow, Verdict, Watchdog};
 
 /// After the agent exits, how long its pipes may stay open (held by a leftover grandchild) before
 /// the rest of its tree is ended.
 const LINGER: Duration = Duration::from_secs(2);
 /// How long the agent's `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
-/// A tree using at least this share of one core is busy, not hung.
-const BUSY_CPU_SHARE: f64 = 0.03;
 /// How many stderr lines a watchdog diagnostic quotes.
 const DIAGNOSTIC_STDERR_LINES: usize = 5;
 
@@ -84,14 +82,17 @@ pub(crate) async fn run_turn(
     signals: &mut Signals,
 ) -> anyhow::Result<TurnEnd> {
     dispatch.set_turn(spec.turn);
-    let mut child = Command::new(spec.program)
+    let mut command = Command::new(spec.program);
+    command
         .args(&spec.args)
         .current_dir(spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    die_with_runbook(&mut command);
+    let mut child = command
         .spawn()
         .with_context(|| format!("failed to start {}", spec.program.display()))?;
     let pid = child
@@ -390,11 +391,11 @@ fn diagnose(watchdog: &Watchdog, dispatch: &Dispatcher, now: Instant) -> Diagnos
     }
 }
 
-/// Watches the CPU time of the agent's tree between samples.
+/// Reads the CPU time of the agent's tree at a steady interval, for the watchdog's window.
 struct CpuMeter {
     tree: Tree,
     interval: Duration,
-    last: Option<(Instant, Duration)>,
+    window: CpuWindow,
 }
 
 impl CpuMeter {
@@ -403,27 +404,38 @@ impl CpuMeter {
         Self {
             tree,
             interval,
-            last: None,
+            window: CpuWindow::new(inactivity),
         }
     }
 
-    /// Whether the tree used a busy share of a core since the previous sample.
+    /// Whether the tree has been busy over the window ending now.
     fn busy(&mut self, now: Instant) -> bool {
-        let used = self.tree.cpu_time();
-        let busy = match self.last {
-            Some((then, before)) if now > then => {
-                let wall = now - then;
-                used.saturating_sub(before).as_secs_f64() >= BUSY_CPU_SHARE * wall.as_secs_f64()
-            }
-            _ => false,
-        };
-        self.last = Some((now, used));
-        busy
+        self.window.record(now, self.tree.cpu_time())
     }
 
-    /// Drops the baseline (the next sample starts a new window).
     fn forget(&mut self) {
-        self.last = None;
+        self.window.clear();
+    }
+}
+
+/// Has the kernel kill the agent if runbook itself dies without ending it (SIGKILL, a crash),
+/// so that not even a killed runbook leaves its agent running.
+fn die_with_runbook(command: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls are made (prctl, getppid).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // runbook may have died between fork and prctl.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other(
+                    "runbook exited while starting the agent",
+                ));
+            }
+            Ok(())
+        });
     }
 }
 

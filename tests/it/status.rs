@@ -180,10 +180,20 @@ fn live_notices_a_killed_supervisor_and_says_abandoned() {
     writer.wait().unwrap();
     let live = support::finish(follower, LIMIT);
 
-    // runbook was SIGKILLed: its agent is an orphan now, and this test must end it.
-    for pid in ctx.surviving_agent_processes() {
+    // Even a SIGKILLed runbook takes its agent with it.
+    let pids: Vec<i32> = fs::read_to_string(ctx.pid_file())
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let left = support::wait_gone(&pids);
+    for &pid in &left {
         let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
     }
+    assert!(
+        left.is_empty(),
+        "the agent outlived its killed supervisor: {left:?}"
+    );
     assert_eq!(live.code(), Some(7), "{}", live.stderr);
     assert!(live.stderr.contains("✗ abandoned"), "{}", live.stderr);
 
@@ -362,7 +372,8 @@ fn status_and_list_read_well() {
             "[STARTED]",
         ),
         (r"took \d+(ms|\.\ds)", "took [TIME]"),
-        (r"  \d+ms  ", "  [TIME]  "),
+        (r"  \d+(ms|\.\ds) +", "  [TIME]  "),
+        (r"TIME +STEPS", "TIME  STEPS"),
         (r"/\S*/(work|runs)", "[TMP]/$1"),
     ];
     insta::with_settings!({ filters => filters }, {
