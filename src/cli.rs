@@ -98,9 +98,10 @@ pub struct ReplayArgs {
     /// An agent's recorded NDJSON stdout, or a runbook events.ndjson.
     pub file: PathBuf,
 
-    /// What the file is [default: detected from its content].
+    /// Read the file as this agent's native output [default: detected from its content; a
+    /// runbook events.ndjson is always recognised].
     #[arg(long, value_enum)]
-    pub format: Option<ReplayFormat>,
+    pub agent: Option<AgentKind>,
 
     /// Play the recording this many times faster.
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = parse_speed)]
@@ -121,15 +122,6 @@ pub struct ReplayArgs {
     /// Show everything.
     #[arg(short, long)]
     pub verbose: bool,
-}
-
-/// What a file given to `replay` holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReplayFormat {
-    /// A runbook `events.ndjson`.
-    Events,
-    /// OpenCode's `run --format json` output.
-    Opencode,
 }
 
 #[derive(Debug, Args)]

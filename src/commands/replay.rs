@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context as _;
 use tokio::time::Instant;
 
-use crate::agent::{Adapter, OpenCode, ParseContext};
-use crate::cli::{ReplayArgs, ReplayFormat};
+use crate::agent::{Adapter, AgentKind, ParseContext};
+use crate::cli::ReplayArgs;
 use crate::consumer::{Consumer, Dispatcher};
 use crate::event::{
     Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
@@ -24,8 +24,8 @@ use crate::term::{ColorChoice, TermEnv};
 pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
     let bytes =
         fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
-    let format = match args.format {
-        Some(f) => f,
+    let format = match args.agent {
+        Some(agent) => Format::Native(agent),
         None => detect(&bytes, &args.file)?,
     };
     let term = TermEnv::detect();
@@ -50,9 +50,9 @@ pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Resu
         speed: (!args.instant).then_some(args.speed),
     };
     match format {
-        ReplayFormat::Events => events(&bytes, &mut dispatch, &pace).await,
-        ReplayFormat::Opencode => {
-            native(&args.file, &bytes, &OpenCode, &mut dispatch, &pace).await?
+        Format::Events => events(&bytes, &mut dispatch, &pace).await,
+        Format::Native(agent) => {
+            native(&args.file, &bytes, agent.adapter(), &mut dispatch, &pace).await?
         }
     }
     for failure in dispatch.close() {
@@ -61,15 +61,24 @@ pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Resu
     Ok(ExitStatus::Completed)
 }
 
+/// What a file given to `replay` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// A runbook `events.ndjson`.
+    Events,
+    /// An agent's own output.
+    Native(AgentKind),
+}
+
 /// Tells a runbook event log from an agent's native output by its first line.
-fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<ReplayFormat> {
+fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<Format> {
     let first = bytes
         .split(|&b| b == b'\n')
         .find(|l| !l.iter().all(u8::is_ascii_whitespace))
         .unwrap_or_default();
     let unknown = || {
         Error::Usage(format!(
-            "cannot tell what {} holds; pass --format events|opencode",
+            "cannot tell what {} holds; pass --agent opencode if it is OpenCode output",
             path.display()
         ))
     };
@@ -79,7 +88,7 @@ fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<ReplayFormat> {
         .and_then(|t| t.as_str())
         .unwrap_or_default();
     if value.get("seq").is_some() && value.get("turn").is_some() {
-        return Ok(ReplayFormat::Events);
+        return Ok(Format::Events);
     }
     if value.get("sessionID").is_some()
         && [
@@ -92,7 +101,7 @@ fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<ReplayFormat> {
         ]
         .contains(&kind)
     {
-        return Ok(ReplayFormat::Opencode);
+        return Ok(Format::Native(AgentKind::Opencode));
     }
     let other = if value.get("session_id").is_some()
         || ["system", "assistant", "user", "result"].contains(&kind)
