@@ -534,7 +534,7 @@ fn replay_refuses_what_it_cannot_read_with_one_line() {
     let out = run(&mut ctx.runbook(&["replay", junk.to_str().unwrap()]), LIMIT);
     assert_eq!(out.code(), Some(2));
     assert!(
-        out.stderr.contains("pass --format events|opencode"),
+        out.stderr.contains("pass --agent opencode"),
         "{}",
         out.stderr
     );
