@@ -10,16 +10,14 @@ use tokio::time::Instant;
 
 use crate::agent::{Adapter, AgentKind, ParseContext};
 use crate::cli::ReplayArgs;
-use crate::consumer::{Consumer, Dispatcher};
+use crate::consumer::Dispatcher;
 use crate::event::{
     Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
 };
 use crate::exit::{Error, ExitStatus};
-use crate::render::Styles;
-use crate::render::human::Human;
-use crate::render::json::JsonLines;
+use crate::render;
 use crate::supervisor::{agent_outcome, millis};
-use crate::term::{ColorChoice, TermEnv};
+use crate::term::ColorChoice;
 
 pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
     let bytes =
@@ -28,22 +26,7 @@ pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Resu
         Some(agent) => Format::Native(agent),
         None => detect(&bytes, &args.file)?,
     };
-    let term = TermEnv::detect();
-    let styles = if term.color(color) {
-        Styles::colored()
-    } else {
-        Styles::plain()
-    };
-    let display = term.display(args.json, args.quiet);
-    let mut consumers: Vec<Box<dyn Consumer>> = vec![Box::new(Human::new(
-        display,
-        styles,
-        args.verbose,
-        Box::new(std::io::stderr()),
-    ))];
-    if args.json {
-        consumers.push(Box::new(JsonLines::new(std::io::stdout())));
-    }
+    let consumers = render::views(color, args.json, args.quiet, args.verbose);
     let mut dispatch = Dispatcher::new(consumers);
     let pace = Pace {
         start: Instant::now(),

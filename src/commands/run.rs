@@ -12,13 +12,11 @@ use crate::event::{EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION
 use crate::exit::{Error, ExitStatus};
 use crate::receipt::ReceiptWriter;
 use crate::redact::Redactor;
-use crate::render::Styles;
-use crate::render::human::Human;
-use crate::render::json::JsonLines;
+use crate::render;
 use crate::rundir::{self, RunDir};
 use crate::store::EventLog;
 use crate::supervisor::{self, RawLogs, Signals, TurnSpec, millis};
-use crate::term::{ColorChoice, TermEnv};
+use crate::term::ColorChoice;
 
 pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
     let adapter = args.agent.adapter();
@@ -31,13 +29,6 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
     let program = resolve_program(adapter, args.agent_bin.as_deref())?;
     let runs_dir = rundir::runs_dir(args.runs_dir.as_deref())?;
 
-    let term = TermEnv::detect();
-    let styles = if term.color(color) {
-        Styles::colored()
-    } else {
-        Styles::plain()
-    };
-    let display = term.display(args.json, args.quiet);
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
     supervisor::become_subreaper();
@@ -49,16 +40,8 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
     let mut consumers: Vec<Box<dyn Consumer>> = vec![
         Box::new(EventLog::new(run_dir.events.try_clone()?)),
         Box::new(ReceiptWriter::new(&run_dir.path)),
-        Box::new(Human::new(
-            display,
-            styles,
-            args.verbose,
-            Box::new(std::io::stderr()),
-        )),
     ];
-    if args.json {
-        consumers.push(Box::new(JsonLines::new(std::io::stdout())));
-    }
+    consumers.extend(render::views(color, args.json, args.quiet, args.verbose));
     let mut dispatch = Dispatcher::new(consumers);
 
     let limits = Limits {

@@ -4,12 +4,10 @@ use std::io::Write as _;
 use std::time::SystemTime;
 
 use crate::cli::StatusArgs;
-use crate::consumer::{Consumer, Dispatcher};
+use crate::consumer::Dispatcher;
 use crate::exit::ExitStatus;
 use crate::follow::{self, Ending};
-use crate::render::human::Human;
-use crate::render::json::JsonLines;
-use crate::render::{Styles, report};
+use crate::render::{self, Styles, report};
 use crate::rundir;
 use crate::runs::{self, Runs};
 use crate::term::{ColorChoice, TermEnv};
@@ -21,21 +19,7 @@ pub(crate) async fn status(args: StatusArgs, color: ColorChoice) -> anyhow::Resu
     let term = TermEnv::detect();
 
     if args.live {
-        let styles = if term.color(color) {
-            Styles::colored()
-        } else {
-            Styles::plain()
-        };
-        let display = term.display(args.json, args.quiet);
-        let mut consumers: Vec<Box<dyn Consumer>> = vec![Box::new(Human::new(
-            display,
-            styles,
-            args.verbose,
-            Box::new(std::io::stderr()),
-        ))];
-        if args.json {
-            consumers.push(Box::new(JsonLines::new(std::io::stdout())));
-        }
+        let consumers = render::views(color, args.json, args.quiet, args.verbose);
         let mut dispatch = Dispatcher::new(consumers);
         let ending = follow::follow(&dir, &mut dispatch, &mut warn).await?;
         for failure in dispatch.close() {

@@ -7,3 +7,32 @@ mod styles;
 pub(crate) mod table;
 
 pub(crate) use styles::Styles;
+
+use crate::consumer::Consumer;
+use crate::term::{ColorChoice, TermEnv};
+
+/// The views of a run: for people on stderr, and with `--json` for programs on stdout.
+pub(crate) fn views(
+    color: ColorChoice,
+    json: bool,
+    quiet: bool,
+    verbose: bool,
+) -> Vec<Box<dyn Consumer>> {
+    let term = TermEnv::detect();
+    let styles = if term.color(color) {
+        Styles::colored()
+    } else {
+        Styles::plain()
+    };
+    let human = human::Human::new(
+        term.display(json, quiet),
+        styles,
+        verbose,
+        Box::new(std::io::stderr()),
+    );
+    let mut views: Vec<Box<dyn Consumer>> = vec![Box::new(human)];
+    if json {
+        views.push(Box::new(json::JsonLines::new(std::io::stdout())));
+    }
+    views
+}

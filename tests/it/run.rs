@@ -395,37 +395,12 @@ fn crossing_the_budget_stops_the_agent() {
 }
 
 /// Starts runbook in the background and waits until the agent has said something.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the caller waits for the child with support::finish"
-)]
 fn start_and_wait_for_agent(
     ctx: &TestContext,
     scenario: &str,
     extra: &[&str],
 ) -> std::process::Child {
-    let mut child = ctx
-        .fake_run(scenario, extra)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let until = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let logged = ctx
-            .run_dirs()
-            .first()
-            .and_then(|d| std::fs::read_to_string(d.join("events.ndjson")).ok());
-        if logged.is_some_and(|l| l.contains(r#""type":"step.started""#)) {
-            return child;
-        }
-        if std::time::Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the agent never started");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    ctx.spawn_until(&mut ctx.fake_run(scenario, extra), "step.started")
 }
 
 #[test]

@@ -157,18 +157,10 @@ fn live_started_before_the_first_event_waits_for_it_and_holds_partial_lines() {
 fn live_notices_a_killed_supervisor_and_says_abandoned() {
     let ctx = TestContext::new();
     let scenario = [STEP_START, r#"{"$hang":true}"#].join("\n");
-    let mut writer = ctx
-        .fake_run(&scenario, &["--inactivity-timeout", "1m"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the agent's first step", || {
-        ctx.run_dirs()
-            .first()
-            .and_then(|d| fs::read_to_string(d.join("events.ndjson")).ok())
-            .is_some_and(|l| l.contains("step.started"))
-    });
+    let mut writer = ctx.spawn_until(
+        &mut ctx.fake_run(&scenario, &["--inactivity-timeout", "1m"]),
+        "step.started",
+    );
     let follower = ctx
         .runbook(&["status", "--live"])
         .stdout(Stdio::piped())
@@ -208,21 +200,13 @@ fn live_notices_a_killed_supervisor_and_says_abandoned() {
 fn status_of_a_running_run_is_built_from_its_log() {
     let ctx = TestContext::new();
     let scenario = [STEP_START, &text(1), r#"{"$hang":true}"#].join("\n");
-    let writer = ctx
-        .fake_run(
+    let writer = ctx.spawn_until(
+        &mut ctx.fake_run(
             &scenario,
             &["--inactivity-timeout", "1m", "--timeout", "20s"],
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the agent's text", || {
-        ctx.run_dirs()
-            .first()
-            .and_then(|d| fs::read_to_string(d.join("events.ndjson")).ok())
-            .is_some_and(|l| l.contains(r#""type":"text""#))
-    });
+        ),
+        "text",
+    );
     let status = run(&mut ctx.runbook(&["status", "--json"]), LIMIT);
     let human = run(&mut ctx.runbook(&["status"]), LIMIT);
     kill(Pid::from_raw(writer.id() as i32), Signal::SIGINT).unwrap();
@@ -292,18 +276,10 @@ fn runs_are_found_by_latest_prefix_and_random_part_with_clear_errors() {
 fn a_damaged_log_is_reported_not_fatal() {
     let ctx = TestContext::new();
     let scenario = [STEP_START, r#"{"$hang":true}"#].join("\n");
-    let mut writer = ctx
-        .fake_run(&scenario, &["--inactivity-timeout", "1m"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the agent's first step", || {
-        ctx.run_dirs()
-            .first()
-            .and_then(|d| fs::read_to_string(d.join("events.ndjson")).ok())
-            .is_some_and(|l| l.contains("step.started"))
-    });
+    let mut writer = ctx.spawn_until(
+        &mut ctx.fake_run(&scenario, &["--inactivity-timeout", "1m"]),
+        "step.started",
+    );
     writer.kill().unwrap();
     writer.wait().unwrap();
     for pid in ctx.surviving_agent_processes() {

@@ -152,6 +152,34 @@ impl TestContext {
         cmd
     }
 
+    /// Starts `cmd` in the background and returns once the run's log holds an event of type
+    /// `event_type` (the child is killed if that never happens).
+    #[expect(clippy::zombie_processes, reason = "the caller waits for the child")]
+    pub fn spawn_until(&self, cmd: &mut Command, event_type: &str) -> Child {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn runbook");
+        let needle = format!(r#""type":"{event_type}""#);
+        let until = Instant::now() + Duration::from_secs(20);
+        loop {
+            let logged = self
+                .run_dirs()
+                .first()
+                .and_then(|d| std::fs::read_to_string(d.join("events.ndjson")).ok());
+            if logged.is_some_and(|l| l.contains(&needle)) {
+                return child;
+            }
+            if Instant::now() > until {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no {event_type} event within 20 s");
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn pid_file(&self) -> PathBuf {
         self.root().join("agent.pids")
     }
