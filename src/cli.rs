@@ -35,6 +35,26 @@ pub enum Command {
     Replay(ReplayArgs),
 }
 
+/// How much the human view shows.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct Verbosity {
+    /// Show only what needs attention: failures, denials, warnings and the summary.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Show everything: all of the agent's text, reasoning, steps and the command line.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// Where run directories are.
+#[derive(Debug, Clone, Args)]
+pub struct RunsDir {
+    /// Where run directories go [default: $XDG_STATE_HOME/runbook/runs].
+    #[arg(long = "runs-dir", value_name = "DIR", env = "RUNBOOK_RUNS_DIR")]
+    pub path: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// A run id, a unique prefix of one (or of its random part) [default: the latest run].
@@ -48,17 +68,11 @@ pub struct StatusArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// With --live: show only what needs attention.
-    #[arg(short, long, conflicts_with = "verbose")]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
 
-    /// With --live: show everything.
-    #[arg(short, long)]
-    pub verbose: bool,
-
-    /// Where run directories are [default: $XDG_STATE_HOME/runbook/runs].
-    #[arg(long, value_name = "DIR", env = "RUNBOOK_RUNS_DIR")]
-    pub runs_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub runs_dir: RunsDir,
 }
 
 #[derive(Debug, Args)]
@@ -88,9 +102,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Where run directories are [default: $XDG_STATE_HOME/runbook/runs].
-    #[arg(long, value_name = "DIR", env = "RUNBOOK_RUNS_DIR")]
-    pub runs_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub runs_dir: RunsDir,
 }
 
 #[derive(Debug, Args)]
@@ -115,13 +128,8 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Show only what needs attention.
-    #[arg(short, long, conflicts_with = "verbose")]
-    pub quiet: bool,
-
-    /// Show everything.
-    #[arg(short, long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
 }
 
 #[derive(Debug, Args)]
@@ -165,21 +173,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "USD", value_parser = parse_usd, env = "RUNBOOK_MAX_COST")]
     pub max_cost: Option<f64>,
 
-    /// Where run directories go [default: $XDG_STATE_HOME/runbook/runs].
-    #[arg(long, value_name = "DIR", env = "RUNBOOK_RUNS_DIR")]
-    pub runs_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub runs_dir: RunsDir,
 
     /// Print every event as a JSON line on stdout, then the receipt; nothing else on stdout.
     #[arg(long)]
     pub json: bool,
 
-    /// Show only what needs attention: failures, denials, warnings and the summary.
-    #[arg(short, long, conflicts_with = "verbose")]
-    pub quiet: bool,
-
-    /// Show everything: all of the agent's text, reasoning, steps and the command line.
-    #[arg(short, long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
 }
 
 /// `90s`, `3m`, `1h 30m`, or plain seconds.

@@ -21,7 +21,7 @@ use crate::term::{ColorChoice, TermEnv};
 const PLAIN_WIDTH: usize = 160;
 
 pub(crate) fn list(args: &ListArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
-    let runs = Runs::new(rundir::runs_dir(args.runs_dir.as_deref())?);
+    let runs = Runs::new(rundir::runs_dir(args.runs_dir.path.as_deref())?);
     let here = if args.here {
         Some(std::env::current_dir()?.canonicalize()?)
     } else {

@@ -26,7 +26,7 @@ pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Resu
         Some(agent) => Format::Native(agent),
         None => detect(&bytes, &args.file)?,
     };
-    let consumers = render::views(color, args.json, args.quiet, args.verbose);
+    let consumers = render::views(color, args.json, args.verbosity);
     let mut dispatch = Dispatcher::new(consumers);
     let pace = Pace {
         start: Instant::now(),

@@ -27,7 +27,7 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
     }
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let program = resolve_program(adapter, args.agent_bin.as_deref())?;
-    let runs_dir = rundir::runs_dir(args.runs_dir.as_deref())?;
+    let runs_dir = rundir::runs_dir(args.runs_dir.path.as_deref())?;
 
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
@@ -41,7 +41,7 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
         Box::new(EventLog::new(run_dir.events.try_clone()?)),
         Box::new(ReceiptWriter::new(&run_dir.path)),
     ];
-    consumers.extend(render::views(color, args.json, args.quiet, args.verbose));
+    consumers.extend(render::views(color, args.json, args.verbosity));
     let mut dispatch = Dispatcher::new(consumers);
 
     let limits = Limits {

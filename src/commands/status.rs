@@ -13,13 +13,13 @@ use crate::runs::{self, Runs};
 use crate::term::{ColorChoice, TermEnv};
 
 pub(crate) async fn status(args: StatusArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
-    let runs = Runs::new(rundir::runs_dir(args.runs_dir.as_deref())?);
+    let runs = Runs::new(rundir::runs_dir(args.runs_dir.path.as_deref())?);
     let id = runs.resolve(args.run.as_deref())?;
     let dir = runs.path(&id);
     let term = TermEnv::detect();
 
     if args.live {
-        let consumers = render::views(color, args.json, args.quiet, args.verbose);
+        let consumers = render::views(color, args.json, args.verbosity);
         let mut dispatch = Dispatcher::new(consumers);
         let ending = follow::follow(&dir, &mut dispatch, &mut warn).await?;
         for failure in dispatch.close() {

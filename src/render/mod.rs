@@ -8,6 +8,7 @@ pub(crate) mod table;
 
 pub(crate) use styles::Styles;
 
+use crate::cli::Verbosity;
 use crate::consumer::Consumer;
 use crate::term::{ColorChoice, TermEnv};
 
@@ -15,8 +16,7 @@ use crate::term::{ColorChoice, TermEnv};
 pub(crate) fn views(
     color: ColorChoice,
     json: bool,
-    quiet: bool,
-    verbose: bool,
+    verbosity: Verbosity,
 ) -> Vec<Box<dyn Consumer>> {
     let term = TermEnv::detect();
     let styles = if term.color(color) {
@@ -25,9 +25,9 @@ pub(crate) fn views(
         Styles::plain()
     };
     let human = human::Human::new(
-        term.display(json, quiet),
+        term.display(json, verbosity.quiet),
         styles,
-        verbose,
+        verbosity.verbose,
         Box::new(std::io::stderr()),
     );
     let mut views: Vec<Box<dyn Consumer>> = vec![Box::new(human)];
