@@ -4,7 +4,10 @@
 //! - `runbook list`: wall time over 10,000 run directories.
 //!
 //! `cargo bench --bench inspect` prints a markdown table (see BENCHMARKS.md).
-#![expect(clippy::print_stdout, reason = "a benchmark reports its table on stdout")]
+#![expect(
+    clippy::print_stdout,
+    reason = "a benchmark reports its table on stdout"
+)]
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};

@@ -85,7 +85,13 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let parsed: Line<'_> = match serde_json::from_slice(line) {
+        // Checking the whole line's UTF-8 at once lets serde_json skip checking each string it
+        // keeps; a line that is not UTF-8 is parsed from bytes exactly as before.
+        let parsed = match std::str::from_utf8(line) {
+            Ok(text) => serde_json::from_str::<Line<'_>>(text),
+            Err(_) => serde_json::from_slice(line),
+        };
+        let parsed: Line<'_> = match parsed {
             Ok(parsed) => parsed,
             Err(_) => {
                 out.push(unparsed(
@@ -185,7 +191,7 @@ impl Parser {
     fn tool_use(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
         let name = part.tool.unwrap_or(Cow::Borrowed("unknown")).into_owned();
         let call_id = part.call_id.unwrap_or_default().into_owned();
-        let state = part.state.unwrap_or_default();
+        let state = part.state.map(|state| *state).unwrap_or_default();
         let input = state.input.unwrap_or_default();
         let mut fields = InputFields {
             path: input.file_path.as_deref().or(input.path.as_deref()),
@@ -327,8 +333,9 @@ struct Part<'a> {
     tool: Option<Cow<'a, str>>,
     #[serde(rename = "callID", default, borrow)]
     call_id: Option<Cow<'a, str>>,
+    /// Boxed: it is large, and only tool lines have it (every other line moves less).
     #[serde(default, borrow)]
-    state: Option<ToolState<'a>>,
+    state: Option<Box<ToolState<'a>>>,
     #[serde(default, borrow)]
     reason: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -526,6 +533,28 @@ mod tests {
         insta::glob!("../../fixtures/opencode", "*.stdout.ndjson", |path| {
             insta::assert_yaml_snapshot!(read(path));
         });
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_matter_only_where_the_parser_reads() {
+        let mut parser = OpenCode.stdout_parser(ParseContext {
+            cwd: PathBuf::from("/"),
+        });
+        let mut out = Vec::new();
+        // In a field that is skipped: the line is read as usual.
+        parser.line(
+            b"{\"type\":\"text\",\"part\":{\"junk\":\"\xff\xfe\",\"text\":\"hi\"}}",
+            &mut out,
+        );
+        // In the text itself: the line cannot be read.
+        parser.line(
+            b"{\"type\":\"text\",\"part\":{\"text\":\"h\xffi\"}}",
+            &mut out,
+        );
+        assert!(
+            matches!(&out[..], [EventKind::Text { text }, EventKind::Unparsed(_)] if text == "hi"),
+            "{out:?}"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::time::SystemTime;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -15,9 +16,19 @@ use crate::event::{EventKind, Stream, UnparsedReason};
 use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
 use crate::redact::Redactor;
 
-const READ_BUF: usize = 64 * 1024;
+/// How much one read of stdout may take. A fast agent's output then costs few system calls.
+const STDOUT_READ: usize = 1024 * 1024;
+/// stderr carries little; its reads stay small.
+const STDERR_READ: usize = 64 * 1024;
+/// The stdout pipe's capacity asked for, so that a fast agent is not stopped every 64 KiB (the
+/// default) to wait for runbook. Kernel memory, not runbook's.
+const STDOUT_PIPE: libc::c_int = 1024 * 1024;
+/// Events go to the supervisor in batches made from at most this much input, so that the bounded
+/// queue between them holds little memory however much one read returned.
+const BATCH_INPUT: usize = 64 * 1024;
 
-/// What one read produced: any bytes at all count as activity, even without a complete line.
+/// What one read produced (a long read is cut into several batches): any bytes at all count as
+/// activity, even without a complete line.
 pub(crate) struct Batch {
     pub stream: Stream,
     pub ts: SystemTime,
@@ -27,12 +38,15 @@ pub(crate) struct Batch {
 
 /// Reads stdout to EOF; returns the parser's verdict on how the stream ended.
 pub(crate) async fn stdout(
-    pipe: impl AsyncRead + Unpin,
+    pipe: impl AsyncRead + AsRawFd + Unpin,
     raw: File,
     mut parser: Box<dyn StdoutParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
 ) -> StreamEnd {
+    // SAFETY: fcntl on a descriptor that `pipe` owns for the whole call. If the kernel refuses
+    // (over /proc/sys/fs/pipe-max-size or the user's pipe quota), the pipe keeps its size.
+    unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, STDOUT_PIPE) };
     let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| match piece {
         Piece::Line(line) => parser.line(&redactor.bytes(line), events),
         Piece::Overlong { head, total } => {
@@ -44,7 +58,16 @@ pub(crate) async fn stdout(
             ));
         }
     };
-    pump(pipe, raw, &redactor, Stream::Stdout, &tx, &mut on_line).await;
+    pump(
+        pipe,
+        raw,
+        &redactor,
+        Stream::Stdout,
+        STDOUT_READ,
+        &tx,
+        &mut on_line,
+    )
+    .await;
     parser.end()
 }
 
@@ -70,7 +93,16 @@ pub(crate) async fn stderr(
         let plain = plain.trim_end_matches('\r');
         parser.line(&redactor.str(plain), events);
     };
-    pump(pipe, raw, &redactor, Stream::Stderr, &tx, &mut on_line).await;
+    pump(
+        pipe,
+        raw,
+        &redactor,
+        Stream::Stderr,
+        STDERR_READ,
+        &tx,
+        &mut on_line,
+    )
+    .await;
 }
 
 async fn pump(
@@ -78,32 +110,36 @@ async fn pump(
     raw: File,
     redactor: &Redactor,
     stream: Stream,
+    read_size: usize,
     tx: &mpsc::Sender<Batch>,
     on_line: &mut (dyn FnMut(Piece<'_>, &mut Vec<EventKind>) + Send),
 ) {
-    let mut buf = vec![0u8; READ_BUF];
+    let mut buf = vec![0u8; read_size];
     let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
     let mut raw = RawLog::new(raw, redactor.clone());
-    loop {
+    'read: loop {
         let n = match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         let (ts, at) = (SystemTime::now(), Instant::now());
         raw.write(&buf[..n]);
-        let mut events = Vec::new();
-        splitter.feed(&buf[..n], |piece| on_line(piece, &mut events));
-        if tx
-            .send(Batch {
-                stream,
-                ts,
-                at,
-                events,
-            })
-            .await
-            .is_err()
-        {
-            break;
+        for input in buf[..n].chunks(BATCH_INPUT) {
+            // Room for a typical mix of lines (about one event per 400 bytes) without regrowing.
+            let mut events = Vec::with_capacity(input.len() / 400 + 8);
+            splitter.feed(input, |piece| on_line(piece, &mut events));
+            if tx
+                .send(Batch {
+                    stream,
+                    ts,
+                    at,
+                    events,
+                })
+                .await
+                .is_err()
+            {
+                break 'read;
+            }
         }
     }
     raw.finish();
@@ -172,5 +208,80 @@ impl RawLog {
         if !self.failed && self.file.write_all(bytes).is_err() {
             self.failed = true;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read as _;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    use tokio::net::unix::pipe;
+
+    use super::*;
+    use crate::agent::{Adapter, OpenCode, ParseContext};
+
+    /// More than one read and many batches: every line arrives once, in order, and the raw log
+    /// holds exactly what was written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fast_stream_arrives_whole_and_in_order() {
+        let lines: Vec<String> = (0..60_000)
+            .map(|i| format!(r#"{{"type":"text","part":{{"text":"line {i}"}}}}"#))
+            .collect();
+        let input = lines.join("\n") + "\n";
+        assert!(input.len() > 2 * STDOUT_READ);
+
+        let mut fds = [0; 2];
+        // SAFETY: a valid array for pipe(2) to fill.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: pipe(2) just returned these descriptors; each is owned once.
+        let (read_end, write_end) = unsafe {
+            (
+                OwnedFd::from_raw_fd(fds[0]),
+                std::fs::File::from(OwnedFd::from_raw_fd(fds[1])),
+            )
+        };
+        let writer = {
+            let input = input.clone();
+            std::thread::spawn(move || {
+                let mut w = write_end;
+                w.write_all(input.as_bytes()).unwrap();
+            })
+        };
+        let rx_pipe = pipe::Receiver::from_owned_fd(read_end).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let raw_path = dir.path().join("stdout.log");
+        let raw = File::create(&raw_path).unwrap();
+        let parser = OpenCode.stdout_parser(ParseContext {
+            cwd: dir.path().to_path_buf(),
+        });
+        let (tx, mut rx) = mpsc::channel(64);
+        let reader = tokio::spawn(stdout(rx_pipe, raw, parser, Redactor::default(), tx));
+
+        let mut texts = Vec::new();
+        let mut batches = 0;
+        while let Some(batch) = rx.recv().await {
+            batches += 1;
+            // A batch comes from at most BATCH_INPUT bytes of input (lines here are < 64 bytes).
+            assert!(batch.events.len() <= BATCH_INPUT / 40 + 1);
+            for ev in batch.events {
+                match ev {
+                    EventKind::Text { text } => texts.push(text),
+                    EventKind::SessionStarted { .. } => {}
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+        }
+        writer.join().unwrap();
+        reader.await.unwrap();
+        assert!(batches >= input.len() / BATCH_INPUT);
+        let expected: Vec<String> = (0..60_000).map(|i| format!("line {i}")).collect();
+        assert_eq!(texts, expected);
+        let mut logged = String::new();
+        File::open(&raw_path)
+            .unwrap()
+            .read_to_string(&mut logged)
+            .unwrap();
+        assert!(logged == input, "the raw log differs from the input");
     }
 }
