@@ -12,7 +12,13 @@ use crate::stats::RunStats;
 
 /// Something that receives every event of a run.
 pub(crate) trait Consumer: Send {
-    fn event(&mut self, ev: &Event) -> io::Result<()>;
+    /// One event; `json` is its NDJSON line (with the newline) when [`Consumer::wants_json`].
+    fn event(&mut self, ev: &Event, json: Option<&[u8]>) -> io::Result<()>;
+    /// Whether this consumer writes events as JSON: the dispatcher then encodes each event once
+    /// for all such consumers.
+    fn wants_json(&self) -> bool {
+        false
+    }
     /// Write out whatever was buffered: called after each batch of events, so output is never
     /// held back past the moment its line arrived.
     fn flush(&mut self) -> io::Result<()> {
@@ -41,6 +47,8 @@ pub(crate) struct Dispatcher {
     turn: Turn,
     stats: RunStats,
     consumers: Vec<Box<dyn Consumer>>,
+    /// The current event as a JSON line, encoded once for every consumer that writes JSON.
+    line: Vec<u8>,
     /// Failures of consumers that were dropped, reported once at the end.
     failures: Vec<String>,
 }
@@ -52,6 +60,7 @@ impl Dispatcher {
             turn: Turn::FIRST,
             stats: RunStats::default(),
             consumers,
+            line: Vec::with_capacity(4096),
             failures: Vec::new(),
         }
     }
@@ -82,9 +91,17 @@ impl Dispatcher {
         self.stats.observe(ev.turn, &ev.kind);
         self.seq = ev.seq + 1;
         self.turn = ev.turn;
+        let json = if self.consumers.iter().any(|c| c.wants_json()) {
+            self.line.clear();
+            serde_json::to_writer(&mut self.line, ev).expect("events always serialize");
+            self.line.push(b'\n');
+            Some(&self.line[..])
+        } else {
+            None
+        };
         let failures = &mut self.failures;
         self.consumers
-            .retain_mut(|c| keep(c.event(ev), c.name(), failures));
+            .retain_mut(|c| keep(c.event(ev, json), c.name(), failures));
     }
 
     /// Has every consumer write out what it buffered.

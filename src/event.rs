@@ -432,8 +432,22 @@ pub mod rfc3339 {
 
     use serde::{Deserialize, Deserializer, Serializer};
 
+    thread_local! {
+        /// The last time formatted: the events of one read share their receive time.
+        static LAST: std::cell::RefCell<(SystemTime, String)> =
+            const { std::cell::RefCell::new((SystemTime::UNIX_EPOCH, String::new())) };
+    }
+
     pub fn serialize<S: Serializer>(ts: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&humantime::format_rfc3339_micros(*ts))
+        LAST.with_borrow_mut(|(last, text)| {
+            if *last != *ts || text.is_empty() {
+                *last = *ts;
+                text.clear();
+                use std::fmt::Write as _;
+                let _ = write!(text, "{}", humantime::format_rfc3339_micros(*ts));
+            }
+            s.serialize_str(text)
+        })
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {

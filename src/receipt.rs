@@ -267,7 +267,7 @@ impl ReceiptWriter {
 }
 
 impl Consumer for ReceiptWriter {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
+    fn event(&mut self, ev: &Event, _json: Option<&[u8]>) -> io::Result<()> {
         self.builder.observe(ev);
         if matches!(ev.kind, EventKind::RunFinished { .. })
             && let Some(receipt) = self.builder.build()

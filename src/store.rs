@@ -29,6 +29,11 @@ impl<W: Write> NdjsonWriter<W> {
         Ok(())
     }
 
+    /// Appends a line that is already encoded (with its newline).
+    pub(crate) fn push_line(&mut self, line: &[u8]) {
+        self.buf.extend_from_slice(line);
+    }
+
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         if !self.buf.is_empty() {
             let result = self
@@ -56,8 +61,18 @@ impl EventLog {
 }
 
 impl Consumer for EventLog {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
-        self.writer.push(ev)
+    fn event(&mut self, ev: &Event, json: Option<&[u8]>) -> io::Result<()> {
+        match json {
+            Some(line) => {
+                self.writer.push_line(line);
+                Ok(())
+            }
+            None => self.writer.push(ev),
+        }
+    }
+
+    fn wants_json(&self) -> bool {
+        true
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -439,7 +439,7 @@ impl Human {
 }
 
 impl Consumer for Human {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
+    fn event(&mut self, ev: &Event, _json: Option<&[u8]>) -> io::Result<()> {
         if let EventKind::RunStarted(info) = &ev.kind {
             self.started = Some(ev.ts);
             self.info = Some(info.clone());
@@ -873,12 +873,15 @@ mod tests {
                 kind: TurnKind::Start,
             };
             human
-                .event(&Event {
-                    seq: seq as u64,
-                    ts: at(*ms),
-                    turn,
-                    kind: kind.clone(),
-                })
+                .event(
+                    &Event {
+                        seq: seq as u64,
+                        ts: at(*ms),
+                        turn,
+                        kind: kind.clone(),
+                    },
+                    None,
+                )
                 .unwrap();
         }
         human.close().unwrap();

@@ -22,15 +22,22 @@ impl<W: Write + Send> JsonLines<W> {
 }
 
 impl<W: Write + Send> Consumer for JsonLines<W> {
-    fn event(&mut self, ev: &Event) -> io::Result<()> {
+    fn event(&mut self, ev: &Event, json: Option<&[u8]>) -> io::Result<()> {
         self.receipt.observe(ev);
-        self.writer.push(ev)?;
+        match json {
+            Some(line) => self.writer.push_line(line),
+            None => self.writer.push(ev)?,
+        }
         if matches!(ev.kind, EventKind::RunFinished { .. })
             && let Some(receipt) = self.receipt.build()
         {
             self.writer.push(&receipt)?;
         }
         Ok(())
+    }
+
+    fn wants_json(&self) -> bool {
+        true
     }
 
     fn flush(&mut self) -> io::Result<()> {

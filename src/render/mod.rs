@@ -18,21 +18,25 @@ pub(crate) fn views(
     json: bool,
     verbosity: Verbosity,
 ) -> Vec<Box<dyn Consumer>> {
-    let term = TermEnv::detect();
-    let styles = if term.color(color) {
-        Styles::colored()
-    } else {
-        Styles::plain()
-    };
-    let human = human::Human::new(
-        term.display(json, verbosity.quiet),
-        styles,
-        verbosity.verbose,
-        Box::new(std::io::stderr()),
-    );
-    let mut views: Vec<Box<dyn Consumer>> = vec![Box::new(human)];
+    let mut views: Vec<Box<dyn Consumer>> = Vec::new();
     if json {
+        // stdout carries everything; the human view would show nothing.
         views.push(Box::new(json::JsonLines::new(std::io::stdout())));
+    } else {
+        let term = TermEnv::detect();
+        let styles = if term.color(color) {
+            Styles::colored()
+        } else {
+            Styles::plain()
+        };
+        let display = term.display(false, verbosity.quiet);
+        let stderr = Box::new(std::io::stderr());
+        views.push(Box::new(human::Human::new(
+            display,
+            styles,
+            verbosity.verbose,
+            stderr,
+        )));
     }
     views
 }
