@@ -33,6 +33,12 @@ pub enum Command {
     List(ListArgs),
     /// Show a recorded agent transcript or runbook event log as `runbook run` showed it.
     Replay(ReplayArgs),
+    /// Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// How much the human view shows.

@@ -53,6 +53,7 @@ pub fn main() -> ExitCode {
             cli::Command::Status(args) => commands::status::status(args, cli.color).await,
             cli::Command::List(args) => commands::list::list(&args, cli.color),
             cli::Command::Replay(args) => commands::replay::replay(args, cli.color).await,
+            cli::Command::Completions { shell } => commands::completions::completions(shell),
         }
     });
     // Don't wait for stray blocking tasks (a read on a pipe a leftover process holds) at exit.

@@ -1,0 +1,128 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[runbook] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'runbook'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'runbook'= {
+            cand --color 'When to use colour on stderr'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand run 'Run an agent on a task and supervise it to the end'
+            cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
+            cand list 'List runs, newest first'
+            cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+            cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'runbook;run'= {
+            cand --agent 'Which agent to run'
+            cand --agent-bin 'The agent''s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN]'
+            cand -m 'The model, as the agent names it (OpenCode: provider/model)'
+            cand --model 'The model, as the agent names it (OpenCode: provider/model)'
+            cand --cwd 'The directory the agent works in [default: the current one]'
+            cand --inactivity-timeout 'Stop the agent after this long without any activity (output, or CPU use of its processes)'
+            cand --kill-grace 'How long the agent gets to exit after SIGTERM before SIGKILL'
+            cand --timeout 'Stop the agent when the whole run has taken this long'
+            cand --max-cost 'Stop the agent once its reported cost crosses this many US dollars'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]'
+            cand --color 'When to use colour on stderr'
+            cand --json 'Print every event as a JSON line on stdout, then the receipt; nothing else on stdout'
+            cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
+            cand --quiet 'Show only what needs attention: failures, denials, warnings and the summary'
+            cand -v 'Show everything: all of the agent''s text, reasoning, steps and the command line'
+            cand --verbose 'Show everything: all of the agent''s text, reasoning, steps and the command line'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;status'= {
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]'
+            cand --color 'When to use colour on stderr'
+            cand --live 'Follow the run as it happens, then exit with its exit code'
+            cand --json 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
+            cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
+            cand --quiet 'Show only what needs attention: failures, denials, warnings and the summary'
+            cand -v 'Show everything: all of the agent''s text, reasoning, steps and the command line'
+            cand --verbose 'Show everything: all of the agent''s text, reasoning, steps and the command line'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;list'= {
+            cand -n 'Show at most this many runs'
+            cand --limit 'Show at most this many runs'
+            cand --outcome 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, running, abandoned'
+            cand --agent 'Only runs of this agent'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]'
+            cand --color 'When to use colour on stderr'
+            cand --all 'Show every run'
+            cand --here 'Only runs started in the current directory'
+            cand --json 'One receipt per line, as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;replay'= {
+            cand --agent 'Read the file as this agent''s native output [default: detected from its content; a runbook events.ndjson is always recognised]'
+            cand --speed 'Play the recording this many times faster'
+            cand --color 'When to use colour on stderr'
+            cand --instant 'Don''t wait between events'
+            cand --json 'Print the universal events as JSON lines instead'
+            cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
+            cand --quiet 'Show only what needs attention: failures, denials, warnings and the summary'
+            cand -v 'Show everything: all of the agent''s text, reasoning, steps and the command line'
+            cand --verbose 'Show everything: all of the agent''s text, reasoning, steps and the command line'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;completions'= {
+            cand --color 'When to use colour on stderr'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;help'= {
+            cand run 'Run an agent on a task and supervise it to the end'
+            cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
+            cand list 'List runs, newest first'
+            cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+            cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'runbook;help;run'= {
+        }
+        &'runbook;help;status'= {
+        }
+        &'runbook;help;list'= {
+        }
+        &'runbook;help;replay'= {
+        }
+        &'runbook;help;completions'= {
+        }
+        &'runbook;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,98 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_runbook_global_optspecs
+    string join \n color= h/help V/version
+end
+
+function __fish_runbook_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_runbook_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_runbook_using_subcommand
+    set -l cmd (__fish_runbook_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c runbook -n "__fish_runbook_needs_command" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_needs_command" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent -d 'Which agent to run' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'The agent\'s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in [default: the current one]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the agent when the whole run has taken this long' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l json -d 'Print every event as a JSON line on stdout, then the receipt; nothing else on stdout'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -s q -l quiet -d 'Show only what needs attention: failures, denials, warnings and the summary'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -s v -l verbose -d 'Show everything: all of the agent\'s text, reasoning, steps and the command line'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l live -d 'Follow the run as it happens, then exit with its exit code'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l json -d 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -s q -l quiet -d 'Show only what needs attention: failures, denials, warnings and the summary'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -s v -l verbose -d 'Show everything: all of the agent\'s text, reasoning, steps and the command line'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -s n -l limit -d 'Show at most this many runs' -r
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, running, abandoned' -r
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l agent -d 'Only runs of this agent' -r
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l all -d 'Show every run'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only runs started in the current directory'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s native output [default: detected from its content; a runbook events.ndjson is always recognised]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Play the recording this many times faster' -r
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l instant -d 'Don\'t wait between events'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l json -d 'Print the universal events as JSON lines instead'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -s q -l quiet -d 'Show only what needs attention: failures, denials, warnings and the summary'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -s v -l verbose -d 'Show everything: all of the agent\'s text, reasoning, steps and the command line'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand completions" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
