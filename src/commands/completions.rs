@@ -24,8 +24,9 @@ fn script(shell: Shell) -> Vec<u8> {
     buf
 }
 
-/// Every generated file, by its path in the repository.
-pub(crate) fn generated_files() -> Vec<(String, Vec<u8>)> {
+/// Every generated file, by its path in the repository (checked, and refreshed, by a test).
+#[cfg(test)]
+fn generated_files() -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
     for shell in [
         Shell::Bash,
@@ -48,6 +49,7 @@ pub(crate) fn generated_files() -> Vec<(String, Vec<u8>)> {
     files
 }
 
+#[cfg(test)]
 fn man(cmd: clap::Command) -> Vec<u8> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd)
