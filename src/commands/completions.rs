@@ -4,7 +4,7 @@
 use std::io::Write as _;
 
 use clap::CommandFactory as _;
-use clap_complete::{Generator as _, Shell};
+use clap_complete::Shell;
 
 use crate::cli::Cli;
 use crate::exit::ExitStatus;
