@@ -36,7 +36,10 @@ fn generated_files() -> Vec<(String, Vec<u8>)> {
         Shell::PowerShell,
     ] {
         files.push((
-            format!("completions/{}", shell.file_name(BIN)),
+            format!(
+                "completions/{}",
+                clap_complete::Generator::file_name(&shell, BIN)
+            ),
             script(shell),
         ));
     }
