@@ -10,6 +10,15 @@ use crate::cli::Cli;
 use crate::exit::ExitStatus;
 
 const BIN: &str = "runbook";
+/// The shells with a completion script in `completions/`.
+#[cfg(test)]
+const SHELLS: [Shell; 5] = [
+    Shell::Bash,
+    Shell::Zsh,
+    Shell::Fish,
+    Shell::Elvish,
+    Shell::PowerShell,
+];
 
 pub(crate) fn completions(shell: Shell) -> anyhow::Result<ExitStatus> {
     let mut out = std::io::stdout().lock();
@@ -28,13 +37,7 @@ fn script(shell: Shell) -> Vec<u8> {
 #[cfg(test)]
 fn generated_files() -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
-    for shell in [
-        Shell::Bash,
-        Shell::Zsh,
-        Shell::Fish,
-        Shell::Elvish,
-        Shell::PowerShell,
-    ] {
+    for shell in SHELLS {
         files.push((
             format!(
                 "completions/{}",
@@ -91,13 +94,7 @@ mod tests {
 
     #[test]
     fn every_shell_gets_a_script_naming_the_subcommands() {
-        for shell in [
-            Shell::Bash,
-            Shell::Zsh,
-            Shell::Fish,
-            Shell::Elvish,
-            Shell::PowerShell,
-        ] {
+        for shell in SHELLS {
             let text = String::from_utf8(script(shell)).unwrap();
             for sub in ["run", "status", "list", "replay", "completions"] {
                 assert!(text.contains(sub), "{shell}: {sub} missing");
