@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::consumer::{Dispatcher, Tick};
-use crate::event::{Event, EventKind, ExitInfo, Outcome, RunInfo};
+use crate::event::{Event, EventKind, ExitInfo, Outcome, RunInfo, Turn};
 use crate::procfs;
 use crate::rundir::EVENTS;
 
@@ -108,50 +108,25 @@ pub(crate) async fn follow(
     })?;
     watcher.watch(run_dir, RecursiveMode::NonRecursive)?;
 
-    let mut tail = Tail::new(run_dir.join(EVENTS));
-    let mut info: Option<RunInfo> = None;
-    let mut last_event = Instant::now();
-    let mut last_seq = None;
+    let mut seen = Seen::new(run_dir.join(EVENTS));
     let began = SystemTime::now();
-    let mut batch = Vec::new();
-    let mut warnings = Vec::new();
     // A steady clock for liveness checks and the status line, whatever the file does.
     let mut checks = tokio::time::interval(CHECK_EVERY);
     checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     checks.tick().await;
     loop {
-        batch.clear();
-        tail.read_new(&mut batch, &mut warnings)?;
-        for w in warnings.drain(..) {
-            warn(w);
+        if let Some(outcome) = seen.drain(dispatch, warn)? {
+            return Ok(Ending::Finished(outcome));
         }
-        for ev in batch.drain(..) {
-            last_event = Instant::now();
-            last_seq = Some(ev.seq);
-            if let EventKind::RunStarted(i) = &ev.kind {
-                info = Some(i.clone());
-            }
-            let finished = match &ev.kind {
-                EventKind::RunFinished { outcome, .. } => Some(*outcome),
-                _ => None,
-            };
-            dispatch.forward(&ev);
-            if let Some(outcome) = finished {
-                dispatch.flush();
-                return Ok(Ending::Finished(outcome));
-            }
-        }
-        dispatch.flush();
-
         tokio::select! {
             _ = changed.recv() => continue,
             _ = checks.tick() => {}
         }
         dispatch.tick(&Tick {
             now: SystemTime::now(),
-            quiet_for: last_event.elapsed(),
+            quiet_for: seen.last_event.elapsed(),
         });
-        let gone = match &info {
+        let gone = match &seen.info {
             Some(i) => !procfs::is_alive(i.pid, i.pid_start),
             None => {
                 began.elapsed().unwrap_or_default() > NEVER_STARTED
@@ -160,25 +135,24 @@ pub(crate) async fn follow(
         };
         if gone {
             // The supervisor may have finished the log just before it died: read it all first.
-            batch.clear();
-            tail.read_new(&mut batch, &mut warnings)?;
-            if !batch.is_empty() {
-                continue_with(dispatch, &mut batch);
-                if let Some(EventKind::RunFinished { outcome, .. }) = batch.last().map(|e| &e.kind)
-                {
-                    return Ok(Ending::Finished(*outcome));
-                }
+            if let Some(outcome) = seen.drain(dispatch, warn)? {
+                return Ok(Ending::Finished(outcome));
             }
-            let pid = info.as_ref().map_or(0, |i| i.pid);
-            let turn = batch.last().map_or(crate::event::Turn::FIRST, |e| e.turn);
+            // Shown, never logged: the log stays what the supervisor wrote.
+            let started = seen.started.unwrap_or(began);
+            let duration_ms = SystemTime::now()
+                .duration_since(started)
+                .map_or(0, crate::supervisor::millis);
             dispatch.forward(&Event {
-                seq: last_seq.map_or(0, |s| s + 1),
+                seq: seen.next_seq,
                 ts: SystemTime::now(),
-                turn,
+                turn: seen.turn,
                 kind: EventKind::RunFinished {
                     outcome: Outcome::Abandoned,
-                    message: format!("runbook (pid {pid}) is gone and never finished the run"),
-                    duration_ms: 0,
+                    message: crate::runs::abandoned_message(
+                        seen.info.as_ref().map_or(0, |i| i.pid),
+                    ),
+                    duration_ms,
                     exit: ExitInfo::default(),
                 },
             });
@@ -188,11 +162,63 @@ pub(crate) async fn follow(
     }
 }
 
-fn continue_with(dispatch: &mut Dispatcher, batch: &mut [Event]) {
-    for ev in batch.iter() {
-        dispatch.forward(ev);
+/// What the follower has read of the log so far.
+struct Seen {
+    tail: Tail,
+    info: Option<RunInfo>,
+    started: Option<SystemTime>,
+    turn: Turn,
+    next_seq: u64,
+    last_event: Instant,
+    batch: Vec<Event>,
+    warnings: Vec<String>,
+}
+
+impl Seen {
+    fn new(path: PathBuf) -> Self {
+        Self {
+            tail: Tail::new(path),
+            info: None,
+            started: None,
+            turn: Turn::FIRST,
+            next_seq: 0,
+            last_event: Instant::now(),
+            batch: Vec::new(),
+            warnings: Vec::new(),
+        }
     }
-    dispatch.flush();
+
+    /// Hands every newly logged event to `dispatch`; the run's outcome once `run.finished` is read.
+    fn drain(
+        &mut self,
+        dispatch: &mut Dispatcher,
+        warn: &mut dyn FnMut(String),
+    ) -> io::Result<Option<Outcome>> {
+        self.tail.read_new(&mut self.batch, &mut self.warnings)?;
+        for w in self.warnings.drain(..) {
+            warn(w);
+        }
+        let mut finished = None;
+        for ev in self.batch.drain(..) {
+            self.last_event = Instant::now();
+            self.next_seq = ev.seq + 1;
+            self.turn = ev.turn;
+            match &ev.kind {
+                EventKind::RunStarted(i) => {
+                    self.info = Some(i.clone());
+                    self.started = Some(ev.ts);
+                }
+                EventKind::RunFinished { outcome, .. } => finished = Some(*outcome),
+                _ => {}
+            }
+            dispatch.forward(&ev);
+            if finished.is_some() {
+                break;
+            }
+        }
+        dispatch.flush();
+        Ok(finished)
+    }
 }
 
 fn dir_age(dir: &Path) -> Duration {

@@ -124,6 +124,11 @@ fn looks_like_run_id(name: &str) -> bool {
         && b[9..15].iter().all(u8::is_ascii_digit)
 }
 
+/// Why a run without a receipt whose supervisor is dead is `abandoned`.
+pub(crate) fn abandoned_message(pid: u32) -> String {
+    format!("runbook (pid {pid}) is gone and never finished the run")
+}
+
 /// What one run left: its receipt (real, or folded from the log so far) and any damage found.
 pub(crate) struct RunState {
     pub receipt: Receipt,
@@ -166,13 +171,7 @@ pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
     let (outcome, message) = if procfs::is_alive(info.pid, info.pid_start) {
         (Outcome::Running, "the run is in progress".to_owned())
     } else {
-        (
-            Outcome::Abandoned,
-            format!(
-                "runbook (pid {}) is gone and never finished the run",
-                info.pid
-            ),
-        )
+        (Outcome::Abandoned, abandoned_message(info.pid))
     };
     let receipt = builder
         .build_unfinished(outcome, message, SystemTime::now())

@@ -194,6 +194,19 @@ fn live_notices_a_killed_supervisor_and_says_abandoned() {
         serde_json::from_str(&status.stdout).expect("a receipt built from the log");
     assert_eq!(receipt.outcome, Outcome::Abandoned);
     assert_eq!(receipt.steps, 0);
+
+    // Following it afterwards ends with a shown (not logged) ending that continues the sequence.
+    let again = run(&mut ctx.runbook(&["status", "--live", "--json"]), LIMIT);
+    assert_eq!(again.code(), Some(7));
+    let (events, receipt) = events_and_receipt(&again.stdout);
+    let logged = ctx.events();
+    assert_eq!(events[..logged.len()], logged[..]);
+    let last = events.last().unwrap();
+    assert_eq!(last.seq, logged.last().unwrap().seq + 1);
+    assert!(
+        matches!(&last.kind, EventKind::RunFinished { outcome: Outcome::Abandoned, duration_ms, .. } if *duration_ms > 0)
+    );
+    assert_eq!(receipt.outcome, Outcome::Abandoned);
 }
 
 #[test]
