@@ -12,6 +12,7 @@ pub mod event;
 mod exit;
 mod follow;
 mod lines;
+pub mod prices;
 mod procfs;
 pub mod receipt;
 mod redact;
