@@ -36,12 +36,16 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
         }
         'runbook;run' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Which agent to run')
-            [CompletionResult]::new('--agent-bin', '--agent-bin', [CompletionResultType]::ParameterName, 'The agent''s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN]')
+            [CompletionResult]::new('--agent-cmd', '--agent-cmd', [CompletionResultType]::ParameterName, 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''`')
+            [CompletionResult]::new('--agent-bin', '--agent-bin', [CompletionResultType]::ParameterName, 'The agent''s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN, RUNBOOK_CLAUDE_BIN, RUNBOOK_CODEX_BIN]')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model)')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model)')
+            [CompletionResult]::new('--permissions', '--permissions', [CompletionResultType]::ParameterName, 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)')
+            [CompletionResult]::new('--then', '--then', [CompletionResultType]::ParameterName, 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'The directory the agent works in [default: the current one]')
             [CompletionResult]::new('--inactivity-timeout', '--inactivity-timeout', [CompletionResultType]::ParameterName, 'Stop the agent after this long without any activity (output, or CPU use of its processes)')
             [CompletionResult]::new('--kill-grace', '--kill-grace', [CompletionResultType]::ParameterName, 'How long the agent gets to exit after SIGTERM before SIGKILL')
+            [CompletionResult]::new('--finish-grace', '--finish-grace', [CompletionResultType]::ParameterName, 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the agent when the whole run has taken this long')
             [CompletionResult]::new('--max-cost', '--max-cost', [CompletionResultType]::ParameterName, 'Stop the agent once its reported cost crosses this many US dollars')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]')

@@ -238,7 +238,7 @@ _runbook() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "opencode" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
                     return 0
                     ;;
                 --speed)
@@ -257,14 +257,18 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -q -v -h -V --agent --agent-bin --model --cwd --inactivity-timeout --kill-grace --timeout --max-cost --runs-dir --json --quiet --verbose --color --help --version"
+            opts="-m -q -v -h -V --agent --agent-cmd --agent-bin --model --permissions --then --cwd --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --runs-dir --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "opencode" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
+                    return 0
+                    ;;
+                --agent-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --agent-bin)
@@ -279,6 +283,14 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --permissions)
+                    COMPREPLY=($(compgen -W "agent read-only workspace bypass" -- "${cur}"))
+                    return 0
+                    ;;
+                --then)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cwd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -288,6 +300,10 @@ _runbook() {
                     return 0
                     ;;
                 --kill-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --finish-grace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -32,12 +32,16 @@ set edit:completion:arg-completer[runbook] = {|@words|
         }
         &'runbook;run'= {
             cand --agent 'Which agent to run'
-            cand --agent-bin 'The agent''s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN]'
+            cand --agent-cmd 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''`'
+            cand --agent-bin 'The agent''s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN, RUNBOOK_CLAUDE_BIN, RUNBOOK_CODEX_BIN]'
             cand -m 'The model, as the agent names it (OpenCode: provider/model)'
             cand --model 'The model, as the agent names it (OpenCode: provider/model)'
+            cand --permissions 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)'
+            cand --then 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)'
             cand --cwd 'The directory the agent works in [default: the current one]'
             cand --inactivity-timeout 'Stop the agent after this long without any activity (output, or CPU use of its processes)'
             cand --kill-grace 'How long the agent gets to exit after SIGTERM before SIGKILL'
+            cand --finish-grace 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)'
             cand --timeout 'Stop the agent when the whole run has taken this long'
             cand --max-cost 'Stop the agent once its reported cost crosses this many US dollars'
             cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]'

@@ -35,12 +35,21 @@ complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent -d 'Which agent to run' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'"
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'The agent\'s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent -d 'Which agent to run' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
+claude\t'Claude Code (`claude -p --output-format stream-json`)'
+codex\t'Codex (`codex exec --json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-cmd -d 'Run this command instead, an agent that prints runbook\'s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd \'uvx my-agent --fast\'`' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'The agent\'s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN, RUNBOOK_CLAUDE_BIN, RUNBOOK_CODEX_BIN]' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l permissions -d 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)' -r -f -a "agent\t'Whatever the agent\'s own configuration says (nothing is passed)'
+read-only\t'Look, don\'t touch: no edits, no commands that change anything'
+workspace\t'Edit files and run commands inside the work dir'
+bypass\t'Everything, without asking. Only for a throwaway machine or container'"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l then -d 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in [default: the current one]' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the agent when the whole run has taken this long' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]' -r -F
@@ -74,7 +83,9 @@ complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s native output [default: detected from its content; a runbook events.ndjson is always recognised]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s native output [default: detected from its content; a runbook events.ndjson is always recognised]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
+claude\t'Claude Code (`claude -p --output-format stream-json`)'
+codex\t'Codex (`codex exec --json`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Play the recording this many times faster' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::agent::AgentKind;
+use crate::agent::{AgentKind, Permissions};
 use crate::event::Outcome;
 use crate::exit::EXIT_CODES_HELP;
 use crate::term::ColorChoice;
@@ -151,13 +151,35 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = AgentKind::Opencode, env = "RUNBOOK_AGENT")]
     pub agent: AgentKind,
 
-    /// The agent's binary [default: from PATH; or RUNBOOK_OPENCODE_BIN].
+    /// Run this command instead, an agent that prints runbook's universal events as NDJSON
+    /// (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd 'uvx my-agent --fast'`.
+    #[arg(long, value_name = "CMD", conflicts_with = "agent_bin")]
+    pub agent_cmd: Option<String>,
+
+    /// The agent's binary [default: from PATH; or RUNBOOK_OPENCODE_BIN, RUNBOOK_CLAUDE_BIN,
+    /// RUNBOOK_CODEX_BIN].
     #[arg(long, value_name = "PATH")]
     pub agent_bin: Option<PathBuf>,
 
     /// The model, as the agent names it (OpenCode: provider/model).
     #[arg(short, long, env = "RUNBOOK_MODEL")]
     pub model: Option<String>,
+
+    /// What the agent may do without asking: agent (its own settings), read-only, workspace
+    /// (edit files and run commands in the work dir) or bypass (everything; throwaway machines only).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        default_value_t,
+        env = "RUNBOOK_PERMISSIONS"
+    )]
+    pub permissions: Permissions,
+
+    /// Once the agent has finished, continue its session with this prompt, as a new turn of the
+    /// same run (repeatable; stops at the first turn that does not complete).
+    #[arg(long, value_name = "PROMPT")]
+    pub then: Vec<String>,
 
     /// The directory the agent works in [default: the current one].
     #[arg(long, value_name = "DIR")]
@@ -170,6 +192,11 @@ pub struct RunArgs {
     /// How long the agent gets to exit after SIGTERM before SIGKILL.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub kill_grace: Duration,
+
+    /// How long an agent that printed its final result may take to exit before it is ended
+    /// (its turn still counts as completed).
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    pub finish_grace: Duration,
 
     /// Stop the agent when the whole run has taken this long.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, env = "RUNBOOK_TIMEOUT")]

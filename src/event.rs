@@ -75,6 +75,10 @@ pub enum EventKind {
     /// A complete piece of the agent's answer text.
     #[serde(rename = "text")]
     Text { text: String },
+    /// A fragment of answer text as it streams, before the complete `text` event that repeats it.
+    /// Only from agents that stream (Claude Code with partial messages).
+    #[serde(rename = "text.delta")]
+    TextDelta { text: String },
     /// A complete piece of the agent's visible reasoning.
     #[serde(rename = "reasoning")]
     Reasoning { text: String },
@@ -90,12 +94,30 @@ pub enum EventKind {
         call_id: String,
         description: String,
     },
+    /// A subagent handed its work back (or failed).
+    #[serde(rename = "subagent.finished")]
+    SubagentFinished {
+        call_id: String,
+        status: ToolStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// The agent wanted to do something and was not allowed to.
     #[serde(rename = "permission.denied")]
     PermissionDenied { tool: String, detail: String },
     /// The model provider failed a request (after the agent's own retries, if it reports them).
     #[serde(rename = "provider.error")]
     ProviderError(ProviderError),
+    /// A provider request failed and the agent is about to retry it.
+    #[serde(rename = "provider.retry")]
+    ProviderRetry(ProviderRetry),
+    /// The agent's own final word on the turn: whether it succeeded, and its authoritative totals
+    /// (they replace the sum of the turn's steps).
+    #[serde(rename = "agent.result")]
+    AgentResult(AgentResult),
+    /// The agent warned about something that does not stop it.
+    #[serde(rename = "agent.warning")]
+    AgentWarning { message: String },
     /// The agent reported a failure of its own that is not the provider's.
     #[serde(rename = "agent.error")]
     AgentError { name: String, message: String },
@@ -148,12 +170,17 @@ impl EventKind {
             EventKind::StepStarted { .. } => "step.started",
             EventKind::StepFinished(_) => "step.finished",
             EventKind::Text { .. } => "text",
+            EventKind::TextDelta { .. } => "text.delta",
             EventKind::Reasoning { .. } => "reasoning",
             EventKind::ToolStarted(_) => "tool.started",
             EventKind::ToolCompleted(_) => "tool.completed",
             EventKind::SubagentStarted { .. } => "subagent.started",
+            EventKind::SubagentFinished { .. } => "subagent.finished",
             EventKind::PermissionDenied { .. } => "permission.denied",
             EventKind::ProviderError(_) => "provider.error",
+            EventKind::ProviderRetry(_) => "provider.retry",
+            EventKind::AgentResult(_) => "agent.result",
+            EventKind::AgentWarning { .. } => "agent.warning",
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
             EventKind::Unparsed(_) => "unparsed",
@@ -267,9 +294,54 @@ pub struct StepUsage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolStart {
     pub call_id: String,
+    /// The tool's name as the agent calls it.
     pub name: String,
+    /// What kind of tool it is, the same for every agent.
+    #[serde(default)]
+    pub kind: ToolKind,
     /// A short human summary of the input: a file path, a command, a pattern.
     pub input: String,
+    /// The call id of the subagent this call was made by; absent for the main agent's calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+}
+
+/// What a tool does, whatever the agent names it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Write,
+    Shell,
+    Search,
+    Fetch,
+    Subagent,
+    Todo,
+    #[default]
+    Other,
+}
+
+impl ToolKind {
+    /// The kind of a tool from its name in any of the agents runbook knows.
+    pub fn of(name: &str) -> ToolKind {
+        match name.to_ascii_lowercase().as_str() {
+            "read" | "view" | "view_image" | "notebookread" => ToolKind::Read,
+            "edit" | "multiedit" | "apply_patch" | "patch" | "notebookedit" | "str_replace" => {
+                ToolKind::Edit
+            }
+            "write" => ToolKind::Write,
+            "bash" | "shell" | "exec_command" | "local_shell" | "write_stdin" | "bashoutput" => {
+                ToolKind::Shell
+            }
+            "grep" | "glob" | "list" | "ls" | "codesearch" | "websearch" | "web_search"
+            | "tool_search" => ToolKind::Search,
+            "webfetch" | "fetch" => ToolKind::Fetch,
+            "task" | "agent" | "spawn_agent" | "wait_agent" | "wait" => ToolKind::Subagent,
+            "todowrite" | "todoread" | "update_plan" => ToolKind::Todo,
+            _ => ToolKind::Other,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -284,7 +356,11 @@ pub enum ToolStatus {
 pub struct ToolEnd {
     pub call_id: String,
     pub name: String,
+    #[serde(default)]
+    pub kind: ToolKind,
     pub input: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     pub status: ToolStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -302,6 +378,41 @@ pub struct ProviderError {
     pub status: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retryable: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderRetry {
+    /// Which retry this is, from 1.
+    pub attempt: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    /// The HTTP status of the failed request, when the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResult {
+    /// Whether the agent says it finished its work.
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The turn's tokens, all model calls included (subagents' too, when the agent counts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
+    /// The turn's cost in USD; absent when unknown (which is not zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_source: Option<CostSource>,
+    /// How many model calls the agent made, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_calls: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -472,7 +583,9 @@ mod tests {
             kind: EventKind::ToolCompleted(ToolEnd {
                 call_id: "call_1".into(),
                 name: "read".into(),
+                kind: ToolKind::Read,
                 input: "README.md".into(),
+                parent: None,
                 status: ToolStatus::Error,
                 error: Some("File not found".into()),
                 output_bytes: None,

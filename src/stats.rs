@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{
-    CostSource, EventKind, ProviderError, Tokens, ToolStatus, Turn, TurnKind, UnparsedReason,
+    AgentResult, CostSource, EventKind, ProviderError, StepUsage, Tokens, ToolStatus, Turn,
+    TurnKind, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -32,8 +33,84 @@ pub struct TurnTotals {
     pub steps: u32,
     pub tool_calls: u32,
     pub tokens: Tokens,
+    /// USD; absent when unknown. While `cost_final` is false this is the sum of the known step
+    /// costs, a lower bound when `unpriced_steps` is not zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_source: Option<CostSource>,
+    /// Steps that finished without a known cost.
+    #[serde(skip)]
+    unpriced_steps: u32,
+    /// Whether the agent's own result set the turn's cost (known or unknown) once and for all.
+    #[serde(skip)]
+    cost_final: bool,
+}
+
+impl TurnTotals {
+    fn new(turn: Turn) -> Self {
+        Self {
+            index: turn.index,
+            kind: turn.kind,
+            steps: 0,
+            tool_calls: 0,
+            tokens: Tokens::default(),
+            cost_usd: None,
+            cost_source: None,
+            unpriced_steps: 0,
+            cost_final: false,
+        }
+    }
+
+    /// Whether the turn spent anything that should have a price.
+    fn has_usage(&self) -> bool {
+        self.steps > 0 || self.cost_final
+    }
+
+    /// The turn's cost, or `None` when some of it is unknown.
+    fn known_total(&self) -> Option<f64> {
+        if self.cost_final || self.unpriced_steps == 0 {
+            self.cost_usd
+        } else {
+            None
+        }
+    }
+
+    fn step(&mut self, usage: &StepUsage) {
+        self.steps += 1;
+        self.tokens.add(&usage.tokens);
+        if self.cost_final {
+            return;
+        }
+        match usage.cost_usd {
+            Some(cost) => {
+                *self.cost_usd.get_or_insert(0.0) += cost;
+                self.cost_source = merge_source(self.cost_source, usage.cost_source);
+            }
+            None => self.unpriced_steps += 1,
+        }
+    }
+
+    fn result(&mut self, result: &AgentResult) {
+        if let Some(tokens) = result.tokens {
+            self.tokens = tokens;
+        }
+        if result.tokens.is_some() || result.cost_usd.is_some() {
+            self.cost_final = true;
+            self.cost_usd = result.cost_usd;
+            self.cost_source = result.cost_usd.and(result.cost_source);
+        }
+    }
+}
+
+/// One estimated part makes the whole an estimate.
+fn merge_source(a: Option<CostSource>, b: Option<CostSource>) -> Option<CostSource> {
+    match (a, b) {
+        (Some(CostSource::Estimated), _) | (_, Some(CostSource::Estimated)) => {
+            Some(CostSource::Estimated)
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,11 +135,8 @@ pub struct RunStats {
     /// Whether a step has started and not finished.
     pub step_open: bool,
     pub last_finish_reason: Option<String>,
+    /// All turns' tokens.
     pub tokens: Tokens,
-    /// Sum of the known step costs.
-    pub cost_usd: f64,
-    /// Steps that finished without a known cost.
-    pub steps_without_cost: u32,
     pub cost_source: Option<CostSource>,
     pub tool_calls: u32,
     pub tools: BTreeMap<String, ToolTally>,
@@ -86,14 +160,7 @@ impl RunStats {
             self.last_agent_event = Some(kind.type_name());
         }
         match kind {
-            EventKind::TurnStarted { .. } => self.turns.push(TurnTotals {
-                index: turn.index,
-                kind: turn.kind,
-                steps: 0,
-                tool_calls: 0,
-                tokens: Tokens::default(),
-                cost_usd: None,
-            }),
+            EventKind::TurnStarted { .. } => self.turns.push(TurnTotals::new(turn)),
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
             EventKind::StepStarted { .. } => {
                 self.steps_started += 1;
@@ -103,24 +170,12 @@ impl RunStats {
                 self.steps_finished += 1;
                 self.step_open = false;
                 self.last_finish_reason = Some(usage.reason.clone());
-                self.tokens.add(&usage.tokens);
-                match usage.cost_usd {
-                    Some(cost) => {
-                        self.cost_usd += cost;
-                        // One estimated step makes the whole total an estimate.
-                        if self.cost_source != Some(CostSource::Estimated) {
-                            self.cost_source = usage.cost_source;
-                        }
-                    }
-                    None => self.steps_without_cost += 1,
-                }
-                if let Some(t) = self.turn_mut(turn) {
-                    t.steps += 1;
-                    t.tokens.add(&usage.tokens);
-                    if let Some(cost) = usage.cost_usd {
-                        *t.cost_usd.get_or_insert(0.0) += cost;
-                    }
-                }
+                self.turn_mut(turn).step(usage);
+                self.sum_turns();
+            }
+            EventKind::AgentResult(result) => {
+                self.turn_mut(turn).result(result);
+                self.sum_turns();
             }
             EventKind::Text { text } => self.last_text = Some(text.clone()),
             EventKind::ToolCompleted(end) => {
@@ -132,9 +187,7 @@ impl RunStats {
                     ToolStatus::Error => tally.errors += 1,
                     ToolStatus::Denied => tally.denied += 1,
                 }
-                if let Some(t) = self.turn_mut(turn) {
-                    t.tool_calls += 1;
-                }
+                self.turn_mut(turn).tool_calls += 1;
             }
             EventKind::SubagentStarted { .. } => self.subagents += 1,
             EventKind::PermissionDenied { tool, detail } => self.permission_denials.push(Denial {
@@ -167,18 +220,38 @@ impl RunStats {
         }
     }
 
-    /// The total cost, unless some step's cost is unknown (then the total is unknown, not low).
+    /// The total cost, unless some of it is unknown (then the total is unknown, not low).
     pub fn cost(&self) -> Option<f64> {
-        (self.steps_finished > 0 && self.steps_without_cost == 0).then_some(self.cost_usd)
+        let mut total = None;
+        for t in self.turns.iter().filter(|t| t.has_usage()) {
+            *total.get_or_insert(0.0) += t.known_total()?;
+        }
+        total
     }
 
-    /// The cost known so far, for budget checks: a lower bound even when some steps are unknown.
+    /// The cost known so far, for budget checks: a lower bound even when some of it is unknown.
     pub fn known_cost(&self) -> f64 {
-        self.cost_usd
+        self.turns.iter().filter_map(|t| t.cost_usd).sum()
     }
 
-    fn turn_mut(&mut self, turn: Turn) -> Option<&mut TurnTotals> {
-        self.turns.iter_mut().rev().find(|t| t.index == turn.index)
+    /// The totals of `turn`, started on first use (a replayed transcript has no `turn.started`).
+    fn turn_mut(&mut self, turn: Turn) -> &mut TurnTotals {
+        match self.turns.iter().rposition(|t| t.index == turn.index) {
+            Some(i) => &mut self.turns[i],
+            None => {
+                self.turns.push(TurnTotals::new(turn));
+                self.turns.last_mut().expect("just pushed")
+            }
+        }
+    }
+
+    fn sum_turns(&mut self) {
+        self.tokens = Tokens::default();
+        self.cost_source = None;
+        for t in &self.turns {
+            self.tokens.add(&t.tokens);
+            self.cost_source = merge_source(self.cost_source, t.cost_source);
+        }
     }
 }
 
@@ -191,7 +264,7 @@ fn push_bounded<T>(v: &mut Vec<T>, item: T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{StepUsage, ToolEnd};
+    use crate::event::{ToolEnd, ToolKind};
 
     fn step(cost: Option<f64>, input: u64) -> EventKind {
         EventKind::StepFinished(StepUsage {
@@ -227,7 +300,9 @@ mod tests {
                 &EventKind::ToolCompleted(ToolEnd {
                     call_id: "c".into(),
                     name: "bash".into(),
+                    kind: ToolKind::Shell,
                     input: "ls".into(),
+                    parent: None,
                     status,
                     error: None,
                     output_bytes: None,

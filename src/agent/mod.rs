@@ -1,14 +1,23 @@
 //! Agent adapters: how to start each agent, and how its native output becomes universal events.
 
+mod claude;
+mod codex;
+mod generic;
 mod opencode;
 mod summary;
+mod tools;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::ValueEnum;
 
 use crate::event::{EventKind, Stream, UNPARSED_HEAD_BYTES, Unparsed, UnparsedReason};
+use crate::prices::PriceTable;
 
+pub(crate) use claude::Claude;
+pub(crate) use codex::Codex;
+pub(crate) use generic::Generic;
 pub(crate) use opencode::OpenCode;
 
 /// The agents runbook knows how to drive.
@@ -16,14 +25,35 @@ pub(crate) use opencode::OpenCode;
 pub(crate) enum AgentKind {
     /// OpenCode (`opencode run --format json`).
     Opencode,
+    /// Claude Code (`claude -p --output-format stream-json`).
+    Claude,
+    /// Codex (`codex exec --json`).
+    Codex,
 }
 
 impl AgentKind {
     pub(crate) fn adapter(self) -> &'static dyn Adapter {
         match self {
             AgentKind::Opencode => &OpenCode,
+            AgentKind::Claude => &Claude,
+            AgentKind::Codex => &Codex,
         }
     }
+}
+
+/// What the agent may do without asking, in runbook's words; each adapter maps it to its agent's
+/// own flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Permissions {
+    /// Whatever the agent's own configuration says (nothing is passed).
+    #[default]
+    Agent,
+    /// Look, don't touch: no edits, no commands that change anything.
+    ReadOnly,
+    /// Edit files and run commands inside the work dir.
+    Workspace,
+    /// Everything, without asking. Only for a throwaway machine or container.
+    Bypass,
 }
 
 /// What one agent invocation should do.
@@ -34,11 +64,26 @@ pub(crate) struct Invocation<'a> {
     pub extra_args: &'a [String],
     /// Continue this agent session instead of starting a new one.
     pub resume_session: Option<&'a str>,
+    pub permissions: Permissions,
 }
 
-/// Facts a parser may use to shorten what it reports (paths relative to the work dir).
+/// What a parser may need beyond the lines: the work dir (to shorten paths), the model and the
+/// price table (to estimate costs the agent does not report).
+#[derive(Clone)]
 pub(crate) struct ParseContext {
     pub cwd: PathBuf,
+    pub model: Option<String>,
+    pub prices: Arc<PriceTable>,
+}
+
+impl ParseContext {
+    pub(crate) fn new(cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            model: None,
+            prices: Arc::default(),
+        }
+    }
 }
 
 /// One agent CLI: its command line and its output format.
@@ -53,6 +98,14 @@ pub(crate) trait Adapter: Send + Sync {
     fn install_hint(&self) -> &'static str;
     /// Arguments after the program name.
     fn args(&self, inv: &Invocation<'_>) -> Vec<String>;
+    /// Environment variables the invocation needs on top of runbook's own.
+    fn env(&self, _inv: &Invocation<'_>) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// Refuses an invocation the agent is known to refuse, with what to do instead.
+    fn preflight(&self, _inv: &Invocation<'_>) -> Result<(), String> {
+        Ok(())
+    }
     /// Arguments that make the agent print its version and exit.
     fn version_args(&self) -> &'static [&'static str] {
         &["--version"]
@@ -65,11 +118,13 @@ pub(crate) trait Adapter: Send + Sync {
 pub(crate) trait StdoutParser: Send {
     /// One complete line without its newline. Never fails: unreadable lines become `unparsed`.
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>);
-    /// Called once at end of stream: did the agent's output end on finished work?
-    fn end(&mut self) -> StreamEnd;
+    /// Called once at end of stream: did the agent's output end on finished work? Tool calls
+    /// that started and never finished are closed here, as errors.
+    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd;
 }
 
-/// Turns stderr lines into events (every line becomes at least a `stderr` event).
+/// Turns stderr lines into events (every line becomes at least a `stderr` event, unless it is
+/// known noise; the raw log keeps every line either way).
 pub(crate) trait StderrParser: Send {
     fn line(&mut self, line: &str, out: &mut Vec<EventKind>);
 }

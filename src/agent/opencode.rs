@@ -17,7 +17,7 @@ use super::{
     unreadable_reason,
 };
 use crate::event::{
-    CostSource, EventKind, ProviderError, StepUsage, Stream, Tokens, ToolEnd, ToolStart,
+    CostSource, EventKind, ProviderError, StepUsage, Stream, Tokens, ToolEnd, ToolKind, ToolStart,
     ToolStatus, UnparsedReason,
 };
 
@@ -133,7 +133,7 @@ impl StdoutParser for Parser {
         }
     }
 
-    fn end(&mut self) -> StreamEnd {
+    fn end(&mut self, _out: &mut Vec<EventKind>) -> StreamEnd {
         if let Some(message) = &self.error {
             return StreamEnd::Failed(message.clone());
         }
@@ -211,10 +211,13 @@ impl Parser {
         let summary = summary::summarize(&fields, state.title.as_deref(), &self.cwd);
         let meta = state.metadata.unwrap_or_default();
 
+        let kind = ToolKind::of(&name);
         out.push(EventKind::ToolStarted(ToolStart {
             call_id: call_id.clone(),
             name: name.clone(),
+            kind,
             input: summary.clone(),
+            parent: None,
         }));
         if name == "task" {
             out.push(EventKind::SubagentStarted {
@@ -255,7 +258,9 @@ impl Parser {
         out.push(EventKind::ToolCompleted(ToolEnd {
             call_id,
             name,
+            kind,
             input: summary,
+            parent: None,
             status,
             error,
             output_bytes: state.output.map(|n| n.0 as u64),
@@ -504,7 +509,7 @@ mod tests {
             .trim_end_matches(".stdout.ndjson");
         // The recordings ran in this directory; tool paths are shown relative to it.
         let cwd = PathBuf::from(format!("/scratch/opencode-harness/{name}/work"));
-        let mut parser = OpenCode.stdout_parser(ParseContext { cwd });
+        let mut parser = OpenCode.stdout_parser(ParseContext::new(cwd));
         let mut events = Vec::new();
         for line in std::fs::read(stdout_path)
             .unwrap()
@@ -524,7 +529,7 @@ mod tests {
         Reading {
             events,
             stderr_events,
-            end: format!("{:?}", parser.end()),
+            end: format!("{:?}", parser.end(&mut Vec::new())),
         }
     }
 
@@ -537,9 +542,7 @@ mod tests {
 
     #[test]
     fn bytes_that_are_not_utf8_matter_only_where_the_parser_reads() {
-        let mut parser = OpenCode.stdout_parser(ParseContext {
-            cwd: PathBuf::from("/"),
-        });
+        let mut parser = OpenCode.stdout_parser(ParseContext::new(PathBuf::from("/")));
         let mut out = Vec::new();
         // In a field that is skipped: the line is read as usual.
         parser.line(
@@ -559,9 +562,7 @@ mod tests {
 
     #[test]
     fn no_line_can_make_the_parser_panic() {
-        let mut parser = OpenCode.stdout_parser(ParseContext {
-            cwd: PathBuf::from("/"),
-        });
+        let mut parser = OpenCode.stdout_parser(ParseContext::new(PathBuf::from("/")));
         let mut out = Vec::new();
         for line in [
             &b""[..],

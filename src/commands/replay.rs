@@ -61,7 +61,7 @@ fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<Format> {
         .unwrap_or_default();
     let unknown = || {
         Error::Usage(format!(
-            "cannot tell what {} holds; pass --agent opencode if it is OpenCode output",
+            "cannot tell what {} holds; pass --agent opencode|claude|codex to say whose output it is",
             path.display()
         ))
     };
@@ -86,24 +86,15 @@ fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<Format> {
     {
         return Ok(Format::Native(AgentKind::Opencode));
     }
-    let other = if value.get("session_id").is_some()
-        || ["system", "assistant", "user", "result"].contains(&kind)
+    if value.get("session_id").is_some()
+        || ["system", "assistant", "user", "result", "stream_event"].contains(&kind)
     {
-        Some("Claude Code")
-    } else if kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item.")
-    {
-        Some("Codex")
-    } else {
-        None
-    };
-    match other {
-        Some(agent) => Err(Error::Usage(format!(
-            "{} looks like a {agent} transcript; runbook replays OpenCode transcripts and runbook event logs",
-            path.display()
-        ))
-        .into()),
-        None => Err(unknown().into()),
+        return Ok(Format::Native(AgentKind::Claude));
     }
+    if kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item.") {
+        return Ok(Format::Native(AgentKind::Codex));
+    }
+    Err(unknown().into())
 }
 
 /// Waits for a recorded moment, scaled by the replay speed.
@@ -226,7 +217,7 @@ async fn native(
     );
     dispatch.flush();
 
-    let mut parser = adapter.stdout_parser(ParseContext { cwd });
+    let mut parser = adapter.stdout_parser(ParseContext::new(cwd));
     let mut stderr_parser = adapter.stderr_parser();
     let mut events = Vec::new();
     let mut last = Duration::ZERO;
@@ -244,8 +235,12 @@ async fn native(
         }
         dispatch.flush();
     }
-    let (outcome, message) = agent_outcome(parser.end(), exit);
     let end = base + last;
+    let stream_end = parser.end(&mut events);
+    for kind in events.drain(..) {
+        dispatch.emit(end, kind);
+    }
+    let (outcome, message) = agent_outcome(stream_end, exit);
     let kind = if outcome == Outcome::Completed {
         EventKind::TurnCompleted { exit }
     } else {

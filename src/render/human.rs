@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::Styles;
 use crate::consumer::{Consumer, Tick};
-use crate::event::{Event, EventKind, Outcome, RunInfo, ToolStatus, Turn};
+use crate::event::{CostSource, Event, EventKind, Outcome, RunInfo, ToolStatus, Turn};
 use crate::stats::RunStats;
 use crate::term::Display;
 
@@ -26,6 +26,10 @@ pub(crate) struct Human {
     started: Option<SystemTime>,
     info: Option<RunInfo>,
     running_tool: Option<String>,
+    /// The answer text streaming in, shown on the status line until the whole text arrives.
+    streaming: String,
+    /// The tool of the last call shown as denied, so its `permission.denied` is not shown twice.
+    denied_tool: Option<String>,
     quiet_for: Duration,
     buf: Vec<u8>,
 }
@@ -60,6 +64,8 @@ impl Human {
             started: None,
             info: None,
             running_tool: None,
+            streaming: String::new(),
+            denied_tool: None,
             quiet_for: Duration::ZERO,
             buf: Vec::new(),
         }
@@ -166,6 +172,16 @@ impl Human {
                 }
             }
             EventKind::ToolCompleted(t) => {
+                // A subagent's calls sit under it.
+                let nest = if t.parent.is_some() { "  " } else { "" };
+                let input = if t.input.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", t.input)
+                };
+                if t.status == ToolStatus::Denied {
+                    self.denied_tool = Some(t.name.clone());
+                }
                 let took = t
                     .duration_ms
                     .map(|ms| format!(" {}", s.dim.apply_to(human_ms(ms))))
@@ -175,29 +191,26 @@ impl Human {
                     ToolStatus::Ok => line(
                         false,
                         format!(
-                            "{} {} {}{took}",
+                            "{nest}{} {}{input}{took}",
                             s.ok.apply_to("✓"),
                             s.bold.apply_to(&t.name),
-                            t.input
                         ),
                     ),
                     ToolStatus::Error => line(
                         true,
                         format!(
-                            "{} {} {}{took}: {}",
+                            "{nest}{} {}{input}{took}: {}",
                             s.error.apply_to("✗"),
                             s.bold.apply_to(&t.name),
-                            t.input,
                             s.error.apply_to(first)
                         ),
                     ),
                     ToolStatus::Denied => line(
                         true,
                         format!(
-                            "{} {} {}: {}",
+                            "{nest}{} {}{input}: {}",
                             s.warn.apply_to("⊘"),
                             s.bold.apply_to(&t.name),
-                            t.input,
                             s.warn.apply_to("permission denied")
                         ),
                     ),
@@ -217,6 +230,31 @@ impl Human {
                     format!("{} subagent: {description}{id}", s.accent.apply_to("↳")),
                 );
             }
+            EventKind::SubagentFinished {
+                status, message, ..
+            } => {
+                let what = message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default();
+                match status {
+                    ToolStatus::Ok => line(
+                        false,
+                        format!("{} subagent done{what}", s.accent.apply_to("↲")),
+                    ),
+                    _ => line(
+                        true,
+                        format!(
+                            "{} {}{what}",
+                            s.error.apply_to("↲"),
+                            s.error.apply_to("subagent failed")
+                        ),
+                    ),
+                }
+            }
+            // The denied call was just shown as such.
+            EventKind::PermissionDenied { tool, .. }
+                if self.denied_tool.take().as_ref() == Some(tool) => {}
             EventKind::PermissionDenied { tool, detail } => {
                 let detail = if detail.is_empty() {
                     String::new()
@@ -245,6 +283,52 @@ impl Human {
                             e.name,
                             first_line(&e.message)
                         ))
+                        .to_string(),
+                );
+            }
+            EventKind::ProviderRetry(r) => {
+                let of = r.max_attempts.map(|m| format!("/{m}")).unwrap_or_default();
+                let delay = r
+                    .delay_ms
+                    .map(|ms| format!(" in {}", human_ms(ms)))
+                    .unwrap_or_default();
+                let status = r.status.map(|c| format!(" {c}")).unwrap_or_default();
+                line(
+                    false,
+                    s.warn
+                        .apply_to(format!(
+                            "⟳ provider retry {}{of}{delay}: {}{status}",
+                            r.attempt,
+                            first_line(&r.message)
+                        ))
+                        .to_string(),
+                );
+            }
+            EventKind::AgentResult(r) if self.verbose => {
+                let tokens = r
+                    .tokens
+                    .map(|t| format!(" · {} tokens", thousands(t.total())))
+                    .unwrap_or_default();
+                let cost = match (r.cost_usd, r.cost_source) {
+                    (Some(c), Some(CostSource::Estimated)) => {
+                        format!(" · {} (estimated)", money(c))
+                    }
+                    (Some(c), _) => format!(" · {}", money(c)),
+                    (None, _) => " · cost unknown".to_owned(),
+                };
+                let verdict = if r.ok { "done" } else { "failed" };
+                line(
+                    false,
+                    s.dim
+                        .apply_to(format!("  agent result: {verdict}{tokens}{cost}"))
+                        .to_string(),
+                );
+            }
+            EventKind::AgentWarning { message } => {
+                line(
+                    true,
+                    s.warn
+                        .apply_to(format!("⚠ agent warning: {}", first_line(message)))
                         .to_string(),
                 );
             }
@@ -416,6 +500,14 @@ impl Human {
         );
         if let Some(tool) = &self.running_tool {
             msg.push_str(&format!(" · {tool}"));
+        } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
+            let room = self.width.saturating_sub(msg.len() + 8).max(10);
+            let chars: Vec<char> = tail.trim().chars().collect();
+            let shown: String = chars[chars.len().saturating_sub(room)..].iter().collect();
+            msg.push_str(&format!(
+                " · {}",
+                self.styles.dim.apply_to(format!("│ {shown}"))
+            ));
         }
         if self.quiet_for >= Duration::from_secs(5) {
             msg.push_str(&format!(
@@ -450,6 +542,18 @@ impl Consumer for Human {
                 self.running_tool = Some(format!("{} {}", t.name, t.input))
             }
             EventKind::ToolCompleted(_) => self.running_tool = None,
+            EventKind::TextDelta { text } => {
+                self.streaming.push_str(text);
+                // Only the tail is ever shown.
+                if self.streaming.len() > 4096 {
+                    let mut cut = self.streaming.len() - 1024;
+                    while !self.streaming.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    self.streaming.drain(..cut);
+                }
+            }
+            EventKind::Text { .. } | EventKind::StepFinished(_) => self.streaming.clear(),
             _ => {}
         }
         if ev.kind.is_from_agent() {
@@ -640,12 +744,16 @@ mod tests {
             EventKind::ToolStarted(ToolStart {
                 call_id: "c".into(),
                 name: name.into(),
+                kind: crate::event::ToolKind::of(name),
                 input: input.into(),
+                parent: None,
             }),
             EventKind::ToolCompleted(ToolEnd {
                 call_id: "c".into(),
                 name: name.into(),
+                kind: crate::event::ToolKind::of(name),
                 input: input.into(),
+                parent: None,
                 status,
                 error: error.map(Into::into),
                 output_bytes: Some(120),
@@ -765,7 +873,76 @@ mod tests {
                     description: "Summarize README".into(),
                 },
             ),
+            (
+                3850,
+                EventKind::ToolCompleted(ToolEnd {
+                    call_id: "n".into(),
+                    name: "bash".into(),
+                    kind: crate::event::ToolKind::Shell,
+                    input: "ls".into(),
+                    parent: Some("t".into()),
+                    status: ToolStatus::Ok,
+                    error: None,
+                    output_bytes: None,
+                    duration_ms: None,
+                }),
+            ),
+            (
+                3860,
+                EventKind::SubagentFinished {
+                    call_id: "t".into(),
+                    status: ToolStatus::Ok,
+                    message: Some("README has 4 lines".into()),
+                },
+            ),
+            (
+                3870,
+                EventKind::PermissionDenied {
+                    tool: "write".into(),
+                    detail: "/etc/hosts".into(),
+                },
+            ),
+            (
+                3880,
+                EventKind::TextDelta {
+                    text: "Now the fix".into(),
+                },
+            ),
             (3900, step("tool-calls", 0.0051)),
+            (
+                3950,
+                EventKind::ProviderRetry(crate::event::ProviderRetry {
+                    attempt: 1,
+                    max_attempts: Some(3),
+                    delay_ms: Some(600),
+                    status: Some(529),
+                    message: "overloaded".into(),
+                }),
+            ),
+            (
+                3960,
+                EventKind::AgentWarning {
+                    message: "Model metadata for `gpt-x` not found".into(),
+                },
+            ),
+            (
+                3970,
+                EventKind::AgentResult(crate::event::AgentResult {
+                    ok: true,
+                    message: None,
+                    tokens: Some(Tokens {
+                        input: 3000,
+                        output: 80,
+                        reasoning: 20,
+                        cache_read: 2000,
+                        cache_write: 0,
+                    }),
+                    cost_usd: Some(0.0123),
+                    cost_source: Some(CostSource::Estimated),
+                    model_calls: None,
+                    duration_ms: Some(3900),
+                }),
+            ),
             (
                 4000,
                 EventKind::Stderr {

@@ -36,6 +36,17 @@ pub(crate) struct Batch {
     pub events: Vec<EventKind>,
 }
 
+impl Batch {
+    fn now(stream: Stream, events: Vec<EventKind>) -> Self {
+        Self {
+            stream,
+            ts: SystemTime::now(),
+            at: Instant::now(),
+            events,
+        }
+    }
+}
+
 /// Reads stdout to EOF; returns the parser's verdict on how the stream ended.
 pub(crate) async fn stdout(
     pipe: impl AsyncRead + AsRawFd + Unpin,
@@ -68,7 +79,12 @@ pub(crate) async fn stdout(
         &mut on_line,
     )
     .await;
-    parser.end()
+    let mut events = Vec::new();
+    let end = parser.end(&mut events);
+    if !events.is_empty() {
+        let _ = tx.send(Batch::now(Stream::Stdout, events)).await;
+    }
+    end
 }
 
 /// Reads stderr to EOF. Colour codes are removed from the events but kept in the raw log.
@@ -146,14 +162,7 @@ async fn pump(
     let mut events = Vec::new();
     splitter.finish(|piece| on_line(piece, &mut events));
     if !events.is_empty() {
-        let _ = tx
-            .send(Batch {
-                stream,
-                ts: SystemTime::now(),
-                at: Instant::now(),
-                events,
-            })
-            .await;
+        let _ = tx.send(Batch::now(stream, events)).await;
     }
 }
 
@@ -252,9 +261,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
         let raw = File::create(&raw_path).unwrap();
-        let parser = OpenCode.stdout_parser(ParseContext {
-            cwd: dir.path().to_path_buf(),
-        });
+        let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
         let (tx, mut rx) = mpsc::channel(64);
         let reader = tokio::spawn(stdout(rx_pipe, raw, parser, Redactor::default(), tx));
 

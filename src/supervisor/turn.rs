@@ -35,6 +35,10 @@ pub(crate) struct TurnSpec<'a> {
     pub args: Vec<String>,
     pub cwd: &'a Path,
     pub adapter: &'a dyn Adapter,
+    /// What the adapter's parser is told.
+    pub parse: ParseContext,
+    /// Set in the agent's environment, on top of runbook's own.
+    pub env: Vec<(String, String)>,
     pub turn: Turn,
     /// Ask the agent binary for its version alongside the run.
     pub probe_version: bool,
@@ -49,6 +53,8 @@ pub(crate) struct Limits {
     pub deadline: Option<Instant>,
     /// The run's budget in USD (shared by all turns).
     pub max_cost: Option<f64>,
+    /// How long an agent that printed its final result may take to exit before it is ended.
+    pub finish_grace: Duration,
 }
 
 /// Where the agent's raw output goes (appended; shared by all turns of a run).
@@ -85,6 +91,7 @@ pub(crate) async fn run_turn(
     let mut command = Command::new(spec.program);
     command
         .args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -104,9 +111,7 @@ pub(crate) async fn run_turn(
     dispatch.emit_now(SystemTime::now(), EventKind::TurnStarted { argv, pid });
 
     let (tx, mut rx) = mpsc::channel::<Batch>(64);
-    let parser = spec.adapter.stdout_parser(ParseContext {
-        cwd: spec.cwd.to_path_buf(),
-    });
+    let parser = spec.adapter.stdout_parser(spec.parse.clone());
     let out_task = tokio::spawn(readers::stdout(
         child.stdout.take().context("stdout is piped")?,
         logs.stdout.try_clone()?,
@@ -136,6 +141,9 @@ pub(crate) async fn run_turn(
     let mut kill_at: Option<Instant> = None;
     let mut exit_status = None;
     let mut linger_until: Option<Instant> = None;
+    // Set once the agent printed its final result: it should exit on its own by then.
+    let mut finish_by: Option<Instant> = None;
+    let mut ended_after_finish = false;
     let mut pipes_open = true;
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -164,6 +172,9 @@ pub(crate) async fn run_turn(
                     let what = match batch.stream { Stream::Stdout => Activity::Stdout, Stream::Stderr => Activity::Stderr };
                     watchdog.observe(what, batch.at);
                     for kind in batch.events {
+                        if finish_by.is_none() && matches!(kind, EventKind::AgentResult(_)) {
+                            finish_by = Some(Instant::now() + limits.finish_grace);
+                        }
                         dispatch.emit(batch.ts, kind);
                     }
                     if let Some(max) = limits.max_cost {
@@ -220,6 +231,20 @@ pub(crate) async fn run_turn(
                 send(&tree, dispatch, Signal::SIGKILL);
                 kill_at = None;
             }
+            () = sleep_until(finish_by.unwrap_or(far)), if running && finish_by.is_some() => {
+                // Done, by its own account, yet still running: end it, as finished work.
+                finish_by = None;
+                ended_after_finish = true;
+                dispatch.emit(SystemTime::now(), EventKind::StopRequested {
+                    reason: Outcome::Completed,
+                    message: format!(
+                        "the agent printed its final result but had not exited after {}; ending it",
+                        format_duration(limits.finish_grace)
+                    ),
+                });
+                send(&tree, dispatch, Signal::SIGTERM);
+                kill_at = Some(Instant::now() + limits.grace);
+            }
             () = sleep_until(linger_until.unwrap_or(far)), if linger_until.is_some() && pipes_open => {
                 // The agent is gone but something it started still holds its output open.
                 linger_until = None;
@@ -262,7 +287,27 @@ pub(crate) async fn run_turn(
         code: status.code(),
         signal: std::os::unix::process::ExitStatusExt::signal(&status),
     };
-    let end = classify(stopping, stream_end, exit);
+    let end = if ended_after_finish && stopping.is_none() {
+        match stream_end {
+            StreamEnd::Finished => TurnEnd {
+                outcome: Outcome::Completed,
+                message: "the agent finished (it lingered after its final result and was ended)"
+                    .to_owned(),
+                exit,
+            },
+            // Its own verdict stands; the signal was runbook's, not a crash.
+            other => classify(
+                None,
+                other,
+                ExitInfo {
+                    code: Some(0),
+                    ..exit
+                },
+            ),
+        }
+    } else {
+        classify(stopping, stream_end, exit)
+    };
     let kind = if end.outcome == Outcome::Completed {
         EventKind::TurnCompleted { exit }
     } else {

@@ -500,30 +500,37 @@ fn replay_shows_a_recorded_transcript_through_the_same_view() {
 }
 
 #[test]
-fn replay_refuses_what_it_cannot_read_with_one_line() {
+fn replay_tells_each_agents_transcripts_apart_and_refuses_the_rest_with_one_line() {
     let ctx = TestContext::new();
-    let claude = ctx.root().join("claude.ndjson");
-    fs::write(
-        &claude,
-        r#"{"type":"system","subtype":"init","session_id":"abc"}"#,
-    )
-    .unwrap();
-    let out = run(
-        &mut ctx.runbook(&["replay", claude.to_str().unwrap()]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(2));
-    assert!(
-        out.stderr.contains("looks like a Claude Code transcript"),
-        "{}",
-        out.stderr
-    );
+    for (agent, expected) in [
+        ("opencode", "✓ bash"),
+        ("claude", "✓ Bash echo hello-from-bash"),
+        ("codex", "✓ shell echo hello-from-bash"),
+    ] {
+        let name = if agent == "opencode" {
+            "c_bash"
+        } else {
+            "shell"
+        };
+        let file = support::fixtures().join(format!("{agent}/{name}.stdout.ndjson"));
+        let out = run(
+            &mut ctx.runbook(&["replay", "--instant", file.to_str().unwrap()]),
+            LIMIT,
+        );
+        assert_eq!(out.code(), Some(0), "{agent}: {}", out.stderr);
+        assert!(out.stderr.contains(expected), "{agent}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("✓ completed"),
+            "{agent}: {}",
+            out.stderr
+        );
+    }
     let junk = ctx.root().join("junk.txt");
     fs::write(&junk, "hello\n").unwrap();
     let out = run(&mut ctx.runbook(&["replay", junk.to_str().unwrap()]), LIMIT);
     assert_eq!(out.code(), Some(2));
     assert!(
-        out.stderr.contains("pass --agent opencode"),
+        out.stderr.contains("pass --agent opencode|claude|codex"),
         "{}",
         out.stderr
     );

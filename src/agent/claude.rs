@@ -1,0 +1,706 @@
+//! Claude Code adapter: `claude -p --output-format stream-json --verbose
+//! --include-partial-messages` NDJSON and its stderr, as universal events.
+//!
+//! Claude prints one `assistant` line per content block (several share a message id), `user`
+//! lines with tool results, raw API stream events (`stream_event`) with the live text and each
+//! call's real output tokens, `system` lines (init, retries, subagent tasks) and a final `result`
+//! with the run's authoritative totals. A step is one API message of the main thread; its cost is
+//! estimated from the price table while the run goes, and the `result` replaces the estimates
+//! with the cost Claude reports.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::summary::{self, InputFields};
+use super::tools::{self, Ending, OpenCalls};
+use super::{
+    Adapter, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
+    unparsed, unreadable_reason,
+};
+use crate::event::{
+    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, StepUsage, Stream, Tokens,
+    ToolKind, ToolStatus, UnparsedReason,
+};
+use crate::prices::PriceTable;
+
+/// Longest tool error text kept in an event.
+const MAX_ERROR_CHARS: usize = 2000;
+/// What Claude Code prints on stderr when bypass is refused to root.
+const ROOT_REFUSAL: &str = "cannot be used with root/sudo privileges";
+/// Tool results that mean the call was not allowed, in Claude Code's words.
+const DENIAL_MARKERS: &[&str] = &[
+    "but you haven't granted it yet",
+    "was blocked. For security",
+    "has been denied because",
+    "Permission to use",
+    "requested permissions to",
+];
+
+pub(crate) struct Claude;
+
+impl Adapter for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn program(&self) -> &'static str {
+        "claude"
+    }
+
+    fn bin_env(&self) -> &'static str {
+        "RUNBOOK_CLAUDE_BIN"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install it with `npm install -g @anthropic-ai/claude-code`, or point --agent-bin / RUNBOOK_CLAUDE_BIN at it"
+    }
+
+    fn args(&self, inv: &Invocation<'_>) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+        ]
+        .map(str::to_owned)
+        .into();
+        match inv.permissions {
+            Permissions::Agent => {}
+            Permissions::ReadOnly => args.extend(["--permission-mode".into(), "plan".into()]),
+            Permissions::Workspace => {
+                args.extend(["--permission-mode".into(), "acceptEdits".into()]);
+            }
+            Permissions::Bypass => args.push("--dangerously-skip-permissions".into()),
+        }
+        if let Some(model) = inv.model {
+            args.extend(["--model".to_owned(), model.to_owned()]);
+        }
+        if let Some(session) = inv.resume_session {
+            args.extend(["--resume".to_owned(), session.to_owned()]);
+        }
+        args.extend(inv.extra_args.iter().cloned());
+        args.push("--".to_owned());
+        args.push(inv.prompt.to_owned());
+        args
+    }
+
+    fn preflight(&self, inv: &Invocation<'_>) -> Result<(), String> {
+        let root = nix::unistd::geteuid().is_root();
+        let sandbox = std::env::var_os("IS_SANDBOX").is_some_and(|v| v == "1");
+        if inv.permissions == Permissions::Bypass && root && !sandbox {
+            return Err(
+                "Claude Code refuses --permissions bypass when run as root; if this \
+                 machine is a throwaway sandbox, set IS_SANDBOX=1, otherwise run as another user \
+                 or choose --permissions workspace"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+
+    fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
+        Box::new(Parser {
+            cwd: ctx.cwd,
+            model: ctx.model,
+            prices: ctx.prices,
+            ..Parser::default()
+        })
+    }
+
+    fn stderr_parser(&self) -> Box<dyn StderrParser> {
+        Box::new(Stderr)
+    }
+}
+
+/// The main thread's API message in progress.
+struct Step {
+    id: String,
+    tokens: Tokens,
+    model: Option<String>,
+    has_tool_use: bool,
+}
+
+#[derive(Default)]
+struct Parser {
+    cwd: PathBuf,
+    model: Option<String>,
+    prices: Arc<PriceTable>,
+    session_announced: bool,
+    /// Whether the raw API stream is on (`--include-partial-messages`): steps then end on
+    /// `message_delta`, with real output tokens.
+    streaming: bool,
+    step: Option<Step>,
+    calls: OpenCalls,
+    denied: HashSet<String>,
+    result: Option<Result<(), String>>,
+    /// Whether an API failure was already told (by Claude's own error message).
+    told_api_error: bool,
+}
+
+impl StdoutParser for Parser {
+    fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
+        let parsed: Line = match serde_json::from_slice(line) {
+            Ok(parsed) => parsed,
+            Err(_) => {
+                out.push(unparsed(
+                    Stream::Stdout,
+                    unreadable_reason(line),
+                    line,
+                    line.len() as u64,
+                ));
+                return;
+            }
+        };
+        if !self.session_announced
+            && let Some(id) = &parsed.session_id
+        {
+            self.session_announced = true;
+            out.push(EventKind::SessionStarted {
+                session_id: id.clone(),
+            });
+        }
+        let parent = parsed.parent_tool_use_id.as_deref();
+        match (parsed.kind.as_str(), parsed.subtype.as_deref()) {
+            ("system", Some("init")) => {
+                if let Some(cwd) = parsed.cwd {
+                    self.cwd = cwd;
+                }
+                if self.model.is_none() {
+                    self.model = parsed.model;
+                }
+            }
+            ("system", Some("api_retry")) => out.push(EventKind::ProviderRetry(ProviderRetry {
+                attempt: parsed.attempt.unwrap_or(0),
+                max_attempts: parsed.max_retries,
+                delay_ms: parsed.retry_delay_ms.map(|ms| ms.round() as u64),
+                status: parsed.error_status,
+                message: parsed
+                    .error
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .unwrap_or("request failed")
+                    .to_owned(),
+            })),
+            ("system", Some("task_started")) => out.push(EventKind::SubagentStarted {
+                session_id: parsed.task_id,
+                call_id: parsed.tool_use_id.unwrap_or_default(),
+                description: parsed.description.unwrap_or_default(),
+            }),
+            // Progress reports, thinking-token estimates, request markers: nothing new to show.
+            ("system", _) => {}
+            ("stream_event", _) => {
+                if let Some(event) = parsed.event
+                    && parent.is_none()
+                {
+                    self.stream_event(event, out);
+                }
+            }
+            ("assistant", _) => {
+                if let Some(message) = parsed.message {
+                    self.assistant(message, parent, parsed.error.is_some(), out);
+                }
+            }
+            ("user", _) => {
+                if let Some(message) = parsed.message {
+                    self.user(message, out);
+                }
+            }
+            ("result", _) => self.result(parsed, out),
+            _ => out.push(unparsed(
+                Stream::Stdout,
+                UnparsedReason::UnknownType,
+                line,
+                line.len() as u64,
+            )),
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
+        self.calls.close_all(out);
+        match self.result.take() {
+            Some(Ok(())) => StreamEnd::Finished,
+            Some(Err(message)) => StreamEnd::Failed(message),
+            None => StreamEnd::Truncated(
+                "the output ended before Claude Code's final result".to_owned(),
+            ),
+        }
+    }
+}
+
+impl Parser {
+    fn stream_event(&mut self, event: StreamEvent, out: &mut Vec<EventKind>) {
+        match event.kind.as_str() {
+            "message_start" => {
+                self.streaming = true;
+                if let Some(message) = event.message {
+                    self.finish_step(None, out);
+                    self.start_step(&message, out);
+                }
+            }
+            "content_block_delta" => {
+                if let Some(Delta {
+                    text: Some(text), ..
+                }) = event.delta
+                    && !text.is_empty()
+                {
+                    out.push(EventKind::TextDelta { text });
+                }
+            }
+            "message_delta" => {
+                let output = event.usage.and_then(|u| u.output_tokens);
+                if let Some(step) = &mut self.step
+                    && let Some(output) = output
+                {
+                    step.tokens.output = output;
+                }
+                let reason = event.delta.and_then(|d| d.stop_reason);
+                self.finish_step(reason, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn start_step(&mut self, message: &Message, out: &mut Vec<EventKind>) {
+        let Some(id) = message.id.clone() else { return };
+        let usage = message.usage.clone().unwrap_or_default();
+        self.step = Some(Step {
+            id: id.clone(),
+            tokens: Tokens {
+                input: usage.input_tokens.unwrap_or(0),
+                // `message_start` carries a placeholder output count; the real one comes later.
+                output: 0,
+                reasoning: 0,
+                cache_read: usage.cache_read_input_tokens.unwrap_or(0),
+                cache_write: usage.cache_creation_input_tokens.unwrap_or(0),
+            },
+            model: message.model.clone(),
+            has_tool_use: false,
+        });
+        out.push(EventKind::StepStarted { id: Some(id) });
+    }
+
+    fn finish_step(&mut self, reason: Option<String>, out: &mut Vec<EventKind>) {
+        let Some(step) = self.step.take() else { return };
+        let reason = reason.unwrap_or_else(|| {
+            if step.has_tool_use {
+                "tool_use"
+            } else {
+                "end_turn"
+            }
+            .to_owned()
+        });
+        let model = step.model.as_deref().or(self.model.as_deref());
+        let cost = model.and_then(|m| self.prices.estimate(m, &step.tokens));
+        out.push(EventKind::StepFinished(StepUsage {
+            id: Some(step.id),
+            reason,
+            tokens: step.tokens,
+            cost_usd: cost,
+            cost_source: cost.map(|_| CostSource::Estimated),
+        }));
+    }
+
+    fn assistant(
+        &mut self,
+        message: Message,
+        parent: Option<&str>,
+        api_error: bool,
+        out: &mut Vec<EventKind>,
+    ) {
+        let synthetic = message.model.as_deref() == Some("<synthetic>");
+        if api_error || synthetic {
+            // An API failure, told as a message of Claude's own making.
+            let text = message.texts().collect::<Vec<_>>().join("\n");
+            self.told_api_error = true;
+            out.push(EventKind::ProviderError(ProviderError {
+                name: "APIError".to_owned(),
+                status: api_status(&text),
+                message: text,
+                retryable: None,
+            }));
+            return;
+        }
+        if parent.is_none() && !self.streaming {
+            // Without the raw stream, a step is told by its message id alone.
+            let same = matches!(&self.step, Some(s) if Some(&s.id) == message.id.as_ref());
+            if !same {
+                self.finish_step(None, out);
+                self.start_step(&message, out);
+            }
+        }
+        for block in message.content.into_blocks() {
+            match block.kind.as_str() {
+                "text" if parent.is_none() => out.push(EventKind::Text {
+                    text: block.text.unwrap_or_default(),
+                }),
+                "thinking" if parent.is_none() => out.push(EventKind::Reasoning {
+                    text: block.thinking.unwrap_or_default(),
+                }),
+                "tool_use" => {
+                    if parent.is_none()
+                        && let Some(step) = &mut self.step
+                    {
+                        step.has_tool_use = true;
+                    }
+                    let name = block.name.unwrap_or_else(|| "unknown".to_owned());
+                    let input = summarize(&name, block.input.as_ref(), &self.cwd);
+                    let id = block.id.unwrap_or_default();
+                    self.calls
+                        .start(tools::start(&id, &name, input, parent), out);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn user(&mut self, message: Message, out: &mut Vec<EventKind>) {
+        for block in message.content.into_blocks() {
+            if block.kind != "tool_result" {
+                continue;
+            }
+            let id = block.tool_use_id.unwrap_or_default();
+            let text = block.content.map(|c| c.joined()).unwrap_or_default();
+            let bytes = Some(text.len() as u64);
+            let ending = if block.is_error == Some(true) {
+                if DENIAL_MARKERS.iter().any(|m| text.contains(m)) {
+                    Ending::failed(ToolStatus::Denied, first_sentence(&text), bytes)
+                } else {
+                    Ending::failed(
+                        ToolStatus::Error,
+                        summary::truncate(clean_error(&text), MAX_ERROR_CHARS),
+                        bytes,
+                    )
+                }
+            } else {
+                Ending::ok(bytes)
+            };
+            let status = ending.status;
+            let Some(call) = self.calls.finish(&id, ending, out) else {
+                continue;
+            };
+            if status == ToolStatus::Denied {
+                self.denied.insert(id.clone());
+                out.push(EventKind::PermissionDenied {
+                    tool: call.name.clone(),
+                    detail: call.input.clone(),
+                });
+            }
+            if call.kind == ToolKind::Subagent {
+                out.push(EventKind::SubagentFinished {
+                    call_id: id,
+                    status,
+                    message: Some(summary::truncate(summary::first_line(&text), 200))
+                        .filter(|m| !m.is_empty()),
+                });
+            }
+        }
+    }
+
+    fn result(&mut self, line: Line, out: &mut Vec<EventKind>) {
+        self.finish_step(line.stop_reason.clone(), out);
+        for denial in line.permission_denials.unwrap_or_default() {
+            if self.denied.insert(denial.tool_use_id.clone()) {
+                let input = summarize(&denial.tool_name, denial.tool_input.as_ref(), &self.cwd);
+                out.push(EventKind::PermissionDenied {
+                    tool: denial.tool_name,
+                    detail: input,
+                });
+            }
+        }
+        let failed =
+            line.is_error == Some(true) || line.subtype.as_deref().is_some_and(|s| s != "success");
+        let message = line
+            .result
+            .clone()
+            .or_else(|| line.errors.as_ref().map(|e| e.join("; ")))
+            .filter(|m| !m.is_empty());
+        if failed
+            && !self.told_api_error
+            && let Some(status) = line.api_error_status
+        {
+            out.push(EventKind::ProviderError(ProviderError {
+                name: "APIError".to_owned(),
+                message: message.clone().unwrap_or_default(),
+                status: Some(status),
+                retryable: None,
+            }));
+        }
+        let tokens = line.model_usage.as_ref().map(sum_model_usage).or_else(|| {
+            line.usage.as_ref().map(|u| Tokens {
+                input: u.input_tokens.unwrap_or(0),
+                output: u.output_tokens.unwrap_or(0),
+                reasoning: 0,
+                cache_read: u.cache_read_input_tokens.unwrap_or(0),
+                cache_write: u.cache_creation_input_tokens.unwrap_or(0),
+            })
+        });
+        out.push(EventKind::AgentResult(AgentResult {
+            ok: !failed,
+            message: message.clone(),
+            tokens,
+            cost_usd: line.total_cost_usd,
+            cost_source: line.total_cost_usd.map(|_| CostSource::Reported),
+            model_calls: None,
+            duration_ms: line.duration_ms,
+        }));
+        self.result = Some(if failed {
+            let what = match line.subtype.as_deref() {
+                Some("error_max_budget_usd") => "Claude Code stopped at its own budget",
+                Some("error_max_turns") => "Claude Code stopped at its turn limit",
+                _ => "Claude Code reported an error",
+            };
+            Err(match message {
+                Some(m) => format!("{what}: {}", summary::first_line(&m)),
+                None => what.to_owned(),
+            })
+        } else {
+            Ok(())
+        });
+    }
+}
+
+/// Tokens of every model Claude used, subagents included.
+fn sum_model_usage(usage: &std::collections::BTreeMap<String, ModelUsage>) -> Tokens {
+    let mut total = Tokens::default();
+    for u in usage.values() {
+        total.add(&Tokens {
+            input: u.input_tokens,
+            output: u.output_tokens,
+            reasoning: 0,
+            cache_read: u.cache_read_input_tokens,
+            cache_write: u.cache_creation_input_tokens,
+        });
+    }
+    total
+}
+
+/// `API Error: 500 …` → 500.
+fn api_status(text: &str) -> Option<u16> {
+    let rest = text.split_once("API Error: ")?.1;
+    let digits: String = rest
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok().filter(|s| (100..600).contains(s))
+}
+
+/// A tool error without Claude's `<tool_use_error>` wrapping.
+fn clean_error(text: &str) -> &str {
+    text.trim()
+        .trim_start_matches("<tool_use_error>")
+        .trim_end_matches("</tool_use_error>")
+        .trim()
+}
+
+/// The first sentence of a denial, which says what was refused.
+fn first_sentence(text: &str) -> String {
+    let line = summary::first_line(text);
+    let end = line.find(". ").map_or(line.len(), |i| i + 1);
+    summary::truncate(&line[..end], 300)
+}
+
+fn summarize(name: &str, input: Option<&Value>, cwd: &std::path::Path) -> String {
+    let get = |key: &str| input.and_then(|i| i.get(key)).and_then(Value::as_str);
+    let fields = InputFields {
+        path: get("file_path").or(get("notebook_path")).or(get("path")),
+        command: get("command"),
+        pattern: get("pattern").or(get("query")),
+        description: get("description").or(get("prompt")),
+        url: get("url"),
+        todos: input
+            .and_then(|i| i.get("todos"))
+            .and_then(Value::as_array)
+            .map(Vec::len),
+    };
+    let text = summary::summarize(&fields, None, cwd);
+    if text.is_empty() {
+        name.to_owned()
+    } else {
+        text
+    }
+}
+
+/// Claude Code's stderr is empty but for startup refusals, which get explained.
+struct Stderr;
+
+impl StderrParser for Stderr {
+    fn line(&mut self, line: &str, out: &mut Vec<EventKind>) {
+        if line.contains(ROOT_REFUSAL) {
+            out.push(EventKind::AgentError {
+                name: "RefusedAsRoot".to_owned(),
+                message: format!(
+                    "{line} (set IS_SANDBOX=1 if this machine is a throwaway sandbox, or use --permissions workspace)"
+                ),
+            });
+            return;
+        }
+        out.push(EventKind::Stderr {
+            line: line.to_owned(),
+        });
+    }
+}
+
+// The wire format: only what is read.
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: String,
+    subtype: Option<String>,
+    session_id: Option<String>,
+    parent_tool_use_id: Option<String>,
+    message: Option<Message>,
+    event: Option<StreamEvent>,
+    /// A string on `assistant` API errors and `api_retry`.
+    error: Option<Value>,
+    // system/init
+    cwd: Option<PathBuf>,
+    model: Option<String>,
+    // system/api_retry
+    attempt: Option<u32>,
+    max_retries: Option<u32>,
+    retry_delay_ms: Option<f64>,
+    error_status: Option<u16>,
+    // system/task_*
+    task_id: Option<String>,
+    tool_use_id: Option<String>,
+    description: Option<String>,
+    // result
+    is_error: Option<bool>,
+    api_error_status: Option<u16>,
+    result: Option<String>,
+    errors: Option<Vec<String>>,
+    stop_reason: Option<String>,
+    total_cost_usd: Option<f64>,
+    duration_ms: Option<u64>,
+    usage: Option<Usage>,
+    #[serde(rename = "modelUsage")]
+    model_usage: Option<std::collections::BTreeMap<String, ModelUsage>>,
+    permission_denials: Option<Vec<Denial>>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    id: Option<String>,
+    model: Option<String>,
+    #[serde(default)]
+    content: Content,
+    usage: Option<Usage>,
+}
+
+impl Message {
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        let blocks: &[Block] = match &self.content {
+            Content::Blocks(blocks) => blocks,
+            Content::Text(_) => &[],
+        };
+        blocks.iter().filter_map(|b| b.text.as_deref())
+    }
+}
+
+/// Message content: a list of blocks, or (for a user prompt) a plain string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Blocks(Vec<Block>),
+    Text(#[expect(dead_code, reason = "a prompt's text is not shown")] String),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::Blocks(Vec::new())
+    }
+}
+
+impl Content {
+    fn into_blocks(self) -> Vec<Block> {
+        match self {
+            Content::Blocks(blocks) => blocks,
+            Content::Text(_) => Vec::new(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    thinking: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Value>,
+    tool_use_id: Option<String>,
+    content: Option<ResultContent>,
+    is_error: Option<bool>,
+}
+
+/// A tool result: a string, or a list of text blocks.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ResultContent {
+    Text(String),
+    Blocks(Vec<Value>),
+}
+
+impl ResultContent {
+    fn joined(self) -> String {
+        match self {
+            ResultContent::Text(text) => text,
+            ResultContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+#[derive(Deserialize, Clone, Default)]
+struct Usage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct StreamEvent {
+    #[serde(rename = "type")]
+    kind: String,
+    message: Option<Message>,
+    delta: Option<Delta>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    text: Option<String>,
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Denial {
+    tool_name: String,
+    tool_use_id: String,
+    tool_input: Option<Value>,
+}

@@ -1,0 +1,633 @@
+//! Codex adapter: `codex exec --json` JSONL and its stderr, as universal events.
+//!
+//! Codex prints `thread.started`, `turn.started`, `item.started` / `item.updated` /
+//! `item.completed` for each message, command, file change, tool call or subagent call, top-level
+//! `error`s (each reconnect is one), and ends the turn with `turn.completed` (the turn's token
+//! usage) or `turn.failed`. It reports no cost: runbook estimates it from the price table. Tool
+//! calls that Codex blocks or fails before running leave no item at all, only an `ERROR
+//! codex_core::tools::router` line on stderr, which becomes the tool's event here.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::summary::{self, InputFields};
+use super::tools::{self, Ending, OpenCalls};
+use super::{
+    Adapter, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
+    relative_to, unparsed, unreadable_reason,
+};
+use crate::event::{
+    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Stream, Tokens, ToolStart,
+    ToolStatus, UnparsedReason,
+};
+use crate::prices::PriceTable;
+
+/// Longest tool error text kept in an event.
+const MAX_ERROR_CHARS: usize = 2000;
+/// The stderr line Codex always prints, stdin being /dev/null.
+const STDIN_NOTICE: &str = "Reading additional input from stdin...";
+/// The tracing target of a tool call Codex refused or could not make.
+const ROUTER_ERROR: &str = "ERROR codex_core::tools::router: error=";
+
+pub(crate) struct Codex;
+
+impl Adapter for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn program(&self) -> &'static str {
+        "codex"
+    }
+
+    fn bin_env(&self) -> &'static str {
+        "RUNBOOK_CODEX_BIN"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install it with `npm install -g @openai/codex`, or point --agent-bin / RUNBOOK_CODEX_BIN at it"
+    }
+
+    fn args(&self, inv: &Invocation<'_>) -> Vec<String> {
+        let mut args = vec!["exec".to_owned()];
+        if inv.resume_session.is_some() {
+            args.push("resume".to_owned());
+        }
+        args.extend(["--json".to_owned(), "--skip-git-repo-check".to_owned()]);
+        // `exec resume` has no --sandbox flag; the config override works for both.
+        let sandbox = match inv.permissions {
+            Permissions::Agent => None,
+            Permissions::ReadOnly => Some("read-only"),
+            Permissions::Workspace => Some("workspace-write"),
+            Permissions::Bypass => {
+                args.push("--dangerously-bypass-approvals-and-sandbox".to_owned());
+                None
+            }
+        };
+        if let Some(mode) = sandbox {
+            args.extend(["-c".to_owned(), format!("sandbox_mode=\"{mode}\"")]);
+        }
+        if let Some(model) = inv.model {
+            args.extend(["--model".to_owned(), model.to_owned()]);
+        }
+        args.extend(inv.extra_args.iter().cloned());
+        args.push("--".to_owned());
+        if let Some(session) = inv.resume_session {
+            args.push(session.to_owned());
+        }
+        args.push(inv.prompt.to_owned());
+        args
+    }
+
+    fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
+        let model = ctx.model.or_else(configured_model);
+        Box::new(Parser {
+            cwd: ctx.cwd,
+            model,
+            prices: ctx.prices,
+            ..Parser::default()
+        })
+    }
+
+    fn stderr_parser(&self) -> Box<dyn StderrParser> {
+        Box::new(Stderr { calls: 0 })
+    }
+}
+
+/// The model Codex will use when none is given: `model = "…"` at the top of
+/// `$CODEX_HOME/config.toml` (default `~/.codex`).
+fn configured_model() -> Option<String> {
+    let home = std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".codex")))?;
+    let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
+    model_from_config(&text)
+}
+
+fn model_from_config(text: &str) -> Option<String> {
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            return None;
+        }
+        if let Some((key, value)) = line.split_once('=')
+            && key.trim() == "model"
+        {
+            let value = value.split(" #").next().unwrap_or(value).trim();
+            return Some(value.trim_matches(['"', '\'']).to_owned()).filter(|v| !v.is_empty());
+        }
+    }
+    None
+}
+
+#[derive(Default)]
+struct Parser {
+    cwd: PathBuf,
+    model: Option<String>,
+    prices: Arc<PriceTable>,
+    calls: OpenCalls,
+    /// Subagent thread id → the call id of the `spawn_agent` that started it.
+    subagents: HashMap<String, String>,
+    last_error: Option<String>,
+    end: Option<Result<(), String>>,
+}
+
+impl StdoutParser for Parser {
+    fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
+        let parsed: Line = match serde_json::from_slice(line) {
+            Ok(parsed) => parsed,
+            Err(_) => {
+                out.push(unparsed(
+                    Stream::Stdout,
+                    unreadable_reason(line),
+                    line,
+                    line.len() as u64,
+                ));
+                return;
+            }
+        };
+        match parsed.kind.as_str() {
+            "thread.started" => out.push(EventKind::SessionStarted {
+                session_id: parsed.thread_id.unwrap_or_default(),
+            }),
+            "turn.started" => {}
+            "item.started" | "item.updated" => {
+                if let Some(item) = parsed.item {
+                    self.item_started(item, out);
+                }
+            }
+            "item.completed" => {
+                if let Some(item) = parsed.item {
+                    self.item_completed(item, out);
+                }
+            }
+            "error" => self.error(parsed.message.unwrap_or_default(), out),
+            "turn.completed" => self.turn_completed(parsed.usage.unwrap_or_default(), out),
+            "turn.failed" => {
+                let message = parsed
+                    .error
+                    .and_then(|e| e.message)
+                    .unwrap_or_else(|| "the turn failed".to_owned());
+                if self.last_error.as_deref() != Some(message.as_str()) {
+                    out.push(provider_error(&message));
+                }
+                out.push(EventKind::AgentResult(AgentResult {
+                    ok: false,
+                    message: Some(message.clone()),
+                    tokens: None,
+                    cost_usd: None,
+                    cost_source: None,
+                    model_calls: None,
+                    duration_ms: None,
+                }));
+                self.end = Some(Err(message));
+            }
+            _ => out.push(unparsed(
+                Stream::Stdout,
+                UnparsedReason::UnknownType,
+                line,
+                line.len() as u64,
+            )),
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
+        self.calls.close_all(out);
+        match self.end.take() {
+            Some(Ok(())) => StreamEnd::Finished,
+            Some(Err(message)) => StreamEnd::Failed(format!("Codex: {message}")),
+            None => {
+                StreamEnd::Truncated("the output ended before Codex's turn.completed".to_owned())
+            }
+        }
+    }
+}
+
+impl Parser {
+    /// The tool call an item is, if it is one.
+    fn tool_of(&self, item: &Item) -> Option<ToolStart> {
+        let (name, input) = match item.kind.as_str() {
+            "command_execution" => (
+                "shell".to_owned(),
+                summary::truncate(
+                    summary::first_line(unwrap_shell(item.command.as_deref().unwrap_or(""))),
+                    120,
+                ),
+            ),
+            "file_change" => ("apply_patch".to_owned(), self.changed_paths(item)),
+            "mcp_tool_call" => {
+                let server = item.server.as_deref().unwrap_or("mcp");
+                let tool = item.tool.as_deref().unwrap_or("tool");
+                (
+                    format!("{server}.{tool}"),
+                    arguments_summary(item.arguments.as_ref(), &self.cwd),
+                )
+            }
+            "web_search" => (
+                "web_search".to_owned(),
+                item.query.clone().unwrap_or_default(),
+            ),
+            "collab_tool_call" => (
+                item.tool.clone().unwrap_or_else(|| "agent".to_owned()),
+                item.prompt
+                    .as_deref()
+                    .map(|p| summary::truncate(summary::first_line(p), 120))
+                    .unwrap_or_else(|| format!("{} agent(s)", item.receiver_thread_ids.len())),
+            ),
+            _ => return None,
+        };
+        Some(tools::start(&item.id, &name, input, None))
+    }
+
+    fn changed_paths(&self, item: &Item) -> String {
+        let paths: Vec<&str> = item
+            .changes
+            .iter()
+            .map(|c| relative_to(&c.path, &self.cwd))
+            .collect();
+        summary::truncate(&paths.join(", "), 120)
+    }
+
+    fn item_started(&mut self, item: Item, out: &mut Vec<EventKind>) {
+        if let Some(start) = self.tool_of(&item) {
+            self.calls.start(start, out);
+        }
+    }
+
+    fn item_completed(&mut self, item: Item, out: &mut Vec<EventKind>) {
+        match item.kind.as_str() {
+            "agent_message" => out.push(EventKind::Text {
+                text: item.text.unwrap_or_default(),
+            }),
+            "reasoning" => out.push(EventKind::Reasoning {
+                text: item.text.unwrap_or_default(),
+            }),
+            "error" => out.push(EventKind::AgentWarning {
+                message: item.message.unwrap_or_default(),
+            }),
+            "todo_list" => {
+                let n = item.items.len();
+                let ending = Ending::ok(None);
+                let input = format!("{n} todo{}", if n == 1 { "" } else { "s" });
+                self.calls.once(
+                    tools::start(&item.id, "update_plan", input, None),
+                    ending,
+                    out,
+                );
+            }
+            _ => {
+                let Some(start) = self.tool_of(&item) else {
+                    out.push(EventKind::AgentWarning {
+                        message: format!("Codex reported an item of unknown type `{}`", item.kind),
+                    });
+                    return;
+                };
+                self.calls.start(start, out);
+                let ending = self.ending(&item);
+                let status = ending.status;
+                self.calls.finish(&item.id, ending, out);
+                if item.kind == "collab_tool_call" {
+                    self.subagent(&item, status, out);
+                }
+            }
+        }
+    }
+
+    fn ending(&self, item: &Item) -> Ending {
+        let output = item.aggregated_output.as_deref().map(|o| o.len() as u64);
+        let failed = matches!(item.status.as_deref(), Some("failed" | "declined"));
+        match item.kind.as_str() {
+            "command_execution" => match item.exit_code {
+                Some(code) if code != 0 || failed => {
+                    let last = item
+                        .aggregated_output
+                        .as_deref()
+                        .and_then(|o| o.lines().rev().find(|l| !l.trim().is_empty()))
+                        .map(|l| format!(": {}", summary::truncate(l.trim(), 200)))
+                        .unwrap_or_default();
+                    Ending::failed(ToolStatus::Error, format!("exit code {code}{last}"), output)
+                }
+                None if failed => Ending::failed(ToolStatus::Error, "failed".to_owned(), output),
+                _ => Ending::ok(output),
+            },
+            "mcp_tool_call" => match &item.error {
+                Some(err) => Ending::failed(
+                    ToolStatus::Error,
+                    summary::truncate(&error_text(err), MAX_ERROR_CHARS),
+                    None,
+                ),
+                None if failed => Ending::failed(ToolStatus::Error, "failed".to_owned(), None),
+                None => Ending::ok(None),
+            },
+            _ if failed => Ending::failed(
+                ToolStatus::Error,
+                item.status.clone().unwrap_or_default(),
+                output,
+            ),
+            _ => Ending::ok(output),
+        }
+    }
+
+    /// Subagents: `spawn_agent` starts them, a `wait` that sees them done finishes them.
+    fn subagent(&mut self, item: &Item, status: ToolStatus, out: &mut Vec<EventKind>) {
+        match item.tool.as_deref() {
+            Some("spawn_agent") => {
+                for thread in &item.receiver_thread_ids {
+                    self.subagents.insert(thread.clone(), item.id.clone());
+                    out.push(EventKind::SubagentStarted {
+                        session_id: Some(thread.clone()),
+                        call_id: item.id.clone(),
+                        description: item
+                            .prompt
+                            .as_deref()
+                            .map(|p| summary::truncate(summary::first_line(p), 120))
+                            .unwrap_or_default(),
+                    });
+                }
+            }
+            _ => {
+                let Some(states) = item.agents_states.as_ref().and_then(Value::as_object) else {
+                    return;
+                };
+                for (thread, state) in states {
+                    let done = state.get("status").and_then(Value::as_str);
+                    let finished = match done {
+                        Some("completed") => ToolStatus::Ok,
+                        Some("errored" | "failed" | "shutdown" | "not_found") => ToolStatus::Error,
+                        _ => continue,
+                    };
+                    if let Some(call_id) = self.subagents.remove(thread) {
+                        out.push(EventKind::SubagentFinished {
+                            call_id,
+                            status: if status == ToolStatus::Ok {
+                                finished
+                            } else {
+                                status
+                            },
+                            message: state
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .map(|m| summary::truncate(summary::first_line(m), 200)),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn error(&mut self, message: String, out: &mut Vec<EventKind>) {
+        // `Reconnecting... 2/5 (the reason)`
+        if let Some(rest) = message.strip_prefix("Reconnecting... ")
+            && let Some((counts, reason)) = rest.split_once(' ')
+            && let Some((n, max)) = counts.split_once('/')
+            && let (Ok(n), Ok(max)) = (n.parse(), max.parse())
+        {
+            let reason = reason.trim().trim_start_matches('(').trim_end_matches(')');
+            out.push(EventKind::ProviderRetry(ProviderRetry {
+                attempt: n,
+                max_attempts: Some(max),
+                delay_ms: None,
+                status: http_status(reason),
+                message: reason.to_owned(),
+            }));
+            return;
+        }
+        out.push(provider_error(&message));
+        self.last_error = Some(message);
+    }
+
+    fn turn_completed(&mut self, usage: Usage, out: &mut Vec<EventKind>) {
+        let reasoning = usage.reasoning_output_tokens;
+        let tokens = Tokens {
+            input: usage.input_tokens.saturating_sub(usage.cached_input_tokens),
+            output: usage.output_tokens.saturating_sub(reasoning),
+            reasoning,
+            cache_read: usage.cached_input_tokens,
+            cache_write: usage.cache_write_input_tokens,
+        };
+        let cost = self
+            .model
+            .as_deref()
+            .and_then(|m| self.prices.estimate(m, &tokens));
+        out.push(EventKind::AgentResult(AgentResult {
+            ok: true,
+            message: None,
+            tokens: Some(tokens),
+            cost_usd: cost,
+            cost_source: cost.map(|_| CostSource::Estimated),
+            model_calls: None,
+            duration_ms: None,
+        }));
+        self.end = Some(Ok(()));
+    }
+}
+
+fn provider_error(message: &str) -> EventKind {
+    EventKind::ProviderError(ProviderError {
+        name: "error".to_owned(),
+        message: message.to_owned(),
+        status: http_status(message),
+        retryable: None,
+    })
+}
+
+/// The HTTP status quoted in a Codex error (`last status: 429 …`, `unexpected status 401 …`).
+fn http_status(message: &str) -> Option<u16> {
+    let rest = message.split_once("status")?.1;
+    let rest = rest.trim_start_matches([':', ' ']);
+    rest.get(..3)?
+        .parse()
+        .ok()
+        .filter(|s| (100..600).contains(s))
+}
+
+/// `/bin/bash -lc 'cat README.md'` → `cat README.md`.
+fn unwrap_shell(command: &str) -> &str {
+    for shell in [
+        "/bin/bash -lc ",
+        "/bin/bash -c ",
+        "bash -lc ",
+        "/bin/sh -c ",
+        "sh -c ",
+    ] {
+        if let Some(rest) = command.strip_prefix(shell) {
+            let inner = rest
+                .strip_prefix('\'')
+                .and_then(|r| r.strip_suffix('\''))
+                .or_else(|| rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')));
+            return inner.unwrap_or(rest);
+        }
+    }
+    command
+}
+
+fn arguments_summary(arguments: Option<&Value>, cwd: &Path) -> String {
+    let get = |key: &str| arguments.and_then(|a| a.get(key)).and_then(Value::as_str);
+    summary::summarize(
+        &InputFields {
+            path: get("path").or(get("file_path")),
+            command: get("command").or(get("cmd")),
+            pattern: get("pattern").or(get("query")),
+            description: get("description"),
+            url: get("url"),
+            todos: None,
+        },
+        None,
+        cwd,
+    )
+}
+
+fn error_text(err: &Value) -> String {
+    err.get("message")
+        .and_then(Value::as_str)
+        .map_or_else(|| err.to_string(), str::to_owned)
+}
+
+/// Codex's stderr: a notice about stdin, tracing lines, and the only trace of tool calls it
+/// refused or could not make.
+struct Stderr {
+    calls: u32,
+}
+
+impl StderrParser for Stderr {
+    fn line(&mut self, line: &str, out: &mut Vec<EventKind>) {
+        if line.trim() == STDIN_NOTICE {
+            return;
+        }
+        let Some(error) = line.split_once(ROUTER_ERROR).map(|(_, e)| e.trim()) else {
+            out.push(EventKind::Stderr {
+                line: line.to_owned(),
+            });
+            return;
+        };
+        self.calls += 1;
+        let call_id = format!("codex-stderr-{}", self.calls);
+        let denied = error.contains("rejected")
+            || error.contains("approval policy")
+            || error.contains("blocked by");
+        let tool = if error.starts_with("apply_patch") || error.starts_with("patch ") {
+            "apply_patch".to_owned()
+        } else if let Some(name) = error.strip_prefix("unsupported call: ") {
+            name.split_whitespace()
+                .next()
+                .unwrap_or("unknown")
+                .to_owned()
+        } else {
+            "shell".to_owned()
+        };
+        let text = summary::truncate(error, MAX_ERROR_CHARS);
+        let (status, ending) = if denied {
+            (
+                ToolStatus::Denied,
+                Ending::failed(ToolStatus::Denied, text.clone(), None),
+            )
+        } else {
+            (
+                ToolStatus::Error,
+                Ending::failed(ToolStatus::Error, text.clone(), None),
+            )
+        };
+        let mut calls = OpenCalls::default();
+        calls.once(
+            tools::start(&call_id, &tool, String::new(), None),
+            ending,
+            out,
+        );
+        if status == ToolStatus::Denied {
+            out.push(EventKind::PermissionDenied { tool, detail: text });
+        }
+    }
+}
+
+// The wire format: only what is read.
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: String,
+    thread_id: Option<String>,
+    item: Option<Item>,
+    message: Option<String>,
+    error: Option<ErrorBody>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    message: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Usage {
+    input_tokens: u64,
+    cached_input_tokens: u64,
+    cache_write_input_tokens: u64,
+    output_tokens: u64,
+    reasoning_output_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    message: Option<String>,
+    command: Option<String>,
+    aggregated_output: Option<String>,
+    exit_code: Option<i64>,
+    status: Option<String>,
+    #[serde(default)]
+    changes: Vec<Change>,
+    server: Option<String>,
+    tool: Option<String>,
+    arguments: Option<Value>,
+    error: Option<Value>,
+    query: Option<String>,
+    prompt: Option<String>,
+    #[serde(default)]
+    receiver_thread_ids: Vec<String>,
+    agents_states: Option<Value>,
+    #[serde(default)]
+    items: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct Change {
+    path: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_model_is_read_from_the_top_of_the_codex_config() {
+        let config =
+            "# comment\nmodel = \"gpt-5.5\"  # the default\n[profiles.x]\nmodel = \"o3\"\n";
+        assert_eq!(model_from_config(config).as_deref(), Some("gpt-5.5"));
+        assert_eq!(model_from_config("[a]\nmodel = \"o3\"\n"), None);
+    }
+
+    #[test]
+    fn shell_wrappers_and_statuses_are_read_from_codex_messages() {
+        assert_eq!(
+            unwrap_shell("/bin/bash -lc 'cat README.md'"),
+            "cat README.md"
+        );
+        assert_eq!(unwrap_shell("ls -la"), "ls -la");
+        assert_eq!(
+            http_status("exceeded retry limit, last status: 429 Too Many Requests"),
+            Some(429)
+        );
+        assert_eq!(
+            http_status("unexpected status 401 Unauthorized: bad key"),
+            Some(401)
+        );
+        assert_eq!(http_status("stream disconnected before completion"), None);
+    }
+}

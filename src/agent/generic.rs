@@ -1,0 +1,216 @@
+//! The generic adapter (`--agent-cmd`): any program that prints runbook's own universal events as
+//! NDJSON on stdout (see `docs/events.md`). `seq`, `ts` and `turn` may be left out; runbook stamps
+//! every event itself. Events that only runbook may make (`run.*`, `turn.*`, `watchdog.*`, …)
+//! are refused as `unparsed`.
+
+use super::tools::OpenCalls;
+use super::{
+    Adapter, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd, unparsed,
+    unreadable_reason,
+};
+use crate::event::{EventKind, Stream, UnparsedReason};
+
+/// The environment variable carrying the session to continue, on a resumed turn.
+pub(crate) const RESUME_ENV: &str = "RUNBOOK_RESUME_SESSION";
+
+pub(crate) struct Generic;
+
+impl Adapter for Generic {
+    fn name(&self) -> &'static str {
+        "custom"
+    }
+
+    fn program(&self) -> &'static str {
+        "the --agent-cmd program"
+    }
+
+    fn bin_env(&self) -> &'static str {
+        "RUNBOOK_AGENT_CMD"
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "check the first word of --agent-cmd"
+    }
+
+    /// The command's own arguments (in `extra_args`), then the prompt.
+    fn args(&self, inv: &Invocation<'_>) -> Vec<String> {
+        let mut args = inv.extra_args.to_vec();
+        args.push(inv.prompt.to_owned());
+        args
+    }
+
+    fn env(&self, inv: &Invocation<'_>) -> Vec<(String, String)> {
+        inv.resume_session
+            .map(|s| vec![(RESUME_ENV.to_owned(), s.to_owned())])
+            .unwrap_or_default()
+    }
+
+    fn version_args(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn stdout_parser(&self, _ctx: ParseContext) -> Box<dyn StdoutParser> {
+        Box::new(Parser::default())
+    }
+
+    fn stderr_parser(&self) -> Box<dyn StderrParser> {
+        Box::new(Stderr)
+    }
+}
+
+#[derive(Default)]
+struct Parser {
+    calls: OpenCalls,
+    open_step: bool,
+    last_reason: Option<String>,
+    result: Option<Result<(), String>>,
+}
+
+impl StdoutParser for Parser {
+    fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
+        let kind: EventKind = match serde_json::from_slice(line) {
+            Ok(kind) => kind,
+            Err(_) => {
+                let reason = match serde_json::from_slice::<serde_json::Value>(line) {
+                    Ok(_) => UnparsedReason::UnknownType,
+                    Err(_) => unreadable_reason(line),
+                };
+                out.push(unparsed(Stream::Stdout, reason, line, line.len() as u64));
+                return;
+            }
+        };
+        if !kind.is_from_agent() {
+            out.push(unparsed(
+                Stream::Stdout,
+                UnparsedReason::UnknownType,
+                line,
+                line.len() as u64,
+            ));
+            return;
+        }
+        match kind {
+            EventKind::ToolStarted(start) => self.calls.start(start, out),
+            EventKind::ToolCompleted(end) => {
+                if self.calls.get(&end.call_id).is_none() {
+                    // A call told only when done still gets its start.
+                    self.calls.start(
+                        crate::event::ToolStart {
+                            call_id: end.call_id.clone(),
+                            name: end.name.clone(),
+                            kind: end.kind,
+                            input: end.input.clone(),
+                            parent: end.parent.clone(),
+                        },
+                        out,
+                    );
+                }
+                let id = end.call_id.clone();
+                let before = out.len();
+                self.calls.finish(
+                    &id,
+                    super::tools::Ending {
+                        status: end.status,
+                        error: end.error.clone(),
+                        output_bytes: end.output_bytes,
+                    },
+                    out,
+                );
+                // Keep what the agent said about the call, its duration included.
+                if let Some(EventKind::ToolCompleted(done)) = out.get_mut(before) {
+                    *done = end;
+                }
+            }
+            EventKind::StepStarted { .. } => {
+                self.open_step = true;
+                out.push(kind);
+            }
+            EventKind::StepFinished(ref usage) => {
+                self.open_step = false;
+                self.last_reason = Some(usage.reason.clone());
+                out.push(kind);
+            }
+            EventKind::AgentResult(ref result) => {
+                self.result = Some(if result.ok {
+                    Ok(())
+                } else {
+                    Err(result
+                        .message
+                        .clone()
+                        .unwrap_or_else(|| "the agent reported a failure".to_owned()))
+                });
+                out.push(kind);
+            }
+            other => out.push(other),
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
+        self.calls.close_all(out);
+        match self.result.take() {
+            Some(Ok(())) => StreamEnd::Finished,
+            Some(Err(message)) => StreamEnd::Failed(message),
+            None if self.open_step => {
+                StreamEnd::Truncated("the output ended inside a step".to_owned())
+            }
+            None => {
+                StreamEnd::Truncated("the agent ended without an agent.result event".to_owned())
+            }
+        }
+    }
+}
+
+/// stderr of an unknown agent: every line is shown as it is.
+struct Stderr;
+
+impl StderrParser for Stderr {
+    fn line(&mut self, line: &str, out: &mut Vec<EventKind>) {
+        out.push(EventKind::Stderr {
+            line: line.to_owned(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::ToolStatus;
+
+    fn parse(lines: &[&str]) -> (Vec<EventKind>, StreamEnd) {
+        let mut parser = Parser::default();
+        let mut out = Vec::new();
+        for line in lines {
+            parser.line(line.as_bytes(), &mut out);
+        }
+        let end = parser.end(&mut out);
+        (out, end)
+    }
+
+    #[test]
+    fn universal_events_pass_through_and_runbooks_own_are_refused() {
+        let (events, end) = parse(&[
+            r#"{"type":"tool.started","call_id":"1","name":"bash","kind":"shell","input":"ls"}"#,
+            r#"{"type":"tool.completed","call_id":"1","name":"bash","kind":"shell","input":"ls","status":"ok","duration_ms":5}"#,
+            r#"{"type":"run.finished","outcome":"completed","message":"x","duration_ms":1,"exit":{"code":0}}"#,
+            r#"{"type":"agent.result","ok":true}"#,
+        ]);
+        let types: Vec<_> = events.iter().map(EventKind::type_name).collect();
+        assert_eq!(
+            types,
+            ["tool.started", "tool.completed", "unparsed", "agent.result"]
+        );
+        assert!(
+            matches!(&events[1], EventKind::ToolCompleted(t) if t.duration_ms == Some(5) && t.status == ToolStatus::Ok)
+        );
+        assert_eq!(end, StreamEnd::Finished);
+    }
+
+    #[test]
+    fn a_stream_without_a_result_is_truncated_and_its_open_calls_fail() {
+        let (events, end) =
+            parse(&[r#"{"type":"tool.started","call_id":"1","name":"bash","input":"sleep 9"}"#]);
+        assert!(matches!(end, StreamEnd::Truncated(_)));
+        assert!(
+            matches!(events.last(), Some(EventKind::ToolCompleted(t)) if t.status == ToolStatus::Error)
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Tool calls in flight, for agents that report a call's start and its end separately: the end
+//! repeats what the start said, and calls that never end are closed when the stream does.
+
+use crate::event::{EventKind, ToolEnd, ToolKind, ToolStart, ToolStatus};
+
+/// Error text of a call the agent never finished.
+pub(crate) const UNFINISHED: &str = "the agent stopped before this tool call finished";
+
+/// How a call ended.
+pub(crate) struct Ending {
+    pub status: ToolStatus,
+    pub error: Option<String>,
+    pub output_bytes: Option<u64>,
+}
+
+impl Ending {
+    pub(crate) fn ok(output_bytes: Option<u64>) -> Self {
+        Self {
+            status: ToolStatus::Ok,
+            error: None,
+            output_bytes,
+        }
+    }
+
+    pub(crate) fn failed(status: ToolStatus, error: String, output_bytes: Option<u64>) -> Self {
+        Self {
+            status,
+            error: Some(error),
+            output_bytes,
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct OpenCalls {
+    open: Vec<ToolStart>,
+}
+
+impl OpenCalls {
+    /// Records a call and emits `tool.started`, once per call id.
+    pub(crate) fn start(&mut self, start: ToolStart, out: &mut Vec<EventKind>) {
+        if self.get(&start.call_id).is_some() {
+            return;
+        }
+        out.push(EventKind::ToolStarted(start.clone()));
+        self.open.push(start);
+    }
+
+    pub(crate) fn get(&self, call_id: &str) -> Option<&ToolStart> {
+        self.open.iter().find(|c| c.call_id == call_id)
+    }
+
+    /// Emits `tool.completed` for an open call; `None` (and nothing emitted) for an unknown id.
+    pub(crate) fn finish(
+        &mut self,
+        call_id: &str,
+        ending: Ending,
+        out: &mut Vec<EventKind>,
+    ) -> Option<ToolStart> {
+        let i = self.open.iter().position(|c| c.call_id == call_id)?;
+        let start = self.open.remove(i);
+        out.push(EventKind::ToolCompleted(ToolEnd {
+            call_id: start.call_id.clone(),
+            name: start.name.clone(),
+            kind: start.kind,
+            input: start.input.clone(),
+            parent: start.parent.clone(),
+            status: ending.status,
+            error: ending.error,
+            output_bytes: ending.output_bytes,
+            duration_ms: None,
+        }));
+        Some(start)
+    }
+
+    /// Starts and finishes a call at once (one the agent only reports when it is over).
+    pub(crate) fn once(&mut self, start: ToolStart, ending: Ending, out: &mut Vec<EventKind>) {
+        let id = start.call_id.clone();
+        self.start(start, out);
+        self.finish(&id, ending, out);
+    }
+
+    /// Closes every call still open, as failed.
+    pub(crate) fn close_all(&mut self, out: &mut Vec<EventKind>) {
+        for id in self
+            .open
+            .iter()
+            .map(|c| c.call_id.clone())
+            .collect::<Vec<_>>()
+        {
+            self.finish(
+                &id,
+                Ending::failed(ToolStatus::Error, UNFINISHED.to_owned(), None),
+                out,
+            );
+        }
+    }
+}
+
+/// A `tool.started` for a call of `name`.
+pub(crate) fn start(call_id: &str, name: &str, input: String, parent: Option<&str>) -> ToolStart {
+    ToolStart {
+        call_id: call_id.to_owned(),
+        name: name.to_owned(),
+        kind: ToolKind::of(name),
+        input,
+        parent: parent.map(str::to_owned),
+    }
+}
