@@ -231,7 +231,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__replay)
-            opts="-q -v -h -V --agent --speed --instant --json --quiet --verbose --color --help --version"
+            opts="-m -q -v -h -V --agent --model --speed --instant --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -239,6 +239,14 @@ _runbook() {
             case "${prev}" in
                 --agent)
                     COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --speed)

@@ -87,6 +87,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         }
         &'runbook;replay'= {
             cand --agent 'Read the file as this agent''s native output [default: detected from its content; a runbook events.ndjson is always recognised]'
+            cand -m 'The model the recording used, for estimating costs the agent did not report (Codex)'
+            cand --model 'The model the recording used, for estimating costs the agent did not report (Codex)'
             cand --speed 'Play the recording this many times faster'
             cand --color 'When to use colour on stderr'
             cand --instant 'Don''t wait between events'

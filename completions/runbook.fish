@@ -86,6 +86,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s native output [default: detected from its content; a runbook events.ndjson is always recognised]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -s m -l model -d 'The model the recording used, for estimating costs the agent did not report (Codex)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Play the recording this many times faster' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''

@@ -122,6 +122,10 @@ pub struct ReplayArgs {
     #[arg(long, value_enum)]
     pub agent: Option<AgentKind>,
 
+    /// The model the recording used, for estimating costs the agent did not report (Codex).
+    #[arg(short, long)]
+    pub model: Option<String>,
+
     /// Play the recording this many times faster.
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = parse_speed)]
     pub speed: f64,

@@ -231,7 +231,10 @@ impl RunStats {
 
     /// The cost known so far, for budget checks: a lower bound even when some of it is unknown.
     pub fn known_cost(&self) -> f64 {
-        self.turns.iter().filter_map(|t| t.cost_usd).sum()
+        self.turns
+            .iter()
+            .filter_map(|t| t.cost_usd)
+            .fold(0.0, |a, b| a + b)
     }
 
     /// The totals of `turn`, started on first use (a replayed transcript has no `turn.started`).

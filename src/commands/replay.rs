@@ -35,7 +35,16 @@ pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Resu
     match format {
         Format::Events => events(&bytes, &mut dispatch, &pace).await,
         Format::Native(agent) => {
-            native(&args.file, &bytes, agent.adapter(), &mut dispatch, &pace).await?
+            let model = args.model.as_deref();
+            native(
+                &args.file,
+                &bytes,
+                agent.adapter(),
+                model,
+                &mut dispatch,
+                &pace,
+            )
+            .await?
         }
     }
     for failure in dispatch.close() {
@@ -144,6 +153,7 @@ async fn native(
     path: &Path,
     bytes: &[u8],
     adapter: &dyn Adapter,
+    model: Option<&str>,
     dispatch: &mut Dispatcher,
     pace: &Pace,
 ) -> anyhow::Result<()> {
@@ -193,7 +203,7 @@ async fn native(
             run_id: "replay".to_owned(),
             runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
             agent: adapter.name().to_owned(),
-            model: None,
+            model: model.map(str::to_owned),
             prompt: format!("replay of {}", path.display()),
             cwd: cwd.display().to_string(),
             run_dir: String::new(),
@@ -217,7 +227,10 @@ async fn native(
     );
     dispatch.flush();
 
-    let mut parser = adapter.stdout_parser(ParseContext::new(cwd));
+    let mut parser = adapter.stdout_parser(ParseContext {
+        model: model.map(str::to_owned),
+        ..ParseContext::new(cwd)
+    });
     let mut stderr_parser = adapter.stderr_parser();
     let mut events = Vec::new();
     let mut last = Duration::ZERO;

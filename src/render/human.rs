@@ -460,10 +460,14 @@ impl Human {
             ),
         };
         let cost = st.cost().map_or_else(|| "cost unknown".to_owned(), money);
+        // Agents that don't report their model calls (Codex) have no steps to count.
+        let steps = match st.steps_finished {
+            0 => String::new(),
+            n => format!("{} · ", plural(u64::from(n), "step")),
+        };
         let facts = format!(
-            "{} · {} · {tools} · {} tokens · {cost}",
+            "{} · {steps}{tools} · {} tokens · {cost}",
             human_ms(duration_ms),
-            plural(u64::from(st.steps_finished), "step"),
             thousands(st.tokens.total())
         );
         if outcome == Outcome::Completed {

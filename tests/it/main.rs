@@ -1,5 +1,6 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode CLI.
 
+mod conformance;
 mod opencode;
 mod run;
 mod status;

@@ -11,7 +11,7 @@ use nix::unistd::Pid;
 use runbook::event::{Event, EventKind, Outcome};
 use runbook::receipt::Receipt;
 
-use crate::support::{self, TestContext, run};
+use crate::support::{self, TestContext, events_and_receipt, run};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -44,13 +44,6 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
 }
 
 /// Splits `--json` output into events and the final receipt.
-fn events_and_receipt(stdout: &str) -> (Vec<Event>, Receipt) {
-    let mut lines: Vec<&str> = stdout.lines().collect();
-    let receipt = serde_json::from_str(lines.pop().expect("a receipt line"))
-        .expect("the last line is a receipt");
-    (support::parse_events(&lines.join("\n")), receipt)
-}
-
 #[test]
 fn live_follows_a_run_in_another_process_and_sees_every_event_once_in_order() {
     let ctx = TestContext::new();

@@ -239,6 +239,14 @@ impl Default for TestContext {
 }
 
 /// Parses NDJSON events strictly: every line must be a whole, valid event.
+/// The events and the closing receipt that `--json` prints.
+pub fn events_and_receipt(stdout: &str) -> (Vec<Event>, Receipt) {
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    let receipt = serde_json::from_str(lines.pop().expect("a receipt line"))
+        .expect("the last line is a receipt");
+    (parse_events(&lines.join("\n")), receipt)
+}
+
 pub fn parse_events(text: &str) -> Vec<Event> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad event line ({e}): {l}")))
