@@ -704,3 +704,16 @@ struct Denial {
     tool_use_id: String,
     tool_input: Option<Value>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_transcripts() {
+        insta::glob!("../../fixtures/claude", "*.stdout.ndjson", |path| {
+            let ctx = ParseContext::new(PathBuf::from("/"));
+            insta::assert_yaml_snapshot!(super::super::transcript::read(&Claude, path, ctx));
+        });
+    }
+}

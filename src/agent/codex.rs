@@ -606,6 +606,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn recorded_transcripts() {
+        insta::glob!("../../fixtures/codex", "*.stdout.ndjson", |path| {
+            let ctx = ParseContext {
+                model: Some("gpt-5.5".to_owned()),
+                ..ParseContext::new(PathBuf::from(format!(
+                    "/scratch/codex-harness-run/{}/ws",
+                    super::super::transcript::name(path)
+                )))
+            };
+            insta::assert_yaml_snapshot!(super::super::transcript::read(&Codex, path, ctx));
+        });
+    }
+
+    #[test]
     fn the_default_model_is_read_from_the_top_of_the_codex_config() {
         let config =
             "# comment\nmodel = \"gpt-5.5\"  # the default\n[profiles.x]\nmodel = \"o3\"\n";

@@ -180,3 +180,57 @@ pub(crate) fn relative_to<'a>(path: &'a str, cwd: &Path) -> &'a str {
         .filter(|p| !p.is_empty())
         .unwrap_or(path)
 }
+
+/// Reading recorded transcripts (`fixtures/AGENT/NAME.stdout.ndjson` and its `.stderr.txt`)
+/// through an adapter, for the adapters' snapshot tests.
+#[cfg(test)]
+pub(crate) mod transcript {
+    use std::path::Path;
+
+    use serde::Serialize;
+
+    use super::{Adapter, ParseContext};
+    use crate::event::EventKind;
+
+    /// What an adapter makes of one recorded transcript: its events and its verdict.
+    #[derive(Serialize)]
+    pub(crate) struct Reading {
+        events: Vec<EventKind>,
+        stderr_events: Vec<EventKind>,
+        end: String,
+    }
+
+    /// `shell` for `…/shell.stdout.ndjson`.
+    pub(crate) fn name(stdout_path: &Path) -> &str {
+        stdout_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("a UTF-8 file name")
+            .trim_end_matches(".stdout.ndjson")
+    }
+
+    pub(crate) fn read(adapter: &dyn Adapter, stdout_path: &Path, ctx: ParseContext) -> Reading {
+        let mut parser = adapter.stdout_parser(ctx);
+        let mut events = Vec::new();
+        for line in std::fs::read(stdout_path)
+            .expect("read the transcript")
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+        {
+            parser.line(line, &mut events);
+        }
+        let mut stderr = adapter.stderr_parser();
+        let mut stderr_events = Vec::new();
+        let stderr_path = stdout_path.with_file_name(format!("{}.stderr.txt", name(stdout_path)));
+        let stderr_text = std::fs::read_to_string(stderr_path).unwrap_or_default();
+        for line in stderr_text.lines() {
+            stderr.line(&console::strip_ansi_codes(line), &mut stderr_events);
+        }
+        let end = format!("{:?}", parser.end(&mut events));
+        Reading {
+            events,
+            stderr_events,
+            end,
+        }
+    }
+}

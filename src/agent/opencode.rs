@@ -492,45 +492,11 @@ mod tests {
 
     use super::*;
 
-    /// What the adapter makes of one recorded transcript: its events and its verdict.
-    #[derive(Serialize)]
-    struct Reading {
-        events: Vec<EventKind>,
-        stderr_events: Vec<EventKind>,
-        end: String,
-    }
-
-    fn read(stdout_path: &Path) -> Reading {
-        let name = stdout_path
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .trim_end_matches(".stdout.ndjson");
+    fn read(stdout_path: &Path) -> super::super::transcript::Reading {
+        let name = super::super::transcript::name(stdout_path);
         // The recordings ran in this directory; tool paths are shown relative to it.
         let cwd = PathBuf::from(format!("/scratch/opencode-harness/{name}/work"));
-        let mut parser = OpenCode.stdout_parser(ParseContext::new(cwd));
-        let mut events = Vec::new();
-        for line in std::fs::read(stdout_path)
-            .unwrap()
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-        {
-            parser.line(line, &mut events);
-        }
-        let mut stderr = OpenCode.stderr_parser();
-        let mut stderr_events = Vec::new();
-        let stderr_text =
-            std::fs::read_to_string(stdout_path.with_file_name(format!("{name}.stderr.txt")))
-                .unwrap();
-        for line in stderr_text.lines() {
-            stderr.line(&console::strip_ansi_codes(line), &mut stderr_events);
-        }
-        Reading {
-            events,
-            stderr_events,
-            end: format!("{:?}", parser.end(&mut Vec::new())),
-        }
+        super::super::transcript::read(&OpenCode, stdout_path, ParseContext::new(cwd))
     }
 
     #[test]
