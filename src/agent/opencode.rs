@@ -488,7 +488,6 @@ impl<'de> Deserialize<'de> for SeqLen {
 mod tests {
     use std::path::Path;
 
-    use serde::Serialize;
 
     use super::*;
 
