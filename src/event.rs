@@ -13,12 +13,13 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One universal event, as logged to `events.ndjson` and printed by `--json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Event {
     /// Position in the run, from 0, without gaps.
     pub seq: u64,
     /// When runbook received the line (or made the decision) behind this event.
     #[serde(with = "rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub ts: SystemTime,
     /// The agent invocation this event belongs to.
     pub turn: Turn,
@@ -27,7 +28,7 @@ pub struct Event {
 }
 
 /// An agent invocation within a run: the first starts a session, later ones resume it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Turn {
     pub index: u32,
     pub kind: TurnKind,
@@ -40,7 +41,7 @@ impl Turn {
     };
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnKind {
     Start,
@@ -48,7 +49,7 @@ pub enum TurnKind {
 }
 
 /// What happened. The `type` tag is dotted (`tool.completed`) so `jq 'select(.type == …)'` reads well.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type")]
 pub enum EventKind {
     /// Everything known about the run before the agent starts; the first event of every run.
@@ -214,7 +215,7 @@ impl EventKind {
 
 /// The run's identity and settings, carried by `run.started` so that any reader of the log can
 /// rebuild the receipt without another source.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     pub schema_version: u32,
     pub run_id: String,
@@ -235,7 +236,7 @@ pub struct RunInfo {
 }
 
 /// The limits the run was started with.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Limits {
     pub inactivity_timeout_ms: u64,
     pub kill_grace_ms: u64,
@@ -246,7 +247,9 @@ pub struct Limits {
 }
 
 /// Tokens by kind. `input` excludes cached input, which is counted in `cache_read`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Tokens {
     pub input: u64,
     pub output: u64,
@@ -270,14 +273,14 @@ impl Tokens {
 }
 
 /// Whether a cost was reported by the agent or estimated by runbook from a price table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CostSource {
     Reported,
     Estimated,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -291,7 +294,7 @@ pub struct StepUsage {
     pub cost_source: Option<CostSource>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolStart {
     pub call_id: String,
     /// The tool's name as the agent calls it.
@@ -307,7 +310,9 @@ pub struct ToolStart {
 }
 
 /// What a tool does, whatever the agent names it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
     Read,
@@ -344,7 +349,7 @@ impl ToolKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Ok,
@@ -352,7 +357,7 @@ pub enum ToolStatus {
     Denied,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolEnd {
     pub call_id: String,
     pub name: String,
@@ -370,7 +375,7 @@ pub struct ToolEnd {
     pub duration_ms: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProviderError {
     pub name: String,
     pub message: String,
@@ -380,7 +385,7 @@ pub struct ProviderError {
     pub retryable: Option<bool>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProviderRetry {
     /// Which retry this is, from 1.
     pub attempt: u32,
@@ -394,7 +399,7 @@ pub struct ProviderRetry {
     pub message: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgentResult {
     /// Whether the agent says it finished its work.
     pub ok: bool,
@@ -415,14 +420,14 @@ pub struct AgentResult {
     pub duration_ms: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stream {
     Stdout,
     Stderr,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UnparsedReason {
     NotJson,
@@ -431,7 +436,7 @@ pub enum UnparsedReason {
     UnknownType,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unparsed {
     pub stream: Stream,
     pub reason: UnparsedReason,
@@ -445,7 +450,7 @@ pub struct Unparsed {
 pub const UNPARSED_HEAD_BYTES: usize = 256;
 
 /// How a run (or a turn) ended. Fail closed: only `completed` means the agent finished its work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The agent exited 0 after a finished final step.
@@ -494,7 +499,9 @@ impl std::fmt::Display for Outcome {
 }
 
 /// How the agent process ended: an exit code, or the signal that killed it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct ExitInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i32>,
@@ -519,7 +526,7 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 /// Why the watchdog fired, in enough detail to act on without opening the logs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostic {
     pub timeout_ms: u64,
     /// How long each activity signal had been quiet.

@@ -11,6 +11,8 @@ mod consumer;
 pub mod event;
 mod exit;
 mod follow;
+#[cfg(test)]
+mod generated;
 mod lines;
 pub mod prices;
 mod procfs;

@@ -18,7 +18,7 @@ use crate::event::{
 };
 use crate::stats::{Denial, RunStats, ToolTally, TurnTotals, UnparsedSample};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
     /// Always `receipt`, so a `--json` reader can tell it from events.
@@ -33,8 +33,10 @@ pub struct Receipt {
     pub cwd: String,
     pub run_dir: String,
     #[serde(with = "crate::event::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub started_at: SystemTime,
     #[serde(with = "crate::event::rfc3339")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub ended_at: SystemTime,
     pub duration_ms: u64,
     pub outcome: Outcome,
@@ -56,14 +58,14 @@ pub struct Receipt {
     pub limits: Limits,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentInfo {
     pub name: String,
     pub version: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCalls {
     pub total: u32,
@@ -72,7 +74,7 @@ pub struct ToolCalls {
     pub by_name: BTreeMap<String, ToolTally>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenTotals {
     pub input: u64,
@@ -96,7 +98,7 @@ impl From<Tokens> for TokenTotals {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Cost {
     /// Total USD; null when some step's cost is unknown.
@@ -106,14 +108,14 @@ pub struct Cost {
     pub known_usd: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UnparsedLines {
     pub count: u64,
     pub samples: Vec<UnparsedSample>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StderrSummary {
     pub lines: u64,

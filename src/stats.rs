@@ -18,7 +18,9 @@ const STDERR_TAIL: usize = 10;
 const KEEP_EXAMPLES: usize = 20;
 
 /// Tool calls of one tool name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct ToolTally {
     pub calls: u32,
     pub errors: u32,
@@ -26,7 +28,7 @@ pub struct ToolTally {
 }
 
 /// Totals of one turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnTotals {
     pub index: u32,
     pub kind: TurnKind,
@@ -113,13 +115,13 @@ fn merge_source(a: Option<CostSource>, b: Option<CostSource>) -> Option<CostSour
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Denial {
     pub tool: String,
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnparsedSample {
     pub reason: UnparsedReason,
     pub bytes: u64,

@@ -488,7 +488,6 @@ impl<'de> Deserialize<'de> for SeqLen {
 mod tests {
     use std::path::Path;
 
-
     use super::*;
 
     fn read(stdout_path: &Path) -> super::super::transcript::Reading {

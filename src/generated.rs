@@ -1,0 +1,63 @@
+//! Files generated from the code and committed (completion scripts, man pages, JSON Schemas),
+//! checked for staleness by a test. Refresh them with `RUNBOOK_BLESS=1 cargo test generated_files`.
+
+use clap::CommandFactory as _;
+
+use crate::cli::Cli;
+use crate::commands::completions::{BIN, SHELLS, man, script};
+
+/// Every generated file, by its path in the repository.
+fn generated_files() -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for shell in SHELLS {
+        files.push((
+            format!(
+                "completions/{}",
+                clap_complete::Generator::file_name(&shell, BIN)
+            ),
+            script(shell),
+        ));
+    }
+    let cmd = Cli::command();
+    files.push((format!("docs/man/{BIN}.1"), man(cmd.clone())));
+    for sub in cmd.get_subcommands() {
+        let name = format!("{BIN}-{}", sub.get_name());
+        files.push((format!("docs/man/{name}.1"), man(sub.clone().name(name))));
+    }
+    files.push((
+        "docs/events.schema.json".to_owned(),
+        schema::<crate::event::Event>(),
+    ));
+    files.push((
+        "docs/receipt.schema.json".to_owned(),
+        schema::<crate::receipt::Receipt>(),
+    ));
+    files
+}
+
+fn schema<T: schemars::JsonSchema>() -> Vec<u8> {
+    let mut text =
+        serde_json::to_string_pretty(&schemars::schema_for!(T)).expect("a schema serializes");
+    text.push('\n');
+    text.into_bytes()
+}
+
+#[test]
+fn generated_files_are_current() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bless = std::env::var_os("RUNBOOK_BLESS").is_some();
+    let mut stale = Vec::new();
+    for (path, content) in generated_files() {
+        let file = root.join(&path);
+        if bless {
+            std::fs::create_dir_all(file.parent().expect("a parent dir")).expect("mkdir");
+            std::fs::write(&file, &content).expect("write a generated file");
+        } else if std::fs::read(&file).ok().as_deref() != Some(&content[..]) {
+            stale.push(path);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale generated files {stale:?}: run `RUNBOOK_BLESS=1 cargo test generated_files`"
+    );
+}
