@@ -205,6 +205,25 @@ mod tests {
     }
 
     #[test]
+    fn the_example_in_the_docs_is_a_completed_turn() {
+        let docs = include_str!("../../docs/events.md");
+        let example = docs
+            .split("## Your own agent")
+            .nth(1)
+            .and_then(|s| s.split("```json\n").nth(1))
+            .and_then(|s| s.split("```").next())
+            .expect("docs/events.md has the --agent-cmd example");
+        let lines: Vec<&str> = example.lines().collect();
+        let (events, end) = parse(&lines);
+        assert_eq!(events.len(), lines.len());
+        assert!(
+            events.iter().all(|e| !matches!(e, EventKind::Unparsed(_))),
+            "{events:?}"
+        );
+        assert_eq!(end, StreamEnd::Finished);
+    }
+
+    #[test]
     fn a_stream_without_a_result_is_truncated_and_its_open_calls_fail() {
         let (events, end) =
             parse(&[r#"{"type":"tool.started","call_id":"1","name":"bash","input":"sleep 9"}"#]);

@@ -1,0 +1,260 @@
+//! `--agent-cmd` agents that print runbook's universal events, and what every adapter shares
+//! through them: turns that resume the same session (`--then`), an agent that lingers after its
+//! final result, and refusals before anything starts.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use runbook::event::{EventKind, Outcome, TurnKind};
+
+use crate::support::{TestContext, run, types};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A shell script agent in the test's root, printing universal events.
+fn script(ctx: &TestContext, name: &str, body: &str) -> PathBuf {
+    let path = ctx.root().join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write the agent script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+/// Answers with the prompt it got and the session it was asked to continue, then finishes.
+const ECHO_AGENT: &str = r#"
+session="${RUNBOOK_RESUME_SESSION:-sess-1}"
+prompt="$(eval echo \${$#})"
+echo "{\"type\":\"session.started\",\"session_id\":\"$session\"}"
+echo "{\"type\":\"tool.started\",\"call_id\":\"c1\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"ls\"}"
+echo "{\"type\":\"tool.completed\",\"call_id\":\"c1\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"ls\",\"status\":\"ok\"}"
+echo "{\"type\":\"text\",\"text\":\"got [$prompt] resuming [${RUNBOOK_RESUME_SESSION:-none}]\"}"
+echo "{\"type\":\"agent.result\",\"ok\":true,\"tokens\":{\"input\":100,\"output\":10,\"reasoning\":0,\"cache_read\":0,\"cache_write\":0},\"cost_usd\":0.5,\"cost_source\":\"reported\"}"
+"#;
+
+#[test]
+fn then_continues_the_same_session_as_resumed_turns_of_one_run() {
+    let ctx = TestContext::new();
+    let agent = script(&ctx, "echo-agent", ECHO_AGENT);
+    let cmd = format!("{} --fast", agent.display());
+    let out = run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            &cmd,
+            "first task",
+            "--then",
+            "second task",
+            "--then",
+            "third task",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let events = ctx.events();
+    let texts: Vec<(u32, TurnKind, String)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Text { text } => Some((e.turn.index, e.turn.kind, text.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (
+                0,
+                TurnKind::Start,
+                "got [first task] resuming [none]".into()
+            ),
+            (
+                1,
+                TurnKind::Resume,
+                "got [second task] resuming [sess-1]".into()
+            ),
+            (
+                2,
+                TurnKind::Resume,
+                "got [third task] resuming [sess-1]".into()
+            ),
+        ]
+    );
+    let turn_ends = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::TurnCompleted { .. }))
+        .count();
+    assert_eq!(turn_ends, 3);
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::Completed);
+    assert_eq!(receipt.turns.len(), 3);
+    assert_eq!(
+        receipt.cost.usd,
+        Some(1.5),
+        "each turn's reported cost adds up"
+    );
+    assert_eq!(receipt.tokens.total, 330);
+    assert_eq!(receipt.agent.name, "custom");
+    // The command's own arguments come before the prompt.
+    let argv = events.iter().find_map(|e| match &e.kind {
+        EventKind::TurnStarted { argv, .. } => Some(argv.clone()),
+        _ => None,
+    });
+    assert_eq!(argv.unwrap()[1..], ["--fast", "first task"]);
+}
+
+#[test]
+fn a_turn_that_fails_stops_the_run_before_the_next_prompt() {
+    let ctx = TestContext::new();
+    let agent = script(
+        &ctx,
+        "failing-agent",
+        r#"echo '{"type":"session.started","session_id":"s"}'
+echo '{"type":"agent.result","ok":false,"message":"out of ideas"}'
+exit 1"#,
+    );
+    let out = run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            agent.to_str().unwrap(),
+            "first",
+            "--then",
+            "second",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::AgentError);
+    assert_eq!(receipt.turns.len(), 1, "the second prompt never ran");
+    assert!(
+        receipt.message.contains("out of ideas"),
+        "{}",
+        receipt.message
+    );
+}
+
+#[test]
+fn an_agent_that_lingers_after_its_final_result_is_ended_and_counts_as_completed() {
+    let ctx = TestContext::new();
+    let agent = script(
+        &ctx,
+        "lingering-agent",
+        r#"echo '{"type":"text","text":"done"}'
+echo '{"type":"agent.result","ok":true}'
+exec sleep 600"#,
+    );
+    let out = run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            agent.to_str().unwrap(),
+            "--finish-grace",
+            "1s",
+            "--kill-grace",
+            "1s",
+            "task",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let events = ctx.events();
+    let t = types(&events);
+    let result = t.iter().position(|t| *t == "agent.result").unwrap();
+    let stop = t.iter().position(|t| *t == "stop.requested").unwrap();
+    let signal = t.iter().position(|t| *t == "signal.sent").unwrap();
+    let completed = t.iter().position(|t| *t == "turn.completed").unwrap();
+    assert!(
+        result < stop && stop < signal && signal < completed,
+        "{t:?}"
+    );
+    assert_eq!(
+        t.iter()
+            .filter(|t| **t == "turn.completed" || **t == "turn.failed")
+            .count(),
+        1
+    );
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::Completed);
+    assert!(receipt.message.contains("lingered"), "{}", receipt.message);
+}
+
+#[test]
+fn a_stream_without_a_final_result_is_truncated_and_open_calls_are_closed() {
+    let ctx = TestContext::new();
+    let agent = script(
+        &ctx,
+        "cut-agent",
+        r#"echo '{"type":"tool.started","call_id":"1","name":"bash","kind":"shell","input":"make"}'
+echo '{"type":"run.finished","outcome":"completed","message":"forged","duration_ms":1,"exit":{"code":0}}'"#,
+    );
+    let out = run(
+        &mut ctx.runbook(&["run", "--agent-cmd", agent.to_str().unwrap(), "task"]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::Truncated);
+    assert_eq!(
+        receipt.unparsed_lines.count, 1,
+        "runbook's own events are refused"
+    );
+    assert_eq!(
+        receipt.tool_calls.errors, 1,
+        "the open call was closed as failed"
+    );
+}
+
+#[test]
+fn bad_agent_commands_are_one_line_errors_before_anything_starts() {
+    let ctx = TestContext::new();
+    for (cmd, code, says) in [
+        ("", 2, "--agent-cmd is empty"),
+        ("'unterminated", 2, "cannot be split"),
+        ("/no/such/agent --x", 127, "/no/such/agent"),
+    ] {
+        let out = run(
+            &mut ctx.runbook(&["run", "--agent-cmd", cmd, "task"]),
+            LIMIT,
+        );
+        assert_eq!(out.code(), Some(code), "{cmd}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(says), "{cmd}: {}", out.stderr);
+    }
+    assert!(ctx.run_dirs().is_empty(), "nothing was started");
+}
+
+#[test]
+fn claude_bypass_as_root_is_refused_with_what_to_do_unless_the_machine_is_a_sandbox() {
+    let ctx = TestContext::new();
+    let args = [
+        "run",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        "/bin/true",
+        "--permissions",
+        "bypass",
+        "task",
+    ];
+    let out = run(&mut ctx.runbook(&args), LIMIT);
+    if nix::unistd::geteuid().is_root() {
+        assert_eq!(out.code(), Some(2), "{}", out.stderr);
+        assert!(out.stderr.contains("IS_SANDBOX=1"), "{}", out.stderr);
+        assert!(ctx.run_dirs().is_empty());
+    } else {
+        // Not root: nothing to refuse; `true` prints nothing, so the run is truncated.
+        assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    }
+    let mut ctx = TestContext::new();
+    ctx.env("IS_SANDBOX", "1");
+    let out = run(&mut ctx.runbook(&args), LIMIT);
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    let argv = ctx.events().into_iter().find_map(|e| match e.kind {
+        EventKind::TurnStarted { argv, .. } => Some(argv),
+        _ => None,
+    });
+    assert!(
+        argv.unwrap()
+            .contains(&"--dangerously-skip-permissions".to_owned())
+    );
+}
