@@ -32,7 +32,36 @@ fn generated_files() -> Vec<(String, Vec<u8>)> {
         "docs/receipt.schema.json".to_owned(),
         schema::<crate::receipt::Receipt>(),
     ));
+    files.push(("docs/prices.md".to_owned(), prices()));
     files
+}
+
+/// The shipped price table, for people.
+fn prices() -> Vec<u8> {
+    let mut text = String::from(
+        "# Model prices\n\n\
+         Codex reports tokens but no cost, so runbook estimates it from this table, which ships \
+         with runbook (list prices in US dollars per million tokens). Costs computed from it are \
+         marked `estimated` in events and receipts; a model that is not in the table has an \
+         unknown cost, never zero. Claude Code and OpenCode report their own costs, which runbook \
+         uses as they are (Claude Code's steps are estimated from this table while the run goes, \
+         then replaced by its reported total).\n\n\
+         A model id matches an entry when it is the entry's id, possibly with a provider prefix \
+         (`openai/gpt-5`), a context tag (`claude-opus-4-8[1m]`) or a dated suffix \
+         (`claude-sonnet-4-5-20250929`). Your own prices, from the configuration, are looked up \
+         first.\n\n\
+         This page is generated from `src/prices.rs`.\n\n\
+         | model | input | cached input | output | cache write |\n\
+         | --- | --- | --- | --- | --- |\n",
+    );
+    for (id, p) in crate::prices::SHIPPED {
+        let write = p.cache_write.map_or_else(|| "–".to_owned(), |w| format!("{w}"));
+        text.push_str(&format!(
+            "| `{id}` | {} | {} | {} | {write} |\n",
+            p.input, p.cached_input, p.output
+        ));
+    }
+    text.into_bytes()
 }
 
 fn schema<T: schemars::JsonSchema>() -> Vec<u8> {
