@@ -55,7 +55,9 @@ fn prices() -> Vec<u8> {
          | --- | --- | --- | --- | --- |\n",
     );
     for (id, p) in crate::prices::SHIPPED {
-        let write = p.cache_write.map_or_else(|| "–".to_owned(), |w| format!("{w}"));
+        let write = p
+            .cache_write
+            .map_or_else(|| "–".to_owned(), |w| format!("{w}"));
         text.push_str(&format!(
             "| `{id}` | {} | {} | {} | {write} |\n",
             p.input, p.cached_input, p.output

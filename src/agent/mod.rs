@@ -181,6 +181,78 @@ pub(crate) fn relative_to<'a>(path: &'a str, cwd: &Path) -> &'a str {
         .unwrap_or(path)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(agent: AgentKind, permissions: Permissions, resume: Option<&str>) -> Vec<String> {
+        agent.adapter().args(&Invocation {
+            prompt: "-fix it",
+            model: Some("m"),
+            extra_args: &["--extra".to_owned()],
+            resume_session: resume,
+            permissions,
+        })
+    }
+
+    fn has(args: &[String], wanted: &[&str]) -> bool {
+        args.windows(wanted.len()).any(|w| w == wanted)
+    }
+
+    #[test]
+    fn permissions_map_to_each_agents_own_flags() {
+        use AgentKind::*;
+        use Permissions::*;
+        let table: [(AgentKind, Permissions, &[&str]); 9] = [
+            (Opencode, ReadOnly, &["--agent", "plan"]),
+            (Opencode, Bypass, &["--auto"]),
+            (Claude, ReadOnly, &["--permission-mode", "plan"]),
+            (Claude, Workspace, &["--permission-mode", "acceptEdits"]),
+            (Claude, Bypass, &["--dangerously-skip-permissions"]),
+            (Codex, ReadOnly, &["-c", "sandbox_mode=\"read-only\""]),
+            (
+                Codex,
+                Workspace,
+                &["-c", "sandbox_mode=\"workspace-write\""],
+            ),
+            (
+                Codex,
+                Bypass,
+                &["--dangerously-bypass-approvals-and-sandbox"],
+            ),
+            (Codex, Agent, &["--json", "--skip-git-repo-check"]),
+        ];
+        for (agent, permissions, flags) in table {
+            let args = args(agent, permissions, None);
+            assert!(has(&args, flags), "{agent:?} {permissions:?}: {args:?}");
+            // The prompt is last, after `--`, so a leading dash cannot make it an option.
+            assert_eq!(args[args.len() - 2..], ["--", "-fix it"], "{args:?}");
+            assert!(has(&args, &["--extra"]) && has(&args, &["--model", "m"]));
+        }
+        for agent in [Opencode, Claude, Codex] {
+            let plain = args(agent, Agent, None);
+            for flag in [
+                "--auto",
+                "--dangerously-skip-permissions",
+                "--permission-mode",
+            ] {
+                assert!(!plain.iter().any(|a| a == flag), "{agent:?}: {plain:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_agent_resumes_a_session_its_own_way() {
+        let opencode = args(AgentKind::Opencode, Permissions::Agent, Some("ses_1"));
+        assert!(has(&opencode, &["--session", "ses_1"]), "{opencode:?}");
+        let claude = args(AgentKind::Claude, Permissions::Agent, Some("uuid-1"));
+        assert!(has(&claude, &["--resume", "uuid-1"]), "{claude:?}");
+        let codex = args(AgentKind::Codex, Permissions::ReadOnly, Some("thread-1"));
+        assert_eq!(codex[..2], ["exec", "resume"], "{codex:?}");
+        assert_eq!(codex[codex.len() - 3..], ["--", "thread-1", "-fix it"]);
+    }
+}
+
 /// Reading recorded transcripts (`fixtures/AGENT/NAME.stdout.ndjson` and its `.stderr.txt`)
 /// through an adapter, for the adapters' snapshot tests.
 #[cfg(test)]

@@ -13,8 +13,8 @@ use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
 
 use super::summary::{self, InputFields};
 use super::{
-    Adapter, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd, unparsed,
-    unreadable_reason,
+    Adapter, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
+    unparsed, unreadable_reason,
 };
 use crate::event::{
     CostSource, EventKind, ProviderError, StepUsage, Stream, Tokens, ToolEnd, ToolKind, ToolStart,
@@ -52,6 +52,12 @@ impl Adapter for OpenCode {
         }
         if let Some(session) = inv.resume_session {
             args.extend(["--session".to_owned(), session.to_owned()]);
+        }
+        match inv.permissions {
+            Permissions::Agent | Permissions::Workspace => {}
+            // OpenCode's built-in read-only agent.
+            Permissions::ReadOnly => args.extend(["--agent".to_owned(), "plan".to_owned()]),
+            Permissions::Bypass => args.push("--auto".to_owned()),
         }
         args.extend(inv.extra_args.iter().cloned());
         // `--` keeps a prompt that starts with `-` from being read as an option.
