@@ -132,6 +132,8 @@ struct Parser {
     /// Subagent thread id → the call id of the `spawn_agent` that started it.
     subagents: HashMap<String, String>,
     last_error: Option<String>,
+    /// Reconnects announced so far.
+    retries: u32,
     end: Option<Result<(), String>>,
 }
 
@@ -379,16 +381,26 @@ impl Parser {
     }
 
     fn error(&mut self, message: String, out: &mut Vec<EventKind>) {
-        // `Reconnecting... 2/5 (the reason)`
-        if let Some(rest) = message.strip_prefix("Reconnecting... ")
-            && let Some((counts, reason)) = rest.split_once(' ')
-            && let Some((n, max)) = counts.split_once('/')
-            && let (Ok(n), Ok(max)) = (n.parse(), max.parse())
-        {
-            let reason = reason.trim().trim_start_matches('(').trim_end_matches(')');
+        // `Reconnecting... 2/5 (the reason)`, or `Reconnecting... waiting for network (…)`.
+        if let Some(rest) = message.strip_prefix("Reconnecting...") {
+            self.retries += 1;
+            let rest = rest.trim();
+            let counts = rest.split_once(' ').and_then(|(counts, reason)| {
+                let (n, max) = counts.split_once('/')?;
+                Some((n.parse().ok()?, max.parse().ok()?, reason))
+            });
+            let (attempt, max_attempts, reason) = match counts {
+                Some((n, max, reason)) => (n, Some(max), reason),
+                None => (self.retries, None, rest),
+            };
+            let reason = reason.trim();
+            let reason = reason
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or(reason);
             out.push(EventKind::ProviderRetry(ProviderRetry {
-                attempt: n,
-                max_attempts: Some(max),
+                attempt,
+                max_attempts,
                 delay_ms: None,
                 status: http_status(reason),
                 message: reason.to_owned(),
@@ -625,6 +637,36 @@ mod tests {
             "# comment\nmodel = \"gpt-5.5\"  # the default\n[profiles.x]\nmodel = \"o3\"\n";
         assert_eq!(model_from_config(config).as_deref(), Some("gpt-5.5"));
         assert_eq!(model_from_config("[a]\nmodel = \"o3\"\n"), None);
+    }
+
+    #[test]
+    fn reconnects_are_retries_with_or_without_a_count() {
+        let mut parser = Parser::default();
+        let mut out = Vec::new();
+        for line in [
+            r#"{"type":"error","message":"Reconnecting... 1/2 (stream disconnected)"}"#,
+            r#"{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}"#,
+        ] {
+            parser.line(line.as_bytes(), &mut out);
+        }
+        let retries: Vec<(u32, Option<u32>, String)> = out
+            .iter()
+            .map(|e| match e {
+                EventKind::ProviderRetry(r) => (r.attempt, r.max_attempts, r.message.clone()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            retries,
+            [
+                (1, Some(2), "stream disconnected".to_owned()),
+                (
+                    2,
+                    None,
+                    "waiting for network (Connection failed: error sending request)".to_owned()
+                ),
+            ]
+        );
     }
 
     #[test]
