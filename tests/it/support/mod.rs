@@ -6,6 +6,7 @@
 )]
 
 pub mod fake_llm;
+pub mod sse;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
