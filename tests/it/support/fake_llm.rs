@@ -32,10 +32,8 @@ pub const FAKE_MODEL: &str = "fake-model";
 pub const FAKE_SMALL_MODEL: &str = "fake-small";
 /// Text of the answer to title requests.
 pub const TITLE_TEXT: &str = "Fake session title";
-/// Text of the answer to subagent requests beyond the subagent script.
-pub const SUBAGENT_TEXT: &str = "subagent summary";
-/// Text of the answer to main requests beyond the script.
-pub const DONE_TEXT: &str = "done";
+/// Texts of the answers beyond the main and the subagent script.
+pub use super::sse::{DONE_TEXT, SUBAGENT_TEXT};
 
 /// USD per million tokens, as in `opencode.json`'s model `cost`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,15 +1,23 @@
 //! The HTTP side shared by the scripted fake providers: a server on `127.0.0.1` with its own
-//! thread and tokio runtime, and JSON and SSE response bodies.
+//! thread and tokio runtime, request recording, script selection per conversation, and JSON and
+//! SSE response bodies.
 //!
-//! [`Server`] listens on an ephemeral port, reads each request whole and hands it to a
-//! synchronous handler; dropping it stops the server and closes every connection, stalled ones
-//! included, without hanging.
+//! * [`Server`] listens on an ephemeral port, reads each request whole and hands it to a
+//!   synchronous handler; dropping it stops the server and closes every connection, stalled ones
+//!   included, without hanging.
+//! * [`Fake`] builds a scripted provider on it from a [`Protocol`]: the protocol says which
+//!   requests are model requests, of which conversation (main or subagent) and at which step, and
+//!   how to answer; `Fake` plays the main or subagent script at that step and records everything.
+//! * [`Scenario`], [`README`] and [`canon`]: what the canonical scenarios of the agent CLIs
+//!   share.
 #![allow(dead_code)]
 
 use std::convert::Infallible;
+use std::marker::PhantomData;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -323,4 +331,241 @@ impl Body for FakeBody {
             FakeBody::Chan(_) => SizeHint::default(),
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Scripted fakes
+
+/// Text of the answer to main requests beyond the script.
+pub const DONE_TEXT: &str = "done";
+/// Text of the answer to subagent requests beyond the subagent script.
+pub const SUBAGENT_TEXT: &str = "subagent summary";
+
+/// A wire protocol of a scripted fake provider.
+pub trait Protocol: 'static {
+    /// One scripted answer of the model.
+    type Reply: Clone + Send + 'static;
+    /// The token usage a reply is served with.
+    type Usage: Copy + Default + std::ops::Add<Output = Self::Usage>;
+    /// The server thread's name.
+    const NAME: &'static str;
+    /// For a model request: its conversation and step. `None` for any other request.
+    fn turn(req: &Received) -> Option<Turn>;
+    /// A text answer served with `input` and `output` tokens.
+    fn text(text: &str, input: u64, output: u64) -> Self::Reply;
+    /// The usage `reply` is served with (`None` for errors and stalls).
+    fn usage(reply: &Self::Reply) -> Option<Self::Usage>;
+    /// The reply to model requests past the end of their script: [`DONE_TEXT`], or
+    /// [`SUBAGENT_TEXT`] for subagents.
+    fn beyond_script(turn: Turn) -> Self::Reply {
+        if turn.subagent {
+            Self::text(SUBAGENT_TEXT, 100, 3)
+        } else {
+            Self::text(DONE_TEXT, 100, 1)
+        }
+    }
+    /// The answer to request number `id` (from 1): `reply` is the scripted reply of a model
+    /// request, `None` for other requests.
+    fn answer(req: &Received, reply: Option<Self::Reply>, id: u64) -> Answer;
+}
+
+struct Scripts<R> {
+    main: Vec<R>,
+    subagent: Vec<R>,
+    requests: Vec<Received>,
+    next_id: u64,
+}
+
+/// A running scripted fake provider speaking protocol `P`. Model requests pick their step from
+/// the conversation they carry (see [`Protocol::turn`]), so retries of a request get the same
+/// reply; subagent conversations play the subagent script, each from its start. Dropping it
+/// stops the server.
+pub struct Fake<P: Protocol> {
+    state: Arc<Mutex<Scripts<P::Reply>>>,
+    server: Server,
+    protocol: PhantomData<P>,
+}
+
+impl<P: Protocol> Fake<P> {
+    /// Starts a server answering main-conversation requests from `script`.
+    pub fn start(script: Vec<P::Reply>) -> Self {
+        Fake::start_scripts(script, Vec::new())
+    }
+
+    /// Starts a server playing `scenario`'s scripts.
+    pub fn for_scenario(scenario: &Scenario<P::Reply>) -> Self {
+        Fake::start_scripts(scenario.script.clone(), scenario.subagent_script.clone())
+    }
+
+    /// Starts a server answering main-conversation requests from `script` and subagent requests
+    /// from `subagent_script`.
+    pub fn start_scripts(script: Vec<P::Reply>, subagent_script: Vec<P::Reply>) -> Self {
+        let state = Arc::new(Mutex::new(Scripts {
+            main: script,
+            subagent: subagent_script,
+            requests: Vec::new(),
+            next_id: 1,
+        }));
+        let st = state.clone();
+        let server = Server::start(P::NAME, move |mut req| {
+            let turn = P::turn(&req);
+            req.turn = turn;
+            let (reply, id) = {
+                let mut st = st.lock().unwrap_or_else(|e| e.into_inner());
+                let id = st.next_id;
+                st.next_id += 1;
+                let reply = turn.map(|t| {
+                    let script = if t.subagent { &st.subagent } else { &st.main };
+                    script
+                        .get(t.step)
+                        .cloned()
+                        .unwrap_or_else(|| P::beyond_script(t))
+                });
+                st.requests.push(req.clone());
+                (reply, id)
+            };
+            P::answer(&req, reply, id)
+        });
+        Fake {
+            state,
+            server,
+            protocol: PhantomData,
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.server.port()
+    }
+
+    /// Every request received so far, in arrival order (recorded as soon as its body has been
+    /// read, before it is answered).
+    pub fn requests(&self) -> Vec<Received> {
+        self.lock().requests.clone()
+    }
+
+    /// The model requests (main and subagent), in arrival order.
+    pub fn model_requests(&self) -> Vec<Received> {
+        self.filtered(|r| r.turn.is_some())
+    }
+
+    /// The model requests of the main conversation.
+    pub fn main_requests(&self) -> Vec<Received> {
+        self.filtered(|r| r.turn.is_some_and(|t| !t.subagent))
+    }
+
+    /// The model requests of subagents.
+    pub fn subagent_requests(&self) -> Vec<Received> {
+        self.filtered(|r| r.is_subagent())
+    }
+
+    /// Waits until at least `n` model requests arrived; false on timeout.
+    pub fn wait_for_model_requests(&self, n: usize, timeout: Duration) -> bool {
+        wait_until(timeout, || self.model_requests().len() >= n)
+    }
+
+    fn filtered(&self, keep: impl Fn(&Received) -> bool) -> Vec<Received> {
+        self.lock()
+            .requests
+            .iter()
+            .filter(|r| keep(r))
+            .cloned()
+            .collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Scripts<P::Reply>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What a canonical scenario needs: the prompt, the scripts, and the agent CLI's flags.
+#[derive(Debug, Clone)]
+pub struct Scenario<R> {
+    pub prompt: String,
+    pub script: Vec<R>,
+    pub subagent_script: Vec<R>,
+    /// Flags for the agent CLI besides the prompt and its output format, e.g. the permission mode.
+    pub flags: Vec<String>,
+}
+
+impl<R> Scenario<R> {
+    pub fn new(prompt: &str, script: Vec<R>, flags: &[&str]) -> Self {
+        Scenario {
+            prompt: prompt.to_owned(),
+            script,
+            subagent_script: Vec::new(),
+            flags: flags.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+
+    pub fn with_subagent(mut self, subagent_script: Vec<R>) -> Self {
+        self.subagent_script = subagent_script;
+        self
+    }
+}
+
+/// The `README.md` the canonical scenarios expect in the work dir: they read it, and edit it by
+/// replacing [`README_LAST_LINE`] with [`README_NEW_LINE`].
+pub const README: &str = "# Demo project\n\nThis is a demo repository used by runbook's tests.\nIt has a few lines, and nothing else.\n";
+pub const README_LAST_LINE: &str = "It has a few lines, and nothing else.";
+pub const README_NEW_LINE: &str = "It has a few lines, and one the agent added.";
+
+/// [`README`] after the scenarios' edit.
+pub fn edited_readme() -> String {
+    README.replace(README_LAST_LINE, README_NEW_LINE)
+}
+
+/// Writes [`README`] into `work`.
+pub fn write_readme(work: &Path) -> std::io::Result<()> {
+    std::fs::write(work.join("README.md"), README)
+}
+
+/// `path` as a string (the scenarios' tool inputs hold absolute paths).
+pub fn path_str(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// The prompts, commands and texts of the canonical scenarios, the same for every agent CLI.
+pub mod canon {
+    /// The prompt of the text scenario.
+    pub const TEXT_PROMPT: &str = "Summarize README.md in one sentence.";
+    /// Its thinking (Claude) or reasoning summary (Codex).
+    pub const TEXT_THINKING: &str = "The user wants a one-sentence summary.";
+    /// Its answer.
+    pub const TEXT_ANSWER: &str = "The README describes a demo project.";
+    pub const READ_EDIT_PROMPT: &str = "Change the last line of README.md.";
+    /// The text before the read.
+    pub const READ_EDIT_PREAMBLE: &str = "I'll read the README first.";
+    pub const READ_EDIT_ANSWER: &str = "Done: I changed the last line of README.md.";
+    pub const SHELL_PROMPT: &str = "Run 'echo hello-from-bash && uname -s' and tell me the output.";
+    pub const SHELL_COMMAND: &str = "echo hello-from-bash && uname -s";
+    pub const SHELL_ANSWER: &str = "The command printed hello-from-bash and the OS name Linux.";
+    pub const TOOL_FAIL_PROMPT: &str = "Read missing.txt, then run a command that fails.";
+    /// The command that fails (exit 3) after reading the missing `missing.txt`.
+    pub const FAILING_COMMAND: &str = "ls missing-dir; exit 3";
+    pub const TOOL_FAIL_ANSWER: &str = "Both the read and the command failed, as expected.";
+    /// The prompt of the provider error and stall scenarios.
+    pub const SHORT_PROMPT: &str = "Summarize README.md.";
+    /// The message of the provider error scenario's HTTP 500.
+    pub const PROVIDER_ERROR_MESSAGE: &str = "Internal server error (scripted)";
+    pub const PERMISSION_PROMPT: &str = "Create a file called created_by_agent.txt.";
+    pub const PERMISSION_ANSWER: &str = "I was not allowed to run the tools.";
+    pub const SUBAGENT_PROMPT: &str = "Use a subagent to list the files in the workspace.";
+    pub const SUBAGENT_PREAMBLE: &str = "I'll delegate this to a subagent.";
+    /// The prompt the main agent gives its subagent.
+    pub const SUBAGENT_TASK: &str = "List the files in the workspace.";
+    /// The subagent's final answer.
+    pub const SUBAGENT_REPORT: &str = "Files: README.md (from the subagent).";
+    pub const SUBAGENT_ANSWER: &str = "The subagent listed the workspace files.";
+    pub const MULTISTEP_PROMPT: &str = "Run the five-step check.";
+    /// What the multistep scenario's fourth step writes to `notes.txt`.
+    pub const MULTISTEP_NOTES: &str = "written by step 4\n";
+    pub const MULTISTEP_ANSWER: &str = "Ran the five steps.";
+}
+
+/// The sum of the usage `replies` are served with.
+pub fn total_usage<P: Protocol>(replies: &[P::Reply]) -> P::Usage {
+    replies
+        .iter()
+        .filter_map(P::usage)
+        .fold(P::Usage::default(), |sum, u| sum + u)
 }
