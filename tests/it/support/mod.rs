@@ -7,6 +7,7 @@
 
 pub mod fake_anthropic;
 pub mod fake_llm;
+pub mod fake_responses;
 pub mod sse;
 
 use std::io::Read;
@@ -44,6 +45,11 @@ pub fn opencode_bin() -> Option<PathBuf> {
 /// The real Claude Code CLI, like [`opencode_bin`]; `RUNBOOK_TEST_CLAUDE` names another one.
 pub fn claude_bin() -> Option<PathBuf> {
     real_agent_bin("claude", "Claude Code", "RUNBOOK_TEST_CLAUDE")
+}
+
+/// The real Codex CLI, like [`opencode_bin`]; `RUNBOOK_TEST_CODEX` names another one.
+pub fn codex_bin() -> Option<PathBuf> {
+    real_agent_bin("codex", "Codex", "RUNBOOK_TEST_CODEX")
 }
 
 /// `.agents/node_modules/.bin/NAME`, or the path in `var`; `None` (said loudly) only when
