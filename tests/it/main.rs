@@ -1,6 +1,8 @@
-//! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode CLI.
+//! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode,
+//! Claude Code and Codex CLIs driven by fake model providers.
 
 mod conformance;
+mod fakes;
 mod generic;
 mod opencode;
 mod run;

@@ -17,29 +17,23 @@
 //!   indexed the same way.
 #![allow(dead_code)]
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use http_body_util::BodyExt;
-use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
-use hyper::{Request, Response, StatusCode};
+use hyper::Response;
+use hyper::body::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+
+use super::sse::{self, Answer, FakeBody, Received, Server, split_pieces};
 
 /// Model ids used in the generated `opencode.json`.
 pub const FAKE_MODEL: &str = "fake-model";
 pub const FAKE_SMALL_MODEL: &str = "fake-small";
 /// Text of the answer to title requests.
 pub const TITLE_TEXT: &str = "Fake session title";
-/// Text of the answer to subagent requests beyond the subagent script.
-pub const SUBAGENT_TEXT: &str = "subagent summary";
-/// Text of the answer to main requests beyond the script.
-pub const DONE_TEXT: &str = "done";
+/// Texts of the answers beyond the main and the subagent script.
+pub use super::sse::{DONE_TEXT, SUBAGENT_TEXT};
 
 /// USD per million tokens, as in `opencode.json`'s model `cost`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -175,10 +169,7 @@ pub struct Recorded {
 
 impl Recorded {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        sse::header(&self.headers, name)
     }
     /// `body.messages`, or an empty slice.
     pub fn messages(&self) -> &[Value] {
@@ -222,10 +213,8 @@ struct State {
 /// A running fake provider. Dropping it stops the server and closes every
 /// connection, stalled ones included.
 pub struct FakeLlm {
-    addr: SocketAddr,
     state: Arc<Mutex<State>>,
-    shutdown: Option<oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: Server,
 }
 
 impl FakeLlm {
@@ -237,12 +226,6 @@ impl FakeLlm {
     /// Like [`FakeLlm::start`], with a script for subagent sessions too (each
     /// subagent session plays it from its start; beyond it: `Text "subagent summary"`).
     pub fn start_with_subagent(script: Vec<Reply>, subagent_script: Vec<Reply>) -> FakeLlm {
-        let listener =
-            std::net::TcpListener::bind(("127.0.0.1", 0)).expect("fake_llm: bind 127.0.0.1:0");
-        listener
-            .set_nonblocking(true)
-            .expect("fake_llm: set_nonblocking");
-        let addr = listener.local_addr().expect("fake_llm: local_addr");
         let state = Arc::new(Mutex::new(State {
             script,
             subagent_script,
@@ -250,35 +233,18 @@ impl FakeLlm {
             primary_session: None,
             next_id: 1,
         }));
-        let (tx, rx) = oneshot::channel();
         let st = state.clone();
-        let thread = std::thread::Builder::new()
-            .name("fake-llm".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("fake_llm: tokio runtime");
-                rt.block_on(serve(listener, st, rx));
-                // Drops every connection task, stalled ones included.
-                rt.shutdown_timeout(Duration::from_secs(2));
-            })
-            .expect("fake_llm: spawn thread");
-        FakeLlm {
-            addr,
-            state,
-            shutdown: Some(tx),
-            thread: Some(thread),
-        }
+        let server = Server::start("fake-llm", move |req| handle(&st, req));
+        FakeLlm { state, server }
     }
 
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.server.port()
     }
 
     /// `http://127.0.0.1:PORT/v1`, the provider's `baseURL`.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.addr.port())
+        format!("http://127.0.0.1:{}/v1", self.server.port())
     }
 
     /// Every request received so far, in arrival order (recorded as soon as its
@@ -299,57 +265,11 @@ impl FakeLlm {
 
     /// Waits until at least `n` main requests arrived; false on timeout.
     pub fn wait_for_main_requests(&self, n: usize, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if self.main_requests().len() >= n {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        sse::wait_until(timeout, || self.main_requests().len() >= n)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Drop for FakeLlm {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-async fn serve(
-    listener: std::net::TcpListener,
-    state: Arc<Mutex<State>>,
-    mut shutdown: oneshot::Receiver<()>,
-) {
-    let listener = tokio::net::TcpListener::from_std(listener).expect("fake_llm: tokio listener");
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => return,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                let st = state.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req| handle(st.clone(), req));
-                    // Errors (client went away, …) only end this connection.
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .keep_alive(true)
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                        .await;
-                });
-            }
-        }
     }
 }
 
@@ -360,31 +280,16 @@ enum Plan {
     NotFound,
 }
 
-async fn handle(
-    state: Arc<Mutex<State>>,
-    req: Request<Incoming>,
-) -> Result<Response<FakeBody>, Infallible> {
-    let path = req.uri().path().to_owned();
-    let is_post = req.method() == hyper::Method::POST;
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
-    let bytes = match req.into_body().collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(_) => Bytes::new(), // client went away
-    };
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let session_id = headers
-        .iter()
-        .find(|(k, _)| k == "x-session-id")
-        .map(|(_, v)| v.clone());
+fn handle(state: &Mutex<State>, req: Received) -> Answer {
+    let Received {
+        method,
+        path,
+        headers,
+        body,
+        ..
+    } = req;
+    let is_post = method == "POST";
+    let session_id = sse::header(&headers, "x-session-id").map(str::to_owned);
     let is_chat = is_post && path.ends_with("/chat/completions");
     let model = body["model"].as_str().unwrap_or("").to_owned();
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
@@ -447,7 +352,7 @@ async fn handle(
     };
     let resp = match plan {
         Plan::NotFound => json_response(
-            StatusCode::NOT_FOUND,
+            404,
             id,
             &json!({"error": {"message": format!("fake_llm: no route for {path}"), "type": "invalid_request_error", "code": "not_found"}}),
         ),
@@ -458,51 +363,49 @@ async fn handle(
             completion_response(id, &model, &Reply::text(TITLE_TEXT, Usage::new(50, 4)))
         }
         Plan::Reply(Reply::HttpError { status, message }) => error_response(id, status, &message),
-        Plan::Reply(Reply::StallBeforeHeaders) => std::future::pending().await,
+        Plan::Reply(Reply::StallBeforeHeaders) => return Answer::Stall,
         Plan::Reply(r) if stream => sse_response(id, &model, &r),
         Plan::Reply(r) => match r {
             Reply::StallAfterHeaders | Reply::StallMidStream { .. } => {
                 // Non-streaming request: nothing sensible to send half of.
-                std::future::pending().await
+                return Answer::Stall;
             }
             r => completion_response(id, &model, &r),
         },
     };
-    Ok(resp)
+    Answer::Respond(resp)
 }
 
 // ---------------------------------------------------------------------------
 // Responses
 
-fn base_response(status: StatusCode, id: u64) -> hyper::http::response::Builder {
-    Response::builder()
-        .status(status)
-        .header("x-request-id", format!("req_fake_{id:04}"))
-        .header("server", "fake-llm")
+/// The headers of every answer to request number `id`.
+fn ids(id: u64) -> [(&'static str, String); 2] {
+    [
+        ("x-request-id", format!("req_fake_{id:04}")),
+        ("server", "fake-llm".to_owned()),
+    ]
 }
 
-fn json_response(status: StatusCode, id: u64, v: &Value) -> Response<FakeBody> {
-    base_response(status, id)
-        .header("content-type", "application/json")
-        .body(FakeBody::full(v.to_string()))
-        .expect("fake_llm: response")
+fn json_response(status: u16, id: u64, v: &Value) -> Response<FakeBody> {
+    sse::json_response(status, &ids(id), v)
 }
 
-fn error_response(id: u64, status: u16, message: &str) -> Response<FakeBody> {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let (kind, code) = match status.as_u16() {
+/// An OpenAI-style JSON error answering request number `id`, with an `x-request-id` header;
+/// retryable statuses (408, 409, 429, 5xx) carry `retry-after-ms: 100`.
+pub fn error_response(id: u64, status: u16, message: &str) -> Response<FakeBody> {
+    let (kind, code) = match status {
         401 => ("authentication_error", "invalid_api_key"),
         429 => ("rate_limit_error", "rate_limit_exceeded"),
         s if s >= 500 => ("server_error", "internal_error"),
         _ => ("invalid_request_error", "bad_request"),
     };
     let body = json!({"error": {"message": message, "type": kind, "code": code}});
-    let mut b = base_response(status, id).header("content-type", "application/json");
-    if matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error() {
-        b = b.header("retry-after-ms", "100");
+    let mut headers = ids(id).to_vec();
+    if matches!(status, 408 | 409 | 429) || status >= 500 {
+        headers.push(("retry-after-ms", "100".to_owned()));
     }
-    b.body(FakeBody::full(body.to_string()))
-        .expect("fake_llm: response")
+    sse::json_response(status, &headers, &body)
 }
 
 fn chunk_json(id: u64, model: &str, choices: Value, usage: Option<Value>) -> Bytes {
@@ -516,7 +419,7 @@ fn chunk_json(id: u64, model: &str, choices: Value, usage: Option<Value>) -> Byt
     if let Some(u) = usage {
         v["usage"] = u;
     }
-    Bytes::from(format!("data: {v}\n\n"))
+    sse::sse_event(None, &v)
 }
 
 fn delta(id: u64, model: &str, delta: Value, finish: Option<&str>) -> Bytes {
@@ -536,24 +439,6 @@ fn usage_json(u: &Usage) -> Value {
         "prompt_tokens_details": {"cached_tokens": u.cached},
         "completion_tokens_details": {"reasoning_tokens": u.reasoning},
     })
-}
-
-/// Splits `s` into at most `n` non-empty pieces on char boundaries.
-fn split_pieces(s: &str, n: usize) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = s.char_indices().collect();
-    if chars.is_empty() {
-        return Vec::new();
-    }
-    let per = chars.len().div_ceil(n.max(1));
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let start = chars[i].0;
-        let end = chars.get(i + per).map_or(s.len(), |c| c.0);
-        out.push(&s[start..end]);
-        i += per;
-    }
-    out
 }
 
 /// The SSE events of a reply. `None` at the end means: then hold the stream open.
@@ -618,25 +503,7 @@ fn sse_events(id: u64, model: &str, reply: &Reply) -> (Vec<Bytes>, bool) {
 
 fn sse_response(id: u64, model: &str, reply: &Reply) -> Response<FakeBody> {
     let (events, hold) = sse_events(id, model, reply);
-    let (tx, rx) = mpsc::unbounded_channel();
-    for e in events {
-        let _ = tx.send(e);
-    }
-    if hold {
-        // Keep the sender alive (the stream stays open, silent) until the
-        // runtime is shut down by dropping the FakeLlm.
-        tokio::spawn(async move {
-            let _tx = tx;
-            std::future::pending::<()>().await
-        });
-    } else {
-        drop(tx);
-    }
-    base_response(StatusCode::OK, id)
-        .header("content-type", "text/event-stream")
-        .header("cache-control", "no-cache")
-        .body(FakeBody::Chan(rx))
-        .expect("fake_llm: response")
+    sse::sse_response(&ids(id), events, hold)
 }
 
 /// Non-streaming answer (`stream` not true); OpenCode does not use it, but
@@ -665,7 +532,7 @@ fn completion_response(id: u64, model: &str, reply: &Reply) -> Response<FakeBody
         _ => unreachable!("handled before"),
     };
     json_response(
-        StatusCode::OK,
+        200,
         id,
         &json!({
             "id": format!("chatcmpl-fake-{id:03}"),
@@ -676,46 +543,6 @@ fn completion_response(id: u64, model: &str, reply: &Reply) -> Response<FakeBody
             "usage": usage_json(usage),
         }),
     )
-}
-
-/// Response body: a complete buffer (sent with `content-length`) or a channel
-/// of SSE events (sent chunked, one event per chunk, flushed as it comes).
-enum FakeBody {
-    Full(Option<Bytes>),
-    Chan(mpsc::UnboundedReceiver<Bytes>),
-}
-
-impl FakeBody {
-    fn full(s: String) -> FakeBody {
-        FakeBody::Full(Some(Bytes::from(s)))
-    }
-}
-
-impl Body for FakeBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            FakeBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            FakeBody::Chan(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, FakeBody::Full(None))
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            FakeBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            FakeBody::Full(None) => SizeHint::with_exact(0),
-            FakeBody::Chan(_) => SizeHint::default(),
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------

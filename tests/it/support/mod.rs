@@ -5,9 +5,13 @@
     reason = "each test module uses a different part of the support"
 )]
 
+pub mod fake_anthropic;
 pub mod fake_llm;
+pub mod fake_responses;
+pub mod sse;
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
@@ -35,18 +39,34 @@ pub fn fixtures() -> PathBuf {
 /// `RUNBOOK_TEST_OPENCODE`. Missing is a failure, not a skip: set `RUNBOOK_SKIP_REAL_AGENTS=1` to
 /// opt out explicitly (never in CI).
 pub fn opencode_bin() -> Option<PathBuf> {
-    let path = std::env::var_os("RUNBOOK_TEST_OPENCODE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(".agents/node_modules/.bin/opencode")
-        });
+    real_agent_bin("opencode", "OpenCode", "RUNBOOK_TEST_OPENCODE")
+}
+
+/// The real Claude Code CLI, like [`opencode_bin`]; `RUNBOOK_TEST_CLAUDE` names another one.
+pub fn claude_bin() -> Option<PathBuf> {
+    real_agent_bin("claude", "Claude Code", "RUNBOOK_TEST_CLAUDE")
+}
+
+/// The real Codex CLI, like [`opencode_bin`]; `RUNBOOK_TEST_CODEX` names another one.
+pub fn codex_bin() -> Option<PathBuf> {
+    real_agent_bin("codex", "Codex", "RUNBOOK_TEST_CODEX")
+}
+
+/// `.agents/node_modules/.bin/NAME`, or the path in `var`; `None` (said loudly) only when
+/// `RUNBOOK_SKIP_REAL_AGENTS=1` outside CI, else a missing binary fails the test.
+fn real_agent_bin(name: &str, label: &str, var: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(".agents/node_modules/.bin")
+            .join(name)
+    });
     if path.exists() {
         return Some(path);
     }
     let skip = std::env::var_os("RUNBOOK_SKIP_REAL_AGENTS").is_some_and(|v| v == "1");
     assert!(
         skip && std::env::var_os("CI").is_none(),
-        "the real OpenCode CLI is not at {}: run .ci/install-agents (or set RUNBOOK_SKIP_REAL_AGENTS=1 outside CI to skip)",
+        "the real {label} CLI is not at {}: run .ci/install-agents (or set RUNBOOK_SKIP_REAL_AGENTS=1 outside CI to skip)",
         path.display()
     );
     #[expect(
@@ -54,9 +74,27 @@ pub fn opencode_bin() -> Option<PathBuf> {
         reason = "a skipped real-agent test must say so loudly"
     )]
     {
-        eprintln!("SKIPPED: real OpenCode test (RUNBOOK_SKIP_REAL_AGENTS=1)");
+        eprintln!("SKIPPED: real {label} test (RUNBOOK_SKIP_REAL_AGENTS=1)");
     }
     None
+}
+
+/// `BIN ARGS` run directly in `work`, with only `PATH` and `env` in its environment and stdin
+/// `/dev/null` (OpenCode and Codex read a piped stdin to its end before they start).
+pub fn agent_command(
+    bin: &Path,
+    work: &Path,
+    args: &[String],
+    env: &[(String, String)],
+) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        .current_dir(work)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null());
+    cmd
 }
 
 /// What a finished `runbook` process left.
@@ -291,7 +329,36 @@ pub fn run(cmd: &mut Command, limit: Duration) -> Outcome {
 }
 
 /// Collects a spawned child's output and status, killing it if it outlives `limit`.
-pub fn finish(mut child: Child, limit: Duration) -> Outcome {
+pub fn finish(child: Child, limit: Duration) -> Outcome {
+    finish_or_kill(child, limit, |child| {
+        let _ = child.kill();
+    })
+}
+
+/// Runs an agent CLI to its end in its own process group (stdin must be set by the caller); if
+/// it outlives `limit`, the whole group is killed and the test fails.
+pub fn run_agent(cmd: &mut Command, limit: Duration) -> Outcome {
+    let child = cmd
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the agent");
+    finish_or_kill(child, limit, |child| kill_group(child.id()))
+}
+
+/// Sends SIGKILL to process group `pgid`.
+pub fn kill_group(pgid: u32) {
+    if let Ok(pgid) = i32::try_from(pgid) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pgid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// Collects a child's output and status; past `limit`, `kill` ends it and the test fails.
+fn finish_or_kill(mut child: Child, limit: Duration, kill: impl FnOnce(&mut Child)) -> Outcome {
     let start = Instant::now();
     fn collect(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<String> {
         thread::spawn(move || {
@@ -309,10 +376,12 @@ pub fn finish(mut child: Child, limit: Duration) -> Outcome {
             break status;
         }
         if start.elapsed() > limit {
-            let _ = child.kill();
+            kill(&mut child);
             let _ = child.wait();
             panic!(
-                "runbook did not finish within {limit:?}; stderr so far:\n{}",
+                "process {} did not finish within {limit:?}; stdout so far:\n{}\nstderr so far:\n{}",
+                child.id(),
+                out_t.join().unwrap_or_default(),
                 err_t.join().unwrap_or_default()
             );
         }
