@@ -4,6 +4,7 @@
 mod conformance;
 mod fakes;
 mod generic;
+mod live;
 mod opencode;
 mod run;
 mod status;

@@ -1,0 +1,645 @@
+//! The conformance scenarios live: the real OpenCode, Claude Code and Codex CLIs, each run by the
+//! real `runbook` binary against the project's fake provider for its API, must yield the same
+//! normalized facts (see `conformance.rs`). Expected tokens and costs come from the usage each
+//! fake served, priced independently of runbook's own table; `--then` resumes each agent's real
+//! session.
+
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use runbook::event::{CostSource, Event, EventKind, Outcome, ToolKind, ToolStatus, TurnKind};
+use runbook::receipt::Receipt;
+use serde_json::json;
+
+use crate::conformance::{Facts, facts};
+use crate::support::sse::{self, canon};
+use crate::support::{
+    self, TestContext, fake_anthropic as anthropic, fake_llm as chat, fake_responses as responses,
+};
+
+/// Each run's limit: OpenCode alone takes 3–7 s to start on a small machine.
+const LIMIT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scenario {
+    Text,
+    ReadEdit,
+    Shell,
+    ToolFail,
+    ProviderError,
+    PermissionDenied,
+    Subagent,
+    Multistep,
+    Stall,
+}
+
+const ALL: [Scenario; 9] = [
+    Scenario::Text,
+    Scenario::ReadEdit,
+    Scenario::Shell,
+    Scenario::ToolFail,
+    Scenario::ProviderError,
+    Scenario::PermissionDenied,
+    Scenario::Subagent,
+    Scenario::Multistep,
+    Scenario::Stall,
+];
+
+/// What a scenario must amount to.
+struct Expected {
+    tools: Vec<(ToolKind, ToolStatus, bool)>,
+    outcome: Outcome,
+    tokens: u64,
+    cost: Option<f64>,
+    cost_source: Option<CostSource>,
+}
+
+/// A scenario ready to run: the work dir, the fake provider, and the runbook command.
+struct Prepared {
+    ctx: TestContext,
+    /// The body of the last main-conversation model request (owns the fake provider).
+    last_request: Box<dyn Fn() -> String>,
+    /// Kept until the run is over (Codex's home, removed on drop).
+    _home: Option<responses::CodexHome>,
+    command: Command,
+    expected: Expected,
+}
+
+fn runbook_args<'a>(
+    agent: &'a str,
+    bin: &'a Path,
+    extra: &[&'a str],
+    prompt: &'a str,
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--json",
+        "--agent",
+        agent,
+        "--agent-bin",
+        bin.to_str().expect("UTF-8 agent path"),
+        "--finish-grace",
+        "3s",
+    ];
+    args.extend_from_slice(extra);
+    args.push(prompt);
+    args
+}
+
+/// The flags a scenario runs with, in runbook's words.
+fn scenario_flags(scenario: Scenario) -> Vec<&'static str> {
+    match scenario {
+        Scenario::PermissionDenied => vec![],
+        Scenario::Stall => vec![
+            "--permissions",
+            "bypass",
+            "--inactivity-timeout",
+            "5s",
+            "--kill-grace",
+            "2s",
+        ],
+        _ => vec!["--permissions", "bypass"],
+    }
+}
+
+fn outcome_of(scenario: Scenario, agent: &str) -> Outcome {
+    match (scenario, agent) {
+        (Scenario::ProviderError, _) => Outcome::AgentError,
+        (Scenario::Stall, _) => Outcome::Hung,
+        // OpenCode ends its run at the denied call, without a final answer.
+        (Scenario::PermissionDenied, "opencode") => Outcome::Truncated,
+        _ => Outcome::Completed,
+    }
+}
+
+fn tools(scenario: Scenario, agent: &str) -> Vec<(ToolKind, ToolStatus, bool)> {
+    use Scenario::*;
+    use ToolKind as K;
+    use ToolStatus::{Denied, Error, Ok};
+    let calls: &[(ToolKind, ToolStatus, bool)] = match (scenario, agent) {
+        (Text | ProviderError | Stall, _) => &[],
+        (ReadEdit, "codex") => &[(K::Shell, Ok, false), (K::Edit, Ok, false)],
+        (ReadEdit, _) => &[(K::Read, Ok, false), (K::Edit, Ok, false)],
+        (Shell, _) => &[(K::Shell, Ok, false)],
+        (ToolFail, "codex") => &[(K::Shell, Error, false), (K::Shell, Error, false)],
+        (ToolFail, _) => &[(K::Read, Error, false), (K::Shell, Error, false)],
+        (PermissionDenied, "opencode") => &[(K::Shell, Denied, false)],
+        (PermissionDenied, "claude") => &[(K::Shell, Denied, false), (K::Write, Denied, false)],
+        // The sandbox fails `touch` without a trace; the rejected patch is on stderr.
+        (PermissionDenied, _) => &[(K::Edit, Denied, false)],
+        (Subagent, "opencode") => &[(K::Subagent, Ok, false)],
+        (Subagent, "claude") => &[(K::Shell, Ok, true), (K::Subagent, Ok, false)],
+        (Subagent, _) => &[(K::Subagent, Ok, false), (K::Subagent, Ok, false)],
+        (Multistep, "codex") => &[
+            (K::Shell, Ok, false),
+            (K::Shell, Ok, false),
+            (K::Shell, Ok, false),
+            (K::Edit, Ok, false),
+            (K::Shell, Ok, false),
+        ],
+        (Multistep, _) => &[
+            (K::Shell, Ok, false),
+            (K::Read, Ok, false),
+            (K::Shell, Ok, false),
+            (K::Write, Ok, false),
+            (K::Shell, Ok, false),
+        ],
+    };
+    calls.to_vec()
+}
+
+/// A work dir with the README the scenarios read and edit, in a git repository.
+fn work_dir(ctx: &TestContext) {
+    sse::write_readme(&ctx.work).expect("write README.md");
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ctx.work)
+        .env("HOME", &ctx.home)
+        .output()
+        .expect("run git init");
+    assert!(git.status.success(), "git init failed: {git:?}");
+}
+
+fn claude(scenario: Scenario) -> Option<Prepared> {
+    let bin = support::claude_bin()?;
+    let mut ctx = TestContext::new();
+    work_dir(&ctx);
+    use anthropic::scenario as s;
+    let sc = match scenario {
+        Scenario::Text => s::text(&ctx.work),
+        Scenario::ReadEdit => s::read_edit(&ctx.work),
+        Scenario::Shell => s::shell(&ctx.work),
+        Scenario::ToolFail => s::tool_fail(&ctx.work),
+        Scenario::ProviderError => s::provider_error(&ctx.work),
+        Scenario::PermissionDenied => s::permission_denied(&ctx.work),
+        Scenario::Subagent => s::subagent(&ctx.work),
+        Scenario::Multistep => s::multistep(&ctx.work),
+        Scenario::Stall => s::stall(&ctx.work),
+    };
+    let fake = anthropic::FakeAnthropic::for_scenario(&sc);
+    for (k, v) in anthropic::claude_env(&ctx.home, &fake.base_url()) {
+        ctx.env(&k, v);
+    }
+    // Claude Code reports the cost of every model call, its subagents' included.
+    let served: Vec<&anthropic::Reply> = sc.script.iter().chain(&sc.subagent_script).collect();
+    let usage: Vec<anthropic::Usage> = served
+        .iter()
+        .filter_map(|r| match r {
+            anthropic::Reply::Message { usage, .. } => Some(*usage),
+            _ => None,
+        })
+        .collect();
+    let tokens = usage
+        .iter()
+        .map(|u| u.input + u.output + u.cache_creation + u.cache_read)
+        .sum();
+    let cost: f64 = usage
+        .iter()
+        .map(|u| u.cost(&anthropic::DEFAULT_MODEL_PRICES))
+        .sum();
+    let reported = scenario != Scenario::Stall;
+    let expected = Expected {
+        tools: tools(scenario, "claude"),
+        outcome: outcome_of(scenario, "claude"),
+        tokens,
+        cost: reported.then_some(cost),
+        cost_source: reported.then_some(CostSource::Reported),
+    };
+    let flags = scenario_flags(scenario);
+    let command = ctx.runbook(&runbook_args("claude", &bin, &flags, &sc.prompt));
+    Some(Prepared {
+        ctx,
+        last_request: Box::new(move || last_body(fake.main_requests())),
+        _home: None,
+        command,
+        expected,
+    })
+}
+
+fn last_body(requests: Vec<sse::Received>) -> String {
+    requests
+        .last()
+        .map(|r| r.body.to_string())
+        .unwrap_or_default()
+}
+
+/// gpt-5.5 and gpt-5.4 list prices (USD per million input, cached input, output tokens).
+fn openai_price(model: &str) -> (f64, f64, f64) {
+    match model {
+        "gpt-5.4" => (2.5, 0.25, 15.0),
+        _ => (5.0, 0.5, 30.0),
+    }
+}
+
+fn codex(scenario: Scenario) -> Option<Prepared> {
+    let bin = support::codex_bin()?;
+    let mut ctx = TestContext::new();
+    work_dir(&ctx);
+    use responses::scenario as s;
+    let sc = match scenario {
+        Scenario::Text => s::text(&ctx.work),
+        Scenario::ReadEdit => s::read_edit(&ctx.work),
+        Scenario::Shell => s::shell(&ctx.work),
+        Scenario::ToolFail => s::tool_fail(&ctx.work),
+        Scenario::ProviderError => s::provider_error(&ctx.work),
+        Scenario::PermissionDenied => s::permission_denied(&ctx.work),
+        Scenario::Subagent => s::subagent(&ctx.work),
+        Scenario::Multistep => s::multistep(&ctx.work),
+        Scenario::Stall => s::stall(&ctx.work),
+    };
+    let fake = responses::FakeResponses::for_scenario(&sc);
+    // The model is left to Codex's config, except where the scenario needs another one: runbook
+    // must find it either way to price the tokens.
+    let model = if scenario == Scenario::Subagent {
+        responses::SUBAGENT_MODEL
+    } else {
+        responses::MODEL
+    };
+    let home = responses::CodexHome::new(&fake.base_url(), &responses::CodexConfig::default())
+        .expect("a Codex home");
+    for (k, v) in responses::codex_env(&ctx.home, &home) {
+        ctx.env(&k, v);
+    }
+    // Codex counts its main conversation only; runbook prices it from its table.
+    let usage = responses::total_usage(&sc.script);
+    let finished = matches!(
+        outcome_of(scenario, "codex"),
+        Outcome::Completed | Outcome::Truncated
+    );
+    let (input, cached, output) = openai_price(model);
+    let cost = ((usage.input - usage.cached) as f64 * input
+        + usage.cached as f64 * cached
+        + usage.output as f64 * output)
+        / 1e6;
+    let expected = Expected {
+        tools: tools(scenario, "codex"),
+        outcome: outcome_of(scenario, "codex"),
+        tokens: if finished {
+            usage.input + usage.output
+        } else {
+            0
+        },
+        cost: finished.then_some(cost),
+        cost_source: finished.then_some(CostSource::Estimated),
+    };
+    let mut flags = match scenario {
+        Scenario::PermissionDenied => vec!["--permissions", "read-only"],
+        _ => scenario_flags(scenario),
+    };
+    if scenario == Scenario::Subagent {
+        flags.extend(["-m", model]);
+    }
+    let command = ctx.runbook(&runbook_args("codex", &bin, &flags, &sc.prompt));
+    Some(Prepared {
+        ctx,
+        last_request: Box::new(move || last_body(fake.main_requests())),
+        _home: Some(home),
+        command,
+        expected,
+    })
+}
+
+/// OpenCode's versions of the canonical scripts (Chat Completions).
+fn opencode_script(
+    scenario: Scenario,
+    work: &Path,
+) -> (String, Vec<chat::Reply>, Vec<chat::Reply>) {
+    use chat::{Reply, ToolCall, Usage};
+    let file = |name: &str| sse::path_str(&work.join(name));
+    let call = |id: &str, name: &str, args: serde_json::Value| ToolCall::new(id, name, args);
+    let bash = |id: &str, command: &str| {
+        call(
+            id,
+            "bash",
+            json!({"command": command, "description": "Run it"}),
+        )
+    };
+    let (prompt, script, sub) = match scenario {
+        Scenario::Text => (
+            canon::TEXT_PROMPT,
+            vec![Reply::text(canon::TEXT_ANSWER, Usage::new(1200, 18))],
+            vec![],
+        ),
+        Scenario::ReadEdit => (
+            canon::READ_EDIT_PROMPT,
+            vec![
+                Reply::tool_calls(
+                    Some(canon::READ_EDIT_PREAMBLE),
+                    vec![call(
+                        "call_read",
+                        "read",
+                        json!({"filePath": file("README.md")}),
+                    )],
+                    Usage::new(1500, 40),
+                ),
+                Reply::tool_calls(
+                    None,
+                    vec![call(
+                        "call_edit",
+                        "edit",
+                        json!({"filePath": file("README.md"), "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
+                    )],
+                    Usage::new(1700, 60),
+                ),
+                Reply::text(canon::READ_EDIT_ANSWER, Usage::new(1900, 20)),
+            ],
+            vec![],
+        ),
+        Scenario::Shell => (
+            canon::SHELL_PROMPT,
+            vec![
+                Reply::tool_calls(
+                    None,
+                    vec![bash("call_sh", canon::SHELL_COMMAND)],
+                    Usage::new(1400, 30),
+                ),
+                Reply::text(canon::SHELL_ANSWER, Usage::new(1600, 25)),
+            ],
+            vec![],
+        ),
+        Scenario::ToolFail => (
+            canon::TOOL_FAIL_PROMPT,
+            vec![
+                Reply::tool_calls(
+                    None,
+                    vec![call(
+                        "call_missing",
+                        "read",
+                        json!({"filePath": file("missing.txt")}),
+                    )],
+                    Usage::new(1400, 30),
+                ),
+                Reply::tool_calls(
+                    None,
+                    vec![bash("call_fail", canon::FAILING_COMMAND)],
+                    Usage::new(1500, 30),
+                ),
+                Reply::text(canon::TOOL_FAIL_ANSWER, Usage::new(1600, 20)),
+            ],
+            vec![],
+        ),
+        // 400 is not retried: the run fails at once.
+        Scenario::ProviderError => (
+            canon::SHORT_PROMPT,
+            vec![Reply::http_error(400, canon::PROVIDER_ERROR_MESSAGE)],
+            vec![],
+        ),
+        Scenario::PermissionDenied => (
+            canon::PERMISSION_PROMPT,
+            vec![Reply::tool_calls(
+                None,
+                vec![bash("call_touch", "touch created_by_agent.txt")],
+                Usage::new(1300, 30),
+            )],
+            vec![],
+        ),
+        Scenario::Subagent => (
+            canon::SUBAGENT_PROMPT,
+            vec![
+                Reply::tool_calls(
+                    Some(canon::SUBAGENT_PREAMBLE),
+                    vec![call(
+                        "call_task",
+                        "task",
+                        json!({"description": "List workspace files", "prompt": canon::SUBAGENT_TASK, "subagent_type": "general"}),
+                    )],
+                    Usage::new(1700, 50),
+                ),
+                Reply::text(canon::SUBAGENT_ANSWER, Usage::new(1900, 30)),
+            ],
+            vec![Reply::text(canon::SUBAGENT_REPORT, Usage::new(900, 12))],
+        ),
+        Scenario::Multistep => {
+            let calls = [
+                bash("call_m1", "echo step-1"),
+                call("call_m2", "read", json!({"filePath": file("README.md")})),
+                bash("call_m3", "wc -l README.md"),
+                call(
+                    "call_m4",
+                    "write",
+                    json!({"filePath": file("notes.txt"), "content": canon::MULTISTEP_NOTES}),
+                ),
+                bash("call_m5", "cat notes.txt"),
+            ];
+            let mut script: Vec<Reply> = calls
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let i = i as u64;
+                    Reply::tool_calls(
+                        None,
+                        vec![c],
+                        Usage {
+                            prompt: 2000 + 100 * i,
+                            completion: 31 + i,
+                            cached: 1000 + 200 * i,
+                            reasoning: 0,
+                        },
+                    )
+                })
+                .collect();
+            script.push(Reply::text(
+                canon::MULTISTEP_ANSWER,
+                Usage {
+                    prompt: 2600,
+                    completion: 37,
+                    cached: 2200,
+                    reasoning: 0,
+                },
+            ));
+            (canon::MULTISTEP_PROMPT, script, vec![])
+        }
+        Scenario::Stall => (canon::SHORT_PROMPT, vec![Reply::StallBeforeHeaders], vec![]),
+    };
+    (prompt.to_owned(), script, sub)
+}
+
+fn opencode(scenario: Scenario) -> Option<Prepared> {
+    let bin = support::opencode_bin()?;
+    let mut ctx = TestContext::new();
+    work_dir(&ctx);
+    let (prompt, script, sub) = opencode_script(scenario, &ctx.work);
+    let fake = chat::FakeLlm::start_with_subagent(script.clone(), sub);
+    for (k, v) in chat::opencode_env(&ctx.home) {
+        ctx.env(&k, v);
+    }
+    let config = chat::OpencodeConfig {
+        overlay: (scenario == Scenario::PermissionDenied)
+            .then(|| json!({"permission": {"bash": "ask"}})),
+        ..chat::OpencodeConfig::default()
+    };
+    chat::write_opencode_config(&ctx.work, &fake.base_url(), &config).expect("opencode.json");
+    // OpenCode reports each step of the main session (its subagents' run in their own).
+    let usage: Vec<chat::Usage> = script
+        .iter()
+        .filter_map(|r| match r {
+            chat::Reply::Text { usage, .. } | chat::Reply::ToolCalls { usage, .. } => Some(*usage),
+            _ => None,
+        })
+        .collect();
+    let steps = !usage.is_empty();
+    let expected = Expected {
+        tools: tools(scenario, "opencode"),
+        outcome: outcome_of(scenario, "opencode"),
+        tokens: usage.iter().map(|u| u.prompt + u.completion).sum(),
+        cost: steps.then(|| {
+            usage
+                .iter()
+                .map(|u| chat::FAKE_MODEL_PRICES.cost_of(u))
+                .sum()
+        }),
+        cost_source: steps.then_some(CostSource::Reported),
+    };
+    let mut flags = vec!["-m", "fake/fake-model"];
+    flags.extend(
+        scenario_flags(scenario)
+            .into_iter()
+            .filter(|f| *f != "--permissions" && *f != "bypass"),
+    );
+    let command = ctx.runbook(&runbook_args("opencode", &bin, &flags, &prompt));
+    Some(Prepared {
+        ctx,
+        last_request: Box::new(move || {
+            let main = fake.main_requests();
+            main.last().map(|r| r.body.to_string()).unwrap_or_default()
+        }),
+        _home: None,
+        command,
+        expected,
+    })
+}
+
+/// Runs the prepared scenario; on failure, the events so far are in the message.
+fn run(mut p: Prepared, what: &str) -> (support::Outcome, Vec<Event>, Receipt, Expected) {
+    let out =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| support::run(&mut p.command, LIMIT))) {
+            Ok(out) => out,
+            Err(_) => panic!("{what}: runbook did not finish in {LIMIT:?}"),
+        };
+    let (events, receipt) = support::events_and_receipt(&out.stdout);
+    assert_eq!(events, p.ctx.events(), "{what}: --json and the log agree");
+    (out, events, receipt, p.expected)
+}
+
+fn check(agent: &str, scenario: Scenario, prepare: fn(Scenario) -> Option<Prepared>) {
+    let what = format!("{agent} {scenario:?}");
+    let Some(prepared) = prepare(scenario) else {
+        return;
+    };
+    let (out, events, receipt, expected) = run(prepared, &what);
+    let why = format!(
+        "{what}\nstderr:\n{}\nevents: {:?}",
+        out.stderr,
+        support::types(&events)
+    );
+    let got: Facts = facts(&events, &receipt);
+    assert_eq!(got.outcome, expected.outcome, "{why}");
+    assert_eq!(got.tools, expected.tools, "{why}");
+    assert_eq!(got.tokens, expected.tokens, "{why}");
+    assert_eq!(got.cost_source, expected.cost_source, "{why}");
+    match (got.cost, expected.cost) {
+        (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{why}: cost {a} vs {b}"),
+        (a, b) => assert_eq!(a, b, "{why}"),
+    }
+    let denied = got
+        .tools
+        .iter()
+        .filter(|t| t.1 == ToolStatus::Denied)
+        .count();
+    assert_eq!(got.permission_denials, denied, "{why}");
+    assert_eq!(
+        got.provider_errors > 0,
+        scenario == Scenario::ProviderError,
+        "{why}"
+    );
+    assert_eq!(got.subagents > 0, scenario == Scenario::Subagent, "{why}");
+    let code = match expected.outcome {
+        Outcome::Completed => 0,
+        Outcome::Hung => 3,
+        _ => 1,
+    };
+    assert_eq!(out.code(), Some(code), "{why}");
+    if scenario == Scenario::Stall {
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::WatchdogFired(_))),
+            "{why}"
+        );
+    }
+}
+
+fn every_scenario(agent: &str, prepare: fn(Scenario) -> Option<Prepared>) {
+    for scenario in ALL {
+        check(agent, scenario, prepare);
+    }
+}
+
+#[test]
+fn claude_code_meets_every_scenario() {
+    every_scenario("claude", claude);
+}
+
+#[test]
+fn codex_meets_every_scenario() {
+    every_scenario("codex", codex);
+}
+
+#[test]
+fn opencode_meets_every_scenario() {
+    every_scenario("opencode", opencode);
+}
+
+/// `--then` continues the agent's own session: the second invocation resumes it (the provider
+/// sees the first turn's conversation again) and is a `resume` turn of the same run.
+fn resumes(agent: &str, prepare: fn(Scenario) -> Option<Prepared>) {
+    const SECOND: &str = "Now say it once more.";
+    let Some(mut p) = prepare(Scenario::Text) else {
+        return;
+    };
+    p.command.args(["--then", SECOND]);
+    let what = format!("{agent} resume");
+    let last_request = std::mem::replace(&mut p.last_request, Box::new(String::new));
+    let (out, events, receipt, _) = run(p, &what);
+    let why = format!(
+        "{what}\nstderr:\n{}\nevents: {:?}",
+        out.stderr,
+        support::types(&events)
+    );
+    assert_eq!(out.code(), Some(0), "{why}");
+    assert_eq!(receipt.turns.len(), 2, "{why}");
+    assert_eq!(receipt.turns[1].kind, TurnKind::Resume, "{why}");
+    let sessions: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SessionStarted { session_id } => Some(session_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(!sessions.is_empty(), "{why}");
+    assert!(
+        sessions.iter().all(|s| *s == sessions[0]),
+        "one session: {sessions:?}"
+    );
+    let argv: Vec<Vec<String>> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TurnStarted { argv, .. } => Some(argv.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(argv[1].iter().any(|a| a == sessions[0]), "{why}: {argv:?}");
+    // The provider got the first turn's conversation back, with the new prompt.
+    let body = last_request();
+    assert!(body.contains(SECOND), "{why}: {body}");
+    assert!(body.contains(canon::TEXT_ANSWER), "{why}: {body}");
+}
+
+#[test]
+fn each_agent_resumes_its_own_session_in_a_second_turn() {
+    resumes("claude", claude);
+    resumes("codex", codex);
+    resumes("opencode", opencode);
+}
