@@ -710,6 +710,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn claudes_own_budget_stop_is_a_failure_with_its_totals() {
+        let mut parser = Claude.stdout_parser(ParseContext::new(PathBuf::from("/w")));
+        let mut out = Vec::new();
+        parser.line(
+            br#"{"type":"result","subtype":"error_max_budget_usd","is_error":true,"duration_ms":900,"num_turns":2,"stop_reason":"tool_use","session_id":"s","total_cost_usd":0.031,"usage":{"input_tokens":2000,"output_tokens":31},"modelUsage":{"claude-opus-4-8":{"inputTokens":4100,"outputTokens":64,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":0.031}},"permission_denials":[],"errors":["Reached maximum budget ($0.03)"]}"#,
+            &mut out,
+        );
+        let end = parser.end(&mut out);
+        match &out[..] {
+            [EventKind::SessionStarted { .. }, EventKind::AgentResult(r)] => {
+                assert!(!r.ok);
+                assert_eq!(r.cost_usd, Some(0.031));
+                // modelUsage, which counts every call, wins over usage.
+                assert_eq!(r.tokens.map(|t| t.input), Some(4100));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            end,
+            StreamEnd::Failed(
+                "Claude Code stopped at its own budget: Reached maximum budget ($0.03)".into()
+            )
+        );
+    }
+
+    #[test]
     fn recorded_transcripts() {
         insta::glob!("../../fixtures/claude", "*.stdout.ndjson", |path| {
             let ctx = ParseContext::new(PathBuf::from("/"));

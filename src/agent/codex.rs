@@ -639,6 +639,116 @@ mod tests {
         assert_eq!(model_from_config("[a]\nmodel = \"o3\"\n"), None);
     }
 
+    fn parse(lines: &[&str]) -> (Vec<EventKind>, StreamEnd) {
+        let mut parser = Parser {
+            model: Some("gpt-5.5".to_owned()),
+            cwd: PathBuf::from("/w"),
+            ..Parser::default()
+        };
+        let mut out = Vec::new();
+        for line in lines {
+            parser.line(line.as_bytes(), &mut out);
+        }
+        let end = parser.end(&mut out);
+        (out, end)
+    }
+
+    fn ends(events: &[EventKind]) -> Vec<(String, String, ToolStatus, Option<String>)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::ToolCompleted(t) => {
+                    Some((t.name.clone(), t.input.clone(), t.status, t.error.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn mcp_calls_web_searches_todo_lists_and_deletions_are_tool_calls() {
+        let (events, end) = parse(&[
+            r#"{"type":"item.started","item":{"id":"item_0","type":"mcp_tool_call","server":"docs","tool":"lookup","arguments":{"query":"tokio select"},"status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"mcp_tool_call","server":"docs","tool":"lookup","arguments":{"query":"tokio select"},"error":{"message":"server unavailable"},"status":"failed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"web_search","query":"rust 1.91 release notes"}}"#,
+            r#"{"type":"item.started","item":{"id":"item_2","type":"todo_list","items":[{"text":"a","completed":false}]}}"#,
+            r#"{"type":"item.updated","item":{"id":"item_2","type":"todo_list","items":[{"text":"a","completed":true}]}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"todo_list","items":[{"text":"a","completed":true},{"text":"b","completed":false}]}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_3","type":"file_change","changes":[{"path":"/w/old.rs","kind":"delete"}],"status":"completed"}}"#,
+            r#"{"type":"item.started","item":{"id":"item_4","type":"command_execution","command":"/bin/bash -lc 'sleep 100'","status":"in_progress"}}"#,
+        ]);
+        assert_eq!(
+            ends(&events),
+            [
+                (
+                    "docs.lookup".to_owned(),
+                    "tokio select".to_owned(),
+                    ToolStatus::Error,
+                    Some("server unavailable".to_owned())
+                ),
+                (
+                    "web_search".to_owned(),
+                    "rust 1.91 release notes".to_owned(),
+                    ToolStatus::Ok,
+                    None
+                ),
+                (
+                    "update_plan".to_owned(),
+                    "2 todos".to_owned(),
+                    ToolStatus::Ok,
+                    None
+                ),
+                (
+                    "apply_patch".to_owned(),
+                    "old.rs".to_owned(),
+                    ToolStatus::Ok,
+                    None
+                ),
+                (
+                    "shell".to_owned(),
+                    "sleep 100".to_owned(),
+                    ToolStatus::Error,
+                    Some(crate::agent::tools::UNFINISHED.to_owned())
+                ),
+            ]
+        );
+        assert!(matches!(end, StreamEnd::Truncated(_)), "no turn.completed");
+    }
+
+    #[test]
+    fn a_failed_turn_is_one_provider_error_and_an_unknown_model_costs_unknown() {
+        let (events, end) = parse(&[
+            r#"{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}"#,
+            r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#,
+        ]);
+        let errors: Vec<Option<u16>> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::ProviderError(p) => Some(p.status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors, [Some(429)]);
+        assert!(matches!(end, StreamEnd::Failed(m) if m.contains("429")));
+
+        let mut parser = Parser {
+            model: Some("my-own-model".to_owned()),
+            ..Parser::default()
+        };
+        let mut out = Vec::new();
+        parser.line(
+            br#"{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":10}}"#,
+            &mut out,
+        );
+        match &out[..] {
+            [EventKind::AgentResult(r)] => {
+                assert_eq!(r.cost_usd, None, "unknown, not zero");
+                assert_eq!(r.tokens.map(|t| (t.input, t.cache_read)), Some((60, 40)));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn reconnects_are_retries_with_or_without_a_count() {
         let mut parser = Parser::default();

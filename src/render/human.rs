@@ -1162,4 +1162,53 @@ mod tests {
         assert_eq!(clock_tenths(Duration::from_millis(3_725_400)), "1:02:05.4");
         assert_eq!(short_count(5_123), "5.1k");
     }
+
+    #[test]
+    fn streaming_text_shows_on_the_status_line_until_the_whole_text_arrives() {
+        let mut human = Human::new(
+            Display::Lines,
+            Styles::plain(),
+            false,
+            Box::new(Shared::default()),
+        );
+        let feed = |human: &mut Human, seq: u64, kind: EventKind| {
+            human
+                .event(
+                    &Event {
+                        seq,
+                        ts: at(seq),
+                        turn: Turn::FIRST,
+                        kind,
+                    },
+                    None,
+                )
+                .unwrap();
+        };
+        for (seq, piece) in [
+            "Hello! This is a scri",
+            "pted answer.\nSecond li",
+            "ne so far",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            feed(
+                &mut human,
+                seq as u64,
+                EventKind::TextDelta {
+                    text: piece.to_owned(),
+                },
+            );
+        }
+        let line = human.status_line(at(10));
+        assert!(line.ends_with("│ Second line so far"), "{line}");
+        feed(
+            &mut human,
+            4,
+            EventKind::Text {
+                text: "Hello! This is a scripted answer.\nSecond line so far.".to_owned(),
+            },
+        );
+        assert!(!human.status_line(at(10)).contains('│'));
+    }
 }
