@@ -265,7 +265,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -q -v -h -V --agent --agent-cmd --agent-bin --model --permissions --then --cwd --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --runs-dir --json --quiet --verbose --color --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --agent-bin --model --permissions --then --plan --plan-only --yes --max-revisions --cwd --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --runs-dir --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -296,6 +296,10 @@ _runbook() {
                     return 0
                     ;;
                 --then)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-revisions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -46,6 +46,7 @@ read-only\t'Look, don\'t touch: no edits, no commands that change anything'
 workspace\t'Edit files and run commands inside the work dir'
 bypass\t'Everything, without asking. Only for a throwaway machine or container'"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l then -d 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-revisions -d 'How many times a plan may be revised before only execute or abort is offered' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in [default: the current one]' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL' -r
@@ -56,6 +57,9 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Whe
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan-only -d 'Stop after the plan (implies --plan): the plan goes to stdout'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -s y -l yes -d 'Execute the plan without asking (what happens anyway without a terminal)'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l json -d 'Print every event as a JSON line on stdout, then the receipt; nothing else on stdout'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s q -l quiet -d 'Show only what needs attention: failures, denials, warnings and the summary'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s v -l verbose -d 'Show everything: all of the agent\'s text, reasoning, steps and the command line'

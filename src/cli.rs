@@ -185,6 +185,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "PROMPT")]
     pub then: Vec<String>,
 
+    /// Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort),
+    /// then execution in the same agent session.
+    #[arg(long)]
+    pub plan: bool,
+
+    /// Stop after the plan (implies --plan): the plan goes to stdout.
+    #[arg(long)]
+    pub plan_only: bool,
+
+    /// Execute the plan without asking (what happens anyway without a terminal).
+    #[arg(short, long)]
+    pub yes: bool,
+
+    /// How many times a plan may be revised before only execute or abort is offered.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub max_revisions: u32,
+
     /// The directory the agent works in [default: the current one].
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,

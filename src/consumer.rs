@@ -26,6 +26,9 @@ pub(crate) trait Consumer: Send {
     }
     /// A periodic heartbeat (about once a second) for consumers that show elapsed time.
     fn tick(&mut self, _tick: &Tick) {}
+    /// Someone else needs the terminal for a while (a question for the person at it): stop
+    /// drawing until `paused` is false again.
+    fn pause(&mut self, _paused: bool) {}
     /// The run is over and no more events will come.
     fn close(&mut self) -> io::Result<()> {
         Ok(())
@@ -120,6 +123,13 @@ impl Dispatcher {
     pub(crate) fn tick(&mut self, tick: &Tick) {
         for c in &mut self.consumers {
             c.tick(tick);
+        }
+    }
+
+    pub(crate) fn pause(&mut self, paused: bool) {
+        self.flush();
+        for c in &mut self.consumers {
+            c.pause(paused);
         }
     }
 

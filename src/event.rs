@@ -116,6 +116,13 @@ pub enum EventKind {
     /// (they replace the sum of the turn's steps).
     #[serde(rename = "agent.result")]
     AgentResult(AgentResult),
+    /// The plan the planning turn ended on (`--plan`): its final text, revision 0 first.
+    #[serde(rename = "plan.proposed")]
+    PlanProposed { revision: u32, text: String },
+    /// What was decided about the plan, by a person at the prompt or by runbook (`--yes`, no
+    /// terminal, `--plan-only`).
+    #[serde(rename = "plan.decided")]
+    PlanDecided(PlanDecision),
     /// The agent warned about something that does not stop it.
     #[serde(rename = "agent.warning")]
     AgentWarning { message: String },
@@ -181,6 +188,8 @@ impl EventKind {
             EventKind::ProviderError(_) => "provider.error",
             EventKind::ProviderRetry(_) => "provider.retry",
             EventKind::AgentResult(_) => "agent.result",
+            EventKind::PlanProposed { .. } => "plan.proposed",
+            EventKind::PlanDecided(_) => "plan.decided",
             EventKind::AgentWarning { .. } => "agent.warning",
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
@@ -209,8 +218,38 @@ impl EventKind {
                 | EventKind::TurnCompleted { .. }
                 | EventKind::TurnFailed { .. }
                 | EventKind::RunFinished { .. }
+                | EventKind::PlanProposed { .. }
+                | EventKind::PlanDecided(_)
         )
     }
+}
+
+/// A decision about a proposed plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlanDecision {
+    pub decision: Decision,
+    /// Who decided: `person` at the prompt, or `auto` (`--yes`, no terminal, `--plan-only`).
+    pub by: DecidedBy,
+    /// What the person asked to change (for `revise`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Execute,
+    Revise,
+    Abort,
+    /// `--plan-only`: the run ends with the plan.
+    Stop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    Person,
+    Auto,
 }
 
 /// The run's identity and settings, carried by `run.started` so that any reader of the log can
@@ -469,6 +508,8 @@ pub enum Outcome {
     TimedOut,
     /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
     Interrupted,
+    /// The plan was not approved (`--plan`): nothing was executed.
+    Aborted,
     /// Not an ending: the run has no receipt yet and its supervisor is alive (`runbook status`).
     Running,
     /// The supervising runbook process is gone and left no receipt (it was killed).
@@ -486,6 +527,7 @@ impl Outcome {
             Outcome::BudgetExceeded => "budget_exceeded",
             Outcome::TimedOut => "timed_out",
             Outcome::Interrupted => "interrupted",
+            Outcome::Aborted => "aborted",
             Outcome::Running => "running",
             Outcome::Abandoned => "abandoned",
         }

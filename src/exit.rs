@@ -23,6 +23,8 @@ pub enum ExitStatus {
     Internal = 6,
     /// The run's supervising runbook process died without finishing the run.
     Abandoned = 7,
+    /// The plan was not approved (`runbook run --plan`, abort at the prompt).
+    Aborted = 8,
     /// The agent's binary was not found.
     AgentNotFound = 127,
     /// Interrupted by Ctrl-C, SIGTERM or SIGHUP.
@@ -40,6 +42,7 @@ impl ExitStatus {
             Outcome::Interrupted => Self::Interrupted,
             Outcome::Running => Self::Completed,
             Outcome::Abandoned => Self::Abandoned,
+            Outcome::Aborted => Self::Aborted,
         }
     }
 }
@@ -79,5 +82,6 @@ Exit codes:
   5    timeout: --timeout was reached
   6    runbook error: e.g. the runs directory is not writable
   7    abandoned: the supervising runbook process died (runbook status --live)
+  8    aborted: the plan was not approved (--plan)
   127  agent not found
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";

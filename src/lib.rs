@@ -14,6 +14,7 @@ mod follow;
 #[cfg(test)]
 mod generated;
 mod lines;
+mod plan;
 pub mod prices;
 mod procfs;
 pub mod receipt;

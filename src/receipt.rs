@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::consumer::Consumer;
 use crate::event::{
-    CostSource, Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, ProviderError, RunInfo,
-    SCHEMA_VERSION, Tokens,
+    CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, ProviderError,
+    RunInfo, SCHEMA_VERSION, Tokens,
 };
 use crate::stats::{Denial, RunStats, ToolTally, TurnTotals, UnparsedSample};
 
@@ -56,6 +56,26 @@ pub struct Receipt {
     pub stderr: StderrSummary,
     pub watchdog: Option<Diagnostic>,
     pub limits: Limits,
+    /// The plan, for runs with `--plan`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanRecord>,
+}
+
+/// What was planned and decided before executing (`--plan`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRecord {
+    /// The last plan proposed.
+    pub text: String,
+    /// How many times it was revised.
+    pub revisions: u32,
+    /// The last decision about it; absent when the run ended before one was made.
+    pub decision: Option<Decision>,
+    /// What people asked to change, in order.
+    pub feedback: Vec<String>,
+    /// Tokens and cost of the planning turns (the first plan and every revision).
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -132,6 +152,8 @@ pub(crate) struct ReceiptBuilder {
     finished: Option<(SystemTime, Outcome, String, ExitInfo, u64)>,
     last_ts: Option<SystemTime>,
     stats: RunStats,
+    /// The last plan proposed, with the turn that proposed it.
+    plan: Option<(u32, PlanRecord)>,
 }
 
 impl ReceiptBuilder {
@@ -145,6 +167,30 @@ impl ReceiptBuilder {
             }
             EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
+            EventKind::PlanProposed { revision, text } => {
+                let feedback = self
+                    .plan
+                    .take()
+                    .map(|(_, p)| p.feedback)
+                    .unwrap_or_default();
+                self.plan = Some((
+                    ev.turn.index,
+                    PlanRecord {
+                        text: text.clone(),
+                        revisions: *revision,
+                        decision: None,
+                        feedback,
+                        tokens: 0,
+                        cost_usd: None,
+                    },
+                ));
+            }
+            EventKind::PlanDecided(d) => {
+                if let Some((_, plan)) = &mut self.plan {
+                    plan.decision = Some(d.decision);
+                    plan.feedback.extend(d.feedback.clone());
+                }
+            }
             EventKind::RunFinished {
                 outcome,
                 message,
@@ -249,6 +295,16 @@ impl ReceiptBuilder {
             },
             watchdog: self.watchdog.clone(),
             limits: info.limits,
+            plan: self.plan.as_ref().map(|(last, plan)| {
+                let planning = || s.turns.iter().filter(|t| t.index <= *last);
+                PlanRecord {
+                    tokens: planning().map(|t| t.tokens.total()).sum(),
+                    cost_usd: planning()
+                        .map(|t| t.cost_usd)
+                        .try_fold(0.0, |sum, c| c.map(|c| sum + c)),
+                    ..plan.clone()
+                }
+            }),
         })
     }
 }

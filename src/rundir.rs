@@ -16,6 +16,7 @@ pub(crate) const EVENTS: &str = "events.ndjson";
 pub(crate) const STDOUT: &str = "stdout.log";
 pub(crate) const STDERR: &str = "stderr.log";
 pub(crate) const RECEIPT: &str = "result.json";
+pub(crate) const PLAN: &str = "plan.md";
 
 /// The default runs dir: `$XDG_STATE_HOME/runbook/runs` (`~/.local/state/runbook/runs`).
 pub(crate) fn default_runs_dir() -> anyhow::Result<PathBuf> {

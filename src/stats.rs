@@ -152,6 +152,8 @@ pub struct RunStats {
     pub stderr_tail: VecDeque<String>,
     pub last_agent_event: Option<&'static str>,
     pub last_text: Option<String>,
+    /// The current turn's text since its last tool call: its final answer, once it has ended.
+    pub final_text: String,
     pub turns: Vec<TurnTotals>,
 }
 
@@ -162,7 +164,11 @@ impl RunStats {
             self.last_agent_event = Some(kind.type_name());
         }
         match kind {
-            EventKind::TurnStarted { .. } => self.turns.push(TurnTotals::new(turn)),
+            EventKind::TurnStarted { .. } => {
+                self.turns.push(TurnTotals::new(turn));
+                self.final_text.clear();
+            }
+            EventKind::ToolStarted(_) => self.final_text.clear(),
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
             EventKind::StepStarted { .. } => {
                 self.steps_started += 1;
@@ -179,7 +185,13 @@ impl RunStats {
                 self.turn_mut(turn).result(result);
                 self.sum_turns();
             }
-            EventKind::Text { text } => self.last_text = Some(text.clone()),
+            EventKind::Text { text } => {
+                if !self.final_text.is_empty() {
+                    self.final_text.push_str("\n\n");
+                }
+                self.final_text.push_str(text);
+                self.last_text = Some(text.clone());
+            }
             EventKind::ToolCompleted(end) => {
                 self.tool_calls += 1;
                 let tally = self.tools.entry(end.name.clone()).or_default();

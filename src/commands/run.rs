@@ -7,11 +7,17 @@ use anyhow::Context as _;
 
 use std::sync::Arc;
 
-use crate::agent::{Adapter, Generic, Invocation, ParseContext};
+use std::io::Write as _;
+
+use crate::agent::{Adapter, Generic, Invocation, ParseContext, Permissions};
 use crate::cli::RunArgs;
 use crate::consumer::{Consumer, Dispatcher};
-use crate::event::{EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Turn, TurnKind};
+use crate::event::{
+    DecidedBy, Decision, EventKind, ExitInfo, Limits, Outcome, PlanDecision, RunInfo,
+    SCHEMA_VERSION, Turn, TurnKind,
+};
 use crate::exit::{Error, ExitStatus};
+use crate::plan;
 use crate::prices::PriceTable;
 use crate::receipt::ReceiptWriter;
 use crate::redact::Redactor;
@@ -55,6 +61,7 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
     let mut consumers: Vec<Box<dyn Consumer>> = vec![
         Box::new(EventLog::new(run_dir.events.try_clone()?)),
         Box::new(ReceiptWriter::new(&run_dir.path)),
+        Box::new(plan::PlanFile::new(&run_dir.path)),
     ];
     consumers.extend(render::views(color, args.json, args.verbosity));
     let mut dispatch = Dispatcher::new(consumers);
@@ -89,73 +96,35 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
         max_cost: args.max_cost,
         finish_grace: args.finish_grace,
     };
-    let parse = ParseContext {
-        cwd: cwd.clone(),
-        model: args.model.clone(),
-        prices: Arc::new(PriceTable::default()),
+    let mut session = Session {
+        agent: &agent,
+        model: args.model.as_deref(),
+        cwd: &cwd,
+        parse: ParseContext {
+            cwd: cwd.clone(),
+            model: args.model.clone(),
+            prices: Arc::new(PriceTable::default()),
+        },
+        limits: turn_limits,
+        run_dir: &run_dir,
+        redactor: &redactor,
+        dispatch: &mut dispatch,
+        signals: &mut signals,
+        turns: 0,
     };
-    let mut ending = (Outcome::AgentError, String::new(), ExitInfo::default());
-    for (index, prompt) in prompts.iter().enumerate() {
-        let resume = if index == 0 {
-            None
-        } else {
-            match dispatch.stats().session_id.clone() {
-                Some(id) => Some(id),
-                None => {
-                    ending.1 =
-                        "the agent announced no session, so there is none to continue".to_owned();
-                    ending.0 = Outcome::AgentError;
-                    break;
-                }
-            }
-        };
-        let inv = Invocation {
-            prompt,
-            model: args.model.as_deref(),
-            extra_args: &agent.extra_args,
-            resume_session: resume.as_deref(),
-            permissions: args.permissions,
-        };
-        let spec = TurnSpec {
-            program: &agent.program,
-            args: adapter.args(&inv),
-            cwd: &cwd,
-            adapter,
-            parse: parse.clone(),
-            env: adapter.env(&inv),
-            turn: Turn {
-                index: index as u32,
-                kind: if index == 0 {
-                    TurnKind::Start
-                } else {
-                    TurnKind::Resume
-                },
-            },
-            probe_version: index == 0 && !adapter.version_args().is_empty(),
-        };
-        let logs = RawLogs {
-            stdout: &run_dir.stdout,
-            stderr: &run_dir.stderr,
-        };
-        ending = match supervisor::run_turn(
-            spec,
-            turn_limits,
-            logs,
-            &redactor,
-            &mut dispatch,
-            &mut signals,
-        )
-        .await
-        {
-            Ok(end) => (end.outcome, end.message, end.exit),
-            // The agent could not be started at all: still a finished run with a receipt.
-            Err(e) => (Outcome::AgentError, format!("{e:#}"), ExitInfo::default()),
-        };
-        if ending.0 != Outcome::Completed {
+    let mut ending = if args.plan || args.plan_only {
+        planned(&mut session, &args).await
+    } else {
+        session.turn(&args.prompt, args.permissions).await
+    };
+    for prompt in &args.then {
+        if ending.0 != Outcome::Completed || args.plan_only {
             break;
         }
+        ending = session.turn(prompt, args.permissions).await;
     }
     let (outcome, message, exit) = ending;
+    let plan = dispatch.stats().final_text.clone();
 
     let duration_ms = millis(started.elapsed().unwrap_or_default());
     dispatch.emit_now(
@@ -176,7 +145,223 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
             eprintln!("warning: {failure}");
         }
     }
+    // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event).
+    if args.plan_only && !args.json && outcome == Outcome::Completed {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", plan.trim_end())?;
+    }
     Ok(ExitStatus::from_outcome(outcome))
+}
+
+/// How a turn or a run ended: outcome, message, the agent's exit.
+type Ending = (Outcome, String, ExitInfo);
+
+/// The turns of one run: each is the same agent, continuing the session of the one before.
+struct Session<'a> {
+    agent: &'a Agent,
+    model: Option<&'a str>,
+    cwd: &'a Path,
+    parse: ParseContext,
+    limits: supervisor::Limits,
+    run_dir: &'a RunDir,
+    redactor: &'a Redactor,
+    dispatch: &'a mut Dispatcher,
+    signals: &'a mut Signals,
+    turns: u32,
+}
+
+impl Session<'_> {
+    /// Runs the next turn: the first starts the agent's session, the others resume it.
+    async fn turn(&mut self, prompt: &str, permissions: Permissions) -> Ending {
+        let index = self.turns;
+        self.turns += 1;
+        let resume = if index == 0 {
+            None
+        } else {
+            match self.dispatch.stats().session_id.clone() {
+                Some(id) => Some(id),
+                None => {
+                    return (
+                        Outcome::AgentError,
+                        "the agent announced no session, so there is none to continue".to_owned(),
+                        ExitInfo::default(),
+                    );
+                }
+            }
+        };
+        let adapter = self.agent.adapter;
+        let inv = Invocation {
+            prompt,
+            model: self.model,
+            extra_args: &self.agent.extra_args,
+            resume_session: resume.as_deref(),
+            permissions,
+        };
+        let spec = TurnSpec {
+            program: &self.agent.program,
+            args: adapter.args(&inv),
+            cwd: self.cwd,
+            adapter,
+            parse: self.parse.clone(),
+            env: adapter.env(&inv),
+            turn: Turn {
+                index,
+                kind: if index == 0 {
+                    TurnKind::Start
+                } else {
+                    TurnKind::Resume
+                },
+            },
+            probe_version: index == 0 && !adapter.version_args().is_empty(),
+        };
+        let logs = RawLogs {
+            stdout: &self.run_dir.stdout,
+            stderr: &self.run_dir.stderr,
+        };
+        match supervisor::run_turn(
+            spec,
+            self.limits,
+            logs,
+            self.redactor,
+            self.dispatch,
+            self.signals,
+        )
+        .await
+        {
+            Ok(end) => (end.outcome, end.message, end.exit),
+            // The agent could not be started at all: still a finished run with a receipt.
+            Err(e) => (Outcome::AgentError, format!("{e:#}"), ExitInfo::default()),
+        }
+    }
+
+    fn emit(&mut self, kind: EventKind) {
+        self.dispatch.emit_now(SystemTime::now(), kind);
+    }
+}
+
+/// `--plan`: read-only planning turns until the plan is approved, then the execution turn.
+async fn planned(session: &mut Session<'_>, args: &RunArgs) -> Ending {
+    let before = plan::Snapshot::take(session.cwd);
+    let interactive = !args.yes && !args.json && !args.plan_only && prompt_possible();
+    let mut prompt = plan::plan_prompt(&args.prompt);
+    let mut revision = 0;
+    loop {
+        let ending = session.turn(&prompt, Permissions::ReadOnly).await;
+        if ending.0 != Outcome::Completed {
+            return ending;
+        }
+        let changed = before.changes(&plan::Snapshot::take(session.cwd));
+        if !changed.is_empty() {
+            let list: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
+            return (
+                Outcome::AgentError,
+                format!(
+                    "the agent changed files while planning ({}); nothing was executed",
+                    list.join(", ")
+                ),
+                ending.2,
+            );
+        }
+        let text = session.dispatch.stats().final_text.trim().to_owned();
+        if text.is_empty() {
+            return (
+                Outcome::AgentError,
+                "the planning turn ended without a plan (no final text)".to_owned(),
+                ending.2,
+            );
+        }
+        session.emit(EventKind::PlanProposed { revision, text });
+        let (answer, by) = if args.plan_only {
+            (None, DecidedBy::Auto)
+        } else if interactive {
+            (
+                Some(ask(session, args.max_revisions.saturating_sub(revision)).await),
+                DecidedBy::Person,
+            )
+        } else {
+            (Some(plan::Answer::Execute), DecidedBy::Auto)
+        };
+        let (decision, feedback) = match &answer {
+            None => (Decision::Stop, None),
+            Some(plan::Answer::Execute) => (Decision::Execute, None),
+            Some(plan::Answer::Abort) => (Decision::Abort, None),
+            Some(plan::Answer::Revise(text)) => (Decision::Revise, Some(text.clone())),
+        };
+        session.emit(EventKind::PlanDecided(PlanDecision {
+            decision,
+            by,
+            feedback: feedback.clone(),
+        }));
+        match decision {
+            Decision::Stop => {
+                return (
+                    Outcome::Completed,
+                    "the plan is ready (--plan-only)".to_owned(),
+                    ending.2,
+                );
+            }
+            Decision::Abort => {
+                return (
+                    Outcome::Aborted,
+                    "the plan was not approved; nothing was executed".to_owned(),
+                    ending.2,
+                );
+            }
+            Decision::Execute => break,
+            Decision::Revise => {
+                revision += 1;
+                prompt = plan::revise_prompt(feedback.as_deref().unwrap_or_default());
+            }
+        }
+    }
+    session
+        .turn(&plan::execute_prompt(&args.prompt), args.permissions)
+        .await
+}
+
+/// Whether a person can be asked: stdin and stderr are a terminal, and this is not CI.
+fn prompt_possible() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal()
+        && std::env::var_os("CI").is_none_or(|v| v.is_empty())
+}
+
+/// Asks at the terminal, with the live view paused. Ctrl-C (a key in raw mode, or a signal) and
+/// a terminal that cannot be read both mean abort.
+async fn ask(session: &mut Session<'_>, revisions_left: u32) -> plan::Answer {
+    session.dispatch.pause(true);
+    let saved = TermState::save();
+    let question =
+        tokio::task::spawn_blocking(move || plan::ask(&console::Term::stderr(), revisions_left));
+    let answer = tokio::select! {
+        answer = question => answer.ok().and_then(Result::ok).unwrap_or(plan::Answer::Abort),
+        _ = session.signals.recv() => plan::Answer::Abort,
+    };
+    saved.restore();
+    session.dispatch.pause(false);
+    answer
+}
+
+/// The terminal's settings before a question, put back however the question ended (a signal
+/// can end it while the terminal is in raw mode).
+struct TermState(Option<libc::termios>);
+
+impl TermState {
+    fn save() -> Self {
+        let mut t = std::mem::MaybeUninit::<libc::termios>::uninit();
+        // SAFETY: tcgetattr fills `t` when it returns 0; on failure `t` is not read.
+        let ok = unsafe { libc::tcgetattr(libc::STDIN_FILENO, t.as_mut_ptr()) } == 0;
+        // SAFETY: initialised by the successful tcgetattr above.
+        Self(ok.then(|| unsafe { t.assume_init() }))
+    }
+
+    fn restore(&self) {
+        if let Some(t) = &self.0 {
+            // SAFETY: a termios read from the same descriptor.
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
+        }
+    }
 }
 
 /// The agent to run: its adapter, its binary, and the arguments that come with it.

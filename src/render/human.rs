@@ -43,11 +43,7 @@ impl Human {
         out: Box<dyn Write + Send>,
     ) -> Self {
         let (bar, width) = if display == Display::Live {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
-            bar.set_style(
-                ProgressStyle::with_template("{spinner:.cyan} {msg}").expect("valid template"),
-            );
-            bar.enable_steady_tick(Duration::from_millis(250));
+            let bar = live_bar();
             let width = console::Term::stderr().size().1 as usize;
             (Some(bar), width.max(40))
         } else {
@@ -324,6 +320,42 @@ impl Human {
                         .to_string(),
                 );
             }
+            EventKind::PlanProposed { revision, text } => {
+                let title = match revision {
+                    0 => "the plan".to_owned(),
+                    n => format!("the plan, revision {n}"),
+                };
+                line(
+                    true,
+                    format!("{} {}", s.accent.apply_to("▶"), s.bold.apply_to(title)),
+                );
+                let width = if self.width == usize::MAX {
+                    100
+                } else {
+                    self.width
+                };
+                line(true, super::markdown::render(text, s.color, width));
+            }
+            EventKind::PlanDecided(d) => {
+                use crate::event::Decision;
+                let who = match d.by {
+                    crate::event::DecidedBy::Person => "",
+                    crate::event::DecidedBy::Auto => " (automatically)",
+                };
+                let text = match d.decision {
+                    Decision::Execute => format!("{} executing the plan{who}", s.ok.apply_to("✓")),
+                    Decision::Revise => format!(
+                        "{} revising the plan: {}",
+                        s.accent.apply_to("↻"),
+                        first_line(d.feedback.as_deref().unwrap_or_default())
+                    ),
+                    Decision::Abort => format!("{} plan not approved{who}", s.error.apply_to("✗")),
+                    Decision::Stop => {
+                        format!("{} stopping at the plan (--plan-only)", s.ok.apply_to("✓"))
+                    }
+                };
+                line(true, text);
+            }
             EventKind::AgentWarning { message } => {
                 line(
                     true,
@@ -575,6 +607,7 @@ impl Consumer for Human {
             }
             match &self.bar {
                 // On a terminal one event is one screen line; plain output is never cut.
+                Some(bar) if text.contains('\n') => bar.println(format!("{prefix} {text}")),
                 Some(bar) => {
                     let text = console::truncate_str(&text, self.width.saturating_sub(11), "…");
                     bar.println(format!("{prefix} {text}"));
@@ -616,6 +649,16 @@ impl Consumer for Human {
         }
     }
 
+    fn pause(&mut self, paused: bool) {
+        if let Some(bar) = &mut self.bar {
+            if paused {
+                bar.finish_and_clear();
+            } else {
+                *bar = live_bar();
+            }
+        }
+    }
+
     fn close(&mut self) -> io::Result<()> {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
@@ -626,6 +669,14 @@ impl Consumer for Human {
     fn name(&self) -> &'static str {
         "the terminal view"
     }
+}
+
+/// The status line, redrawn a few times a second on stderr.
+fn live_bar() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(ProgressStyle::with_template("{spinner:.cyan} {msg}").expect("valid template"));
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
 }
 
 fn turn_kind(turn: Turn) -> &'static str {

@@ -2,6 +2,7 @@
 
 pub(crate) mod human;
 pub(crate) mod json;
+mod markdown;
 pub(crate) mod report;
 mod styles;
 pub(crate) mod table;

@@ -10,6 +10,8 @@ pub(crate) struct Styles {
     pub dim: Style,
     pub bold: Style,
     pub accent: Style,
+    /// Whether these styles colour anything (for what is styled elsewhere, like markdown).
+    pub color: bool,
 }
 
 impl Styles {
@@ -22,6 +24,7 @@ impl Styles {
             dim: Style::new().dim().force_styling(true),
             bold: Style::new().bold().force_styling(true),
             accent: Style::new().cyan().force_styling(true),
+            color: true,
         }
     }
 
@@ -35,6 +38,7 @@ impl Styles {
             dim: plain.clone(),
             bold: plain.clone(),
             accent: plain,
+            color: false,
         }
     }
 }

@@ -59,6 +59,8 @@ pub(crate) async fn stdout(
     // (over /proc/sys/fs/pipe-max-size or the user's pipe quota), the pipe keeps its size.
     unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, STDOUT_PIPE) };
     let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| match piece {
+        // A blank line says nothing; it stays in stdout.log only.
+        Piece::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
         Piece::Line(line) => parser.line(&redactor.bytes(line), events),
         Piece::Overlong { head, total } => {
             events.push(unparsed(

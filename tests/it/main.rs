@@ -6,6 +6,7 @@ mod fakes;
 mod generic;
 mod live;
 mod opencode;
+mod plan;
 mod run;
 mod status;
 mod support;

@@ -1,0 +1,81 @@
+//! The question at the terminal after a plan: execute, revise (with feedback) or abort. Keys are
+//! read raw, so Ctrl-C is a key here (it means abort), not a signal.
+
+use std::io::{self, Write as _};
+
+use console::{Key, Term};
+
+/// What the person decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answer {
+    Execute,
+    Revise(String),
+    Abort,
+}
+
+/// Asks on the terminal (blocking). `revisions_left` is how many more revisions may be asked
+/// for; at zero only execute and abort are offered.
+pub(crate) fn ask(term: &Term, revisions_left: u32) -> io::Result<Answer> {
+    let choices = if revisions_left > 0 {
+        "[e]xecute  [r]evise  [a]bort"
+    } else {
+        "[e]xecute  [a]bort (no revisions left)"
+    };
+    write!(&*term, "{choices}: ")?;
+    loop {
+        match term.read_key_raw()? {
+            Key::Char('e' | 'E') => {
+                writeln!(&*term, "execute")?;
+                return Ok(Answer::Execute);
+            }
+            Key::Char('a' | 'A' | 'q' | 'Q') | Key::Escape | Key::CtrlC => {
+                writeln!(&*term, "abort")?;
+                return Ok(Answer::Abort);
+            }
+            Key::Char('r' | 'R') if revisions_left > 0 => {
+                writeln!(&*term, "revise")?;
+                return Ok(match feedback(term)? {
+                    Some(text) => Answer::Revise(text),
+                    None => Answer::Abort,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Reads feedback until an empty line; `None` for Ctrl-C.
+fn feedback(term: &Term) -> io::Result<Option<String>> {
+    writeln!(
+        &*term,
+        "What should change? End with an empty line (Ctrl-C aborts)."
+    )?;
+    let mut text = String::new();
+    let mut line = String::new();
+    write!(&*term, "> ")?;
+    loop {
+        match term.read_key_raw()? {
+            Key::CtrlC | Key::Escape => {
+                writeln!(&*term)?;
+                return Ok(None);
+            }
+            Key::Enter if line.trim().is_empty() && !text.trim().is_empty() => {
+                writeln!(&*term)?;
+                return Ok(Some(text.trim_end().to_owned()));
+            }
+            Key::Enter => {
+                text.push_str(&line);
+                text.push('\n');
+                line.clear();
+                write!(&*term, "\r\n> ")?;
+            }
+            Key::Backspace if line.pop().is_some() => write!(&*term, "\u{8} \u{8}")?,
+            Key::Char(c) if !c.is_control() => {
+                line.push(c);
+                write!(&*term, "{c}")?;
+            }
+            _ => {}
+        }
+        term.flush()?;
+    }
+}

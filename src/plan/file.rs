@@ -1,0 +1,35 @@
+//! `plan.md` in the run directory: the latest plan proposed, written when it is proposed.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::consumer::Consumer;
+use crate::event::{Event, EventKind};
+
+pub(crate) struct PlanFile {
+    path: PathBuf,
+}
+
+impl PlanFile {
+    pub(crate) fn new(run_dir: &Path) -> Self {
+        Self {
+            path: run_dir.join(crate::rundir::PLAN),
+        }
+    }
+}
+
+impl Consumer for PlanFile {
+    fn event(&mut self, ev: &Event, _json: Option<&[u8]>) -> io::Result<()> {
+        if let EventKind::PlanProposed { text, .. } = &ev.kind {
+            // Written whole to a temporary file and renamed, like the receipt.
+            let tmp = self.path.with_extension("md.tmp");
+            std::fs::write(&tmp, format!("{}\n", text.trim_end()))?;
+            std::fs::rename(&tmp, &self.path)?;
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "plan.md"
+    }
+}

@@ -1,0 +1,341 @@
+//! `runbook run --plan`: a read-only planning turn, a decision, then execution in the same
+//! session. Without a terminal with a scripted `--agent-cmd` agent; through a real
+//! pseudo-terminal with the real OpenCode CLI and the fake provider.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rexpect::session::PtySession;
+use runbook::event::{Decision, EventKind, Outcome, ToolStatus};
+use serde_json::json;
+
+use crate::support::fake_llm::{self as chat, FakeLlm, OpencodeConfig, Reply, ToolCall, Usage};
+use crate::support::sse;
+use crate::support::{self, TestContext, events_and_receipt, run};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Plans when asked to plan (the plan names the revision), edits when asked to carry it out;
+/// `CHANGE_WHILE_PLANNING=1` makes it write a file while planning.
+const SCRIPTED_AGENT: &str = r##"
+prompt="$(eval echo \"\${$#}\")"
+say() { printf '%s\n' "$1"; }
+say '{"type":"session.started","session_id":"s-1"}'
+case "$prompt" in
+  *"You are planning"*)
+    [ -n "$CHANGE_WHILE_PLANNING" ] && echo oops > stray.txt
+    say '{"type":"text","text":"# Plan\n\n## Files\n\n- `out.txt`: create it\n\n## Testing\n\nRead it.\n\n## Risks\n\nNone."}' ;;
+  *"Revise your plan"*)
+    say '{"type":"text","text":"# Plan, revised"}' ;;
+  *)
+    echo made > out.txt
+    say '{"type":"tool.completed","call_id":"w","name":"write","kind":"write","input":"out.txt","status":"ok"}'
+    say '{"type":"text","text":"Done."}' ;;
+esac
+say '{"type":"agent.result","ok":true}'
+"##;
+
+fn scripted_agent(ctx: &TestContext) -> PathBuf {
+    let path = ctx.root().join("planner");
+    std::fs::write(&path, format!("#!/bin/sh\n{SCRIPTED_AGENT}")).expect("write the agent");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+const PLAN: &str =
+    "# Plan\n\n## Files\n\n- `out.txt`: create it\n\n## Testing\n\nRead it.\n\n## Risks\n\nNone.";
+
+#[test]
+fn without_a_terminal_the_plan_is_made_kept_and_executed() {
+    let ctx = TestContext::new();
+    let agent = scripted_agent(&ctx);
+    let out = run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            agent.to_str().unwrap(),
+            "--plan",
+            "create out.txt",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("## Files"),
+        "the plan is shown: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("executing the plan (automatically)"));
+    assert_eq!(
+        std::fs::read_to_string(ctx.run_dir().join("plan.md")).unwrap(),
+        format!("{PLAN}\n")
+    );
+    assert!(ctx.work.join("out.txt").exists(), "the execute turn ran");
+    let receipt = ctx.receipt();
+    let plan = receipt.plan.expect("the receipt keeps the plan");
+    assert_eq!(plan.text, PLAN);
+    assert_eq!(plan.decision, Some(Decision::Execute));
+    assert_eq!(receipt.turns.len(), 2);
+    let events = ctx.events();
+    let write_turn = events.iter().find_map(|e| match &e.kind {
+        EventKind::ToolCompleted(t) if t.name == "write" => Some(e.turn.index),
+        _ => None,
+    });
+    assert_eq!(write_turn, Some(1), "files change in the execute turn only");
+}
+
+#[test]
+fn plan_only_stops_at_the_plan_and_prints_it_on_stdout() {
+    let ctx = TestContext::new();
+    let agent = scripted_agent(&ctx);
+    let agent = agent.to_str().unwrap();
+    let out = run(
+        &mut ctx.runbook(&["run", "--agent-cmd", agent, "--plan-only", "create out.txt"]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!("{PLAN}\n"),
+        "stdout is the plan and nothing else"
+    );
+    assert!(!ctx.work.join("out.txt").exists(), "nothing was executed");
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.turns.len(), 1);
+    assert_eq!(receipt.plan.unwrap().decision, Some(Decision::Stop));
+
+    // With --json the plan is an event, and stdout stays JSON lines.
+    let ctx = TestContext::new();
+    let out = run(
+        &mut ctx.runbook(&[
+            "run",
+            "--json",
+            "--agent-cmd",
+            agent,
+            "--plan-only",
+            "create out.txt",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let (events, receipt) = events_and_receipt(&out.stdout);
+    assert!(
+        events.iter().any(
+            |e| matches!(&e.kind, EventKind::PlanProposed { text, revision: 0 } if text == PLAN)
+        )
+    );
+    assert_eq!(receipt.plan.unwrap().text, PLAN);
+}
+
+#[test]
+fn an_agent_that_changes_files_while_planning_is_stopped_before_executing() {
+    let mut ctx = TestContext::new();
+    ctx.env("CHANGE_WHILE_PLANNING", "1");
+    let agent = scripted_agent(&ctx);
+    let out = run(
+        &mut ctx.runbook(&["run", "--agent-cmd", agent.to_str().unwrap(), "--plan", "x"]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::AgentError);
+    assert!(
+        receipt
+            .message
+            .contains("changed files while planning (stray.txt)"),
+        "{}",
+        receipt.message
+    );
+    assert_eq!(receipt.turns.len(), 1, "nothing was executed");
+    assert!(!ctx.work.join("out.txt").exists());
+}
+
+// Through a terminal, with the real OpenCode.
+
+const PLAN_1: &str = "# Plan\n\n## Files\n\n- `README.md`: change its last line\n\n## Testing\n\nRead README.md back.\n\n## Risks\n\nNone.";
+const PLAN_2: &str = "# Plan\n\n## Files\n\n- `README.md`: change its last line, and nothing else\n\n## Testing\n\nRead README.md back.\n\n## Risks\n\nNone.";
+const FEEDBACK: &str = "Touch nothing but README.md.";
+
+/// OpenCode in a work dir with the demo README, a provider that plans twice then edits, and
+/// runbook in a pseudo-terminal.
+struct Terminal {
+    ctx: TestContext,
+    llm: FakeLlm,
+    session: PtySession,
+}
+
+fn terminal() -> Option<Terminal> {
+    let bin = support::opencode_bin()?;
+    let mut ctx = TestContext::new();
+    for (k, v) in chat::opencode_env(&ctx.home) {
+        ctx.env(&k, v);
+    }
+    ctx.env("TERM", "xterm-256color");
+    sse::write_readme(&ctx.work).expect("README.md");
+    let readme = sse::path_str(&ctx.work.join("README.md"));
+    let llm = FakeLlm::start(vec![
+        Reply::text(PLAN_1, Usage::new(1200, 60)),
+        Reply::text(PLAN_2, Usage::new(1400, 70)),
+        Reply::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_edit",
+                "edit",
+                json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
+            )],
+            Usage::new(1600, 40),
+        ),
+        Reply::text(
+            "Done: README.md has its new last line.",
+            Usage::new(1800, 20),
+        ),
+    ]);
+    chat::write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
+        .expect("opencode.json");
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--agent-bin",
+        bin.to_str().unwrap(),
+        "-m",
+        "fake/fake-model",
+        "--plan",
+        "Change the last line of README.md.",
+    ]);
+    cmd.stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    let session = rexpect::session::spawn_command(cmd, Some(90_000)).expect("spawn in a pty");
+    Some(Terminal { ctx, llm, session })
+}
+
+impl Terminal {
+    /// Types `keys` (the pty's writer is line-buffered: flushed at once).
+    fn type_keys(&mut self, keys: &str) {
+        self.session.send(keys).expect("write to the pty");
+        self.session.flush().expect("flush the pty");
+    }
+
+    fn expect(&mut self, text: &str) {
+        if let Err(e) = self.session.exp_string(text) {
+            panic!("waiting for {text:?}: {e}");
+        }
+    }
+
+    fn finish(mut self) -> (i32, Self) {
+        let _ = self.session.exp_eof();
+        let status = self.session.process().wait().expect("wait for runbook");
+        let code = match status {
+            nix::sys::wait::WaitStatus::Exited(_, code) => code,
+            other => panic!("runbook did not exit: {other:?}"),
+        };
+        (code, self)
+    }
+}
+
+#[test]
+fn revise_with_feedback_then_execute_in_the_same_session() {
+    let Some(mut t) = terminal() else {
+        return;
+    };
+    t.expect("[e]xecute  [r]evise  [a]bort");
+    t.type_keys("r");
+    t.expect("What should change?");
+    t.type_keys(FEEDBACK);
+    t.type_keys("\r");
+    t.type_keys("\r");
+    t.expect("the plan, revision 1");
+    t.expect("and nothing else");
+    t.expect("[e]xecute  [r]evise  [a]bort");
+    t.type_keys("e");
+    let (code, t) = t.finish();
+    assert_eq!(code, 0);
+
+    let events = t.ctx.events();
+    let receipt = t.ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::Completed);
+    assert_eq!(receipt.turns.len(), 3, "plan, revision, execution");
+    let plan = receipt.plan.expect("a plan in the receipt");
+    assert_eq!((plan.revisions, plan.text.as_str()), (1, PLAN_2));
+    assert_eq!(plan.feedback, [FEEDBACK]);
+    assert_eq!(plan.decision, Some(Decision::Execute));
+    assert!(plan.tokens > 0 && plan.cost_usd.is_some_and(|c| c > 0.0));
+    assert_eq!(
+        std::fs::read_to_string(t.ctx.run_dir().join("plan.md")).unwrap(),
+        format!("{PLAN_2}\n")
+    );
+
+    // One session throughout; the planning turns were read-only.
+    let sessions: std::collections::BTreeSet<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SessionStarted { session_id } => Some(session_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let argv: Vec<&Vec<String>> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TurnStarted { argv, .. } => Some(argv),
+            _ => None,
+        })
+        .collect();
+    let read_only = |a: &Vec<String>| a.windows(2).any(|w| w == ["--agent", "plan"]);
+    assert!(read_only(argv[0]) && read_only(argv[1]) && !read_only(argv[2]));
+
+    // The feedback reached the provider, in the same conversation.
+    let revised = t.llm.main_requests();
+    assert!(
+        revised
+            .iter()
+            .any(|r| r.body.to_string().contains(FEEDBACK))
+    );
+    // The file changed in the execution turn only.
+    let edits: Vec<(u32, ToolStatus)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCompleted(t) if t.name == "edit" => Some((e.turn.index, t.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(edits, [(2, ToolStatus::Ok)]);
+    assert_eq!(
+        std::fs::read_to_string(t.ctx.work.join("README.md")).unwrap(),
+        sse::edited_readme()
+    );
+}
+
+fn assert_aborted(t: Terminal) {
+    let (code, t) = t.finish();
+    assert_eq!(code, 8);
+    let receipt = t.ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::Aborted);
+    assert_eq!(receipt.turns.len(), 1, "nothing was executed");
+    assert_eq!(receipt.plan.unwrap().decision, Some(Decision::Abort));
+    assert_eq!(
+        std::fs::read_to_string(t.ctx.work.join("README.md")).unwrap(),
+        sse::README
+    );
+}
+
+#[test]
+fn abort_at_the_prompt_ends_the_run_with_a_receipt_and_nothing_executed() {
+    let Some(mut t) = terminal() else {
+        return;
+    };
+    t.expect("[e]xecute  [r]evise  [a]bort");
+    t.type_keys("a");
+    assert_aborted(t);
+}
+
+#[test]
+fn ctrl_c_at_the_prompt_is_abort() {
+    let Some(mut t) = terminal() else {
+        return;
+    };
+    t.expect("[e]xecute  [r]evise  [a]bort");
+    t.session.send_control('c').unwrap();
+    assert_aborted(t);
+}
