@@ -5,8 +5,10 @@
 //! `store`, `receipt`) only receive events, through the dispatcher (`consumer`).
 
 mod agent;
+mod agent_env;
 mod cli;
 mod commands;
+mod config;
 mod consumer;
 pub mod event;
 mod exit;
@@ -16,6 +18,7 @@ mod generated;
 mod lines;
 pub mod prices;
 mod procfs;
+pub mod provenance;
 pub mod receipt;
 mod redact;
 mod render;
