@@ -6,7 +6,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// The configuration layers, lowest to highest: a higher layer's value wins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// Built into runbook.
@@ -37,7 +39,7 @@ impl Layer {
 }
 
 /// Exactly where a setting's value was given.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Origin {
     pub layer: Layer,
@@ -101,7 +103,7 @@ impl fmt::Display for Origin {
 }
 
 /// A setting that did not come from runbook's defaults, and its value as TOML would write it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SettingRecord {
     /// The key as a configuration file names it: `model`, `agents.claude.bin`, `prices."gpt-5"`.
@@ -111,7 +113,9 @@ pub struct SettingRecord {
 }
 
 /// The layers of the agent's environment, lowest to highest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EnvLayer {
     /// `[env]` in a configuration file.
@@ -139,7 +143,7 @@ impl EnvLayer {
 }
 
 /// A variable runbook set for the agent: its name and where its value came from, never the value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvVarRecord {
     pub name: String,

@@ -16,6 +16,7 @@ use crate::event::{
     CostSource, Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, ProviderError, RunInfo,
     SCHEMA_VERSION, Tokens,
 };
+use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{Denial, RunStats, ToolTally, TurnTotals, UnparsedSample};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -56,6 +57,12 @@ pub struct Receipt {
     pub stderr: StderrSummary,
     pub watchdog: Option<Diagnostic>,
     pub limits: Limits,
+    /// The settings that did not come from runbook's defaults, and where each was set.
+    #[serde(default)]
+    pub settings: Vec<SettingRecord>,
+    /// The variables runbook set for the agent and where each came from; never their values.
+    #[serde(default)]
+    pub env: Vec<EnvVarRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -249,6 +256,8 @@ impl ReceiptBuilder {
             },
             watchdog: self.watchdog.clone(),
             limits: info.limits,
+            settings: info.settings.clone(),
+            env: info.env.clone(),
         })
     }
 }

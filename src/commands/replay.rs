@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use crate::agent::{Adapter, AgentKind, ParseContext};
 use crate::cli::ReplayArgs;
+use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
 use crate::event::{
     Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
@@ -19,7 +20,12 @@ use crate::render;
 use crate::supervisor::{agent_outcome, millis};
 use crate::term::ColorChoice;
 
-pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
+pub(crate) async fn replay(
+    args: ReplayArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let config = config::load_here(global.values())?;
+    let color: ColorChoice = config.required("color");
     let bytes =
         fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let format = match args.agent {
@@ -215,6 +221,8 @@ async fn native(
                 timeout_ms: None,
                 max_cost_usd: None,
             },
+            settings: Vec::new(),
+            env: Vec::new(),
         }),
     );
     dispatch.set_turn(Turn::FIRST);

@@ -10,7 +10,7 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
 use super::keys::{Flag, KEYS, Key};
 use super::value::{Kind, Value};
-use crate::agent::AgentKind;
+use crate::agent::{AgentKind, Permissions};
 use crate::term::ColorChoice;
 
 /// A value given on the command line.
@@ -142,7 +142,10 @@ fn arg(key: &'static Key) -> Arg {
     if let Some(var) = key.env_help() {
         help.push_str(&format!(" [env: {var}]"));
     }
-    let arg = Arg::new(key.long()).help(help);
+    let mut arg = Arg::new(key.long()).help(help);
+    if let Some(other) = key.conflicts_with {
+        arg = arg.conflicts_with(other);
+    }
     let arg = match key.flag {
         Flag::Trailing => {
             return arg
@@ -174,6 +177,9 @@ fn parser(kind: Kind) -> ValueParser {
         Kind::Agent => EnumValueParser::<AgentKind>::new().map(Value::Agent).into(),
         Kind::Color => EnumValueParser::<ColorChoice>::new()
             .map(Value::Color)
+            .into(),
+        Kind::Permissions => EnumValueParser::<Permissions>::new()
+            .map(Value::Permissions)
             .into(),
         Kind::Bool => ValueParser::bool(),
         kind => ValueParser::new(move |text: &str| kind.parse(text)),

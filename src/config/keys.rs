@@ -13,10 +13,19 @@ pub(crate) const KEYS: &[Key] = &[
         .default("opencode")
         .env()
         .flag(Flag::Run),
+    Key::new("agent_cmd", Kind::Text, "Run this command instead, an agent that prints runbook's universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd 'uvx my-agent --fast'`")
+        .example("\"uvx my-agent --fast\"")
+        .env()
+        .flag(Flag::Run)
+        .conflicts_with("agent-bin"),
     Key::new("model", Kind::Text, "The model, as the agent names it (OpenCode: provider/model)")
         .example("\"anthropic/claude-sonnet-4-5\"")
         .env()
         .flag(Flag::Short('m')),
+    Key::new("permissions", Kind::Permissions, "What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)")
+        .default("agent")
+        .env()
+        .flag(Flag::Run),
     Key::new("bin", Kind::Program, "The agent's binary [default: the agent's program on PATH]")
         .per_agent()
         .example("\"/usr/local/bin/opencode\"")
@@ -32,6 +41,10 @@ pub(crate) const KEYS: &[Key] = &[
         .flag(Flag::Run),
     Key::new("kill_grace", Kind::Duration, "How long the agent gets to exit after SIGTERM before SIGKILL")
         .default("10s")
+        .env()
+        .flag(Flag::Run),
+    Key::new("finish_grace", Kind::Duration, "How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)")
+        .default("5s")
         .env()
         .flag(Flag::Run),
     Key::new("timeout", Kind::Duration, "Stop the agent when the whole run has taken this long")
@@ -75,6 +88,8 @@ pub(crate) struct Key {
     /// One per agent, under `[agents.NAME]`; the environment variable is `RUNBOOK_NAME_KEY` and the
     /// flag `--agent-KEY`, which sets it for the agent being run.
     pub per_agent: bool,
+    /// A flag (its long name) that cannot be given with this key's flag.
+    pub conflicts_with: Option<&'static str>,
 }
 
 /// Which command line, if any, has a flag for a key.
@@ -105,6 +120,7 @@ impl Key {
             env: false,
             flag: Flag::None,
             per_agent: false,
+            conflicts_with: None,
         }
     }
 
@@ -128,6 +144,13 @@ impl Key {
 
     const fn flag(self, flag: Flag) -> Self {
         Self { flag, ..self }
+    }
+
+    const fn conflicts_with(self, flag: &'static str) -> Self {
+        Self {
+            conflicts_with: Some(flag),
+            ..self
+        }
     }
 
     const fn per_agent(self) -> Self {

@@ -34,6 +34,19 @@ pub(crate) struct Setting {
 }
 
 impl Setting {
+    /// How a message names where the value was given: `--agent-cmd`, `RUNBOOK_AGENT_CMD`, or
+    /// ``agent_cmd` at /work/app/runbook.toml:3:1`.
+    pub(crate) fn given_by(&self) -> String {
+        let o = &self.origin;
+        match (&o.name, &o.file, o.line, o.column) {
+            (Some(name), ..) => name.clone(),
+            (None, Some(file), Some(line), Some(column)) => {
+                format!("`{}` at {file}:{line}:{column}", self.slot.name())
+            }
+            _ => format!("`{}`", self.slot.name()),
+        }
+    }
+
     /// The setting as `runbook config --json` and the receipt show it.
     pub(crate) fn record(&self) -> SettingRecord {
         SettingRecord {
@@ -270,10 +283,6 @@ impl Config {
     }
 
     /// The shipped price table with the configured prices over it.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "for the adapters of agents that report no cost")
-    )]
     pub(crate) fn prices(&self) -> PriceTable {
         let user: BTreeMap<String, crate::prices::Price> = self
             .settings

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
-use crate::agent::AgentKind;
+use crate::agent::{AgentKind, Permissions};
 use crate::prices::Price;
 use crate::term::ColorChoice;
 
@@ -27,6 +27,8 @@ pub(crate) enum Kind {
     Bool,
     /// `auto`, `always` or `never`.
     Color,
+    /// What the agent may do without asking.
+    Permissions,
     /// A list of command-line arguments (files only).
     Args,
     /// A model's prices (files only).
@@ -43,6 +45,7 @@ pub(crate) enum Value {
     Usd(f64),
     Bool(bool),
     Color(ColorChoice),
+    Permissions(Permissions),
     Args(Vec<String>),
     Price(Price),
 }
@@ -59,6 +62,7 @@ impl Kind {
             Kind::Usd => "a positive amount of US dollars such as 2.5".to_owned(),
             Kind::Bool => "true or false".to_owned(),
             Kind::Color => format!("one of {}", names::<ColorChoice>()),
+            Kind::Permissions => format!("one of {}", names::<Permissions>()),
             Kind::Args => "an array of strings".to_owned(),
             Kind::Price => {
                 "a table of USD per million tokens: input, cached_input, output and optionally cache_write"
@@ -78,6 +82,7 @@ impl Kind {
             Kind::Usd => "USD",
             Kind::Bool => "BOOL",
             Kind::Color => "WHEN",
+            Kind::Permissions => "MODE",
             Kind::Args => "ARGS",
             Kind::Price => "PRICE",
         }
@@ -87,12 +92,9 @@ impl Kind {
     pub(crate) fn parse(self, text: &str) -> Result<Value, String> {
         let wrong = || Err(format!("expected {}, found {text:?}", self.expected()));
         match self {
-            Kind::Agent => {
-                AgentKind::from_str(text, false).map_or_else(|_| wrong(), |a| Ok(Value::Agent(a)))
-            }
-            Kind::Color => {
-                ColorChoice::from_str(text, false).map_or_else(|_| wrong(), |c| Ok(Value::Color(c)))
-            }
+            Kind::Agent => choice(text, Value::Agent).map_or_else(wrong, Ok),
+            Kind::Color => choice(text, Value::Color).map_or_else(wrong, Ok),
+            Kind::Permissions => choice(text, Value::Permissions).map_or_else(wrong, Ok),
             Kind::Text => Ok(Value::Text(text.to_owned())),
             Kind::Dir | Kind::Program => Ok(Value::Path(expand_home(text))),
             Kind::Duration => {
@@ -169,6 +171,7 @@ impl Value {
         match self {
             Value::Agent(a) => toml::Value::String(name(a)),
             Value::Color(c) => toml::Value::String(name(c)),
+            Value::Permissions(p) => toml::Value::String(name(p)),
             Value::Text(s) => toml::Value::String(s.clone()),
             Value::Path(p) => toml::Value::String(p.display().to_string()),
             Value::Duration(d) => {
@@ -218,9 +221,15 @@ from_value!(
     Usd => f64,
     Bool => bool,
     Color => ColorChoice,
+    Permissions => Permissions,
     Args => Vec<String>,
     Price => Price,
 );
+
+/// A value enum's value named `text`.
+fn choice<T: ValueEnum>(text: &str, wrap: fn(T) -> Value) -> Option<Value> {
+    T::from_str(text, false).ok().map(wrap)
+}
 
 /// `"opencode", "claude"`: a value enum's names, quoted, for messages.
 fn names<T: ValueEnum>() -> String {

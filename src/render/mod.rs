@@ -3,6 +3,7 @@
 pub(crate) mod human;
 pub(crate) mod json;
 pub(crate) mod report;
+pub(crate) mod settings;
 mod styles;
 pub(crate) mod table;
 
