@@ -11,7 +11,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::error::{ConfigError, line_column};
-use super::keys::{self, AGENTS, KEYS, Slot};
+use super::keys::{self, KEYS, Slot, agent_name, agent_names, agents};
 use super::value::{Kind, Value};
 use crate::agent_env::is_var_name;
 use crate::provenance::{Layer, Origin};
@@ -78,75 +78,13 @@ pub(crate) fn parse(layer: Layer, path: &Path, text: &str) -> Result<FileLayer, 
     let mut out = FileLayer::default();
     for (key, value) in doc.get_ref() {
         match key.get_ref().as_ref() {
-            "agents" => {
-                for (agent, table) in
-                    reader.table(key, value, "a table per agent, such as [agents.opencode]")?
-                {
-                    let Some(agent_name) = AGENTS.iter().find(|a| **a == agent.get_ref().as_ref())
-                    else {
-                        return Err(reader.error(
-                            agent.span().start,
-                            format!(
-                                "unknown agent `{}`; expected one of {}",
-                                agent.get_ref(),
-                                AGENTS.join(", ")
-                            ),
-                        ));
-                    };
-                    for (name, value) in
-                        reader.table(agent, table, "a table of the agent's settings")?
-                    {
-                        let Some(key) = keys::find_per_agent(name.get_ref()) else {
-                            let known = per_agent_names();
-                            return Err(reader.error(name.span().start, format!("unknown key `{}` in [agents.{agent_name}]; expected one of {known}", name.get_ref())));
-                        };
-                        let slot = Slot {
-                            key,
-                            agent: Some(agent_name),
-                            entry: None,
-                        };
-                        out.entries.push(reader.entry(slot, name, value)?);
-                    }
-                }
-            }
+            "agents" => reader.agents(key, value, &mut out.entries)?,
             "env" => {
                 for (name, value) in reader.table(key, value, "a table of environment variables")? {
                     out.env.push(reader.env_default(name, value)?);
                 }
             }
-            name => match keys::find(name) {
-                Some(declared) if declared.kind == Kind::Price => {
-                    for (entry, value) in reader.table(
-                        key,
-                        value,
-                        "a table of prices by model, such as [prices.\"gpt-5\"]",
-                    )? {
-                        let slot = Slot {
-                            key: declared,
-                            agent: None,
-                            entry: Some(entry.get_ref().to_string()),
-                        };
-                        out.entries.push(reader.entry(slot, entry, value)?);
-                    }
-                }
-                Some(declared) => {
-                    let slot = Slot {
-                        key: declared,
-                        agent: None,
-                        entry: None,
-                    };
-                    out.entries.push(reader.entry(slot, key, value)?);
-                }
-                None => {
-                    return Err(reader.error(
-                        key.span().start,
-                        format!(
-                            "unknown key `{name}`; expected one of {}",
-                            top_level_names()
-                        ),
-                    ));
-                }
-            },
+            _ => reader.top_level(key, value, &mut out.entries)?,
         }
     }
     Ok(out)
@@ -190,6 +128,67 @@ impl Reader<'_> {
                 ),
             )),
         }
+    }
+
+    /// A top-level key, or each entry of a table key.
+    fn top_level(
+        &self,
+        key: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+        entries: &mut Vec<Entry>,
+    ) -> Result<(), ConfigError> {
+        let Some(declared) = keys::find(key.get_ref()) else {
+            let message = format!(
+                "unknown key `{}`; expected one of {}",
+                key.get_ref(),
+                top_level_names()
+            );
+            return Err(self.error(key.span().start, message));
+        };
+        if declared.kind != Kind::Price {
+            entries.push(self.entry(Slot::of(declared), key, value)?);
+            return Ok(());
+        }
+        let expected = "a table of prices by model, such as [prices.\"gpt-5\"]";
+        for (entry, value) in self.table(key, value, expected)? {
+            let slot = Slot::entry(declared, entry.get_ref().to_string());
+            entries.push(self.entry(slot, entry, value)?);
+        }
+        Ok(())
+    }
+
+    /// The `[agents.NAME]` sections.
+    fn agents(
+        &self,
+        key: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+        entries: &mut Vec<Entry>,
+    ) -> Result<(), ConfigError> {
+        for (name, table) in
+            self.table(key, value, "a table per agent, such as [agents.opencode]")?
+        {
+            let Some(agent) = agents().find(|a| agent_name(*a) == name.get_ref().as_ref()) else {
+                let message = format!(
+                    "unknown agent `{}`; expected one of {}",
+                    name.get_ref(),
+                    agent_names()
+                );
+                return Err(self.error(name.span().start, message));
+            };
+            for (name, value) in self.table(name, table, "a table of the agent's settings")? {
+                let Some(declared) = keys::find_per_agent(name.get_ref()) else {
+                    let message = format!(
+                        "unknown key `{}` in [agents.{}]; expected one of {}",
+                        name.get_ref(),
+                        agent_name(agent),
+                        per_agent_names()
+                    );
+                    return Err(self.error(name.span().start, message));
+                };
+                entries.push(self.entry(Slot::agents(declared, Some(agent)), name, value)?);
+            }
+        }
+        Ok(())
     }
 
     fn entry(

@@ -2,10 +2,25 @@
 //! default, its `RUNBOOK_*` variable, its flag and its help; the files, the environment, the
 //! flags, `runbook config`, `runbook config --init` and `--help` are all derived from [`KEYS`].
 
+use clap::ValueEnum as _;
+
 use super::value::{Kind, Value};
+use crate::agent::AgentKind;
 
 /// The agents that have an `[agents.NAME]` section (and `RUNBOOK_NAME_BIN`).
-pub(crate) const AGENTS: &[&str] = &["opencode", "claude", "codex"];
+pub(crate) fn agents() -> impl Iterator<Item = AgentKind> {
+    AgentKind::value_variants().iter().copied()
+}
+
+/// `opencode, claude, codex`, for messages.
+pub(crate) fn agent_names() -> String {
+    agents().map(agent_name).collect::<Vec<_>>().join(", ")
+}
+
+/// The name of an agent in files, variables and messages.
+pub(crate) fn agent_name(agent: AgentKind) -> &'static str {
+    agent.adapter().name()
+}
 
 /// The keys, in the order `runbook config` and `--help` show them.
 pub(crate) const KEYS: &[Key] = &[
@@ -197,20 +212,11 @@ impl Key {
     /// The names this key has in files: one, or one per agent.
     pub(crate) fn slots(&'static self) -> Vec<Slot> {
         if self.per_agent {
-            AGENTS
-                .iter()
-                .map(|agent| Slot {
-                    key: self,
-                    agent: Some(agent),
-                    entry: None,
-                })
+            agents()
+                .map(|agent| Slot::agents(self, Some(agent)))
                 .collect()
         } else {
-            vec![Slot {
-                key: self,
-                agent: None,
-                entry: None,
-            }]
+            vec![Slot::of(self)]
         }
     }
 }
@@ -229,16 +235,39 @@ pub(crate) fn find_per_agent(name: &str) -> Option<&'static Key> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Slot {
     pub key: &'static Key,
-    pub agent: Option<&'static str>,
+    pub agent: Option<AgentKind>,
     /// The name of a table key's entry (the model of a `prices` entry).
     pub entry: Option<String>,
 }
 
 impl Slot {
+    /// The key itself.
+    pub(crate) fn of(key: &'static Key) -> Self {
+        Self::agents(key, None)
+    }
+
+    /// A per-agent key of `agent` (or of no agent).
+    pub(crate) fn agents(key: &'static Key, agent: Option<AgentKind>) -> Self {
+        Self {
+            key,
+            agent,
+            entry: None,
+        }
+    }
+
+    /// The entry `name` of a table key.
+    pub(crate) fn entry(key: &'static Key, name: String) -> Self {
+        Self {
+            key,
+            agent: None,
+            entry: Some(name),
+        }
+    }
+
     /// The slot's name in files: `model`, `agents.claude.bin`, `prices."gpt-5"`.
     pub(crate) fn name(&self) -> String {
         match (self.agent, &self.entry) {
-            (Some(agent), _) => format!("agents.{agent}.{}", self.key.name),
+            (Some(agent), _) => format!("agents.{}.{}", agent_name(agent), self.key.name),
             (None, Some(entry)) => {
                 format!("{}.{}", self.key.name, toml::Value::String(entry.clone()))
             }
@@ -249,10 +278,7 @@ impl Slot {
 
 #[cfg(test)]
 mod tests {
-    use clap::ValueEnum as _;
-
     use super::*;
-    use crate::agent::AgentKind;
 
     #[test]
     fn every_default_parses_and_every_key_has_something_to_suggest() {
@@ -281,13 +307,5 @@ mod tests {
             "inactivity-timeout"
         );
         assert_eq!(bin.slots()[1].name(), "agents.claude.bin");
-    }
-
-    #[test]
-    fn every_agent_runbook_drives_has_a_section() {
-        for agent in AgentKind::value_variants() {
-            let name = agent.to_possible_value().unwrap();
-            assert!(AGENTS.contains(&name.get_name()), "{}", name.get_name());
-        }
     }
 }

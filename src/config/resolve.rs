@@ -9,7 +9,7 @@ use super::discover::Places;
 use super::error::ConfigError;
 use super::file::{self, Entry, EnvDefault, FileLayer};
 use super::flags::FlagValue;
-use super::keys::{AGENTS, KEYS, Slot};
+use super::keys::{KEYS, Slot, agent_name, agents};
 use super::value::{FromValue, Kind, Value};
 use crate::agent::AgentKind;
 use crate::exit;
@@ -157,7 +157,7 @@ fn from_environment(var: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Entry>, 
     for key in KEYS.iter().filter(|k| k.env) {
         for slot in key.slots() {
             let name = key
-                .env_var(slot.agent)
+                .env_var(slot.agent.map(agent_name))
                 .expect("keys with env have a variable");
             // An empty variable is unset, as the shell's `VAR= cmd` means.
             let Some(text) = var(&name).filter(|t| !t.is_empty()) else {
@@ -177,30 +177,24 @@ fn from_environment(var: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Entry>, 
     Ok(entries)
 }
 
-fn flag_entry(flag: &FlagValue, agent: Option<&'static str>) -> Entry {
+fn flag_entry(flag: &FlagValue, agent: Option<AgentKind>) -> Entry {
     Entry {
-        slot: Slot {
-            key: flag.key,
-            agent,
-            entry: None,
-        },
+        slot: Slot::agents(flag.key, agent),
         value: flag.value.clone(),
         origin: Origin::named(Layer::Flag, Some(flag.flag.clone())),
     }
 }
 
 /// The agent the entries so far choose.
-fn agent_of(entries: &[Entry]) -> &'static str {
-    let chosen = entries.iter().rev().find_map(|e| match e.value {
-        Value::Agent(agent) if e.slot.key.name == "agent" => Some(agent),
-        _ => None,
-    });
-    let name = chosen.map_or("opencode", |a| a.adapter().name());
-    AGENTS
+fn agent_of(entries: &[Entry]) -> AgentKind {
+    entries
         .iter()
-        .copied()
-        .find(|a| *a == name)
-        .unwrap_or("opencode")
+        .rev()
+        .find_map(|e| match e.value {
+            Value::Agent(agent) if e.slot.key.name == "agent" => Some(agent),
+            _ => None,
+        })
+        .unwrap_or(AgentKind::Opencode)
 }
 
 /// Every slot to show, in the key table's order: the agents' sections, agent by agent, where
@@ -211,12 +205,9 @@ fn slots(entries: &[Entry]) -> Vec<Slot> {
     for key in KEYS {
         if key.per_agent && !agents_done {
             agents_done = true;
-            for agent in AGENTS {
-                slots.extend(KEYS.iter().filter(|k| k.per_agent).map(|key| Slot {
-                    key,
-                    agent: Some(agent),
-                    entry: None,
-                }));
+            for agent in agents() {
+                let per_agent = KEYS.iter().filter(|k| k.per_agent);
+                slots.extend(per_agent.map(|key| Slot::agents(key, Some(agent))));
             }
         } else if key.kind == Kind::Price {
             let mut names: Vec<&String> = entries
@@ -226,17 +217,9 @@ fn slots(entries: &[Entry]) -> Vec<Slot> {
                 .collect();
             names.sort();
             names.dedup();
-            slots.extend(names.into_iter().map(|name| Slot {
-                key,
-                agent: None,
-                entry: Some(name.clone()),
-            }));
+            slots.extend(names.into_iter().map(|name| Slot::entry(key, name.clone())));
         } else if !key.per_agent {
-            slots.push(Slot {
-                key,
-                agent: None,
-                entry: None,
-            });
+            slots.push(Slot::of(key));
         }
     }
     slots
@@ -313,7 +296,7 @@ impl Config {
 }
 
 fn agent_key(agent: AgentKind, name: &str) -> String {
-    format!("agents.{}.{name}", agent.adapter().name())
+    format!("agents.{}.{name}", agent_name(agent))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The commented `runbook.toml` that `runbook config --init` writes, made from the key table.
 
-use super::keys::{AGENTS, Flag, KEYS, Key};
+use super::keys::{Flag, KEYS, Key, agent_names};
 use super::value::Kind;
 
 /// How wide the comments are.
@@ -28,7 +28,7 @@ pub(crate) fn starter() -> String {
 
     out.push_str(&format!(
         "\n# Settings for one agent ({}).\n#[agents.opencode]\n",
-        AGENTS.join(", ")
+        agent_names()
     ));
     for key in KEYS.iter().filter(|k| k.per_agent) {
         out.push_str(&describe(key));
