@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
@@ -16,6 +17,7 @@ use crate::event::{
     Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
 };
 use crate::exit::{Error, ExitStatus};
+use crate::prices::PriceTable;
 use crate::render;
 use crate::supervisor::{agent_outcome, millis};
 use crate::term::ColorChoice;
@@ -47,6 +49,7 @@ pub(crate) async fn replay(
                 &bytes,
                 agent.adapter(),
                 model,
+                config.prices(),
                 &mut dispatch,
                 &pace,
             )
@@ -160,6 +163,7 @@ async fn native(
     bytes: &[u8],
     adapter: &dyn Adapter,
     model: Option<&str>,
+    prices: PriceTable,
     dispatch: &mut Dispatcher,
     pace: &Pace,
 ) -> anyhow::Result<()> {
@@ -237,6 +241,7 @@ async fn native(
 
     let mut parser = adapter.stdout_parser(ParseContext {
         model: model.map(str::to_owned),
+        prices: Arc::new(prices),
         ..ParseContext::new(cwd)
     });
     let mut stderr_parser = adapter.stderr_parser();
