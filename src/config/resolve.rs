@@ -35,7 +35,7 @@ pub(crate) struct Setting {
 
 impl Setting {
     /// How a message names where the value was given: `--agent-cmd`, `RUNBOOK_AGENT_CMD`, or
-    /// ``agent_cmd` at /work/app/runbook.toml:3:1`.
+    /// `` `agent_cmd` at /work/app/runbook.toml:3:1 ``.
     pub(crate) fn given_by(&self) -> String {
         let o = &self.origin;
         match (&o.name, &o.file, o.line, o.column) {
