@@ -21,7 +21,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'runbook' {
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour on stderr')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -30,28 +30,30 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show how a run went (the latest by default), or follow it live from another terminal')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'runbook;run' {
-            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Which agent to run')
-            [CompletionResult]::new('--agent-cmd', '--agent-cmd', [CompletionResultType]::ParameterName, 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''`')
-            [CompletionResult]::new('--agent-bin', '--agent-bin', [CompletionResultType]::ParameterName, 'The agent''s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN, RUNBOOK_CLAUDE_BIN, RUNBOOK_CODEX_BIN]')
-            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model)')
-            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model)')
-            [CompletionResult]::new('--permissions', '--permissions', [CompletionResultType]::ParameterName, 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]')
+            [CompletionResult]::new('--agent-cmd', '--agent-cmd', [CompletionResultType]::ParameterName, 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''` [env: RUNBOOK_AGENT_CMD]')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]')
+            [CompletionResult]::new('--permissions', '--permissions', [CompletionResultType]::ParameterName, 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]')
+            [CompletionResult]::new('--agent-bin', '--agent-bin', [CompletionResultType]::ParameterName, 'The agent''s binary [default: the agent''s program on PATH] [env: RUNBOOK_<AGENT>_BIN]')
+            [CompletionResult]::new('--inactivity-timeout', '--inactivity-timeout', [CompletionResultType]::ParameterName, 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]')
+            [CompletionResult]::new('--kill-grace', '--kill-grace', [CompletionResultType]::ParameterName, 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]')
+            [CompletionResult]::new('--finish-grace', '--finish-grace', [CompletionResultType]::ParameterName, 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]')
+            [CompletionResult]::new('--max-cost', '--max-cost', [CompletionResultType]::ParameterName, 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]')
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]')
             [CompletionResult]::new('--then', '--then', [CompletionResultType]::ParameterName, 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)')
             [CompletionResult]::new('--max-revisions', '--max-revisions', [CompletionResultType]::ParameterName, 'How many times a plan may be revised before only execute or abort is offered')
-            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'The directory the agent works in [default: the current one]')
-            [CompletionResult]::new('--inactivity-timeout', '--inactivity-timeout', [CompletionResultType]::ParameterName, 'Stop the agent after this long without any activity (output, or CPU use of its processes)')
-            [CompletionResult]::new('--kill-grace', '--kill-grace', [CompletionResultType]::ParameterName, 'How long the agent gets to exit after SIGTERM before SIGKILL')
-            [CompletionResult]::new('--finish-grace', '--finish-grace', [CompletionResultType]::ParameterName, 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)')
-            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the agent when the whole run has taken this long')
-            [CompletionResult]::new('--max-cost', '--max-cost', [CompletionResultType]::ParameterName, 'Stop the agent once its reported cost crosses this many US dollars')
-            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour on stderr')
-            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]')
+            [CompletionResult]::new('--env-file', '--env-file', [CompletionResultType]::ParameterName, 'Set the agent''s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]')
             [CompletionResult]::new('--plan-only', '--plan-only', [CompletionResultType]::ParameterName, 'Stop after the plan (implies --plan): the plan goes to stdout')
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Execute the plan without asking (what happens anyway without a terminal)')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Execute the plan without asking (what happens anyway without a terminal)')
@@ -67,8 +69,8 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;status' {
-            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour on stderr')
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('--live', '--live', [CompletionResultType]::ParameterName, 'Follow the run as it happens, then exit with its exit code')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Show only what needs attention: failures, denials, warnings and the summary')
@@ -86,8 +88,8 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many runs')
             [CompletionResult]::new('--outcome', '--outcome', [CompletionResultType]::ParameterName, 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, running, abandoned')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only runs of this agent')
-            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour on stderr')
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every run')
             [CompletionResult]::new('--here', '--here', [CompletionResultType]::ParameterName, 'Only runs started in the current directory')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One receipt per line, as JSON')
@@ -102,7 +104,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model the recording used, for estimating costs the agent did not report (Codex)')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the recording used, for estimating costs the agent did not report (Codex)')
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Play the recording this many times faster')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour on stderr')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('--instant', '--instant', [CompletionResultType]::ParameterName, 'Don''t wait between events')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the universal events as JSON lines instead')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Show only what needs attention: failures, denials, warnings and the summary')
@@ -115,8 +117,33 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'runbook;config' {
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]')
+            [CompletionResult]::new('--agent-cmd', '--agent-cmd', [CompletionResultType]::ParameterName, 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''` [env: RUNBOOK_AGENT_CMD]')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]')
+            [CompletionResult]::new('--permissions', '--permissions', [CompletionResultType]::ParameterName, 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]')
+            [CompletionResult]::new('--agent-bin', '--agent-bin', [CompletionResultType]::ParameterName, 'The agent''s binary [default: the agent''s program on PATH] [env: RUNBOOK_<AGENT>_BIN]')
+            [CompletionResult]::new('--inactivity-timeout', '--inactivity-timeout', [CompletionResultType]::ParameterName, 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]')
+            [CompletionResult]::new('--kill-grace', '--kill-grace', [CompletionResultType]::ParameterName, 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]')
+            [CompletionResult]::new('--finish-grace', '--finish-grace', [CompletionResultType]::ParameterName, 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]')
+            [CompletionResult]::new('--max-cost', '--max-cost', [CompletionResultType]::ParameterName, 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]')
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]')
+            [CompletionResult]::new('--env-file', '--env-file', [CompletionResultType]::ParameterName, 'Set the agent''s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
+            [CompletionResult]::new('--init', '--init', [CompletionResultType]::ParameterName, 'Write a commented runbook.toml in the repository root (never over an existing one)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the configuration as JSON')
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'runbook;completions' {
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour on stderr')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -128,6 +155,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show how a run went (the latest by default), or follow it live from another terminal')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -142,6 +170,9 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;help;replay' {
+            break
+        }
+        'runbook;help;config' {
             break
         }
         'runbook;help;completions' {

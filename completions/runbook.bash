@@ -19,6 +19,9 @@ _runbook() {
             runbook,completions)
                 cmd="runbook__subcmd__completions"
                 ;;
+            runbook,config)
+                cmd="runbook__subcmd__config"
+                ;;
             runbook,help)
                 cmd="runbook__subcmd__help"
                 ;;
@@ -36,6 +39,9 @@ _runbook() {
                 ;;
             runbook__subcmd__help,completions)
                 cmd="runbook__subcmd__help__subcmd__completions"
+                ;;
+            runbook__subcmd__help,config)
+                cmd="runbook__subcmd__help__subcmd__config"
                 ;;
             runbook__subcmd__help,help)
                 cmd="runbook__subcmd__help__subcmd__help"
@@ -59,7 +65,7 @@ _runbook() {
 
     case "${cmd}" in
         runbook)
-            opts="-h -V --color --help --version run status list replay completions help"
+            opts="-h -V --color --help --version run status list replay config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -94,8 +100,82 @@ _runbook() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        runbook__subcmd__config)
+            opts="-m -h -V --init --json --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --runs-dir --cwd --env-file --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
+                    return 0
+                    ;;
+                --agent-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --permissions)
+                    COMPREPLY=($(compgen -W "agent read-only workspace bypass" -- "${cur}"))
+                    return 0
+                    ;;
+                --agent-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inactivity-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kill-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --finish-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         runbook__subcmd__help)
-            opts="run status list replay completions help"
+            opts="run status list replay config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,6 +189,20 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        runbook__subcmd__help__subcmd__config)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -265,7 +359,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --agent-bin --model --permissions --then --plan --plan-only --yes --max-revisions --cwd --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --runs-dir --json --quiet --verbose --color --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --runs-dir --then --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -276,10 +370,6 @@ _runbook() {
                     return 0
                     ;;
                 --agent-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --agent-bin)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -295,15 +385,7 @@ _runbook() {
                     COMPREPLY=($(compgen -W "agent read-only workspace bypass" -- "${cur}"))
                     return 0
                     ;;
-                --then)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-revisions)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cwd)
+                --agent-bin)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -328,6 +410,22 @@ _runbook() {
                     return 0
                     ;;
                 --runs-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --then)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-revisions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -18,7 +18,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
     }
     var completions = [
         &'runbook'= {
-            cand --color 'When to use colour on stderr'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -27,27 +27,29 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
             cand list 'List runs, newest first'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+            cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'runbook;run'= {
-            cand --agent 'Which agent to run'
-            cand --agent-cmd 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''`'
-            cand --agent-bin 'The agent''s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN, RUNBOOK_CLAUDE_BIN, RUNBOOK_CODEX_BIN]'
-            cand -m 'The model, as the agent names it (OpenCode: provider/model)'
-            cand --model 'The model, as the agent names it (OpenCode: provider/model)'
-            cand --permissions 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)'
+            cand --agent 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]'
+            cand --agent-cmd 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''` [env: RUNBOOK_AGENT_CMD]'
+            cand -m 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
+            cand --model 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
+            cand --permissions 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]'
+            cand --agent-bin 'The agent''s binary [default: the agent''s program on PATH] [env: RUNBOOK_<AGENT>_BIN]'
+            cand --inactivity-timeout 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]'
+            cand --kill-grace 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]'
+            cand --finish-grace 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]'
+            cand --timeout 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]'
+            cand --max-cost 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
             cand --then 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)'
             cand --max-revisions 'How many times a plan may be revised before only execute or abort is offered'
-            cand --cwd 'The directory the agent works in [default: the current one]'
-            cand --inactivity-timeout 'Stop the agent after this long without any activity (output, or CPU use of its processes)'
-            cand --kill-grace 'How long the agent gets to exit after SIGTERM before SIGKILL'
-            cand --finish-grace 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)'
-            cand --timeout 'Stop the agent when the whole run has taken this long'
-            cand --max-cost 'Stop the agent once its reported cost crosses this many US dollars'
-            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]'
-            cand --color 'When to use colour on stderr'
-            cand --plan 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session'
+            cand --cwd 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]'
+            cand --env-file 'Set the agent''s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --plan 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
             cand --plan-only 'Stop after the plan (implies --plan): the plan goes to stdout'
             cand -y 'Execute the plan without asking (what happens anyway without a terminal)'
             cand --yes 'Execute the plan without asking (what happens anyway without a terminal)'
@@ -62,8 +64,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --version 'Print version'
         }
         &'runbook;status'= {
-            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]'
-            cand --color 'When to use colour on stderr'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --live 'Follow the run as it happens, then exit with its exit code'
             cand --json 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
             cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
@@ -80,8 +82,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --limit 'Show at most this many runs'
             cand --outcome 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, running, abandoned'
             cand --agent 'Only runs of this agent'
-            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]'
-            cand --color 'When to use colour on stderr'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --all 'Show every run'
             cand --here 'Only runs started in the current directory'
             cand --json 'One receipt per line, as JSON'
@@ -95,7 +97,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -m 'The model the recording used, for estimating costs the agent did not report (Codex)'
             cand --model 'The model the recording used, for estimating costs the agent did not report (Codex)'
             cand --speed 'Play the recording this many times faster'
-            cand --color 'When to use colour on stderr'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --instant 'Don''t wait between events'
             cand --json 'Print the universal events as JSON lines instead'
             cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
@@ -107,8 +109,32 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'runbook;config'= {
+            cand --agent 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]'
+            cand --agent-cmd 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''` [env: RUNBOOK_AGENT_CMD]'
+            cand -m 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
+            cand --model 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
+            cand --permissions 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]'
+            cand --agent-bin 'The agent''s binary [default: the agent''s program on PATH] [env: RUNBOOK_<AGENT>_BIN]'
+            cand --inactivity-timeout 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]'
+            cand --kill-grace 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]'
+            cand --finish-grace 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]'
+            cand --timeout 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]'
+            cand --max-cost 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
+            cand --cwd 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]'
+            cand --env-file 'Set the agent''s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --init 'Write a commented runbook.toml in the repository root (never over an existing one)'
+            cand --json 'Print the configuration as JSON'
+            cand --plan 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'runbook;completions'= {
-            cand --color 'When to use colour on stderr'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -119,6 +145,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
             cand list 'List runs, newest first'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+            cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -129,6 +156,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;list'= {
         }
         &'runbook;help;replay'= {
+        }
+        &'runbook;help;config'= {
         }
         &'runbook;help;completions'= {
         }

@@ -24,7 +24,7 @@ function __fish_runbook_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c runbook -n "__fish_runbook_needs_command" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+complete -c runbook -n "__fish_runbook_needs_command" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -33,31 +33,33 @@ complete -c runbook -n "__fish_runbook_needs_command" -f -a "run" -d 'Run an age
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent -d 'Which agent to run' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent -d 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-cmd -d 'Run this command instead, an agent that prints runbook\'s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd \'uvx my-agent --fast\'`' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'The agent\'s binary [default: from PATH; or RUNBOOK_OPENCODE_BIN, RUNBOOK_CLAUDE_BIN, RUNBOOK_CODEX_BIN]' -r -F
-complete -c runbook -n "__fish_runbook_using_subcommand run" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model)' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l permissions -d 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)' -r -f -a "agent\t'Whatever the agent\'s own configuration says (nothing is passed)'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-cmd -d 'Run this command instead, an agent that prints runbook\'s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd \'uvx my-agent --fast\'` [env: RUNBOOK_AGENT_CMD]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l permissions -d 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]' -r -f -a "agent\t'Whatever the agent\'s own configuration says (nothing is passed)'
 read-only\t'Look, don\'t touch: no edits, no commands that change anything'
 workspace\t'Edit files and run commands inside the work dir'
 bypass\t'Everything, without asking. Only for a throwaway machine or container'"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'The agent\'s binary [default: the agent\'s program on PATH] [env: RUNBOOK_<AGENT>_BIN]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l then -d 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-revisions -d 'How many times a plan may be revised before only execute or abort is offered' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in [default: the current one]' -r -F
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes)' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the agent when the whole run has taken this long' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]' -r -F
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l env-file -d 'Set the agent\'s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan-only -d 'Stop after the plan (implies --plan): the plan goes to stdout'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s y -l yes -d 'Execute the plan without asking (what happens anyway without a terminal)'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l json -d 'Print every event as a JSON line on stdout, then the receipt; nothing else on stdout'
@@ -65,8 +67,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -s q -l quiet -d 'S
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s v -l verbose -d 'Show everything: all of the agent\'s text, reasoning, steps and the command line'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand status" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]' -r -F
-complete -c runbook -n "__fish_runbook_using_subcommand status" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l live -d 'Follow the run as it happens, then exit with its exit code'
@@ -78,8 +80,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand status" -s V -l version 
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s n -l limit -d 'Show at most this many runs' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, running, abandoned' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l agent -d 'Only runs of this agent' -r
-complete -c runbook -n "__fish_runbook_using_subcommand list" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs]' -r -F
-complete -c runbook -n "__fish_runbook_using_subcommand list" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l all -d 'Show every run'
@@ -92,7 +94,7 @@ claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s m -l model -d 'The model the recording used, for estimating costs the agent did not report (Codex)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Play the recording this many times faster' -r
-complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l instant -d 'Don\'t wait between events'
@@ -101,14 +103,41 @@ complete -c runbook -n "__fish_runbook_using_subcommand replay" -s q -l quiet -d
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s v -l verbose -d 'Show everything: all of the agent\'s text, reasoning, steps and the command line'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand completions" -l color -d 'When to use colour on stderr' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent -d 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
+claude\t'Claude Code (`claude -p --output-format stream-json`)'
+codex\t'Codex (`codex exec --json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-cmd -d 'Run this command instead, an agent that prints runbook\'s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd \'uvx my-agent --fast\'` [env: RUNBOOK_AGENT_CMD]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l permissions -d 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]' -r -f -a "agent\t'Whatever the agent\'s own configuration says (nothing is passed)'
+read-only\t'Look, don\'t touch: no edits, no commands that change anything'
+workspace\t'Edit files and run commands inside the work dir'
+bypass\t'Everything, without asking. Only for a throwaway machine or container'"
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-bin -d 'The agent\'s binary [default: the agent\'s program on PATH] [env: RUNBOOK_<AGENT>_BIN]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l cwd -d 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l env-file -d 'Set the agent\'s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a commented runbook.toml in the repository root (never over an existing one)'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l json -d 'Print the configuration as JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand completions" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "list" -d 'List runs, newest first'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

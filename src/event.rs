@@ -9,6 +9,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::provenance::{EnvVarRecord, SettingRecord};
+
 /// Version of the serialized event and receipt schema. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -272,6 +274,12 @@ pub struct RunInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_start: Option<u64>,
     pub limits: Limits,
+    /// The settings that did not come from runbook's defaults, and where each was set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingRecord>,
+    /// The variables runbook set for the agent, and where each came from (never their values).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvVarRecord>,
 }
 
 /// The limits the run was started with.

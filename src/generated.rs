@@ -48,8 +48,9 @@ fn prices() -> Vec<u8> {
          then replaced by its reported total).\n\n\
          A model id matches an entry when it is the entry's id, possibly with a provider prefix \
          (`openai/gpt-5`), a context tag (`claude-opus-4-8[1m]`) or a dated suffix \
-         (`claude-sonnet-4-5-20250929`). Your own prices, from the configuration, are looked up \
-         first.\n\n\
+         (`claude-sonnet-4-5-20250929`). Your own prices are looked up first: in any \
+         configuration file, `[prices.\"MODEL\"]` with `input`, `cached_input`, `output` and \
+         optionally `cache_write`, in the same units (see the README's Configuration).\n\n\
          This page is generated from `src/prices.rs`.\n\n\
          | model | input | cached input | output | cache write |\n\
          | --- | --- | --- | --- | --- |\n",

@@ -5,8 +5,10 @@
 //! `store`, `receipt`) only receive events, through the dispatcher (`consumer`).
 
 mod agent;
+mod agent_env;
 mod cli;
 mod commands;
+mod config;
 mod consumer;
 pub mod event;
 mod exit;
@@ -17,6 +19,7 @@ mod lines;
 mod plan;
 pub mod prices;
 mod procfs;
+pub mod provenance;
 pub mod receipt;
 mod redact;
 mod render;
@@ -37,7 +40,8 @@ pub use exit::ExitStatus;
 /// Parses the command line, runs the command, and turns the result into an exit code.
 pub fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    let color = term::TermEnv::detect().color(cli.color);
+    // For runbook's own errors, which may be about the configuration: the flag alone decides.
+    let color = term::TermEnv::detect().color(config::color_flag(&cli.global));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -53,10 +57,11 @@ pub fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            cli::Command::Run(args) => commands::run::run(args, cli.color).await,
-            cli::Command::Status(args) => commands::status::status(args, cli.color).await,
-            cli::Command::List(args) => commands::list::list(&args, cli.color),
-            cli::Command::Replay(args) => commands::replay::replay(args, cli.color).await,
+            cli::Command::Run(args) => commands::run::run(args, &cli.global).await,
+            cli::Command::Status(args) => commands::status::status(args, &cli.global).await,
+            cli::Command::List(args) => commands::list::list(&args, &cli.global),
+            cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
+            cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Completions { shell } => commands::completions::completions(shell),
         }
     });

@@ -16,6 +16,7 @@ use crate::event::{
     CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, ProviderError,
     RunInfo, SCHEMA_VERSION, Tokens,
 };
+use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{Denial, RunStats, ToolTally, TurnTotals, UnparsedSample};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -56,6 +57,12 @@ pub struct Receipt {
     pub stderr: StderrSummary,
     pub watchdog: Option<Diagnostic>,
     pub limits: Limits,
+    /// The settings that did not come from runbook's defaults, and where each was set.
+    #[serde(default)]
+    pub settings: Vec<SettingRecord>,
+    /// The variables runbook set for the agent and where each came from; never their values.
+    #[serde(default)]
+    pub env: Vec<EnvVarRecord>,
     /// The plan, for runs with `--plan`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanRecord>,
@@ -305,6 +312,8 @@ impl ReceiptBuilder {
                     ..plan.clone()
                 }
             }),
+            settings: info.settings.clone(),
+            env: info.env.clone(),
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Keeps secrets out of everything runbook writes: the values of environment variables whose names
-//! look like keys, tokens, secrets or passwords are replaced wherever they appear.
+//! look like keys, tokens, secrets or passwords, and every value runbook sets in the agent's
+//! environment, are replaced wherever they appear.
 
 use std::borrow::Cow;
 
@@ -32,6 +33,13 @@ pub(crate) struct Redactor {
     longest: usize,
 }
 
+/// The values of the variables whose names say they are secret.
+fn secret_values(vars: impl IntoIterator<Item = (String, String)>) -> impl Iterator<Item = String> {
+    vars.into_iter()
+        .filter(|(name, _)| is_secret_name(name))
+        .map(|(_, value)| value)
+}
+
 /// Whether an environment variable's name says its value is secret.
 pub(crate) fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
@@ -40,18 +48,23 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
 }
 
 impl Redactor {
-    /// Masks the secrets of this process's environment (which the agent inherits).
-    pub(crate) fn from_env() -> Self {
-        Self::from_vars(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        )
+    /// Masks the secrets of this process's environment (which the agent inherits), and every
+    /// value runbook sets in the agent's environment, secret-looking name or not.
+    pub(crate) fn for_agent<'a>(set: impl IntoIterator<Item = &'a str>) -> Self {
+        let inherited = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        Self::from_values(secret_values(inherited).chain(set.into_iter().map(str::to_owned)))
     }
 
+    #[cfg(test)]
     pub(crate) fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self::from_values(secret_values(vars))
+    }
+
+    fn from_values(values: impl IntoIterator<Item = String>) -> Self {
         let mut patterns: Vec<String> = Vec::new();
-        for (name, value) in vars {
-            if !is_secret_name(&name) || value.len() < MIN_SECRET_LEN {
+        for value in values {
+            if value.len() < MIN_SECRET_LEN {
                 continue;
             }
             // Inside JSON output the value appears escaped; mask both spellings.
@@ -154,6 +167,13 @@ mod tests {
             r.safe_cut(split) <= split.len() - "sk-live-ab".len(),
             "a possible secret prefix is held back"
         );
+    }
+
+    #[test]
+    fn every_value_set_for_the_agent_is_masked_whatever_its_name() {
+        let r = Redactor::for_agent(["postgres://u:pw@db/app", "1"]);
+        assert_eq!(r.str("url=postgres://u:pw@db/app"), "url=[REDACTED]");
+        assert_eq!(r.str("n=1"), "n=1", "too short to be worth masking");
     }
 
     #[test]

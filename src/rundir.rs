@@ -12,6 +12,8 @@ use std::time::SystemTime;
 
 use anyhow::Context as _;
 
+use crate::config::Config;
+
 pub(crate) const EVENTS: &str = "events.ndjson";
 pub(crate) const STDOUT: &str = "stdout.log";
 pub(crate) const STDERR: &str = "stderr.log";
@@ -27,10 +29,10 @@ pub(crate) fn default_runs_dir() -> anyhow::Result<PathBuf> {
     Ok(state.join("runbook").join("runs"))
 }
 
-/// The runs dir given on the command line (or by `RUNBOOK_RUNS_DIR`), else the default.
-pub(crate) fn runs_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match given {
-        Some(dir) => Ok(dir.to_path_buf()),
+/// The configured runs dir (`runs_dir`: a flag, `RUNBOOK_RUNS_DIR` or a file), else the default.
+pub(crate) fn runs_dir(config: &Config) -> anyhow::Result<PathBuf> {
+    match config.get::<PathBuf>("runs_dir") {
+        Some(dir) => Ok(dir),
         None => default_runs_dir(),
     }
 }

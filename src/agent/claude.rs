@@ -51,10 +51,6 @@ impl Adapter for Claude {
         "claude"
     }
 
-    fn bin_env(&self) -> &'static str {
-        "RUNBOOK_CLAUDE_BIN"
-    }
-
     fn install_hint(&self) -> &'static str {
         "install it with `npm install -g @anthropic-ai/claude-code`, or point --agent-bin / RUNBOOK_CLAUDE_BIN at it"
     }

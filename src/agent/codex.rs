@@ -44,10 +44,6 @@ impl Adapter for Codex {
         "codex"
     }
 
-    fn bin_env(&self) -> &'static str {
-        "RUNBOOK_CODEX_BIN"
-    }
-
     fn install_hint(&self) -> &'static str {
         "install it with `npm install -g @openai/codex`, or point --agent-bin / RUNBOOK_CODEX_BIN at it"
     }

@@ -24,10 +24,6 @@ impl Adapter for Generic {
         "the --agent-cmd program"
     }
 
-    fn bin_env(&self) -> &'static str {
-        "RUNBOOK_AGENT_CMD"
-    }
-
     fn install_hint(&self) -> &'static str {
         "check the first word of --agent-cmd"
     }

@@ -92,8 +92,6 @@ pub(crate) trait Adapter: Send + Sync {
     fn name(&self) -> &'static str;
     /// The program looked up on `PATH` when no binary is given.
     fn program(&self) -> &'static str;
-    /// The environment variable naming the binary, e.g. `RUNBOOK_OPENCODE_BIN`.
-    fn bin_env(&self) -> &'static str;
     /// How to install the agent, for the "not found" error.
     fn install_hint(&self) -> &'static str;
     /// Arguments after the program name.

@@ -37,10 +37,6 @@ impl Adapter for OpenCode {
         "opencode"
     }
 
-    fn bin_env(&self) -> &'static str {
-        "RUNBOOK_OPENCODE_BIN"
-    }
-
     fn install_hint(&self) -> &'static str {
         "install it with `npm install -g opencode-ai`, or point --agent-bin / RUNBOOK_OPENCODE_BIN at it"
     }

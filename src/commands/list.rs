@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use serde::Deserialize;
 
 use crate::cli::ListArgs;
+use crate::config::{self, Flags};
 use crate::event::Outcome;
 use crate::exit::ExitStatus;
 use crate::receipt::Receipt;
@@ -20,8 +21,10 @@ use crate::term::{ColorChoice, TermEnv};
 /// Table width when stdout is not a terminal.
 const PLAIN_WIDTH: usize = 160;
 
-pub(crate) fn list(args: &ListArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
-    let runs = Runs::new(rundir::runs_dir(args.runs_dir.path.as_deref())?);
+pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::Result<ExitStatus> {
+    let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
+    let runs = Runs::new(rundir::runs_dir(&config)?);
+    let color: ColorChoice = config.required("color");
     let here = if args.here {
         Some(std::env::current_dir()?.canonicalize()?)
     } else {

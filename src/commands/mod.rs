@@ -1,6 +1,7 @@
 //! One module per subcommand, each a free function returning an exit status.
 
 pub(crate) mod completions;
+pub(crate) mod config;
 pub(crate) mod list;
 pub(crate) mod replay;
 pub(crate) mod run;

@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
@@ -10,16 +11,23 @@ use tokio::time::Instant;
 
 use crate::agent::{Adapter, AgentKind, ParseContext};
 use crate::cli::ReplayArgs;
+use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
 use crate::event::{
     Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
 };
 use crate::exit::{Error, ExitStatus};
+use crate::prices::PriceTable;
 use crate::render;
 use crate::supervisor::{agent_outcome, millis};
 use crate::term::ColorChoice;
 
-pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
+pub(crate) async fn replay(
+    args: ReplayArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let config = config::load_here(global.values())?;
+    let color: ColorChoice = config.required("color");
     let bytes =
         fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let format = match args.agent {
@@ -41,6 +49,7 @@ pub(crate) async fn replay(args: ReplayArgs, color: ColorChoice) -> anyhow::Resu
                 &bytes,
                 agent.adapter(),
                 model,
+                config.prices(),
                 &mut dispatch,
                 &pace,
             )
@@ -154,6 +163,7 @@ async fn native(
     bytes: &[u8],
     adapter: &dyn Adapter,
     model: Option<&str>,
+    prices: PriceTable,
     dispatch: &mut Dispatcher,
     pace: &Pace,
 ) -> anyhow::Result<()> {
@@ -215,6 +225,8 @@ async fn native(
                 timeout_ms: None,
                 max_cost_usd: None,
             },
+            settings: Vec::new(),
+            env: Vec::new(),
         }),
     );
     dispatch.set_turn(Turn::FIRST);
@@ -229,6 +241,7 @@ async fn native(
 
     let mut parser = adapter.stdout_parser(ParseContext {
         model: model.map(str::to_owned),
+        prices: Arc::new(prices),
         ..ParseContext::new(cwd)
     });
     let mut stderr_parser = adapter.stderr_parser();

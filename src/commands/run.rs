@@ -1,16 +1,17 @@
 //! `runbook run`: start the agent on a task, supervise it, and leave a receipt.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
-
-use anyhow::Context as _;
-
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use std::io::Write as _;
 
-use crate::agent::{Adapter, Generic, Invocation, ParseContext, Permissions};
+use anyhow::Context as _;
+
+use crate::agent::{Adapter, AgentKind, Generic, Invocation, ParseContext, Permissions};
+use crate::agent_env;
 use crate::cli::RunArgs;
+use crate::config::{self, Config, Flags, Setting, Value};
 use crate::consumer::{Consumer, Dispatcher};
 use crate::event::{
     DecidedBy, Decision, EventKind, ExitInfo, Limits, Outcome, PlanDecision, RunInfo,
@@ -18,7 +19,7 @@ use crate::event::{
 };
 use crate::exit::{Error, ExitStatus};
 use crate::plan;
-use crate::prices::PriceTable;
+use crate::provenance::{Layer, SettingRecord};
 use crate::receipt::ReceiptWriter;
 use crate::redact::Redactor;
 use crate::render;
@@ -27,7 +28,10 @@ use crate::store::EventLog;
 use crate::supervisor::{self, RawLogs, Signals, TurnSpec, millis};
 use crate::term::ColorChoice;
 
-pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
+pub(crate) async fn run(
+    args: RunArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
     let prompts: Vec<&str> = std::iter::once(args.prompt.as_str())
         .chain(args.then.iter().map(String::as_str))
         .collect();
@@ -36,19 +40,31 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
             Error::Usage("the prompt is empty: say what the agent should do".to_owned()).into(),
         );
     }
-    let cwd = resolve_cwd(args.cwd.as_deref())?;
-    let agent = resolve_agent(&args)?;
+    let cwd = resolve_cwd(args.workspace.cwd.as_deref())?;
+    // Everything that can be wrong with the configuration is found before anything starts.
+    let config = config::load(&cwd, global.values().iter().chain(args.options.values()))?;
+    let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
+    let agent = resolve_agent(&config)?;
     let adapter = agent.adapter;
+    let model: Option<String> = config.get("model");
+    let permissions: Permissions = config.required("permissions");
     adapter
         .preflight(&Invocation {
             prompt: &args.prompt,
-            model: args.model.as_deref(),
+            model: model.as_deref(),
             extra_args: &agent.extra_args,
             resume_session: None,
-            permissions: args.permissions,
+            permissions,
         })
         .map_err(Error::Usage)?;
-    let runs_dir = rundir::runs_dir(args.runs_dir.path.as_deref())?;
+    let inactivity_timeout: Duration = config.required("inactivity_timeout");
+    let kill_grace: Duration = config.required("kill_grace");
+    let finish_grace: Duration = config.required("finish_grace");
+    let timeout: Option<Duration> = config.get("timeout");
+    let max_cost: Option<f64> = config.get("max_cost");
+    let plan: bool = config.required("plan");
+    let color: ColorChoice = config.required("color");
+    let runs_dir = rundir::runs_dir(&config)?;
 
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
@@ -56,7 +72,7 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
 
     let started = SystemTime::now();
     let run_dir = RunDir::create(&runs_dir, started)?;
-    let redactor = Redactor::from_env();
+    let redactor = Redactor::for_agent(agent_env.values());
 
     let mut consumers: Vec<Box<dyn Consumer>> = vec![
         Box::new(EventLog::new(run_dir.events.try_clone()?)),
@@ -67,10 +83,10 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
     let mut dispatch = Dispatcher::new(consumers);
 
     let limits = Limits {
-        inactivity_timeout_ms: millis(args.inactivity_timeout),
-        kill_grace_ms: millis(args.kill_grace),
-        timeout_ms: args.timeout.map(millis),
-        max_cost_usd: args.max_cost,
+        inactivity_timeout_ms: millis(inactivity_timeout),
+        kill_grace_ms: millis(kill_grace),
+        timeout_ms: timeout.map(millis),
+        max_cost_usd: max_cost,
     };
     dispatch.emit_now(
         started,
@@ -79,32 +95,35 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
             run_id: run_dir.id.clone(),
             runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
             agent: adapter.name().to_owned(),
-            model: args.model.clone(),
+            model: model.clone(),
             prompt: redactor.str(&args.prompt).into_owned(),
             cwd: cwd.display().to_string(),
             run_dir: run_dir.path.display().to_string(),
             pid: std::process::id(),
             pid_start: crate::procfs::stat(std::process::id() as i32).map(|s| s.start),
             limits,
+            settings: redact_records(config.records(), &redactor),
+            env: agent_env.records(),
         }),
     );
 
     let turn_limits = supervisor::Limits {
-        inactivity: args.inactivity_timeout,
-        grace: args.kill_grace,
-        deadline: args.timeout.map(|t| tokio::time::Instant::now() + t),
-        max_cost: args.max_cost,
-        finish_grace: args.finish_grace,
+        inactivity: inactivity_timeout,
+        grace: kill_grace,
+        deadline: timeout.map(|t| tokio::time::Instant::now() + t),
+        max_cost,
+        finish_grace,
     };
     let mut session = Session {
         agent: &agent,
-        model: args.model.as_deref(),
+        model: model.as_deref(),
         cwd: &cwd,
         parse: ParseContext {
             cwd: cwd.clone(),
-            model: args.model.clone(),
-            prices: Arc::new(PriceTable::default()),
+            model: model.clone(),
+            prices: Arc::new(config.prices()),
         },
+        env: agent_env.pairs(),
         limits: turn_limits,
         run_dir: &run_dir,
         redactor: &redactor,
@@ -112,19 +131,24 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
         signals: &mut signals,
         turns: 0,
     };
-    let mut ending = if args.plan || args.plan_only {
-        planned(&mut session, &args).await
+    let plan_mode = PlanMode {
+        plan_only: args.plan_only,
+        ask: !args.yes && !args.json && !args.plan_only && prompt_possible(),
+        max_revisions: args.max_revisions,
+    };
+    let mut ending = if plan || args.plan_only {
+        planned(&mut session, &args.prompt, permissions, &plan_mode).await
     } else {
-        session.turn(&args.prompt, args.permissions).await
+        session.turn(&args.prompt, permissions).await
     };
     for prompt in &args.then {
         if ending.0 != Outcome::Completed || args.plan_only {
             break;
         }
-        ending = session.turn(prompt, args.permissions).await;
+        ending = session.turn(prompt, permissions).await;
     }
     let (outcome, message, exit) = ending;
-    let plan = dispatch.stats().final_text.clone();
+    let plan_text = dispatch.stats().final_text.clone();
 
     let duration_ms = millis(started.elapsed().unwrap_or_default());
     dispatch.emit_now(
@@ -148,7 +172,7 @@ pub(crate) async fn run(args: RunArgs, color: ColorChoice) -> anyhow::Result<Exi
     // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event).
     if args.plan_only && !args.json && outcome == Outcome::Completed {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", plan.trim_end())?;
+        writeln!(out, "{}", plan_text.trim_end())?;
     }
     Ok(ExitStatus::from_outcome(outcome))
 }
@@ -162,6 +186,8 @@ struct Session<'a> {
     model: Option<&'a str>,
     cwd: &'a Path,
     parse: ParseContext,
+    /// The configured variables for the agent.
+    env: Vec<(String, String)>,
     limits: supervisor::Limits,
     run_dir: &'a RunDir,
     redactor: &'a Redactor,
@@ -203,7 +229,13 @@ impl Session<'_> {
             cwd: self.cwd,
             adapter,
             parse: self.parse.clone(),
-            env: adapter.env(&inv),
+            // The configured variables, then what the invocation itself needs.
+            env: self
+                .env
+                .iter()
+                .cloned()
+                .chain(adapter.env(&inv))
+                .collect(),
             turn: Turn {
                 index,
                 kind: if index == 0 {
@@ -239,11 +271,24 @@ impl Session<'_> {
     }
 }
 
+/// How `--plan` goes.
+struct PlanMode {
+    /// Stop once the plan is made.
+    plan_only: bool,
+    /// Ask the person at the terminal (else execute without asking).
+    ask: bool,
+    max_revisions: u32,
+}
+
 /// `--plan`: read-only planning turns until the plan is approved, then the execution turn.
-async fn planned(session: &mut Session<'_>, args: &RunArgs) -> Ending {
+async fn planned(
+    session: &mut Session<'_>,
+    task: &str,
+    permissions: Permissions,
+    mode: &PlanMode,
+) -> Ending {
     let before = plan::Snapshot::take(session.cwd);
-    let interactive = !args.yes && !args.json && !args.plan_only && prompt_possible();
-    let mut prompt = plan::plan_prompt(&args.prompt);
+    let mut prompt = plan::plan_prompt(task);
     let mut revision = 0;
     loop {
         let ending = session.turn(&prompt, Permissions::ReadOnly).await;
@@ -271,13 +316,11 @@ async fn planned(session: &mut Session<'_>, args: &RunArgs) -> Ending {
             );
         }
         session.emit(EventKind::PlanProposed { revision, text });
-        let (answer, by) = if args.plan_only {
+        let (answer, by) = if mode.plan_only {
             (None, DecidedBy::Auto)
-        } else if interactive {
-            (
-                Some(ask(session, args.max_revisions.saturating_sub(revision)).await),
-                DecidedBy::Person,
-            )
+        } else if mode.ask {
+            let left = mode.max_revisions.saturating_sub(revision);
+            (Some(ask(session, left).await), DecidedBy::Person)
         } else {
             (Some(plan::Answer::Execute), DecidedBy::Auto)
         };
@@ -315,7 +358,7 @@ async fn planned(session: &mut Session<'_>, args: &RunArgs) -> Ending {
         }
     }
     session
-        .turn(&plan::execute_prompt(&args.prompt), args.permissions)
+        .turn(&plan::execute_prompt(task), permissions)
         .await
 }
 
@@ -371,28 +414,40 @@ struct Agent {
     extra_args: Vec<String>,
 }
 
-fn resolve_agent(args: &RunArgs) -> Result<Agent, Error> {
-    let Some(cmd) = &args.agent_cmd else {
-        let adapter = args.agent.adapter();
+/// The agent to run: `agent_cmd` (a command that prints universal events) when it is set, else
+/// the `agent` with its `bin` and `args`.
+fn resolve_agent(config: &Config) -> Result<Agent, Error> {
+    let agent: AgentKind = config.required("agent");
+    let args = config.agent_setting(agent, "args");
+    let Some(cmd) = config.get::<String>("agent_cmd") else {
+        let adapter = agent.adapter();
         return Ok(Agent {
             adapter,
-            program: resolve_program(adapter, args.agent_bin.as_deref())?,
-            extra_args: args.agent_args.clone(),
+            program: resolve_program(adapter, config.agent_setting(agent, "bin"))?,
+            extra_args: config.agent_get(agent, "args").unwrap_or_default(),
         });
     };
-    let words = shell_words::split(cmd)
-        .map_err(|e| Error::Usage(format!("--agent-cmd cannot be split into words: {e}")))?;
+    let given_by = config.setting("agent_cmd").given_by();
+    let words = shell_words::split(&cmd)
+        .map_err(|e| Error::Usage(format!("{given_by} cannot be split into words: {e}")))?;
     let Some((first, rest)) = words.split_first() else {
-        return Err(Error::Usage(
-            "--agent-cmd is empty: give the command that starts the agent".to_owned(),
-        ));
+        return Err(Error::Usage(format!(
+            "{given_by} is empty: give the command that starts the agent"
+        )));
     };
     let program = which::which(first).map_err(|_| Error::AgentNotFound {
         program: first.clone(),
-        hint: "--agent-cmd names a program that is not on PATH or not executable".to_owned(),
+        hint: format!("{given_by} names a program that is not on PATH or not executable"),
     })?;
     let mut extra_args = rest.to_vec();
-    extra_args.extend(args.agent_args.iter().cloned());
+    // The arguments after `--` go to the command too; an agent's configured ones are its own.
+    if args.origin.layer == Layer::Flag {
+        extra_args.extend(
+            config
+                .agent_get::<Vec<String>>(agent, "args")
+                .unwrap_or_default(),
+        );
+    }
     Ok(Agent {
         adapter: &Generic,
         program,
@@ -400,7 +455,7 @@ fn resolve_agent(args: &RunArgs) -> Result<Agent, Error> {
     })
 }
 
-fn resolve_cwd(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn resolve_cwd(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     let dir = match flag {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -411,30 +466,35 @@ fn resolve_cwd(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// The agent binary: `--agent-bin`, else `RUNBOOK_<AGENT>_BIN`, else the agent's program on `PATH`.
-fn resolve_program(adapter: &dyn Adapter, flag: Option<&Path>) -> Result<PathBuf, Error> {
-    let from_env = std::env::var_os(adapter.bin_env())
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let (candidate, source) = match (flag, from_env) {
-        (Some(p), _) => (p.to_path_buf(), "--agent-bin"),
-        (None, Some(p)) => (p, adapter.bin_env()),
-        (None, None) => (PathBuf::from(adapter.program()), "PATH"),
+/// The agent binary: the agent's `bin` setting (a flag, a variable or a file), else the agent's
+/// program on `PATH`.
+fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<PathBuf, Error> {
+    let candidate = match &bin.value {
+        Some(Value::Path(path)) => path.clone(),
+        _ => PathBuf::from(adapter.program()),
     };
-    which::which(&candidate).map_err(|_| {
-        if source == "PATH" {
-            Error::AgentNotFound {
-                program: format!("{} (looked on PATH)", adapter.program()),
-                hint: adapter.install_hint().to_owned(),
-            }
-        } else {
-            Error::AgentNotFound {
-                program: candidate.display().to_string(),
-                hint: format!(
-                    "{source} names a file that does not exist or is not executable; {}",
-                    adapter.install_hint()
-                ),
-            }
-        }
+    which::which(&candidate).map_err(|_| match bin.value {
+        None => Error::AgentNotFound {
+            program: format!("{} (looked on PATH)", adapter.program()),
+            hint: adapter.install_hint().to_owned(),
+        },
+        Some(_) => Error::AgentNotFound {
+            program: candidate.display().to_string(),
+            hint: format!(
+                "{} names a file that does not exist or is not executable; {}",
+                bin.given_by(),
+                adapter.install_hint()
+            ),
+        },
     })
+}
+
+/// Setting values can hold a secret too (an argument with a token in it).
+fn redact_records(mut records: Vec<SettingRecord>, redactor: &Redactor) -> Vec<SettingRecord> {
+    for r in &mut records {
+        if let Ok(masked) = serde_json::from_str(&redactor.str(&r.value.to_string())) {
+            r.value = masked;
+        }
+    }
+    records
 }

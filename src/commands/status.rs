@@ -4,6 +4,7 @@ use std::io::Write as _;
 use std::time::SystemTime;
 
 use crate::cli::StatusArgs;
+use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
 use crate::exit::ExitStatus;
 use crate::follow::{self, Ending};
@@ -12,8 +13,13 @@ use crate::rundir;
 use crate::runs::{self, Runs};
 use crate::term::{ColorChoice, TermEnv};
 
-pub(crate) async fn status(args: StatusArgs, color: ColorChoice) -> anyhow::Result<ExitStatus> {
-    let runs = Runs::new(rundir::runs_dir(args.runs_dir.path.as_deref())?);
+pub(crate) async fn status(
+    args: StatusArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
+    let runs = Runs::new(rundir::runs_dir(&config)?);
+    let color: ColorChoice = config.required("color");
     let id = runs.resolve(args.run.as_deref())?;
     let dir = runs.path(&id);
     let term = TermEnv::detect();

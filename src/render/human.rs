@@ -854,6 +854,8 @@ mod tests {
                         timeout_ms: None,
                         max_cost_usd: None,
                     },
+                    settings: Vec::new(),
+                    env: Vec::new(),
                 }),
             ),
             (

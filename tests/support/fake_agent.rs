@@ -43,8 +43,9 @@
 //!   {"$burn_cpu_child_ms": N}    fork a child that spins N ms of CPU; the
 //!                                parent blocks in waitpid (no CPU, no output)
 //!   {"$close_stdout": true}      close fds 1 and 2, keep going
-//!   "{{CWD}}" is replaced by getcwd() in verbatim lines (raw, not JSON-escaped)
-//!   and in directive string values. At the end of the file: exit 0.
+//!   "{{CWD}}" is replaced by getcwd(), and "{{ENV:NAME}}" by the value of the
+//!   environment variable NAME (empty when unset), in verbatim lines (raw, not
+//!   JSON-escaped) and in directive string values. At the end of the file: exit 0.
 //!   Write errors (EPIPE, EBADF after $close_stdout) are ignored.
 //!
 //! Mode B  FAKE_AGENT_REPLAY=prefix   replays prefix.stdout.ndjson (required),
@@ -507,7 +508,7 @@ fn parse_scenario(data: &[u8], cwd: &str) -> Result<Vec<Step>, String> {
                 parse_directive(line, cwd).map_err(|e| format!("scenario line {}: {e}", i + 1))?,
             );
         } else {
-            let mut out = replace_bytes(line, b"{{CWD}}", cwd.as_bytes());
+            let mut out = substitute_env(&replace_bytes(line, b"{{CWD}}", cwd.as_bytes()));
             out.push(b'\n');
             steps.push(Step::Out(out));
         }
@@ -515,13 +516,35 @@ fn parse_scenario(data: &[u8], cwd: &str) -> Result<Vec<Step>, String> {
     Ok(steps)
 }
 
-fn substitute_cwd(v: &mut Value, cwd: &str) {
+fn substitute(v: &mut Value, cwd: &str) {
     match v {
-        Value::String(s) if s.contains("{{CWD}}") => *s = s.replace("{{CWD}}", cwd),
-        Value::Array(a) => a.iter_mut().for_each(|x| substitute_cwd(x, cwd)),
-        Value::Object(o) => o.values_mut().for_each(|x| substitute_cwd(x, cwd)),
+        Value::String(s) => {
+            let replaced = substitute_env(s.replace("{{CWD}}", cwd).as_bytes());
+            *s = String::from_utf8_lossy(&replaced).into_owned();
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| substitute(x, cwd)),
+        Value::Object(o) => o.values_mut().for_each(|x| substitute(x, cwd)),
         _ => {}
     }
+}
+
+/// Replaces each "{{ENV:NAME}}" with the value of NAME (empty when unset).
+fn substitute_env(line: &[u8]) -> Vec<u8> {
+    const OPEN: &[u8] = b"{{ENV:";
+    let mut out = Vec::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.windows(OPEN.len()).position(|w| w == OPEN) {
+        let after = &rest[at + OPEN.len()..];
+        let Some(len) = after.windows(2).position(|w| w == b"}}") else {
+            break;
+        };
+        out.extend_from_slice(&rest[..at]);
+        let name = String::from_utf8_lossy(&after[..len]).into_owned();
+        out.extend_from_slice(std::env::var(name).unwrap_or_default().as_bytes());
+        rest = &after[len + 2..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
@@ -543,7 +566,7 @@ fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
 fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
     let mut v: Value =
         serde_json::from_slice(line).map_err(|e| format!("invalid directive JSON: {e}"))?;
-    substitute_cwd(&mut v, cwd);
+    substitute(&mut v, cwd);
     let obj = v.as_object().ok_or("directive is not a JSON object")?;
     if obj.len() != 1 {
         return Err("a directive object must have exactly one key".into());

@@ -144,6 +144,19 @@ impl TestContext {
         self.work.parent().expect("work has a parent")
     }
 
+    /// `XDG_CONFIG_HOME` for runbook: the global configuration file is `runbook/config.toml` in it.
+    pub fn config_home(&self) -> PathBuf {
+        self.root().join("config")
+    }
+
+    /// Writes the global configuration file.
+    pub fn write_global_config(&self, toml: &str) -> PathBuf {
+        let path = self.config_home().join("runbook").join("config.toml");
+        std::fs::create_dir_all(path.parent().unwrap()).expect("create the config dir");
+        std::fs::write(&path, toml).expect("write the global config");
+        path
+    }
+
     pub fn env(&mut self, key: &str, value: impl Into<String>) -> &mut Self {
         self.env.push((key.to_owned(), value.into()));
         self
@@ -157,6 +170,7 @@ impl TestContext {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.config_home())
             .env("LANG", "C.UTF-8")
             .env("NO_COLOR", "1")
             .env("RUNBOOK_RUNS_DIR", &self.runs)

@@ -1,0 +1,73 @@
+//! `runbook config`: the configuration `runbook run` would use here and where each value comes
+//! from; `--init` writes a commented `runbook.toml` starter.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write as _};
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use super::run::resolve_cwd;
+use crate::agent_env;
+use crate::cli::ConfigArgs;
+use crate::config::{self, Flags, REPO_FILE};
+use crate::exit::{Error, ExitStatus};
+use crate::render::{Styles, settings};
+use crate::term::{ColorChoice, TermEnv};
+
+pub(crate) fn config(
+    args: &ConfigArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let dir = resolve_cwd(args.workspace.cwd.as_deref())?;
+    if args.init {
+        return init(&dir);
+    }
+    let config = config::load(&dir, global.values().iter().chain(args.options.values()))?;
+    let env = agent_env::load(&config, &args.workspace.env_files)?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        let mut json = serde_json::to_vec_pretty(&settings::Report::new(&config, env.records()))?;
+        json.push(b'\n');
+        out.write_all(&json)?;
+    } else {
+        let color: ColorChoice = config.required("color");
+        let styles = if TermEnv::detect().color_stdout(color) {
+            Styles::colored()
+        } else {
+            Styles::plain()
+        };
+        out.write_all(settings::human(&config, &env.records(), &styles).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitStatus::Completed)
+}
+
+/// Writes the starter `runbook.toml` in the repository root, never over an existing file.
+fn init(dir: &Path) -> anyhow::Result<ExitStatus> {
+    let path = config::repository_root(dir).join(REPO_FILE);
+    let mut file = match OpenOptions::new().write(true).create_new(true).open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            return Err(Error::Usage(format!(
+                "{} already exists; `runbook config` shows what it sets",
+                path.display()
+            ))
+            .into());
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+    };
+    file.write_all(config::starter().as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    #[expect(
+        clippy::print_stderr,
+        reason = "a note for the person who asked for the file"
+    )]
+    {
+        eprintln!(
+            "wrote {}; personal settings go in runbook.local.toml and secrets in .env.local (keep both out of git)",
+            path.display()
+        );
+    }
+    Ok(ExitStatus::Completed)
+}

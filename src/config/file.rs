@@ -1,0 +1,276 @@
+//! Reading one configuration file: every key in it with the line and column it is on, checked
+//! against the key table, and errors that say where and what was expected.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize as _;
+use serde::de::IntoDeserializer as _;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::error::{ConfigError, line_column};
+use super::keys::{self, KEYS, Slot, agent_name, agent_names, agents};
+use super::value::{Kind, Value};
+use crate::agent_env::is_var_name;
+use crate::provenance::{Layer, Origin};
+
+/// A value given in a configuration layer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Entry {
+    pub slot: Slot,
+    pub value: Value,
+    pub origin: Origin,
+}
+
+/// An `[env]` entry: a default for the agent's environment. The value may hold `${VAR}`
+/// references; they are resolved with the rest of the agent's environment.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EnvDefault {
+    pub name: String,
+    pub value: String,
+    pub origin: Origin,
+}
+
+/// What one configuration file says.
+#[derive(Debug, Default)]
+pub(crate) struct FileLayer {
+    pub entries: Vec<Entry>,
+    pub env: Vec<EnvDefault>,
+}
+
+/// Reads the file at `path`; `None` when there is no such file.
+pub(crate) fn read(layer: Layer, path: &Path) -> Result<Option<FileLayer>, ConfigError> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ConfigError::file(path, format!("cannot read it: {e}"))),
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let valid =
+                String::from_utf8_lossy(&e.as_bytes()[..e.utf8_error().valid_up_to()]).into_owned();
+            return Err(ConfigError::at(
+                path,
+                &valid,
+                valid.len(),
+                "expected UTF-8 text",
+            ));
+        }
+    };
+    parse(layer, path, &text).map(Some)
+}
+
+/// Reads the TOML `text` of the file at `path`.
+pub(crate) fn parse(layer: Layer, path: &Path, text: &str) -> Result<FileLayer, ConfigError> {
+    let doc = DeTable::parse(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        ConfigError::at(path, text, offset, e.message())
+    })?;
+    let reader = Reader {
+        layer,
+        path,
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        text,
+    };
+    let mut out = FileLayer::default();
+    for (key, value) in doc.get_ref() {
+        match key.get_ref().as_ref() {
+            "agents" => reader.agents(key, value, &mut out.entries)?,
+            "env" => {
+                for (name, value) in reader.table(key, value, "a table of environment variables")? {
+                    out.env.push(reader.env_default(name, value)?);
+                }
+            }
+            _ => reader.top_level(key, value, &mut out.entries)?,
+        }
+    }
+    Ok(out)
+}
+
+/// A key in the document, with where it is.
+type SpannedKey<'i> = Spanned<std::borrow::Cow<'i, str>>;
+
+struct Reader<'a> {
+    layer: Layer,
+    path: &'a Path,
+    dir: PathBuf,
+    text: &'a str,
+}
+
+impl Reader<'_> {
+    fn error(&self, offset: usize, message: String) -> ConfigError {
+        ConfigError::at(self.path, self.text, offset, message)
+    }
+
+    fn origin(&self, offset: usize) -> Origin {
+        let (line, column) = line_column(self.text, offset);
+        Origin::in_file(self.layer, self.path.display().to_string(), line, column)
+    }
+
+    /// The entries of `value`, which must be a table.
+    fn table<'v, 'i>(
+        &self,
+        key: &SpannedKey<'i>,
+        value: &'v Spanned<DeValue<'i>>,
+        expected: &str,
+    ) -> Result<&'v DeTable<'i>, ConfigError> {
+        match value.get_ref() {
+            DeValue::Table(table) => Ok(table),
+            other => Err(self.error(
+                value.span().start,
+                format!(
+                    "`{}` must be {expected}, found a {}",
+                    key.get_ref(),
+                    other.type_str()
+                ),
+            )),
+        }
+    }
+
+    /// A top-level key, or each entry of a table key.
+    fn top_level(
+        &self,
+        key: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+        entries: &mut Vec<Entry>,
+    ) -> Result<(), ConfigError> {
+        let Some(declared) = keys::find(key.get_ref()) else {
+            let message = format!(
+                "unknown key `{}`; expected one of {}",
+                key.get_ref(),
+                top_level_names()
+            );
+            return Err(self.error(key.span().start, message));
+        };
+        if declared.kind != Kind::Price {
+            entries.push(self.entry(Slot::of(declared), key, value)?);
+            return Ok(());
+        }
+        let expected = "a table of prices by model, such as [prices.\"gpt-5\"]";
+        for (entry, value) in self.table(key, value, expected)? {
+            let slot = Slot::entry(declared, entry.get_ref().to_string());
+            entries.push(self.entry(slot, entry, value)?);
+        }
+        Ok(())
+    }
+
+    /// The `[agents.NAME]` sections.
+    fn agents(
+        &self,
+        key: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+        entries: &mut Vec<Entry>,
+    ) -> Result<(), ConfigError> {
+        for (name, table) in
+            self.table(key, value, "a table per agent, such as [agents.opencode]")?
+        {
+            let Some(agent) = agents().find(|a| agent_name(*a) == name.get_ref().as_ref()) else {
+                let message = format!(
+                    "unknown agent `{}`; expected one of {}",
+                    name.get_ref(),
+                    agent_names()
+                );
+                return Err(self.error(name.span().start, message));
+            };
+            for (name, value) in self.table(name, table, "a table of the agent's settings")? {
+                let Some(declared) = keys::find_per_agent(name.get_ref()) else {
+                    let message = format!(
+                        "unknown key `{}` in [agents.{}]; expected one of {}",
+                        name.get_ref(),
+                        agent_name(agent),
+                        per_agent_names()
+                    );
+                    return Err(self.error(name.span().start, message));
+                };
+                entries.push(self.entry(Slot::agents(declared, Some(agent)), name, value)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn entry(
+        &self,
+        slot: Slot,
+        key: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+    ) -> Result<Entry, ConfigError> {
+        let read = to_toml(value).and_then(|v| slot.key.kind.read_toml(&v, &self.dir));
+        match read {
+            Ok(value) => Ok(Entry {
+                value,
+                origin: self.origin(key.span().start),
+                slot,
+            }),
+            Err(message) => {
+                Err(self.error(value.span().start, format!("`{}`: {message}", slot.name())))
+            }
+        }
+    }
+
+    fn env_default(
+        &self,
+        name: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+    ) -> Result<EnvDefault, ConfigError> {
+        if !is_var_name(name.get_ref()) {
+            return Err(self.error(
+                name.span().start,
+                format!("`{}` is not a variable name; expected letters, digits and _, not starting with a digit", name.get_ref()),
+            ));
+        }
+        let text = match to_toml(value) {
+            Ok(toml::Value::String(s)) => s,
+            Ok(v @ (toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_))) => {
+                v.to_string()
+            }
+            Ok(other) => {
+                return Err(self.error(
+                    value.span().start,
+                    format!(
+                        "`env.{}` must be a string, found a {}",
+                        name.get_ref(),
+                        other.type_str()
+                    ),
+                ));
+            }
+            Err(message) => return Err(self.error(value.span().start, message)),
+        };
+        Ok(EnvDefault {
+            name: name.get_ref().to_string(),
+            value: text,
+            origin: self.origin(value.span().start),
+        })
+    }
+}
+
+fn to_toml(value: &Spanned<DeValue<'_>>) -> Result<toml::Value, String> {
+    toml::Value::deserialize(value.clone().into_deserializer()).map_err(|e| e.message().to_owned())
+}
+
+/// The names a file may use at the top level, for "unknown key" errors.
+fn top_level_names() -> String {
+    let mut names: Vec<String> = KEYS
+        .iter()
+        .filter(|k| !k.per_agent && k.kind != Kind::Price)
+        .map(|k| k.name.to_owned())
+        .collect();
+    names.push("[agents.NAME]".to_owned());
+    names.extend(
+        KEYS.iter()
+            .filter(|k| k.kind == Kind::Price)
+            .map(|k| format!("[{}.\"MODEL\"]", k.name)),
+    );
+    names.push("[env]".to_owned());
+    names.join(", ")
+}
+
+fn per_agent_names() -> String {
+    KEYS.iter()
+        .filter(|k| k.per_agent)
+        .map(|k| k.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,187 @@
+//! The command-line flags of configuration keys, made from the key table. clap only parses them:
+//! it applies no default and reads no environment variable, so that the layering can tell which
+//! layer set each value. `--help` still shows each default and variable.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use clap::builder::{EnumValueParser, TypedValueParser as _, ValueParser};
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+
+use super::keys::{Flag, KEYS, Key};
+use super::value::{Kind, Value};
+use crate::agent::{AgentKind, Permissions};
+use crate::term::ColorChoice;
+
+/// A value given on the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FlagValue {
+    pub key: &'static Key,
+    pub value: Value,
+    /// How it was given: `--model`, or `--` for the arguments after it.
+    pub flag: String,
+}
+
+/// Which keys' flags a command has.
+pub(crate) trait Scope {
+    fn has(flag: Flag) -> bool;
+}
+
+/// Flags every command has.
+#[derive(Debug)]
+pub(crate) struct Global;
+/// Flags of the commands that read run directories.
+#[derive(Debug)]
+pub(crate) struct Runs;
+/// Flags of `runbook run` (and `runbook config`, which shows what a run would use).
+#[derive(Debug)]
+pub(crate) struct Run;
+
+impl Scope for Global {
+    fn has(flag: Flag) -> bool {
+        flag == Flag::Global
+    }
+}
+
+impl Scope for Runs {
+    fn has(flag: Flag) -> bool {
+        flag == Flag::Runs
+    }
+}
+
+impl Scope for Run {
+    fn has(flag: Flag) -> bool {
+        matches!(
+            flag,
+            Flag::Run | Flag::Short(_) | Flag::Runs | Flag::Trailing
+        )
+    }
+}
+
+/// The configuration values given as flags of one command.
+pub(crate) struct Flags<S> {
+    values: Vec<FlagValue>,
+    scope: PhantomData<S>,
+}
+
+impl<S> Flags<S> {
+    pub(crate) fn values(&self) -> &[FlagValue] {
+        &self.values
+    }
+}
+
+impl<S> fmt::Debug for Flags<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.values).finish()
+    }
+}
+
+fn keys<S: Scope>() -> impl Iterator<Item = &'static Key> {
+    KEYS.iter().filter(|k| S::has(k.flag))
+}
+
+impl<S: Scope> Args for Flags<S> {
+    fn augment_args(cmd: Command) -> Command {
+        keys::<S>().fold(cmd, |cmd, key| cmd.arg(arg(key)))
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<S: Scope> FromArgMatches for Flags<S> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut values = Vec::new();
+        for key in keys::<S>() {
+            let id = key.long();
+            let value = match (key.flag, key.kind) {
+                (Flag::Trailing, _) => matches
+                    .get_many::<String>(&id)
+                    .map(|args| Value::Args(args.cloned().collect())),
+                (_, Kind::Bool) => matches.get_flag(&id).then_some(Value::Bool(true)),
+                _ => matches.get_one::<Value>(&id).cloned(),
+            };
+            let flag = if key.flag == Flag::Trailing {
+                "--".to_owned()
+            } else {
+                format!("--{id}")
+            };
+            values.extend(value.map(|value| FlagValue { key, value, flag }));
+        }
+        Ok(Self {
+            values,
+            scope: PhantomData,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+/// The colour the global `--color` flag asks for (`auto` without it).
+pub(crate) fn color_flag(global: &Flags<Global>) -> ColorChoice {
+    global
+        .values()
+        .iter()
+        .find_map(|f| match f.value {
+            Value::Color(color) => Some(color),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The key's flag, with the key's help, default and environment variable in `--help`.
+fn arg(key: &'static Key) -> Arg {
+    let mut help = key.help.to_owned();
+    if let Some(default) = key.default {
+        help.push_str(&format!(" [default: {default}]"));
+    }
+    if let Some(var) = key.env_help() {
+        help.push_str(&format!(" [env: {var}]"));
+    }
+    let mut arg = Arg::new(key.long()).help(help);
+    if let Some(other) = key.conflicts_with {
+        arg = arg.conflicts_with(other);
+    }
+    let arg = match key.flag {
+        Flag::Trailing => {
+            return arg
+                .num_args(1..)
+                .last(true)
+                .value_name("AGENT_ARGS")
+                .action(ArgAction::Append);
+        }
+        Flag::Short(c) => arg.short(c),
+        Flag::Global => arg.global(true),
+        Flag::Run | Flag::Runs | Flag::None => arg,
+    };
+    arg.long(key.long())
+        .value_name(match key.kind {
+            Kind::Text => key.name.to_ascii_uppercase(),
+            kind => kind.value_name().to_owned(),
+        })
+        .action(if key.kind == Kind::Bool {
+            ArgAction::SetTrue
+        } else {
+            ArgAction::Set
+        })
+        .value_parser(parser(key.kind))
+}
+
+fn parser(kind: Kind) -> ValueParser {
+    match kind {
+        // Enumerations keep their possible values, for `--help` and completions.
+        Kind::Agent => EnumValueParser::<AgentKind>::new().map(Value::Agent).into(),
+        Kind::Color => EnumValueParser::<ColorChoice>::new()
+            .map(Value::Color)
+            .into(),
+        Kind::Permissions => EnumValueParser::<Permissions>::new()
+            .map(Value::Permissions)
+            .into(),
+        Kind::Bool => ValueParser::bool(),
+        kind => ValueParser::new(move |text: &str| kind.parse(text)),
+    }
+}

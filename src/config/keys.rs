@@ -1,0 +1,312 @@
+//! Every configuration key, declared once. A key's row decides its TOML name, its kind, its
+//! default, its `RUNBOOK_*` variable, its flag and its help; the files, the environment, the
+//! flags, `runbook config`, `runbook config --init` and `--help` are all derived from [`KEYS`].
+
+use clap::ValueEnum as _;
+
+use super::value::{Kind, Value};
+use crate::agent::AgentKind;
+
+/// The agents that have an `[agents.NAME]` section (and `RUNBOOK_NAME_BIN`).
+pub(crate) fn agents() -> impl Iterator<Item = AgentKind> {
+    AgentKind::value_variants().iter().copied()
+}
+
+/// `opencode, claude, codex`, for messages.
+pub(crate) fn agent_names() -> String {
+    agents().map(agent_name).collect::<Vec<_>>().join(", ")
+}
+
+/// The name of an agent in files, variables and messages.
+pub(crate) fn agent_name(agent: AgentKind) -> &'static str {
+    agent.adapter().name()
+}
+
+/// The keys, in the order `runbook config` and `--help` show them.
+pub(crate) const KEYS: &[Key] = &[
+    Key::new("agent", Kind::Agent, "Which agent to run")
+        .default("opencode")
+        .env()
+        .flag(Flag::Run),
+    Key::new("agent_cmd", Kind::Text, "Run this command instead, an agent that prints runbook's universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd 'uvx my-agent --fast'`")
+        .example("\"uvx my-agent --fast\"")
+        .env()
+        .flag(Flag::Run)
+        .conflicts_with("agent-bin"),
+    Key::new("model", Kind::Text, "The model, as the agent names it (OpenCode: provider/model)")
+        .example("\"anthropic/claude-sonnet-4-5\"")
+        .env()
+        .flag(Flag::Short('m')),
+    Key::new("permissions", Kind::Permissions, "What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)")
+        .default("agent")
+        .env()
+        .flag(Flag::Run),
+    Key::new("bin", Kind::Program, "The agent's binary [default: the agent's program on PATH]")
+        .per_agent()
+        .example("\"/usr/local/bin/opencode\"")
+        .env()
+        .flag(Flag::Run),
+    Key::new("args", Kind::Args, "Extra arguments for the agent, before the prompt (on the command line: after `--`, e.g. `-- --agent plan`)")
+        .per_agent()
+        .example("[\"--agent\", \"plan\"]")
+        .flag(Flag::Trailing),
+    Key::new("inactivity_timeout", Kind::Duration, "Stop the agent after this long without any activity (output, or CPU use of its processes)")
+        .default("3m")
+        .env()
+        .flag(Flag::Run),
+    Key::new("kill_grace", Kind::Duration, "How long the agent gets to exit after SIGTERM before SIGKILL")
+        .default("10s")
+        .env()
+        .flag(Flag::Run),
+    Key::new("finish_grace", Kind::Duration, "How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)")
+        .default("5s")
+        .env()
+        .flag(Flag::Run),
+    Key::new("timeout", Kind::Duration, "Stop the agent when the whole run has taken this long")
+        .example("\"30m\"")
+        .env()
+        .flag(Flag::Run),
+    Key::new("max_cost", Kind::Usd, "Stop the agent once its reported cost crosses this many US dollars")
+        .example("5.0")
+        .env()
+        .flag(Flag::Run),
+    Key::new("plan", Kind::Bool, "Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session")
+        .default("false")
+        .env()
+        .flag(Flag::Run),
+    Key::new("runs_dir", Kind::Dir, "Where run directories go [default: $XDG_STATE_HOME/runbook/runs]")
+        .example("\"~/.local/state/runbook/runs\"")
+        .env()
+        .flag(Flag::Runs),
+    Key::new("color", Kind::Color, "When to use colour")
+        .default("auto")
+        .env()
+        .flag(Flag::Global),
+    Key::new("prices", Kind::Price, "Model prices in USD per million tokens, over the shipped table (`[prices.\"MODEL\"]`)")
+        .example("{ input = 1.25, cached_input = 0.125, output = 10.0 }"),
+];
+
+/// A configuration key.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    /// The name in files and in `runbook config`; upper-cased after `RUNBOOK_` it is the
+    /// environment variable, with `-` for `_` it is the flag.
+    pub name: &'static str,
+    pub kind: Kind,
+    pub help: &'static str,
+    /// The built-in value, as it would be given on the command line; `None`: unset.
+    pub default: Option<&'static str>,
+    /// A value for `runbook config --init` to suggest, written as TOML (for keys without a default).
+    pub example: Option<&'static str>,
+    /// Set by a `RUNBOOK_*` environment variable.
+    pub env: bool,
+    pub flag: Flag,
+    /// One per agent, under `[agents.NAME]`; the environment variable is `RUNBOOK_NAME_KEY` and the
+    /// flag `--agent-KEY`, which sets it for the agent being run.
+    pub per_agent: bool,
+    /// A flag (its long name) that cannot be given with this key's flag.
+    pub conflicts_with: Option<&'static str>,
+}
+
+/// Which command line, if any, has a flag for a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flag {
+    /// No flag: files and the environment only.
+    None,
+    /// `--KEY` on `runbook run` and `runbook config`.
+    Run,
+    /// `--KEY` and this short flag on `runbook run` and `runbook config`.
+    Short(char),
+    /// `--KEY` on every command that reads run directories.
+    Runs,
+    /// `--KEY` on every command.
+    Global,
+    /// The arguments after `--` on `runbook run`.
+    Trailing,
+}
+
+impl Key {
+    const fn new(name: &'static str, kind: Kind, help: &'static str) -> Self {
+        Self {
+            name,
+            kind,
+            help,
+            default: None,
+            example: None,
+            env: false,
+            flag: Flag::None,
+            per_agent: false,
+            conflicts_with: None,
+        }
+    }
+
+    const fn default(self, default: &'static str) -> Self {
+        Self {
+            default: Some(default),
+            ..self
+        }
+    }
+
+    const fn example(self, example: &'static str) -> Self {
+        Self {
+            example: Some(example),
+            ..self
+        }
+    }
+
+    const fn env(self) -> Self {
+        Self { env: true, ..self }
+    }
+
+    const fn flag(self, flag: Flag) -> Self {
+        Self { flag, ..self }
+    }
+
+    const fn conflicts_with(self, flag: &'static str) -> Self {
+        Self {
+            conflicts_with: Some(flag),
+            ..self
+        }
+    }
+
+    const fn per_agent(self) -> Self {
+        Self {
+            per_agent: true,
+            ..self
+        }
+    }
+
+    /// The key's environment variable; `agent` is required for per-agent keys.
+    pub(crate) fn env_var(&self, agent: Option<&str>) -> Option<String> {
+        if !self.env {
+            return None;
+        }
+        let scope = agent.map(|a| format!("{}_", a.to_ascii_uppercase()));
+        Some(format!(
+            "RUNBOOK_{}{}",
+            scope.unwrap_or_default(),
+            self.name.to_ascii_uppercase()
+        ))
+    }
+
+    /// How `--help` names the environment variable (`RUNBOOK_<AGENT>_BIN` for per-agent keys).
+    pub(crate) fn env_help(&self) -> Option<String> {
+        self.env_var(self.per_agent.then_some("<agent>"))
+    }
+
+    /// The long flag, without its dashes.
+    pub(crate) fn long(&self) -> String {
+        let long = self.name.replace('_', "-");
+        if self.per_agent {
+            format!("agent-{long}")
+        } else {
+            long
+        }
+    }
+
+    /// The built-in value.
+    pub(crate) fn default_value(&self) -> Option<Value> {
+        let text = self.default?;
+        Some(self.kind.parse(text).expect("built-in defaults parse"))
+    }
+
+    /// The names this key has in files: one, or one per agent.
+    pub(crate) fn slots(&'static self) -> Vec<Slot> {
+        if self.per_agent {
+            agents()
+                .map(|agent| Slot::agents(self, Some(agent)))
+                .collect()
+        } else {
+            vec![Slot::of(self)]
+        }
+    }
+}
+
+/// The key named `name` (not per agent).
+pub(crate) fn find(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name && !k.per_agent)
+}
+
+/// The per-agent key named `name`.
+pub(crate) fn find_per_agent(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name && k.per_agent)
+}
+
+/// One place a value can be set: a key, a key of one agent, or one entry of a table key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub key: &'static Key,
+    pub agent: Option<AgentKind>,
+    /// The name of a table key's entry (the model of a `prices` entry).
+    pub entry: Option<String>,
+}
+
+impl Slot {
+    /// The key itself.
+    pub(crate) fn of(key: &'static Key) -> Self {
+        Self::agents(key, None)
+    }
+
+    /// A per-agent key of `agent` (or of no agent).
+    pub(crate) fn agents(key: &'static Key, agent: Option<AgentKind>) -> Self {
+        Self {
+            key,
+            agent,
+            entry: None,
+        }
+    }
+
+    /// The entry `name` of a table key.
+    pub(crate) fn entry(key: &'static Key, name: String) -> Self {
+        Self {
+            key,
+            agent: None,
+            entry: Some(name),
+        }
+    }
+
+    /// The slot's name in files: `model`, `agents.claude.bin`, `prices."gpt-5"`.
+    pub(crate) fn name(&self) -> String {
+        match (self.agent, &self.entry) {
+            (Some(agent), _) => format!("agents.{}.{}", agent_name(agent), self.key.name),
+            (None, Some(entry)) => {
+                format!("{}.{}", self.key.name, toml::Value::String(entry.clone()))
+            }
+            (None, None) => self.key.name.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_parses_and_every_key_has_something_to_suggest() {
+        for key in KEYS {
+            assert!(
+                key.default.is_some() || key.example.is_some(),
+                "{} needs an example",
+                key.name
+            );
+            let _ = key.default_value();
+        }
+    }
+
+    #[test]
+    fn names_follow_one_convention() {
+        let model = find("model").unwrap();
+        assert_eq!(model.env_var(None).as_deref(), Some("RUNBOOK_MODEL"));
+        let bin = find_per_agent("bin").unwrap();
+        assert_eq!(
+            bin.env_var(Some("opencode")).as_deref(),
+            Some("RUNBOOK_OPENCODE_BIN")
+        );
+        assert_eq!(bin.long(), "agent-bin");
+        assert_eq!(
+            find("inactivity_timeout").unwrap().long(),
+            "inactivity-timeout"
+        );
+        assert_eq!(bin.slots()[1].name(), "agents.claude.bin");
+    }
+}

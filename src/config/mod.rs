@@ -1,0 +1,20 @@
+//! Configuration layers: built-in defaults, the global file, the repository's `runbook.toml` and
+//! `runbook.local.toml`, `RUNBOOK_*` variables and flags, merged key by key with the layer that
+//! set each value remembered. Keys are declared once, in `keys`.
+
+mod discover;
+mod error;
+mod file;
+mod flags;
+mod keys;
+mod resolve;
+mod starter;
+mod value;
+
+pub(crate) use discover::{REPO_FILE, repository_root};
+pub(crate) use error::{ConfigError, line_column};
+pub(crate) use file::EnvDefault;
+pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
+pub(crate) use resolve::{Config, Setting, load, load_here};
+pub(crate) use starter::starter;
+pub(crate) use value::Value;

@@ -1,0 +1,421 @@
+//! The configuration in effect: the layers merged, lowest to highest (defaults, global file,
+//! `runbook.toml`, `runbook.local.toml`, `RUNBOOK_*` variables, flags), each value remembering
+//! where it was set.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::discover::Places;
+use super::error::ConfigError;
+use super::file::{self, Entry, EnvDefault, FileLayer};
+use super::flags::FlagValue;
+use super::keys::{KEYS, Slot, agent_name, agents};
+use super::value::{FromValue, Kind, Value};
+use crate::agent::AgentKind;
+use crate::exit;
+use crate::prices::PriceTable;
+use crate::provenance::{Layer, Origin, SettingRecord};
+
+/// One configuration file runbook looked for.
+#[derive(Debug)]
+pub(crate) struct ConfigFile {
+    pub layer: Layer,
+    pub path: PathBuf,
+    /// What it says; `None` when there is no such file.
+    pub content: Option<FileLayer>,
+}
+
+/// A key's value in effect (`None`: unset) and where it was set.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Setting {
+    pub slot: Slot,
+    pub value: Option<Value>,
+    pub origin: Origin,
+}
+
+impl Setting {
+    /// How a message names where the value was given: `--agent-cmd`, `RUNBOOK_AGENT_CMD`, or
+    /// `` `agent_cmd` at /work/app/runbook.toml:3:1 ``.
+    pub(crate) fn given_by(&self) -> String {
+        let o = &self.origin;
+        match (&o.name, &o.file, o.line, o.column) {
+            (Some(name), ..) => name.clone(),
+            (None, Some(file), Some(line), Some(column)) => {
+                format!("`{}` at {file}:{line}:{column}", self.slot.name())
+            }
+            _ => format!("`{}`", self.slot.name()),
+        }
+    }
+
+    /// The setting as `runbook config --json` and the receipt show it.
+    pub(crate) fn record(&self) -> SettingRecord {
+        SettingRecord {
+            key: self.slot.name(),
+            value: self
+                .value
+                .as_ref()
+                .map_or(serde_json::Value::Null, Value::to_json),
+            from: self.origin.clone(),
+        }
+    }
+}
+
+/// The configuration in effect for work in one directory.
+#[derive(Debug)]
+pub(crate) struct Config {
+    /// The repository root, where the repository's files are.
+    pub root: PathBuf,
+    pub files: Vec<ConfigFile>,
+    settings: Vec<Setting>,
+}
+
+/// Reads every layer for work in `dir`, with the environment runbook was started with. An error
+/// is a usage error: nothing should be started.
+pub(crate) fn load<'a>(
+    dir: &Path,
+    flags: impl IntoIterator<Item = &'a FlagValue>,
+) -> Result<Config, exit::Error> {
+    let places = Places::find(dir);
+    let mut files = Vec::new();
+    for (layer, path) in places.files {
+        let content = file::read(layer, &path)?;
+        files.push(ConfigFile {
+            layer,
+            path,
+            content,
+        });
+    }
+    Ok(resolve(
+        places.root,
+        files,
+        &|name| std::env::var(name).ok(),
+        flags,
+    )?)
+}
+
+/// [`load`] for work in the current directory.
+pub(crate) fn load_here<'a>(
+    flags: impl IntoIterator<Item = &'a FlagValue>,
+) -> anyhow::Result<Config> {
+    Ok(load(&std::env::current_dir()?, flags)?)
+}
+
+/// Merges the layers: files (lowest first), then the variables `var` reads, then the flags.
+pub(crate) fn resolve<'a>(
+    root: PathBuf,
+    files: Vec<ConfigFile>,
+    var: &dyn Fn(&str) -> Option<String>,
+    flags: impl IntoIterator<Item = &'a FlagValue>,
+) -> Result<Config, ConfigError> {
+    let mut entries: Vec<Entry> = defaults().collect();
+    for file in &files {
+        entries.extend(file.content.iter().flat_map(|c| c.entries.iter().cloned()));
+    }
+    entries.extend(from_environment(var)?);
+
+    let (per_agent, plain): (Vec<&FlagValue>, Vec<&FlagValue>) =
+        flags.into_iter().partition(|f| f.key.per_agent);
+    entries.extend(plain.into_iter().map(|f| flag_entry(f, None)));
+    // `--agent-bin` and the arguments after `--` are for the agent that runs.
+    let agent = agent_of(&entries);
+    entries.extend(per_agent.into_iter().map(|f| flag_entry(f, Some(agent))));
+
+    let settings = slots(&entries)
+        .into_iter()
+        .map(|slot| {
+            // Entries are in layer order, lowest first: the last one for a slot wins.
+            let winner = entries.iter().rev().find(|e| e.slot == slot);
+            Setting {
+                value: winner.map(|e| e.value.clone()),
+                origin: winner.map_or_else(Origin::default_value, |e| e.origin.clone()),
+                slot,
+            }
+        })
+        .collect();
+    Ok(Config {
+        root,
+        files,
+        settings,
+    })
+}
+
+fn defaults() -> impl Iterator<Item = Entry> {
+    KEYS.iter().flat_map(|key| {
+        let value = key.default_value();
+        key.slots().into_iter().filter_map(move |slot| {
+            Some(Entry {
+                slot,
+                value: value.clone()?,
+                origin: Origin::default_value(),
+            })
+        })
+    })
+}
+
+fn from_environment(var: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Entry>, ConfigError> {
+    let mut entries = Vec::new();
+    for key in KEYS.iter().filter(|k| k.env) {
+        for slot in key.slots() {
+            let name = key
+                .env_var(slot.agent.map(agent_name))
+                .expect("keys with env have a variable");
+            // An empty variable is unset, as the shell's `VAR= cmd` means.
+            let Some(text) = var(&name).filter(|t| !t.is_empty()) else {
+                continue;
+            };
+            let value = key
+                .kind
+                .parse(&text)
+                .map_err(|m| ConfigError::named(&name, m))?;
+            entries.push(Entry {
+                slot,
+                value,
+                origin: Origin::named(Layer::Env, Some(name)),
+            });
+        }
+    }
+    Ok(entries)
+}
+
+fn flag_entry(flag: &FlagValue, agent: Option<AgentKind>) -> Entry {
+    Entry {
+        slot: Slot::agents(flag.key, agent),
+        value: flag.value.clone(),
+        origin: Origin::named(Layer::Flag, Some(flag.flag.clone())),
+    }
+}
+
+/// The agent the entries so far choose.
+fn agent_of(entries: &[Entry]) -> AgentKind {
+    entries
+        .iter()
+        .rev()
+        .find_map(|e| match e.value {
+            Value::Agent(agent) if e.slot.key.name == "agent" => Some(agent),
+            _ => None,
+        })
+        .unwrap_or(AgentKind::Opencode)
+}
+
+/// Every slot to show, in the key table's order: the agents' sections, agent by agent, where
+/// the first per-agent key is; a table key's entries that some layer gives, by name.
+fn slots(entries: &[Entry]) -> Vec<Slot> {
+    let mut slots = Vec::new();
+    let mut agents_done = false;
+    for key in KEYS {
+        if key.per_agent && !agents_done {
+            agents_done = true;
+            for agent in agents() {
+                let per_agent = KEYS.iter().filter(|k| k.per_agent);
+                slots.extend(per_agent.map(|key| Slot::agents(key, Some(agent))));
+            }
+        } else if key.kind == Kind::Price {
+            let mut names: Vec<&String> = entries
+                .iter()
+                .filter(|e| e.slot.key == key)
+                .filter_map(|e| e.slot.entry.as_ref())
+                .collect();
+            names.sort();
+            names.dedup();
+            slots.extend(names.into_iter().map(|name| Slot::entry(key, name.clone())));
+        } else if !key.per_agent {
+            slots.push(Slot::of(key));
+        }
+    }
+    slots
+}
+
+impl Config {
+    /// Every setting, in the key table's order.
+    pub(crate) fn settings(&self) -> &[Setting] {
+        &self.settings
+    }
+
+    /// The setting named `name` (`model`, `agents.opencode.bin`). Panics for an undeclared name:
+    /// that is a bug, not a configuration error.
+    pub(crate) fn setting(&self, name: &str) -> &Setting {
+        self.settings
+            .iter()
+            .find(|s| s.slot.name() == name)
+            .unwrap_or_else(|| panic!("`{name}` is not a declared configuration key"))
+    }
+
+    /// The value of `name`, if it is set.
+    pub(crate) fn get<T: FromValue>(&self, name: &str) -> Option<T> {
+        let value = self.setting(name).value.as_ref()?;
+        Some(
+            T::from_value(value)
+                .unwrap_or_else(|| panic!("`{name}` is not a {}", std::any::type_name::<T>())),
+        )
+    }
+
+    /// The value of `name`, a key with a default.
+    pub(crate) fn required<T: FromValue>(&self, name: &str) -> T {
+        self.get(name)
+            .unwrap_or_else(|| panic!("`{name}` has no default"))
+    }
+
+    /// The setting of the per-agent key `name` for `agent`.
+    pub(crate) fn agent_setting(&self, agent: AgentKind, name: &str) -> &Setting {
+        self.setting(&agent_key(agent, name))
+    }
+
+    /// The value of the per-agent key `name` for `agent`, if it is set.
+    pub(crate) fn agent_get<T: FromValue>(&self, agent: AgentKind, name: &str) -> Option<T> {
+        self.get(&agent_key(agent, name))
+    }
+
+    /// The shipped price table with the configured prices over it.
+    pub(crate) fn prices(&self) -> PriceTable {
+        let user: BTreeMap<String, crate::prices::Price> = self
+            .settings
+            .iter()
+            .filter_map(|s| match (&s.value, &s.slot.entry) {
+                (Some(Value::Price(price)), Some(model)) => Some((model.clone(), *price)),
+                _ => None,
+            })
+            .collect();
+        PriceTable::new(user)
+    }
+
+    /// The settings that did not come from the defaults, for the run's record.
+    pub(crate) fn records(&self) -> Vec<SettingRecord> {
+        self.settings
+            .iter()
+            .filter(|s| s.origin.layer != Layer::Default)
+            .map(Setting::record)
+            .collect()
+    }
+
+    /// The `[env]` entries of every file, lowest layer first.
+    pub(crate) fn env_defaults(&self) -> impl Iterator<Item = &EnvDefault> {
+        self.files
+            .iter()
+            .flat_map(|f| f.content.iter().flat_map(|c| c.env.iter()))
+    }
+}
+
+fn agent_key(agent: AgentKind, name: &str) -> String {
+    format!("agents.{}.{name}", agent_name(agent))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::keys;
+
+    fn file(layer: Layer, text: &str) -> ConfigFile {
+        let path = PathBuf::from(format!("/repo/{}.toml", layer.as_str()));
+        let content = Some(file::parse(layer, &path, text).unwrap());
+        ConfigFile {
+            layer,
+            path,
+            content,
+        }
+    }
+
+    fn flag(name: &str, value: Value) -> FlagValue {
+        let key = keys::find(name)
+            .or_else(|| keys::find_per_agent(name))
+            .unwrap();
+        FlagValue {
+            key,
+            value,
+            flag: format!("--{}", key.long()),
+        }
+    }
+
+    #[test]
+    fn each_value_comes_from_the_highest_layer_that_sets_it() {
+        let files = vec![
+            file(
+                Layer::Global,
+                "model = \"g\"\ntimeout = \"1m\"\nmax_cost = 1\n",
+            ),
+            file(Layer::Repo, "model = \"r\"\ntimeout = \"2m\"\n"),
+            file(Layer::Local, "model = \"l\"\n"),
+        ];
+        let vars = |name: &str| (name == "RUNBOOK_MODEL").then(|| "e".to_owned());
+        let flags = [flag("max_cost", Value::Usd(9.0))];
+        let config = resolve("/repo".into(), files, &vars, &flags).unwrap();
+
+        assert_eq!(config.get::<String>("model").as_deref(), Some("e"));
+        assert_eq!(
+            config.setting("model").origin,
+            Origin::named(Layer::Env, Some("RUNBOOK_MODEL".into()))
+        );
+        assert_eq!(
+            config.get::<Duration>("timeout"),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            config.setting("timeout").origin,
+            Origin::in_file(Layer::Repo, "/repo/repo.toml".into(), 2, 1)
+        );
+        assert_eq!(config.get::<f64>("max_cost"), Some(9.0));
+        assert_eq!(config.setting("max_cost").origin.layer, Layer::Flag);
+        assert_eq!(
+            config.required::<Duration>("inactivity_timeout"),
+            Duration::from_secs(180)
+        );
+        assert_eq!(
+            config.setting("inactivity_timeout").origin,
+            Origin::default_value()
+        );
+        assert_eq!(
+            config.get::<Duration>("kill_grace"),
+            Some(Duration::from_secs(10))
+        );
+        assert!(config.setting("model").value.is_some());
+        assert_eq!(config.records().len(), 3, "{:?}", config.records());
+    }
+
+    #[test]
+    fn agent_flags_apply_to_the_agent_that_runs_and_tables_merge_by_entry() {
+        let files = vec![
+            file(
+                Layer::Global,
+                "[prices.a]\ninput = 1\ncached_input = 0\noutput = 2\n[prices.b]\ninput = 1\ncached_input = 0\noutput = 2\n",
+            ),
+            file(
+                Layer::Repo,
+                "[agents.opencode]\nbin = \"/r/oc\"\nargs = [\"--x\"]\n[prices.b]\ninput = 5\ncached_input = 0\noutput = 6\n",
+            ),
+        ];
+        let flags = [flag("args", Value::Args(vec!["--y".into()]))];
+        let config = resolve("/repo".into(), files, &|_| None, &flags).unwrap();
+        assert_eq!(
+            config.get::<Vec<String>>("agents.opencode.args"),
+            Some(vec!["--y".to_owned()])
+        );
+        assert_eq!(
+            config.setting("agents.opencode.args").origin,
+            Origin::named(Layer::Flag, Some("--agent-args".into()))
+        );
+        assert_eq!(
+            config.get::<PathBuf>("agents.opencode.bin"),
+            Some(PathBuf::from("/r/oc"))
+        );
+        assert_eq!(config.get::<PathBuf>("agents.claude.bin"), None);
+        let prices = config.prices();
+        assert_eq!(prices.lookup("a").map(|p| p.input), Some(1.0));
+        assert_eq!(
+            prices.lookup("b").map(|p| p.input),
+            Some(5.0),
+            "the repo's entry wins"
+        );
+        assert_eq!(config.setting("prices.\"b\"").origin.layer, Layer::Repo);
+    }
+
+    #[test]
+    fn a_bad_variable_is_named() {
+        let vars = |name: &str| (name == "RUNBOOK_MAX_COST").then(|| "lots".to_owned());
+        let err = resolve("/repo".into(), vec![], &vars, []).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "RUNBOOK_MAX_COST: expected a positive amount of US dollars such as 2.5, found \"lots\""
+        );
+    }
+}

@@ -1,0 +1,399 @@
+//! The kinds of value a configuration key takes, and how each is read from a TOML file, an
+//! environment variable or a flag, and shown again.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use crate::agent::{AgentKind, Permissions};
+use crate::prices::Price;
+use crate::term::ColorChoice;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// One of the agents runbook drives.
+    Agent,
+    /// Free text, such as a model id.
+    Text,
+    /// A directory; relative in a file means relative to the file.
+    Dir,
+    /// A program: a path (relative in a file means relative to the file), or a name on `PATH`.
+    Program,
+    /// `90s`, `3m`, `1h30m`, or whole seconds.
+    Duration,
+    /// US dollars, more than zero.
+    Usd,
+    Bool,
+    /// `auto`, `always` or `never`.
+    Color,
+    /// What the agent may do without asking.
+    Permissions,
+    /// A list of command-line arguments (files only).
+    Args,
+    /// A model's prices (files only).
+    Price,
+}
+
+/// A key's value, of its key's kind.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    Agent(AgentKind),
+    Text(String),
+    Path(PathBuf),
+    Duration(Duration),
+    Usd(f64),
+    Bool(bool),
+    Color(ColorChoice),
+    Permissions(Permissions),
+    Args(Vec<String>),
+    Price(Price),
+}
+
+impl Kind {
+    /// What a value of this kind looks like, for error messages.
+    pub(crate) fn expected(self) -> String {
+        match self {
+            Kind::Agent => format!("one of {}", names::<AgentKind>()),
+            Kind::Text => "a string".to_owned(),
+            Kind::Dir => "a directory path".to_owned(),
+            Kind::Program => "a program's path or name".to_owned(),
+            Kind::Duration => "a duration above zero such as \"90s\", \"3m\" or \"1h30m\"".to_owned(),
+            Kind::Usd => "a positive amount of US dollars such as 2.5".to_owned(),
+            Kind::Bool => "true or false".to_owned(),
+            Kind::Color => format!("one of {}", names::<ColorChoice>()),
+            Kind::Permissions => format!("one of {}", names::<Permissions>()),
+            Kind::Args => "an array of strings".to_owned(),
+            Kind::Price => {
+                "a table of USD per million tokens: input, cached_input, output and optionally cache_write"
+                    .to_owned()
+            }
+        }
+    }
+
+    /// The placeholder for the flag's value in `--help`.
+    pub(crate) fn value_name(self) -> &'static str {
+        match self {
+            Kind::Agent => "AGENT",
+            Kind::Text => "TEXT",
+            Kind::Dir => "DIR",
+            Kind::Program => "PATH",
+            Kind::Duration => "DURATION",
+            Kind::Usd => "USD",
+            Kind::Bool => "BOOL",
+            Kind::Color => "WHEN",
+            Kind::Permissions => "MODE",
+            Kind::Args => "ARGS",
+            Kind::Price => "PRICE",
+        }
+    }
+
+    /// Reads a value as written in an environment variable or on the command line.
+    pub(crate) fn parse(self, text: &str) -> Result<Value, String> {
+        let wrong = || Err(format!("expected {}, found {text:?}", self.expected()));
+        match self {
+            Kind::Agent => choice(text, Value::Agent).map_or_else(wrong, Ok),
+            Kind::Color => choice(text, Value::Color).map_or_else(wrong, Ok),
+            Kind::Permissions => choice(text, Value::Permissions).map_or_else(wrong, Ok),
+            Kind::Text => Ok(Value::Text(text.to_owned())),
+            Kind::Dir | Kind::Program => Ok(Value::Path(expand_home(text))),
+            Kind::Duration => {
+                parse_duration(text).map_or_else(|_| wrong(), |d| Ok(Value::Duration(d)))
+            }
+            Kind::Usd => parse_usd(text).map_or_else(|_| wrong(), |usd| Ok(Value::Usd(usd))),
+            Kind::Bool => match text.to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" | "on" => Ok(Value::Bool(true)),
+                "false" | "0" | "no" | "off" => Ok(Value::Bool(false)),
+                _ => wrong(),
+            },
+            Kind::Args | Kind::Price => Err(format!(
+                "expected {}, which only a configuration file can give",
+                self.expected()
+            )),
+        }
+    }
+
+    /// Reads a value from a configuration file in `dir`.
+    pub(crate) fn read_toml(self, value: &toml::Value, dir: &Path) -> Result<Value, String> {
+        let found = || format!("expected {}, found {}", self.expected(), describe(value));
+        match (self, value) {
+            (Kind::Dir, toml::Value::String(s)) => Ok(Value::Path(dir.join(expand_home(s)))),
+            // A bare name is looked up on PATH; anything with a slash is a path.
+            (Kind::Program, toml::Value::String(s)) if s.contains('/') => {
+                Ok(Value::Path(dir.join(expand_home(s))))
+            }
+            (Kind::Duration, toml::Value::Integer(secs)) => match u64::try_from(*secs) {
+                Ok(secs) if secs > 0 => Ok(Value::Duration(Duration::from_secs(secs))),
+                _ => Err(found()),
+            },
+            (Kind::Usd, toml::Value::Integer(_) | toml::Value::Float(_)) => {
+                let usd = value
+                    .as_float()
+                    .or_else(|| value.as_integer().map(|i| i as f64));
+                match usd {
+                    Some(v) if v.is_finite() && v > 0.0 => Ok(Value::Usd(v)),
+                    _ => Err(found()),
+                }
+            }
+            (Kind::Bool, toml::Value::Boolean(b)) => Ok(Value::Bool(*b)),
+            (Kind::Args, toml::Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map(Value::Args)
+                .ok_or_else(found),
+            (Kind::Price, toml::Value::Table(_)) => {
+                let price: Price = value.clone().try_into().map_err(|e: toml::de::Error| {
+                    format!("expected {}: {}", self.expected(), e.message())
+                })?;
+                let all = [
+                    Some(price.input),
+                    Some(price.cached_input),
+                    Some(price.output),
+                    price.cache_write,
+                ];
+                if all.into_iter().flatten().all(|p| p.is_finite() && p >= 0.0) {
+                    Ok(Value::Price(price))
+                } else {
+                    Err("prices must be zero or more".to_owned())
+                }
+            }
+            (Kind::Bool | Kind::Args | Kind::Price, _) => Err(found()),
+            (_, toml::Value::String(s)) => self.parse(s),
+            _ => Err(found()),
+        }
+    }
+}
+
+impl Value {
+    /// The value as a configuration file would write it.
+    pub(crate) fn to_toml(&self) -> toml::Value {
+        match self {
+            Value::Agent(a) => toml::Value::String(name(a)),
+            Value::Color(c) => toml::Value::String(name(c)),
+            Value::Permissions(p) => toml::Value::String(name(p)),
+            Value::Text(s) => toml::Value::String(s.clone()),
+            Value::Path(p) => toml::Value::String(p.display().to_string()),
+            Value::Duration(d) => {
+                toml::Value::String(humantime::format_duration(*d).to_string().replace(' ', ""))
+            }
+            Value::Usd(v) => toml::Value::Float(*v),
+            Value::Bool(b) => toml::Value::Boolean(*b),
+            Value::Args(args) => {
+                toml::Value::Array(args.iter().cloned().map(toml::Value::String).collect())
+            }
+            Value::Price(p) => {
+                toml::Value::try_from(p).unwrap_or_else(|_| toml::Value::Table(toml::Table::new()))
+            }
+        }
+    }
+
+    /// The value as JSON, for `runbook config --json` and receipts.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.to_toml()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The Rust type of a kind of value, for reading settings.
+pub(crate) trait FromValue: Sized {
+    /// `None` when the value is of another kind.
+    fn from_value(value: &Value) -> Option<Self>;
+}
+
+macro_rules! from_value {
+    ($($variant:ident => $ty:ty),* $(,)?) => {$(
+        impl FromValue for $ty {
+            fn from_value(value: &Value) -> Option<Self> {
+                match value {
+                    Value::$variant(v) => Some(v.clone()),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+from_value!(
+    Agent => AgentKind,
+    Text => String,
+    Path => PathBuf,
+    Duration => Duration,
+    Usd => f64,
+    Bool => bool,
+    Color => ColorChoice,
+    Permissions => Permissions,
+    Args => Vec<String>,
+    Price => Price,
+);
+
+/// A value enum's value named `text`.
+fn choice<T: ValueEnum>(text: &str, wrap: fn(T) -> Value) -> Option<Value> {
+    T::from_str(text, false).ok().map(wrap)
+}
+
+/// `"opencode", "claude"`: a value enum's names, quoted, for messages.
+fn names<T: ValueEnum>() -> String {
+    T::value_variants()
+        .iter()
+        .map(|v| format!("{:?}", name(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn name<T: ValueEnum>(v: &T) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_owned())
+        .unwrap_or_default()
+}
+
+/// What a TOML value is, for "expected …, found …".
+fn describe(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => format!("{s:?}"),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        other => format!("a {}", other.type_str()),
+    }
+}
+
+/// `~/x` is `x` in the home directory.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// `90s`, `3m`, `1h 30m`, or plain seconds.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = match s.trim().parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => humantime::parse_duration(s.trim()).map_err(|e| e.to_string())?,
+    };
+    if d.is_zero() {
+        return Err("it must be longer than zero".to_owned());
+    }
+    Ok(d)
+}
+
+/// `2.5` or `$2.50`, more than zero.
+fn parse_usd(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("`{s}` is not an amount of dollars (example: 2.50)"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err("must be a positive amount of dollars".to_owned());
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toml(text: &str) -> toml::Value {
+        text.parse::<toml::Table>().unwrap().remove("v").unwrap()
+    }
+
+    #[test]
+    fn durations_and_amounts_parse_like_people_write_them() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("3m"), Ok(Duration::from_secs(180)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_usd("$2.5"), Ok(2.5));
+        assert!(parse_usd("-1").is_err());
+        assert!(parse_usd("lots").is_err());
+    }
+
+    #[test]
+    fn files_take_native_toml_types_and_strings() {
+        let dir = Path::new("/repo");
+        let d = |t| Kind::Duration.read_toml(&toml(t), dir);
+        assert_eq!(d("v = 90"), Ok(Value::Duration(Duration::from_secs(90))));
+        assert_eq!(
+            d("v = \"2m\""),
+            Ok(Value::Duration(Duration::from_secs(120)))
+        );
+        assert!(d("v = true").unwrap_err().contains("found true"));
+        assert!(d("v = \"soon\"").unwrap_err().contains("\"3m\""));
+        let usd = |t| Kind::Usd.read_toml(&toml(t), dir);
+        assert_eq!(usd("v = 2"), Ok(Value::Usd(2.0)));
+        assert_eq!(usd("v = \"$1.5\""), Ok(Value::Usd(1.5)));
+        assert!(usd("v = -3.0").is_err());
+        assert_eq!(
+            Kind::Args.read_toml(&toml("v = [\"--x\", \"y\"]"), dir),
+            Ok(Value::Args(vec!["--x".into(), "y".into()]))
+        );
+        assert!(
+            Kind::Args
+                .read_toml(&toml("v = [1]"), dir)
+                .unwrap_err()
+                .contains("array of strings")
+        );
+        assert!(Kind::Bool.read_toml(&toml("v = \"yes\""), dir).is_err());
+        assert!(
+            Kind::Agent
+                .read_toml(&toml("v = \"nope\""), dir)
+                .unwrap_err()
+                .contains("\"opencode\"")
+        );
+    }
+
+    #[test]
+    fn paths_in_files_are_relative_to_the_file_but_program_names_are_looked_up() {
+        let dir = Path::new("/repo");
+        let p = |kind: Kind, t| kind.read_toml(&toml(t), dir);
+        assert_eq!(
+            p(Kind::Dir, "v = \"runs\""),
+            Ok(Value::Path("/repo/runs".into()))
+        );
+        assert_eq!(
+            p(Kind::Program, "v = \"./bin/agent\""),
+            Ok(Value::Path("/repo/./bin/agent".into()))
+        );
+        assert_eq!(
+            p(Kind::Program, "v = \"opencode\""),
+            Ok(Value::Path("opencode".into()))
+        );
+        assert_eq!(
+            p(Kind::Program, "v = \"/usr/bin/x\""),
+            Ok(Value::Path("/usr/bin/x".into()))
+        );
+    }
+
+    #[test]
+    fn prices_are_checked_field_by_field() {
+        let dir = Path::new("/repo");
+        let ok = Kind::Price.read_toml(
+            &toml("v = { input = 1, cached_input = 0.1, output = 4 }"),
+            dir,
+        );
+        assert!(matches!(ok, Ok(Value::Price(p)) if p.output == 4.0 && p.cache_write.is_none()));
+        let typo = Kind::Price.read_toml(
+            &toml("v = { input = 1, cached_input = 0.1, ouput = 4 }"),
+            dir,
+        );
+        assert!(typo.unwrap_err().contains("ouput"));
+    }
+
+    #[test]
+    fn values_show_as_toml_would_write_them() {
+        assert_eq!(
+            Value::Duration(Duration::from_secs(90))
+                .to_toml()
+                .to_string(),
+            "\"1m30s\""
+        );
+        assert_eq!(
+            Value::Agent(AgentKind::Opencode).to_toml().to_string(),
+            "\"opencode\""
+        );
+        assert_eq!(Value::Usd(2.0).to_json(), serde_json::json!(2.0));
+    }
+}

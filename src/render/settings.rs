@@ -1,0 +1,152 @@
+//! What `runbook config` prints: the files it read, every key's value and the layer that set it,
+//! and the agent's variables with where each came from (never their values); as a table or JSON.
+
+use serde::Serialize;
+
+use super::Styles;
+use crate::config::Config;
+use crate::provenance::{EnvVarRecord, Layer, SettingRecord};
+
+/// The configuration as `runbook config --json` prints it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    /// The repository root, where `runbook.toml`, `.env` and `.env.local` are looked for.
+    root: String,
+    /// The configuration files, lowest layer first.
+    files: Vec<FileRecord>,
+    settings: Vec<SettingRecord>,
+    env: Vec<EnvVarRecord>,
+}
+
+#[derive(Debug, Serialize)]
+struct FileRecord {
+    layer: Layer,
+    path: String,
+    found: bool,
+}
+
+impl Report {
+    pub(crate) fn new(config: &Config, env: Vec<EnvVarRecord>) -> Self {
+        Self {
+            root: config.root.display().to_string(),
+            files: config
+                .files
+                .iter()
+                .map(|f| FileRecord {
+                    layer: f.layer,
+                    path: f.path.display().to_string(),
+                    found: f.content.is_some(),
+                })
+                .collect(),
+            settings: config.settings().iter().map(|s| s.record()).collect(),
+            env,
+        }
+    }
+}
+
+/// The configuration as a table.
+pub(crate) fn human(config: &Config, env: &[EnvVarRecord], styles: &Styles) -> String {
+    let mut out = String::new();
+    out.push_str(
+        &styles
+            .bold
+            .apply_to("Files, lowest layer first:")
+            .to_string(),
+    );
+    out.push('\n');
+    let files: Vec<Vec<String>> = config
+        .files
+        .iter()
+        .map(|f| {
+            let found = if f.content.is_some() { "" } else { "not found" };
+            vec![
+                f.layer.as_str().to_owned(),
+                f.path.display().to_string(),
+                found.to_owned(),
+            ]
+        })
+        .collect();
+    for line in columns(&files) {
+        out.push_str(&format!("  {line}\n"));
+    }
+
+    out.push('\n');
+    let mut rows = vec![vec![
+        "KEY".to_owned(),
+        "VALUE".to_owned(),
+        "FROM".to_owned(),
+    ]];
+    rows.extend(config.settings().iter().map(|s| {
+        let value = s
+            .value
+            .as_ref()
+            .map_or_else(|| "-".to_owned(), |v| v.to_toml().to_string());
+        vec![s.slot.name(), value, s.origin.to_string()]
+    }));
+    for (i, line) in columns(&rows).into_iter().enumerate() {
+        let style = match i {
+            0 => &styles.bold,
+            i if config.settings()[i - 1].origin.layer == Layer::Default => &styles.dim,
+            _ => &styles.accent,
+        };
+        out.push_str(&style.apply_to(line).to_string());
+        out.push('\n');
+    }
+
+    out.push('\n');
+    if env.is_empty() {
+        out.push_str("Agent environment: nothing set ([env], .env, .env.local, --env-file).\n");
+        return out;
+    }
+    out.push_str(
+        &styles
+            .bold
+            .apply_to("Agent environment (values are never shown):")
+            .to_string(),
+    );
+    out.push('\n');
+    let mut rows = vec![vec!["NAME".to_owned(), "FROM".to_owned()]];
+    rows.extend(env.iter().map(|v| {
+        let mut from = v.layer.as_str().to_owned();
+        if let Some(file) = &v.file {
+            from.push_str(&format!(" {file}"));
+        }
+        if let Some(line) = v.line {
+            from.push_str(&format!(":{line}"));
+        }
+        vec![v.name.clone(), from]
+    }));
+    for line in columns(&rows) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Rows as lines with their columns aligned (the last column is not padded).
+fn columns(rows: &[Vec<String>]) -> Vec<String> {
+    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..count)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| console::measure_text_width(cell))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                if c + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    let pad = widths[c] - console::measure_text_width(cell);
+                    line.push_str(&format!("{cell}{}  ", " ".repeat(pad)));
+                }
+            }
+            line.trim_end().to_owned()
+        })
+        .collect()
+}
