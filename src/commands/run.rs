@@ -230,12 +230,7 @@ impl Session<'_> {
             adapter,
             parse: self.parse.clone(),
             // The configured variables, then what the invocation itself needs.
-            env: self
-                .env
-                .iter()
-                .cloned()
-                .chain(adapter.env(&inv))
-                .collect(),
+            env: self.env.iter().cloned().chain(adapter.env(&inv)).collect(),
             turn: Turn {
                 index,
                 kind: if index == 0 {
@@ -357,9 +352,7 @@ async fn planned(
             }
         }
     }
-    session
-        .turn(&plan::execute_prompt(task), permissions)
-        .await
+    session.turn(&plan::execute_prompt(task), permissions).await
 }
 
 /// Whether a person can be asked: stdin and stderr are a terminal, and this is not CI.
