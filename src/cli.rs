@@ -99,7 +99,7 @@ pub struct ListArgs {
     pub all: bool,
 
     /// Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung,
-    /// budget_exceeded, timed_out, interrupted, running, abandoned.
+    /// budget_exceeded, timed_out, interrupted, aborted, running, abandoned.
     #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
     pub outcome: Vec<Outcome>,
 
@@ -205,7 +205,7 @@ pub struct ConfigArgs {
 
 fn parse_outcome(s: &str) -> Result<Outcome, String> {
     serde_json::from_value(serde_json::Value::String(s.replace('-', "_")))
-        .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, running, abandoned)"))
+        .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, running, abandoned)"))
 }
 
 fn parse_speed(s: &str) -> Result<f64, String> {

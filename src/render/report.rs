@@ -75,6 +75,26 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
             .collect();
         row("turns", turns.join(" · "));
     }
+    if let Some(plan) = &r.plan {
+        let decided = match plan.decision {
+            Some(crate::event::Decision::Execute) => "executed",
+            Some(crate::event::Decision::Abort) => "aborted",
+            Some(crate::event::Decision::Stop) => "plan only",
+            Some(crate::event::Decision::Revise) => "being revised",
+            None => "undecided",
+        };
+        let cost = plan
+            .cost_usd
+            .map(money)
+            .unwrap_or_else(|| "cost unknown".to_owned());
+        row(
+            "plan",
+            format!(
+                "{decided} after {} · {cost} · plan.md",
+                plural(u64::from(plan.revisions), "revision")
+            ),
+        );
+    }
     row("steps", r.steps.to_string());
     let tools: Vec<String> = r
         .tool_calls
