@@ -643,3 +643,44 @@ fn each_agent_resumes_its_own_session_in_a_second_turn() {
     resumes("codex", codex);
     resumes("opencode", opencode);
 }
+
+/// `--plan` without a terminal: a read-only planning turn (each agent's own read-only flags),
+/// the plan kept, then execution resumed in the same session with the run's permissions.
+fn plans_then_executes(agent: &str, prepare: fn(Scenario) -> Option<Prepared>, read_only: &[&str]) {
+    let Some(mut p) = prepare(Scenario::Text) else {
+        return;
+    };
+    p.command.arg("--plan");
+    let what = format!("{agent} plan");
+    let (out, events, receipt, _) = run(p, &what);
+    let why = format!(
+        "{what}\nstderr:\n{}\nevents: {:?}",
+        out.stderr,
+        support::types(&events)
+    );
+    assert_eq!(out.code(), Some(0), "{why}");
+    let plan = receipt.plan.as_ref().expect("a plan");
+    assert_eq!(plan.text, canon::TEXT_ANSWER, "{why}");
+    assert_eq!(
+        plan.decision,
+        Some(runbook::event::Decision::Execute),
+        "{why}"
+    );
+    let argv: Vec<&Vec<String>> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TurnStarted { argv, .. } => Some(argv),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(argv.len(), 2, "{why}");
+    let has = |a: &Vec<String>| a.windows(read_only.len()).any(|w| w == read_only);
+    assert!(has(argv[0]) && !has(argv[1]), "{why}: {argv:?}");
+}
+
+#[test]
+fn each_agent_plans_read_only_then_executes_in_the_same_session() {
+    plans_then_executes("claude", claude, &["--permission-mode", "plan"]);
+    plans_then_executes("codex", codex, &["-c", "sandbox_mode=\"read-only\""]);
+    plans_then_executes("opencode", opencode, &["--agent", "plan"]);
+}

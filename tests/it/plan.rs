@@ -162,7 +162,8 @@ const FEEDBACK: &str = "Touch nothing but README.md.";
 /// runbook in a pseudo-terminal.
 struct Terminal {
     ctx: TestContext,
-    llm: FakeLlm,
+    /// The provider, for runs of the real OpenCode.
+    llm: Option<FakeLlm>,
     session: PtySession,
 }
 
@@ -194,20 +195,32 @@ fn terminal() -> Option<Terminal> {
     ]);
     chat::write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
         .expect("opencode.json");
-    let mut cmd = ctx.runbook(&[
-        "run",
-        "--agent-bin",
-        bin.to_str().unwrap(),
-        "-m",
-        "fake/fake-model",
-        "--plan",
-        "Change the last line of README.md.",
-    ]);
+    let session = in_pty(
+        &ctx,
+        &[
+            "run",
+            "--agent-bin",
+            bin.to_str().unwrap(),
+            "-m",
+            "fake/fake-model",
+            "--plan",
+            "Change the last line of README.md.",
+        ],
+    );
+    Some(Terminal {
+        ctx,
+        llm: Some(llm),
+        session,
+    })
+}
+
+/// `runbook ARGS` with a pseudo-terminal for stdin, stdout and stderr.
+fn in_pty(ctx: &TestContext, args: &[&str]) -> PtySession {
+    let mut cmd = ctx.runbook(args);
     cmd.stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());
-    let session = rexpect::session::spawn_command(cmd, Some(90_000)).expect("spawn in a pty");
-    Some(Terminal { ctx, llm, session })
+    rexpect::session::spawn_command(cmd, Some(90_000)).expect("spawn in a pty")
 }
 
 impl Terminal {
@@ -286,7 +299,7 @@ fn revise_with_feedback_then_execute_in_the_same_session() {
     assert!(read_only(argv[0]) && read_only(argv[1]) && !read_only(argv[2]));
 
     // The feedback reached the provider, in the same conversation.
-    let revised = t.llm.main_requests();
+    let revised = t.llm.as_ref().expect("a provider").main_requests();
     assert!(
         revised
             .iter()
@@ -338,4 +351,45 @@ fn ctrl_c_at_the_prompt_is_abort() {
     t.expect("[e]xecute  [r]evise  [a]bort");
     t.session.send_control('c').unwrap();
     assert_aborted(t);
+}
+
+#[test]
+fn after_the_last_revision_only_execute_or_abort_is_offered() {
+    let mut ctx = TestContext::new();
+    ctx.env("TERM", "xterm-256color");
+    let agent = scripted_agent(&ctx);
+    let agent = agent.to_str().unwrap();
+    let session = in_pty(
+        &ctx,
+        &[
+            "run",
+            "--agent-cmd",
+            agent,
+            "--plan",
+            "--max-revisions",
+            "1",
+            "create out.txt",
+        ],
+    );
+    let mut t = Terminal {
+        ctx,
+        llm: None,
+        session,
+    };
+    t.expect("[e]xecute  [r]evise  [a]bort");
+    t.type_keys("r");
+    t.expect("What should change?");
+    t.type_keys("smaller\r\r");
+    t.expect("# Plan, revised");
+    t.expect("[e]xecute  [a]bort (no revisions left)");
+    // `r` is not offered any more: nothing happens until a real choice.
+    t.type_keys("r");
+    t.type_keys("e");
+    let (code, t) = t.finish();
+    assert_eq!(code, 0);
+    let plan = t.ctx.receipt().plan.unwrap();
+    assert_eq!(plan.revisions, 1);
+    assert_eq!(plan.feedback, ["smaller"]);
+    assert_eq!(plan.decision, Some(Decision::Execute));
+    assert!(t.ctx.work.join("out.txt").exists());
 }
