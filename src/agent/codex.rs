@@ -18,7 +18,7 @@ use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
     Adapter, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    relative_to, unparsed, unreadable_reason,
+    parse_line, relative_to, unparsed,
 };
 use crate::event::{
     AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Stream, Tokens, ToolStart,
@@ -135,17 +135,8 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let parsed: Line = match serde_json::from_slice(line) {
-            Ok(parsed) => parsed,
-            Err(_) => {
-                out.push(unparsed(
-                    Stream::Stdout,
-                    unreadable_reason(line),
-                    line,
-                    line.len() as u64,
-                ));
-                return;
-            }
+        let Some(parsed) = parse_line::<Line>(line, out) else {
+            return;
         };
         match parsed.kind.as_str() {
             "thread.started" => out.push(EventKind::SessionStarted {

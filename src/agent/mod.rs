@@ -160,6 +160,26 @@ pub(crate) fn unparsed(
     })
 }
 
+/// One stdout line read as `T`; a line that is not JSON of that shape (or not UTF-8) becomes an
+/// `unparsed` event instead.
+pub(crate) fn parse_line<'a, T: serde::Deserialize<'a>>(
+    line: &'a [u8],
+    out: &mut Vec<EventKind>,
+) -> Option<T> {
+    match serde_json::from_slice(line) {
+        Ok(parsed) => Some(parsed),
+        Err(_) => {
+            out.push(unparsed(
+                Stream::Stdout,
+                unreadable_reason(line),
+                line,
+                line.len() as u64,
+            ));
+            None
+        }
+    }
+}
+
 /// Whether a line that failed to parse was not UTF-8 (rather than not JSON).
 pub(crate) fn unreadable_reason(line: &[u8]) -> UnparsedReason {
     if std::str::from_utf8(line).is_err() {

@@ -14,7 +14,8 @@ use crate::support::{self, TestContext, events_and_receipt, run};
 
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The canonical scenarios with a recording for every agent.
+/// The canonical scenarios. All of them run live (`live.rs`); all but the last two were recorded
+/// from every agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scenario {
     Text,
@@ -24,7 +25,19 @@ pub enum Scenario {
     ProviderError,
     PermissionDenied,
     Subagent,
+    Multistep,
+    Stall,
 }
+
+const RECORDED: [Scenario; 7] = [
+    Scenario::Text,
+    Scenario::ReadEdit,
+    Scenario::Shell,
+    Scenario::ToolFail,
+    Scenario::ProviderError,
+    Scenario::PermissionDenied,
+    Scenario::Subagent,
+];
 
 pub const AGENTS: [&str; 3] = ["opencode", "claude", "codex"];
 
@@ -107,6 +120,42 @@ pub fn facts(events: &[Event], receipt: &Receipt) -> Facts {
     }
 }
 
+/// What a scenario must amount to: the facts that differ from agent to agent.
+pub struct Expected {
+    pub tools: Vec<(ToolKind, ToolStatus, bool)>,
+    pub outcome: Outcome,
+    pub tokens: u64,
+    pub cost: Option<f64>,
+    pub cost_source: Option<CostSource>,
+}
+
+/// Checks `got` against `want`, and what holds for every agent: denials are the denied calls,
+/// provider errors come with the provider-error scenario, subagents with the subagent one.
+pub fn assert_facts(
+    got: &Facts,
+    want: &Expected,
+    provider_error: bool,
+    subagent: bool,
+    what: &str,
+) {
+    assert_eq!(got.outcome, want.outcome, "{what}");
+    assert_eq!(got.tools, want.tools, "{what}");
+    assert_eq!(got.tokens, want.tokens, "{what}");
+    assert_eq!(got.cost_source, want.cost_source, "{what}");
+    match (got.cost, want.cost) {
+        (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{what}: cost {a} vs {b}"),
+        (a, b) => assert_eq!(a, b, "{what}"),
+    }
+    let denied = got
+        .tools
+        .iter()
+        .filter(|t| t.1 == ToolStatus::Denied)
+        .count();
+    assert_eq!(got.permission_denials, denied, "{what}");
+    assert_eq!(got.provider_errors > 0, provider_error, "{what}");
+    assert_eq!(got.subagents > 0, subagent, "{what}");
+}
+
 /// The recording of a scenario by an agent, in `fixtures/AGENT/`.
 fn recording(agent: &str, scenario: Scenario) -> &'static str {
     use Scenario::*;
@@ -118,6 +167,7 @@ fn recording(agent: &str, scenario: Scenario) -> &'static str {
         ("opencode", ProviderError) => "e1_http500",
         ("opencode", PermissionDenied) => "i1_permission_bash_ask",
         ("opencode", Subagent) => "h_task_subagent",
+        (_, Multistep | Stall) => unreachable!("not recorded"),
         (_, Text) => "text",
         (_, ReadEdit) => "read_edit",
         (_, Shell) => "shell",
@@ -256,7 +306,7 @@ fn expected_tools(agent: &str, scenario: Scenario) -> Vec<(ToolKind, ToolStatus,
         // Claude reports the subagent's own calls, attributed to it.
         ("claude", Subagent) => &[(K::Shell, Ok, true), (K::Subagent, Ok, false)],
         ("codex", Subagent) => &[(K::Subagent, Ok, false), (K::Subagent, Ok, false)],
-        _ => unreachable!("{agent} {scenario:?}"),
+        _ => unreachable!("{agent} {scenario:?} was not recorded"),
     };
     calls.to_vec()
 }
@@ -274,38 +324,27 @@ fn expected_outcome(agent: &str, scenario: Scenario) -> Outcome {
 fn every_recorded_scenario_yields_the_same_facts_for_every_agent() {
     use Scenario::*;
     let ctx = TestContext::new();
-    for scenario in [
-        Text,
-        ReadEdit,
-        Shell,
-        ToolFail,
-        ProviderError,
-        PermissionDenied,
-        Subagent,
-    ] {
+    for scenario in RECORDED {
         for agent in AGENTS {
             let name = recording(agent, scenario);
             let out = replay(&ctx, agent, name, &["--json"]);
             let (events, receipt) = events_and_receipt(&out.stdout);
-            let got = facts(&events, &receipt);
             let (tokens, cost, cost_source) = transcript_totals(agent, name);
+            let want = Expected {
+                tools: expected_tools(agent, scenario),
+                outcome: expected_outcome(agent, scenario),
+                tokens,
+                cost,
+                cost_source,
+            };
             let what = format!("{agent} {scenario:?} ({name})");
-            assert_eq!(got.tools, expected_tools(agent, scenario), "{what}");
-            assert_eq!(got.outcome, expected_outcome(agent, scenario), "{what}");
-            assert_eq!(got.tokens, tokens, "{what}");
-            assert_eq!(got.cost_source, cost_source, "{what}");
-            match (got.cost, cost) {
-                (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{what}: {a} vs {b}"),
-                (a, b) => assert_eq!(a, b, "{what}"),
-            }
-            let denied = got
-                .tools
-                .iter()
-                .filter(|t| t.1 == ToolStatus::Denied)
-                .count();
-            assert_eq!(got.permission_denials, denied, "{what}");
-            assert_eq!(got.provider_errors > 0, scenario == ProviderError, "{what}");
-            assert_eq!(got.subagents > 0, scenario == Subagent, "{what}");
+            assert_facts(
+                &facts(&events, &receipt),
+                &want,
+                scenario == ProviderError,
+                scenario == Subagent,
+                &what,
+            );
         }
     }
 }

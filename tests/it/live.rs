@@ -13,7 +13,7 @@ use runbook::event::{CostSource, Event, EventKind, Outcome, ToolKind, ToolStatus
 use runbook::receipt::Receipt;
 use serde_json::json;
 
-use crate::conformance::{Facts, facts};
+use crate::conformance::{Expected, Scenario, assert_facts, facts};
 use crate::support::sse::{self, canon};
 use crate::support::{
     self, TestContext, fake_anthropic as anthropic, fake_llm as chat, fake_responses as responses,
@@ -21,19 +21,6 @@ use crate::support::{
 
 /// Each run's limit: OpenCode alone takes 3–7 s to start on a small machine.
 const LIMIT: Duration = Duration::from_secs(120);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scenario {
-    Text,
-    ReadEdit,
-    Shell,
-    ToolFail,
-    ProviderError,
-    PermissionDenied,
-    Subagent,
-    Multistep,
-    Stall,
-}
 
 const ALL: [Scenario; 9] = [
     Scenario::Text,
@@ -46,15 +33,6 @@ const ALL: [Scenario; 9] = [
     Scenario::Multistep,
     Scenario::Stall,
 ];
-
-/// What a scenario must amount to.
-struct Expected {
-    tools: Vec<(ToolKind, ToolStatus, bool)>,
-    outcome: Outcome,
-    tokens: u64,
-    cost: Option<f64>,
-    cost_source: Option<CostSource>,
-}
 
 /// A scenario ready to run: the work dir, the fake provider, and the runbook command.
 struct Prepared {
@@ -153,31 +131,32 @@ fn tools(scenario: Scenario, agent: &str) -> Vec<(ToolKind, ToolStatus, bool)> {
 /// A work dir with the README the scenarios read and edit, in a git repository.
 fn work_dir(ctx: &TestContext) {
     sse::write_readme(&ctx.work).expect("write README.md");
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&ctx.work)
-        .env("HOME", &ctx.home)
-        .output()
-        .expect("run git init");
-    assert!(git.status.success(), "git init failed: {git:?}");
+    support::git_init(&ctx.work, &ctx.home);
+}
+
+/// The canonical scenario from a fake's `scenario` module (they share the names).
+macro_rules! pick {
+    ($module:path, $scenario:expr, $work:expr) => {{
+        use $module as s;
+        match $scenario {
+            Scenario::Text => s::text($work),
+            Scenario::ReadEdit => s::read_edit($work),
+            Scenario::Shell => s::shell($work),
+            Scenario::ToolFail => s::tool_fail($work),
+            Scenario::ProviderError => s::provider_error($work),
+            Scenario::PermissionDenied => s::permission_denied($work),
+            Scenario::Subagent => s::subagent($work),
+            Scenario::Multistep => s::multistep($work),
+            Scenario::Stall => s::stall($work),
+        }
+    }};
 }
 
 fn claude(scenario: Scenario) -> Option<Prepared> {
     let bin = support::claude_bin()?;
     let mut ctx = TestContext::new();
     work_dir(&ctx);
-    use anthropic::scenario as s;
-    let sc = match scenario {
-        Scenario::Text => s::text(&ctx.work),
-        Scenario::ReadEdit => s::read_edit(&ctx.work),
-        Scenario::Shell => s::shell(&ctx.work),
-        Scenario::ToolFail => s::tool_fail(&ctx.work),
-        Scenario::ProviderError => s::provider_error(&ctx.work),
-        Scenario::PermissionDenied => s::permission_denied(&ctx.work),
-        Scenario::Subagent => s::subagent(&ctx.work),
-        Scenario::Multistep => s::multistep(&ctx.work),
-        Scenario::Stall => s::stall(&ctx.work),
-    };
+    let sc = pick!(anthropic::scenario, scenario, &ctx.work);
     let fake = anthropic::FakeAnthropic::for_scenario(&sc);
     for (k, v) in anthropic::claude_env(&ctx.home, &fake.base_url()) {
         ctx.env(&k, v);
@@ -237,18 +216,7 @@ fn codex(scenario: Scenario) -> Option<Prepared> {
     let bin = support::codex_bin()?;
     let mut ctx = TestContext::new();
     work_dir(&ctx);
-    use responses::scenario as s;
-    let sc = match scenario {
-        Scenario::Text => s::text(&ctx.work),
-        Scenario::ReadEdit => s::read_edit(&ctx.work),
-        Scenario::Shell => s::shell(&ctx.work),
-        Scenario::ToolFail => s::tool_fail(&ctx.work),
-        Scenario::ProviderError => s::provider_error(&ctx.work),
-        Scenario::PermissionDenied => s::permission_denied(&ctx.work),
-        Scenario::Subagent => s::subagent(&ctx.work),
-        Scenario::Multistep => s::multistep(&ctx.work),
-        Scenario::Stall => s::stall(&ctx.work),
-    };
+    let sc = pick!(responses::scenario, scenario, &ctx.work);
     let fake = responses::FakeResponses::for_scenario(&sc);
     // The model is left to Codex's config, except where the scenario needs another one: runbook
     // must find it either way to price the tokens.
@@ -534,27 +502,13 @@ fn check(agent: &str, scenario: Scenario, prepare: fn(Scenario) -> Option<Prepar
         out.stderr,
         support::types(&events)
     );
-    let got: Facts = facts(&events, &receipt);
-    assert_eq!(got.outcome, expected.outcome, "{why}");
-    assert_eq!(got.tools, expected.tools, "{why}");
-    assert_eq!(got.tokens, expected.tokens, "{why}");
-    assert_eq!(got.cost_source, expected.cost_source, "{why}");
-    match (got.cost, expected.cost) {
-        (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{why}: cost {a} vs {b}"),
-        (a, b) => assert_eq!(a, b, "{why}"),
-    }
-    let denied = got
-        .tools
-        .iter()
-        .filter(|t| t.1 == ToolStatus::Denied)
-        .count();
-    assert_eq!(got.permission_denials, denied, "{why}");
-    assert_eq!(
-        got.provider_errors > 0,
+    assert_facts(
+        &facts(&events, &receipt),
+        &expected,
         scenario == Scenario::ProviderError,
-        "{why}"
+        scenario == Scenario::Subagent,
+        &why,
     );
-    assert_eq!(got.subagents > 0, scenario == Scenario::Subagent, "{why}");
     let code = match expected.outcome {
         Outcome::Completed => 0,
         Outcome::Hung => 3,
@@ -623,13 +577,7 @@ fn resumes(agent: &str, prepare: fn(Scenario) -> Option<Prepared>) {
         sessions.iter().all(|s| *s == sessions[0]),
         "one session: {sessions:?}"
     );
-    let argv: Vec<Vec<String>> = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::TurnStarted { argv, .. } => Some(argv.clone()),
-            _ => None,
-        })
-        .collect();
+    let argv = support::argvs(&events);
     assert!(argv[1].iter().any(|a| a == sessions[0]), "{why}: {argv:?}");
     // The provider got the first turn's conversation back, with the new prompt.
     let body = last_request();
@@ -666,13 +614,7 @@ fn plans_then_executes(agent: &str, prepare: fn(Scenario) -> Option<Prepared>, r
         Some(runbook::event::Decision::Execute),
         "{why}"
     );
-    let argv: Vec<&Vec<String>> = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::TurnStarted { argv, .. } => Some(argv),
-            _ => None,
-        })
-        .collect();
+    let argv = support::argvs(&events);
     assert_eq!(argv.len(), 2, "{why}");
     let has = |a: &Vec<String>| a.windows(read_only.len()).any(|w| w == read_only);
     assert!(has(argv[0]) && !has(argv[1]), "{why}: {argv:?}");

@@ -47,13 +47,7 @@ impl Setup {
         fake_llm::write_opencode_config(&ctx.work, &llm.base_url(), &config)
             .expect("write opencode.json");
         std::fs::write(ctx.work.join("README.md"), README).expect("write README.md");
-        let git = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&ctx.work)
-            .env("HOME", &ctx.home)
-            .output()
-            .expect("run git init");
-        assert!(git.status.success(), "git init failed: {git:?}");
+        support::git_init(&ctx.work, &ctx.home);
         Some(Setup { ctx, llm, bin })
     }
 

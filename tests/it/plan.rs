@@ -288,13 +288,7 @@ fn revise_with_feedback_then_execute_in_the_same_session() {
         })
         .collect();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
-    let argv: Vec<&Vec<String>> = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::TurnStarted { argv, .. } => Some(argv),
-            _ => None,
-        })
-        .collect();
+    let argv = support::argvs(&events);
     let read_only = |a: &Vec<String>| a.windows(2).any(|w| w == ["--agent", "plan"]);
     assert!(read_only(argv[0]) && read_only(argv[1]) && !read_only(argv[2]));
 

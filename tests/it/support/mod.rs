@@ -291,6 +291,28 @@ impl Default for TestContext {
 }
 
 /// Parses NDJSON events strictly: every line must be a whole, valid event.
+/// `git init` in `dir` (OpenCode snapshots its work tree with git).
+pub fn git_init(dir: &Path, home: &Path) {
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .output()
+        .expect("run git init");
+    assert!(git.status.success(), "git init failed: {git:?}");
+}
+
+/// The agent's command line in each turn, in order.
+pub fn argvs(events: &[Event]) -> Vec<&Vec<String>> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            runbook::event::EventKind::TurnStarted { argv, .. } => Some(argv),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The events and the closing receipt that `--json` prints.
 pub fn events_and_receipt(stdout: &str) -> (Vec<Event>, Receipt) {
     let mut lines: Vec<&str> = stdout.lines().collect();
