@@ -626,3 +626,26 @@ fn each_agent_plans_read_only_then_executes_in_the_same_session() {
     plans_then_executes("codex", codex, &["-c", "sandbox_mode=\"read-only\""]);
     plans_then_executes("opencode", opencode, &["--agent", "plan"]);
 }
+
+/// Claude Code reports its cost only at the end, but each step's usage streams in: runbook prices
+/// the steps as they finish and stops the run once the estimate crosses `--max-cost`.
+#[test]
+fn claude_code_is_stopped_by_the_budget_from_its_streamed_usage() {
+    let Some(mut p) = claude(Scenario::Multistep) else {
+        return;
+    };
+    p.command.args(["--max-cost", "0.03"]);
+    let (out, events, receipt, _) = run(p, "claude budget");
+    let why = format!(
+        "stderr:\n{}\nevents: {:?}",
+        out.stderr,
+        support::types(&events)
+    );
+    assert_eq!(out.code(), Some(4), "{why}");
+    assert_eq!(receipt.outcome, Outcome::BudgetExceeded, "{why}");
+    assert!(receipt.cost.known_usd > 0.03, "{why}");
+    assert!(
+        receipt.tool_calls.total < 5,
+        "stopped before the end of the script: {why}"
+    );
+}
