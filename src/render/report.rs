@@ -66,10 +66,11 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
                     .map(money)
                     .unwrap_or_else(|| "cost unknown".to_owned());
                 format!(
-                    "{} {}: {} steps, {cost}",
+                    "{} {}: {}, {} tokens, {cost}",
                     t.index + 1,
                     format!("{:?}", t.kind).to_lowercase(),
-                    t.steps
+                    plural(u64::from(t.steps), "step"),
+                    thousands(t.tokens.total())
                 )
             })
             .collect();
