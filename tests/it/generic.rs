@@ -99,6 +99,17 @@ fn then_continues_the_same_session_as_resumed_turns_of_one_run() {
         _ => None,
     });
     assert_eq!(argv.unwrap()[1..], ["--fast", "first task"]);
+
+    // `runbook status` shows each turn with its tokens and cost.
+    let status = run(&mut ctx.runbook(&["status"]), LIMIT);
+    assert_eq!(status.code(), Some(0), "{}", status.stderr);
+    for turn in [
+        "1 start: 0 steps, 110 tokens, $0.5000",
+        "2 resume: 0 steps, 110 tokens, $0.5000",
+        "3 resume: 0 steps, 110 tokens, $0.5000",
+    ] {
+        assert!(status.stdout.contains(turn), "{turn}: {}", status.stdout);
+    }
 }
 
 #[test]
