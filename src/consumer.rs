@@ -88,6 +88,22 @@ impl Dispatcher {
         self.forward(&ev);
     }
 
+    /// Like [`Dispatcher::emit`], but leaves the event's contents with the caller.
+    pub(crate) fn emit_borrowed(&mut self, ts: SystemTime, kind: &mut EventKind) {
+        // Moved in and out again: an empty `Text` holds nothing on the heap.
+        let placeholder = EventKind::Text {
+            text: String::new(),
+        };
+        let ev = Event {
+            seq: self.seq,
+            ts,
+            turn: self.turn,
+            kind: std::mem::replace(kind, placeholder),
+        };
+        self.forward(&ev);
+        *kind = ev.kind;
+    }
+
     /// Hands on an event that already has its sequence number, time and turn (read back from a
     /// log, or replayed).
     pub(crate) fn forward(&mut self, ev: &Event) {

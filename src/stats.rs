@@ -177,7 +177,7 @@ impl RunStats {
             EventKind::StepFinished(usage) => {
                 self.steps_finished += 1;
                 self.step_open = false;
-                self.last_finish_reason = Some(usage.reason.clone());
+                set(&mut self.last_finish_reason, &usage.reason);
                 self.turn_mut(turn).step(usage);
                 self.sum_turns();
             }
@@ -187,14 +187,19 @@ impl RunStats {
             }
             EventKind::Text { text } => {
                 if !self.final_text.is_empty() {
-                    self.final_text.push_str("\n\n");
+                    self.final_text.push_str("
+
+");
                 }
                 self.final_text.push_str(text);
-                self.last_text = Some(text.clone());
+                set(&mut self.last_text, text);
             }
             EventKind::ToolCompleted(end) => {
                 self.tool_calls += 1;
-                let tally = self.tools.entry(end.name.clone()).or_default();
+                let tally = match self.tools.get_mut(&end.name) {
+                    Some(tally) => tally,
+                    None => self.tools.entry(end.name.clone()).or_default(),
+                };
                 tally.calls += 1;
                 match end.status {
                     ToolStatus::Ok => {}
@@ -269,6 +274,17 @@ impl RunStats {
             self.tokens.add(&t.tokens);
             self.cost_source = merge_source(self.cost_source, t.cost_source);
         }
+    }
+}
+
+/// Replaces a kept string, reusing its buffer (this runs for every event, several times over)
+/// unless that buffer is much larger than needed.
+fn set(slot: &mut Option<String>, value: &str) {
+    match slot {
+        Some(kept) if kept.capacity() <= 4096 || value.len() >= kept.capacity() / 4 => {
+            value.clone_into(kept);
+        }
+        _ => *slot = Some(value.to_owned()),
     }
 }
 

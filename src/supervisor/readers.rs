@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -34,6 +35,8 @@ pub(crate) struct Batch {
     pub ts: SystemTime,
     pub at: Instant,
     pub events: Vec<EventKind>,
+    /// Where the events go once dispatched: back to the reader that made them.
+    home: Option<std::sync::mpsc::Sender<Vec<EventKind>>>,
 }
 
 impl Batch {
@@ -43,6 +46,52 @@ impl Batch {
             ts: SystemTime::now(),
             at: Instant::now(),
             events,
+            home: None,
+        }
+    }
+
+    /// Hands the dispatched events back to the reader, which frees them on its own thread and
+    /// reuses the vector. Memory freed on the thread that allocated it stays in that thread's
+    /// cache for its next events; freed on the supervisor's thread, every string costs a trip
+    /// through the allocator's shared arena on both sides.
+    pub(crate) fn recycle(self) {
+        if let Some(home) = self.home {
+            let _ = home.send(self.events);
+        }
+    }
+}
+
+/// Event vectors that came back from the supervisor.
+struct Recycler {
+    home: std::sync::mpsc::Sender<Vec<EventKind>>,
+    returned: std::sync::mpsc::Receiver<Vec<EventKind>>,
+}
+
+impl Recycler {
+    fn new() -> Self {
+        let (home, returned) = std::sync::mpsc::channel();
+        Self { home, returned }
+    }
+
+    /// An empty vector with room for `capacity` events: a returned one (its events freed here)
+    /// when there is one.
+    fn vec(&self, capacity: usize) -> Vec<EventKind> {
+        let mut spare: Option<Vec<EventKind>> = None;
+        while let Ok(mut events) = self.returned.try_recv() {
+            events.clear();
+            if spare
+                .as_ref()
+                .is_none_or(|s| s.capacity() < events.capacity())
+            {
+                spare = Some(events);
+            }
+        }
+        match spare {
+            Some(mut events) => {
+                events.reserve(capacity);
+                events
+            }
+            None => Vec::with_capacity(capacity),
         }
     }
 }
@@ -132,19 +181,22 @@ async fn pump(
     tx: &mpsc::Sender<Batch>,
     on_line: &mut (dyn FnMut(Piece<'_>, &mut Vec<EventKind>) + Send),
 ) {
-    let mut buf = vec![0u8; read_size];
     let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
-    let mut raw = RawLog::new(raw, redactor.clone());
+    let mut raw = RawWriter::start(RawLog::new(raw, redactor.clone()));
+    let mut buf = vec![0u8; read_size];
+    let recycler = Recycler::new();
     'read: loop {
         let n = match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         let (ts, at) = (SystemTime::now(), Instant::now());
-        raw.write(&buf[..n]);
-        for input in buf[..n].chunks(BATCH_INPUT) {
+        // The raw log is written on its own thread while this one parses the same bytes.
+        let chunk = Arc::new(Chunk { buf, len: n });
+        raw.write(Arc::clone(&chunk)).await;
+        for input in chunk.bytes().chunks(BATCH_INPUT) {
             // Room for a typical mix of lines (about one event per 400 bytes) without regrowing.
-            let mut events = Vec::with_capacity(input.len() / 400 + 8);
+            let mut events = recycler.vec(input.len() / 400 + 8);
             splitter.feed(input, |piece| on_line(piece, &mut events));
             if tx
                 .send(Batch {
@@ -152,6 +204,7 @@ async fn pump(
                     ts,
                     at,
                     events,
+                    home: Some(recycler.home.clone()),
                 })
                 .await
                 .is_err()
@@ -159,12 +212,77 @@ async fn pump(
                 break 'read;
             }
         }
+        buf = raw.reuse(chunk, read_size);
     }
-    raw.finish();
+    raw.finish().await;
     let mut events = Vec::new();
     splitter.finish(|piece| on_line(piece, &mut events));
     if !events.is_empty() {
         let _ = tx.send(Batch::now(stream, events)).await;
+    }
+}
+
+/// One read's bytes, shared by the parser and the raw log writer.
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// The raw log, written on a blocking thread of its own: writing a read's bytes to the page cache
+/// costs about as much as reading them from the pipe, and need not hold up the parser. Read
+/// buffers come back to the reader once both are done with them, so a run uses a few at most.
+struct RawWriter {
+    chunks: Option<mpsc::Sender<Arc<Chunk>>>,
+    done: tokio::task::JoinHandle<()>,
+    spare: std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl RawWriter {
+    fn start(mut log: RawLog) -> Self {
+        // One chunk queued while another is written: the reader never waits unless the disk is
+        // slower than the parser.
+        let (chunks, mut rx) = mpsc::channel::<Arc<Chunk>>(1);
+        let (give_back, spare) = std::sync::mpsc::channel();
+        let done = tokio::task::spawn_blocking(move || {
+            while let Some(chunk) = rx.blocking_recv() {
+                log.write(chunk.bytes());
+                if let Ok(chunk) = Arc::try_unwrap(chunk) {
+                    let _ = give_back.send(chunk.buf);
+                }
+            }
+            log.finish();
+        });
+        Self {
+            chunks: Some(chunks),
+            done,
+            spare,
+        }
+    }
+
+    async fn write(&mut self, chunk: Arc<Chunk>) {
+        if let Some(chunks) = &self.chunks {
+            let _ = chunks.send(chunk).await;
+        }
+    }
+
+    /// A buffer for the next read: this chunk's, if the log is done with it, else a spare one.
+    fn reuse(&self, chunk: Arc<Chunk>, size: usize) -> Vec<u8> {
+        match Arc::try_unwrap(chunk) {
+            Ok(chunk) => chunk.buf,
+            Err(_) => self.spare.try_recv().unwrap_or_else(|_| vec![0u8; size]),
+        }
+    }
+
+    /// Writes out what is left; the log is complete when this returns.
+    async fn finish(mut self) {
+        self.chunks = None;
+        let _ = self.done.await;
     }
 }
 

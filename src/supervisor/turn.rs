@@ -168,15 +168,16 @@ pub(crate) async fn run_turn(
                 }
             }
             batch = rx.recv(), if pipes_open => match batch {
-                Some(batch) => {
+                Some(mut batch) => {
                     let what = match batch.stream { Stream::Stdout => Activity::Stdout, Stream::Stderr => Activity::Stderr };
                     watchdog.observe(what, batch.at);
-                    for kind in batch.events {
+                    for kind in &mut batch.events {
                         if finish_by.is_none() && matches!(kind, EventKind::AgentResult(_)) {
                             finish_by = Some(Instant::now() + limits.finish_grace);
                         }
-                        dispatch.emit(batch.ts, kind);
+                        dispatch.emit_borrowed(batch.ts, kind);
                     }
+                    batch.recycle();
                     if let Some(max) = limits.max_cost {
                         let spent = dispatch.stats().known_cost();
                         if spent > max && stopping.is_none() && exit_status.is_none() {
