@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod config;
 mod consumer;
+mod encode;
 pub mod event;
 mod exit;
 mod follow;

@@ -187,9 +187,11 @@ impl RunStats {
             }
             EventKind::Text { text } => {
                 if !self.final_text.is_empty() {
-                    self.final_text.push_str("
+                    self.final_text.push_str(
+                        "
 
-");
+",
+                    );
                 }
                 self.final_text.push_str(text);
                 set(&mut self.last_text, text);

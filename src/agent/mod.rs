@@ -4,6 +4,7 @@ mod claude;
 mod codex;
 mod generic;
 mod opencode;
+mod scan;
 mod summary;
 mod tools;
 

@@ -5,6 +5,8 @@
 //! are emitted together. There is no end-of-run line: the run finished only if the last step
 //! ended with a reason other than `tool-calls` (or `length`, an answer cut by the output limit).
 
+mod fast;
+
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -88,9 +90,10 @@ struct Parser {
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
         // Checking the whole line's UTF-8 at once lets serde_json skip checking each string it
-        // keeps; a line that is not UTF-8 is parsed from bytes exactly as before.
+        // keeps; a line that is not UTF-8 is parsed from bytes exactly as before. Most lines are
+        // read by the fast path; it leaves whatever it does not handle to serde_json.
         let parsed = match std::str::from_utf8(line) {
-            Ok(text) => serde_json::from_str::<Line<'_>>(text),
+            Ok(text) => fast::line(text).map_or_else(|| serde_json::from_str::<Line<'_>>(text), Ok),
             Err(_) => serde_json::from_slice(line),
         };
         let parsed: Line<'_> = match parsed {
@@ -319,6 +322,7 @@ impl StderrParser for Stderr {
 // The wire format. Borrowed where possible; large strings (tool output) are only measured.
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct Line<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
@@ -331,6 +335,7 @@ struct Line<'a> {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct Part<'a> {
     #[serde(rename = "messageID", default, borrow)]
     message_id: Option<Cow<'a, str>>,
@@ -352,6 +357,7 @@ struct Part<'a> {
 }
 
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct ToolState<'a> {
     #[serde(default, borrow)]
     status: Cow<'a, str>,
@@ -370,6 +376,7 @@ struct ToolState<'a> {
 }
 
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct ToolInput<'a> {
     #[serde(rename = "filePath", default, borrow)]
     file_path: Option<Cow<'a, str>>,
@@ -393,6 +400,7 @@ struct ToolInput<'a> {
 }
 
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct ToolMeta<'a> {
     #[serde(rename = "sessionId", default, borrow)]
     session_id: Option<Cow<'a, str>>,
@@ -401,12 +409,14 @@ struct ToolMeta<'a> {
 }
 
 #[derive(Deserialize, Clone, Copy)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct Span {
     start: Option<u64>,
     end: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct WireTokens {
     #[serde(default)]
     input: u64,
@@ -419,6 +429,7 @@ struct WireTokens {
 }
 
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct WireCache {
     #[serde(default)]
     read: u64,
@@ -427,6 +438,7 @@ struct WireCache {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct ErrorLine<'a> {
     #[serde(default, borrow)]
     name: Option<Cow<'a, str>>,
@@ -435,6 +447,7 @@ struct ErrorLine<'a> {
 }
 
 #[derive(Deserialize, Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct ErrorData<'a> {
     #[serde(default, borrow)]
     message: Option<Cow<'a, str>>,
@@ -445,6 +458,7 @@ struct ErrorData<'a> {
 }
 
 /// The length in bytes of a JSON string, without keeping it.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct StrLen(usize);
 
 impl<'de> Deserialize<'de> for StrLen {
@@ -464,6 +478,7 @@ impl<'de> Deserialize<'de> for StrLen {
 }
 
 /// The number of elements of a JSON array, without keeping them.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct SeqLen(usize);
 
 impl<'de> Deserialize<'de> for SeqLen {

@@ -1,0 +1,854 @@
+//! Compact JSON, byte for byte what `serde_json::to_writer` writes, for the one encoding of every
+//! event: its string escaper skips over runs of plain text eight bytes at a time, where
+//! serde_json looks up every byte. Shapes it does not write itself (map keys that are not
+//! strings, byte strings, 128-bit integers) are handed to serde_json whole.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde::ser::{self, Impossible};
+
+/// Appends `value` as compact JSON.
+pub(crate) fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
+    let start = out.len();
+    if value.serialize(&mut Encoder { out: &mut *out }).is_ok() {
+        return Ok(());
+    }
+    out.truncate(start);
+    serde_json::to_writer(out, value)
+}
+
+struct Encoder<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+/// This encoder does not write the value; serde_json will (or a serializer error serde_json
+/// reports too).
+#[derive(Debug)]
+struct Unsupported;
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("left to serde_json")
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+impl ser::Error for Unsupported {
+    fn custom<T: fmt::Display>(_msg: T) -> Self {
+        Unsupported
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, Unsupported>;
+
+impl Encoder<'_> {
+    fn integer(&mut self, n: impl itoa_like::Integer) {
+        n.write(self.out);
+    }
+
+    fn float<T: Serialize>(&mut self, n: T) -> Result {
+        // serde_json's own float formatting (and `null` for what JSON cannot hold).
+        serde_json::to_writer(&mut *self.out, &n).map_err(|_| Unsupported)
+    }
+}
+
+/// Writes `"s"` with JSON escapes exactly as serde_json writes them: `\"`, `\\`, the short forms
+/// `\b \f \n \r \t`, and `\u00xx` (lower-case hex) for the other control characters.
+fn string(out: &mut Vec<u8>, s: &str) {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGHS: u64 = ONES << 7;
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut plain = 0;
+    let mut at = 0;
+    loop {
+        // The next byte that needs an escape: below 0x20, `"` or `\`.
+        while let Some(word) = bytes.get(at..at + 8) {
+            let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            let quote = word ^ (ONES * u64::from(b'"'));
+            let backslash = word ^ (ONES * u64::from(b'\\'));
+            let flagged = (word.wrapping_sub(ONES * 0x20) & !word
+                | quote.wrapping_sub(ONES) & !quote
+                | backslash.wrapping_sub(ONES) & !backslash)
+                & HIGHS;
+            if flagged != 0 {
+                at += flagged.trailing_zeros() as usize / 8;
+                break;
+            }
+            at += 8;
+        }
+        while at < bytes.len() && !needs_escape(bytes[at]) {
+            at += 1;
+        }
+        let Some(&byte) = bytes.get(at) else { break };
+        out.extend_from_slice(&bytes[plain..at]);
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\x08' => out.extend_from_slice(b"\\b"),
+            b'\x0c' => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
+            }
+        }
+        at += 1;
+        plain = at;
+    }
+    out.extend_from_slice(&bytes[plain..]);
+    out.push(b'"');
+}
+
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// Decimal integers without going through `fmt`.
+mod itoa_like {
+    pub(super) trait Integer: Copy {
+        fn write(self, out: &mut Vec<u8>);
+    }
+
+    fn unsigned(mut n: u64, out: &mut Vec<u8>) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(&digits[at..]);
+    }
+
+    macro_rules! unsigned {
+        ($($t:ty),*) => {$(
+            impl Integer for $t {
+                fn write(self, out: &mut Vec<u8>) {
+                    unsigned(u64::from(self), out);
+                }
+            }
+        )*};
+    }
+
+    macro_rules! signed {
+        ($($t:ty),*) => {$(
+            impl Integer for $t {
+                fn write(self, out: &mut Vec<u8>) {
+                    if self < 0 {
+                        out.push(b'-');
+                    }
+                    unsigned(i64::from(self).unsigned_abs(), out);
+                }
+            }
+        )*};
+    }
+
+    unsigned!(u8, u16, u32, u64);
+    signed!(i8, i16, i32, i64);
+}
+
+impl<'s, 'a> ser::Serializer for &'s mut Encoder<'a> {
+    type Ok = ();
+    type Error = Unsupported;
+    type SerializeSeq = Compound<'s, 'a>;
+    type SerializeTuple = Compound<'s, 'a>;
+    type SerializeTupleStruct = Compound<'s, 'a>;
+    type SerializeTupleVariant = Compound<'s, 'a>;
+    type SerializeMap = Compound<'s, 'a>;
+    type SerializeStruct = Compound<'s, 'a>;
+    type SerializeStructVariant = Compound<'s, 'a>;
+
+    fn serialize_bool(self, v: bool) -> Result {
+        self.out
+            .extend_from_slice(if v { b"true" } else { b"false" });
+        Ok(())
+    }
+
+    fn serialize_i8(self, v: i8) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_i16(self, v: i16) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_i32(self, v: i32) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_i64(self, v: i64) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_u8(self, v: u8) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_u16(self, v: u16) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_u32(self, v: u32) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_u64(self, v: u64) -> Result {
+        self.integer(v);
+        Ok(())
+    }
+
+    fn serialize_f32(self, v: f32) -> Result {
+        self.float(v)
+    }
+
+    fn serialize_f64(self, v: f64) -> Result {
+        self.float(v)
+    }
+
+    fn serialize_char(self, v: char) -> Result {
+        string(self.out, v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+
+    fn serialize_str(self, v: &str) -> Result {
+        string(self.out, v);
+        Ok(())
+    }
+
+    fn serialize_bytes(self, _v: &[u8]) -> Result {
+        Err(Unsupported)
+    }
+
+    fn serialize_none(self) -> Result {
+        self.serialize_unit()
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result {
+        value.serialize(self)
+    }
+
+    fn serialize_unit(self) -> Result {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result {
+        self.serialize_unit()
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result {
+        string(self.out, variant);
+        Ok(())
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result {
+        self.out.push(b'{');
+        string(self.out, variant);
+        self.out.push(b':');
+        value.serialize(&mut *self)?;
+        self.out.push(b'}');
+        Ok(())
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'s, 'a>> {
+        Ok(Compound::open(self, b'[', 0))
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'s, 'a>> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'s, 'a>> {
+        self.out.push(b'{');
+        string(self.out, variant);
+        self.out.push(b':');
+        Ok(Compound::open(self, b'[', 1))
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'s, 'a>> {
+        Ok(Compound::open(self, b'{', 0))
+    }
+
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Compound<'s, 'a>> {
+        Ok(Compound::open(self, b'{', 0))
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Compound<'s, 'a>> {
+        self.out.push(b'{');
+        string(self.out, variant);
+        self.out.push(b':');
+        Ok(Compound::open(self, b'{', 1))
+    }
+}
+
+/// An array or object being written.
+struct Compound<'s, 'a> {
+    encoder: &'s mut Encoder<'a>,
+    first: bool,
+    /// `]` or `}`.
+    close: u8,
+    /// Objects around it to close as well (a variant's `{"name": …}`).
+    outer: u8,
+}
+
+impl<'s, 'a> Compound<'s, 'a> {
+    fn open(encoder: &'s mut Encoder<'a>, open: u8, outer: u8) -> Self {
+        encoder.out.push(open);
+        Self {
+            encoder,
+            first: true,
+            close: if open == b'[' { b']' } else { b'}' },
+            outer,
+        }
+    }
+
+    fn comma(&mut self) {
+        if !std::mem::take(&mut self.first) {
+            self.encoder.out.push(b',');
+        }
+    }
+
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        self.comma();
+        value.serialize(&mut *self.encoder)
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result {
+        self.comma();
+        string(self.encoder.out, key);
+        self.encoder.out.push(b':');
+        value.serialize(&mut *self.encoder)
+    }
+
+    fn close(self) -> Result {
+        self.encoder.out.push(self.close);
+        for _ in 0..self.outer {
+            self.encoder.out.push(b'}');
+        }
+        Ok(())
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        self.element(value)
+    }
+
+    fn end(self) -> Result {
+        self.close()
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        self.element(value)
+    }
+
+    fn end(self) -> Result {
+        self.close()
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        self.element(value)
+    }
+
+    fn end(self) -> Result {
+        self.close()
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        self.element(value)
+    }
+
+    fn end(self) -> Result {
+        self.close()
+    }
+}
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
+        self.comma();
+        key.serialize(KeyEncoder {
+            out: &mut *self.encoder.out,
+        })?;
+        self.encoder.out.push(b':');
+        Ok(())
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        value.serialize(&mut *self.encoder)
+    }
+
+    fn end(self) -> Result {
+        self.close()
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
+        self.field(key, value)
+    }
+
+    fn end(self) -> Result {
+        self.close()
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Unsupported;
+
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
+        self.field(key, value)
+    }
+
+    fn end(self) -> Result {
+        self.close()
+    }
+}
+
+/// A map key: only strings are written here.
+struct KeyEncoder<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+macro_rules! unsupported {
+    ($($method:ident($($arg:ty),*)),* $(,)?) => {$(
+        fn $method(self, $(_: $arg),*) -> Result {
+            Err(Unsupported)
+        }
+    )*};
+}
+
+impl ser::Serializer for KeyEncoder<'_> {
+    type Ok = ();
+    type Error = Unsupported;
+    type SerializeSeq = Impossible<(), Unsupported>;
+    type SerializeTuple = Impossible<(), Unsupported>;
+    type SerializeTupleStruct = Impossible<(), Unsupported>;
+    type SerializeTupleVariant = Impossible<(), Unsupported>;
+    type SerializeMap = Impossible<(), Unsupported>;
+    type SerializeStruct = Impossible<(), Unsupported>;
+    type SerializeStructVariant = Impossible<(), Unsupported>;
+
+    fn serialize_str(self, v: &str) -> Result {
+        string(self.out, v);
+        Ok(())
+    }
+
+    unsupported!(
+        serialize_bool(bool),
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+        serialize_f32(f32),
+        serialize_f64(f64),
+        serialize_char(char),
+        serialize_bytes(&[u8]),
+        serialize_none(),
+        serialize_unit(),
+        serialize_unit_struct(&'static str),
+        serialize_unit_variant(&'static str, u32, &'static str),
+    );
+
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result {
+        Err(Unsupported)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _value: &T,
+    ) -> Result {
+        Err(Unsupported)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result {
+        Err(Unsupported)
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
+        Err(Unsupported)
+    }
+
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
+        Err(Unsupported)
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct> {
+        Err(Unsupported)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(Unsupported)
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(Unsupported)
+    }
+
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
+        Err(Unsupported)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(Unsupported)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// Writes `value` both ways and compares; returns whether this encoder wrote it itself.
+    fn same<T: Serialize + ?Sized>(value: &T) -> bool {
+        let mut ours = Vec::new();
+        write(&mut ours, value).unwrap();
+        let theirs = serde_json::to_vec(value).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs)
+        );
+        value
+            .serialize(&mut Encoder {
+                out: &mut Vec::new(),
+            })
+            .is_ok()
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut all: String = (0u8..0x80).map(char::from).collect();
+        all.push_str("é中😀\u{7f}\u{2028}");
+        assert!(same(&all));
+        for s in [
+            "",
+            "plain",
+            "\"",
+            "\\",
+            "a\"b\\c",
+            "tab\there",
+            "12345678\n",
+            "1234567\"",
+            "\x01\x1f",
+            "caf\u{e9} \"quoted\" \\ path\\to\n",
+        ] {
+            assert!(same(s));
+            assert!(same(&s.repeat(5)));
+        }
+        let mut rng = fastrand::Rng::with_seed(7);
+        let alphabet = [
+            'a', '"', '\\', '\n', '\x01', '\x1f', ' ', 'é', '😀', '\u{7f}',
+        ];
+        for _ in 0..2000 {
+            let len = rng.usize(0..40);
+            let s: String = (0..len)
+                .map(|_| alphabet[rng.usize(..alphabet.len())])
+                .collect();
+            assert!(same(&s));
+        }
+    }
+
+    #[test]
+    fn every_shape_matches_serde_json() {
+        #[derive(Serialize)]
+        enum E {
+            Unit,
+            New(u8),
+            Tuple(i32, String),
+            Struct { a: Option<u8>, b: Vec<u8> },
+        }
+        #[derive(Serialize)]
+        struct Unit;
+        #[derive(Serialize)]
+        struct Wrapper(String);
+        #[derive(Serialize)]
+        struct S<'a> {
+            b: bool,
+            n: (i8, i16, i32, i64, u8, u16, u32, u64),
+            extremes: (i64, i64, u64),
+            f: (f32, f64, f64, f64, f64),
+            c: char,
+            none: Option<u8>,
+            unit: (),
+            unit_struct: Unit,
+            wrapper: Wrapper,
+            variants: Vec<E>,
+            empty: Vec<u8>,
+            map: BTreeMap<&'a str, Vec<u8>>,
+            int_keys: BTreeMap<u8, u8>,
+            bytes: serde_bytes_like::Bytes<'a>,
+            big: u128,
+        }
+        mod serde_bytes_like {
+            pub(super) struct Bytes<'a>(pub &'a [u8]);
+            impl serde::Serialize for Bytes<'_> {
+                fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    s.serialize_bytes(self.0)
+                }
+            }
+        }
+        let s = S {
+            b: true,
+            n: (-8, -16, -32, -64, 8, 16, 32, 64),
+            extremes: (i64::MIN, i64::MAX, u64::MAX),
+            f: (1.5, 0.1, -2.5e-300, f64::NAN, f64::INFINITY),
+            c: '"',
+            none: None,
+            unit: (),
+            unit_struct: Unit,
+            wrapper: Wrapper("w\n".into()),
+            variants: vec![
+                E::Unit,
+                E::New(1),
+                E::Tuple(-1, "t".into()),
+                E::Struct {
+                    a: Some(2),
+                    b: vec![],
+                },
+            ],
+            empty: vec![],
+            map: [("k\"", vec![1]), ("", vec![])].into_iter().collect(),
+            int_keys: [(1, 2)].into_iter().collect(),
+            bytes: serde_bytes_like::Bytes(b"ab"),
+            big: u128::MAX,
+        };
+        // Integer keys, bytes and u128 are left to serde_json.
+        assert!(!same(&s));
+        assert!(same(&s.variants));
+        assert!(same(&s.map));
+    }
+
+    #[test]
+    fn every_recorded_event_matches_serde_json() {
+        use std::time::{Duration, SystemTime};
+
+        use crate::agent::{Adapter, Claude, Codex, OpenCode, ParseContext};
+        use crate::event::{
+            Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, Turn, TurnKind,
+        };
+        use crate::provenance::{EnvLayer, EnvVarRecord, Layer, Origin, SettingRecord};
+
+        let mut kinds = Vec::new();
+        let adapters: [(&str, &dyn Adapter); 3] = [
+            ("opencode", &OpenCode),
+            ("claude", &Claude),
+            ("codex", &Codex),
+        ];
+        for (agent, adapter) in adapters {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures")
+                .join(agent);
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.to_string_lossy();
+                if name.ends_with(".stdout.ndjson") {
+                    let mut parser = adapter.stdout_parser(ParseContext::new("/w".into()));
+                    for line in std::fs::read(&path).unwrap().split(|&b| b == b'\n') {
+                        parser.line(line, &mut kinds);
+                    }
+                    parser.end(&mut kinds);
+                } else if name.ends_with(".stderr.txt") {
+                    let mut parser = adapter.stderr_parser();
+                    for line in std::fs::read_to_string(&path).unwrap().lines() {
+                        parser.line(line, &mut kinds);
+                    }
+                }
+            }
+        }
+        assert!(kinds.len() > 100, "{}", kinds.len());
+        let exit = ExitInfo {
+            code: Some(1),
+            signal: None,
+        };
+        kinds.extend([
+            EventKind::RunStarted(RunInfo {
+                schema_version: 1,
+                run_id: "r".into(),
+                runbook_version: "0.1.0".into(),
+                agent: "opencode".into(),
+                model: Some("m".into()),
+                prompt: "say \"hi\"\n".into(),
+                cwd: "/w".into(),
+                run_dir: "/w/runs/r".into(),
+                pid: 7,
+                pid_start: Some(99),
+                limits: Limits {
+                    inactivity_timeout_ms: 1000,
+                    kill_grace_ms: 10,
+                    timeout_ms: None,
+                    max_cost_usd: Some(0.5),
+                },
+                settings: vec![SettingRecord {
+                    key: "prices.\"gpt-5\"".into(),
+                    value: serde_json::json!({"input": 1.25, "n": -3, "big": u64::MAX,
+                        "list": [null, true, "x\ny"], "empty": {}}),
+                    from: Origin::in_file(Layer::Repo, "/w/runbook.toml".into(), 3, 1),
+                }],
+                env: vec![EnvVarRecord {
+                    name: "A".into(),
+                    layer: EnvLayer::Dotenv,
+                    file: Some("/w/.env".into()),
+                    line: Some(2),
+                }],
+            }),
+            EventKind::TurnStarted {
+                argv: vec!["a".into(), "b c".into()],
+                pid: 3,
+            },
+            EventKind::WatchdogWarning {
+                quiet_ms: 1,
+                timeout_ms: 2,
+            },
+            EventKind::WatchdogFired(Box::new(Diagnostic {
+                timeout_ms: 1,
+                stdout_quiet_ms: 2,
+                stderr_quiet_ms: 3,
+                cpu_quiet_ms: 4,
+                last_event: Some("text".into()),
+                open_step: None,
+                completed_steps: 5,
+                cost_usd: Some(1.0 / 3.0),
+                stderr_tail: vec!["x\ty".into()],
+            })),
+            EventKind::StopRequested {
+                reason: Outcome::BudgetExceeded,
+                message: "m".into(),
+            },
+            EventKind::SignalSent {
+                signal: "SIGTERM".into(),
+                processes: 2,
+            },
+            EventKind::TurnCompleted {
+                exit: ExitInfo::default(),
+            },
+            EventKind::TurnFailed {
+                outcome: Outcome::Hung,
+                message: "m".into(),
+                exit,
+            },
+            EventKind::RunFinished {
+                outcome: Outcome::AgentError,
+                message: "m".into(),
+                duration_ms: 12,
+                exit,
+            },
+        ]);
+        for (seq, kind) in kinds.into_iter().enumerate() {
+            let ev = Event {
+                seq: seq as u64,
+                ts: SystemTime::UNIX_EPOCH + Duration::from_micros(seq as u64 * 1_234_567),
+                turn: Turn {
+                    index: 1,
+                    kind: TurnKind::Resume,
+                },
+                kind,
+            };
+            assert!(same(&ev));
+        }
+    }
+}
