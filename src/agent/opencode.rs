@@ -92,9 +92,12 @@ impl StdoutParser for Parser {
         // Checking the whole line's UTF-8 at once lets serde_json skip checking each string it
         // keeps; a line that is not UTF-8 is parsed from bytes exactly as before. Most lines are
         // read by the fast path; it leaves whatever it does not handle to serde_json.
-        let parsed = match std::str::from_utf8(line) {
-            Ok(text) => fast::line(text).map_or_else(|| serde_json::from_str::<Line<'_>>(text), Ok),
-            Err(_) => serde_json::from_slice(line),
+        let parsed = match fast::ascii_line(line) {
+            Some(parsed) => Ok(parsed),
+            None => match std::str::from_utf8(line) {
+                Ok(text) => fast::line(text).map_or_else(|| serde_json::from_str(text), Ok),
+                Err(_) => serde_json::from_slice(line),
+            },
         };
         let parsed: Line<'_> = match parsed {
             Ok(parsed) => parsed,

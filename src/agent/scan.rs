@@ -33,6 +33,17 @@ impl<'a> Cursor<'a> {
         (!has_control_byte(text.as_bytes())).then_some(Self { text, pos: 0 })
     }
 
+    /// For text that is printable ASCII throughout (most lines): one pass checks both that it is
+    /// UTF-8 and that it has no control byte. `None` for any other text.
+    pub(crate) fn ascii(bytes: &'a [u8]) -> Option<Self> {
+        if !is_printable_ascii(bytes) {
+            return None;
+        }
+        // SAFETY: every byte is ASCII (0x20..0x80), so the bytes are UTF-8.
+        let text = unsafe { std::str::from_utf8_unchecked(bytes) };
+        Some(Self { text, pos: 0 })
+    }
+
     fn bytes(&self) -> &'a [u8] {
         self.text.as_bytes()
     }
@@ -362,6 +373,19 @@ fn hex4(digits: &[u8]) -> Option<u16> {
     Some(n)
 }
 
+/// Whether every byte is in 0x20..0x80; 32 bytes at a time, like [`has_control_byte`].
+fn is_printable_ascii(bytes: &[u8]) -> bool {
+    // One comparison per byte: below 0x20 wraps around to a large value.
+    let outside = |b: u8| b.wrapping_sub(0x20) >= 0x60;
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, &b| any | outside(b)) {
+            return false;
+        }
+    }
+    !blocks.remainder().iter().any(|&b| outside(b))
+}
+
 /// Whether any byte is below 0x20; 32 bytes at a time, which the compiler turns into a few
 /// vector instructions.
 fn has_control_byte(bytes: &[u8]) -> bool {
@@ -436,9 +460,20 @@ mod tests {
     fn control_bytes_are_found_anywhere() {
         let mut line = vec![b'a'; 100];
         assert!(!has_control_byte(&line));
+        assert!(is_printable_ascii(&line));
         for at in [0, 31, 32, 63, 64, 99] {
-            line[at] = b'\t';
-            assert!(has_control_byte(&line), "{at}");
+            for odd in [b'\t', 0, 0x1f] {
+                line[at] = odd;
+                assert!(has_control_byte(&line), "{at}");
+                assert!(!is_printable_ascii(&line), "{at}");
+            }
+            for odd in [0x80, 0xc3, 0xff] {
+                line[at] = odd;
+                assert!(!has_control_byte(&line), "{at}");
+                assert!(!is_printable_ascii(&line), "{at}");
+            }
+            line[at] = 0x7f;
+            assert!(is_printable_ascii(&line), "{at}");
             line[at] = b'a';
         }
     }

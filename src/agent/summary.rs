@@ -1,5 +1,6 @@
 //! Short, one-line summaries of tool inputs and errors for humans (a path, a command, a pattern).
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use super::relative_to;
@@ -20,26 +21,30 @@ pub(crate) struct InputFields<'a> {
 
 /// A one-line summary of a tool call's input.
 pub(crate) fn summarize(fields: &InputFields<'_>, title: Option<&str>, cwd: &Path) -> String {
-    let text = if let Some(command) = fields.command {
-        first_line(command).to_owned()
+    let text: Cow<'_, str> = if let Some(command) = fields.command {
+        first_line(command).into()
     } else if let Some(path) = fields.path {
         let rel = relative_to(path, cwd);
         match fields.pattern {
-            Some(p) => format!("{p} in {rel}"),
-            None => rel.to_owned(),
+            Some(p) => format!("{p} in {rel}").into(),
+            None => rel.into(),
         }
     } else if let Some(p) = fields.pattern {
-        p.to_owned()
+        p.into()
     } else if let Some(d) = fields.description {
-        d.to_owned()
+        d.into()
     } else if let Some(u) = fields.url {
-        u.to_owned()
+        u.into()
     } else if let Some(n) = fields.todos {
-        format!("{n} todo{}", if n == 1 { "" } else { "s" })
+        format!("{n} todo{}", if n == 1 { "" } else { "s" }).into()
     } else {
-        title.unwrap_or_default().to_owned()
+        title.unwrap_or_default().into()
     };
-    truncate(&text, MAX_CHARS)
+    // Most summaries are short: made once, not copied again to be cut.
+    match text.char_indices().nth(MAX_CHARS) {
+        None => text.into_owned(),
+        Some(_) => truncate(&text, MAX_CHARS),
+    }
 }
 
 /// The first non-empty line of a text, trimmed.

@@ -25,8 +25,11 @@ const STDERR_READ: usize = 64 * 1024;
 /// default) to wait for runbook. Kernel memory, not runbook's.
 const STDOUT_PIPE: libc::c_int = 1024 * 1024;
 /// Events go to the supervisor in batches made from at most this much input, so that the bounded
-/// queue between them holds little memory however much one read returned.
-const BATCH_INPUT: usize = 64 * 1024;
+/// queue between them (`QUEUE` batches) holds little memory however much one read returned. Large
+/// enough that a fast agent's output does not wake the supervisor for every few hundred events.
+const BATCH_INPUT: usize = 256 * 1024;
+/// How many batches may wait for the supervisor.
+pub(crate) const QUEUE: usize = 16;
 
 /// What one read produced (a long read is cut into several batches): any bytes at all count as
 /// activity, even without a complete line.
@@ -382,7 +385,7 @@ mod tests {
         let raw_path = dir.path().join("stdout.log");
         let raw = File::create(&raw_path).unwrap();
         let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
-        let (tx, mut rx) = mpsc::channel(64);
+        let (tx, mut rx) = mpsc::channel(QUEUE);
         let reader = tokio::spawn(stdout(rx_pipe, raw, parser, Redactor::default(), tx));
 
         let mut texts = Vec::new();

@@ -110,7 +110,7 @@ pub(crate) async fn run_turn(
     argv.extend(spec.args.iter().map(|a| redactor.str(a).into_owned()));
     dispatch.emit_now(SystemTime::now(), EventKind::TurnStarted { argv, pid });
 
-    let (tx, mut rx) = mpsc::channel::<Batch>(64);
+    let (tx, mut rx) = mpsc::channel::<Batch>(readers::QUEUE);
     let parser = spec.adapter.stdout_parser(spec.parse.clone());
     let out_task = tokio::spawn(readers::stdout(
         child.stdout.take().context("stdout is piped")?,

@@ -13,7 +13,15 @@ use crate::agent::scan::Cursor;
 
 /// The line read the way `serde_json::from_str::<Line>` reads it, or `None` to ask serde_json.
 pub(super) fn line(text: &str) -> Option<Line<'_>> {
-    let mut c = Cursor::new(text)?;
+    read_line(Cursor::new(text)?)
+}
+
+/// A line of printable ASCII (most lines), read without a separate UTF-8 check.
+pub(super) fn ascii_line(bytes: &[u8]) -> Option<Line<'_>> {
+    read_line(Cursor::ascii(bytes)?)
+}
+
+fn read_line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut kind, mut session_id, mut part, mut error) = (None, None, None, None);
     c.object(|c, key| match key {
         "type" => once(&mut kind, string(c)?),
@@ -235,9 +243,16 @@ mod tests {
 
     /// Whatever the fast path accepts, serde_json accepts with the same value.
     fn agrees(text: &str) -> bool {
+        let ascii = ascii_line(text.as_bytes());
         let Some(fast) = line(text) else {
+            assert!(ascii.is_none(), "{text}");
             return false;
         };
+        if text.bytes().all(|b| (0x20..0x80).contains(&b)) {
+            assert_eq!(ascii.as_ref(), Some(&fast), "{text}");
+        } else {
+            assert!(ascii.is_none(), "{text}");
+        }
         match serde_json::from_str::<Line<'_>>(text) {
             Ok(slow) => assert_eq!(fast, slow, "{text}"),
             Err(e) => panic!("the fast path read what serde_json refuses ({e}): {text}"),
