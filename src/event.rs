@@ -377,7 +377,17 @@ pub enum ToolKind {
 impl ToolKind {
     /// The kind of a tool from its name in any of the agents runbook knows.
     pub fn of(name: &str) -> ToolKind {
-        match name.to_ascii_lowercase().as_str() {
+        // Lower-cased on the stack when short (every tool call asks), on the heap otherwise.
+        let mut buf = [0u8; 32];
+        let lower = match buf.get_mut(..name.len()) {
+            Some(buf) => {
+                buf.copy_from_slice(name.as_bytes());
+                buf.make_ascii_lowercase();
+                std::borrow::Cow::Borrowed(std::str::from_utf8(buf).unwrap_or_default())
+            }
+            None => std::borrow::Cow::Owned(name.to_ascii_lowercase()),
+        };
+        match &*lower {
             "read" | "view" | "view_image" | "notebookread" => ToolKind::Read,
             "edit" | "multiedit" | "apply_patch" | "patch" | "notebookedit" | "str_replace" => {
                 ToolKind::Edit
@@ -627,6 +637,16 @@ pub mod rfc3339 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_kinds_ignore_case_whatever_the_name_length() {
+        assert_eq!(ToolKind::of("Bash"), ToolKind::Shell);
+        assert_eq!(ToolKind::of("NotebookRead"), ToolKind::Read);
+        assert_eq!(ToolKind::of("TODOWRITE"), ToolKind::Todo);
+        assert_eq!(ToolKind::of(""), ToolKind::Other);
+        assert_eq!(ToolKind::of("bäsh"), ToolKind::Other);
+        assert_eq!(ToolKind::of(&"x".repeat(100)), ToolKind::Other);
+    }
 
     #[test]
     fn events_round_trip_with_a_dotted_type_tag() {
