@@ -13,7 +13,7 @@ use runbook::event::{CostSource, Event, EventKind, Outcome, ToolKind, ToolStatus
 use runbook::receipt::Receipt;
 use serde_json::json;
 
-use crate::conformance::{Expected, Scenario, assert_facts, facts};
+use crate::conformance::{ALL, Expected, Scenario, assert_facts, facts};
 use crate::support::sse::{self, canon};
 use crate::support::{
     self, TestContext, fake_anthropic as anthropic, fake_llm as chat, fake_responses as responses,
@@ -21,18 +21,6 @@ use crate::support::{
 
 /// Each run's limit: OpenCode alone takes 3–7 s to start on a small machine.
 const LIMIT: Duration = Duration::from_secs(120);
-
-const ALL: [Scenario; 9] = [
-    Scenario::Text,
-    Scenario::ReadEdit,
-    Scenario::Shell,
-    Scenario::ToolFail,
-    Scenario::ProviderError,
-    Scenario::PermissionDenied,
-    Scenario::Subagent,
-    Scenario::Multistep,
-    Scenario::Stall,
-];
 
 /// A scenario ready to run: the work dir, the fake provider, and the runbook command.
 struct Prepared {
