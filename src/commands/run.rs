@@ -367,7 +367,7 @@ fn prompt_possible() -> bool {
 /// a terminal that cannot be read both mean abort.
 async fn ask(session: &mut Session<'_>, revisions_left: u32) -> plan::Answer {
     session.dispatch.pause(true);
-    let saved = TermState::save();
+    let saved = plan::TermState::save();
     let question =
         tokio::task::spawn_blocking(move || plan::ask(&console::Term::stderr(), revisions_left));
     let answer = tokio::select! {
@@ -377,27 +377,6 @@ async fn ask(session: &mut Session<'_>, revisions_left: u32) -> plan::Answer {
     saved.restore();
     session.dispatch.pause(false);
     answer
-}
-
-/// The terminal's settings before a question, put back however the question ended (a signal
-/// can end it while the terminal is in raw mode).
-struct TermState(Option<libc::termios>);
-
-impl TermState {
-    fn save() -> Self {
-        let mut t = std::mem::MaybeUninit::<libc::termios>::uninit();
-        // SAFETY: tcgetattr fills `t` when it returns 0; on failure `t` is not read.
-        let ok = unsafe { libc::tcgetattr(libc::STDIN_FILENO, t.as_mut_ptr()) } == 0;
-        // SAFETY: initialised by the successful tcgetattr above.
-        Self(ok.then(|| unsafe { t.assume_init() }))
-    }
-
-    fn restore(&self) {
-        if let Some(t) = &self.0 {
-            // SAFETY: a termios read from the same descriptor.
-            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
-        }
-    }
 }
 
 /// The agent to run: its adapter, its binary, and the arguments that come with it.

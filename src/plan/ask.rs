@@ -79,3 +79,24 @@ fn feedback(term: &Term) -> io::Result<Option<String>> {
         term.flush()?;
     }
 }
+
+/// The terminal's settings before a question, put back however the question ended (a signal
+/// can end it while the terminal is in raw mode).
+pub(crate) struct TermState(Option<libc::termios>);
+
+impl TermState {
+    pub(crate) fn save() -> Self {
+        let mut t = std::mem::MaybeUninit::<libc::termios>::uninit();
+        // SAFETY: tcgetattr fills `t` when it returns 0; on failure `t` is not read.
+        let ok = unsafe { libc::tcgetattr(libc::STDIN_FILENO, t.as_mut_ptr()) } == 0;
+        // SAFETY: initialised by the successful tcgetattr above.
+        Self(ok.then(|| unsafe { t.assume_init() }))
+    }
+
+    pub(crate) fn restore(&self) {
+        if let Some(t) = &self.0 {
+            // SAFETY: a termios read from the same descriptor.
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, t) };
+        }
+    }
+}

@@ -5,7 +5,7 @@ mod ask;
 mod file;
 mod snapshot;
 
-pub(crate) use ask::{Answer, ask};
+pub(crate) use ask::{Answer, TermState, ask};
 pub(crate) use file::PlanFile;
 pub(crate) use snapshot::Snapshot;
 

@@ -155,7 +155,9 @@ pub(crate) async fn run_turn(
     let far = start + Duration::from_secs(86400 * 365);
 
     while pipes_open || exit_status.is_none() {
-        let running = exit_status.is_none() && stopping.is_none();
+        // Once runbook is ending the agent (a stop, or a lingering finished agent), no other
+        // limit may take over the decision.
+        let running = exit_status.is_none() && stopping.is_none() && !ended_after_finish;
         tokio::select! {
             biased;
             got = signals.recv() => {
