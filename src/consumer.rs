@@ -1,8 +1,9 @@
 //! The fan-out from the supervisor to consumers (terminal view, event log, `--json`, receipt).
 //!
 //! The dispatcher stamps each [`EventKind`] with its sequence number, time and turn, folds it into
-//! the run's totals and hands the finished [`Event`] to every consumer in turn. Consumers know
-//! nothing of each other, of the agent, or of the supervisor.
+//! the run's one [`RunStats`], and hands every consumer the finished [`Event`] with a shared view of
+//! those totals. Consumers know nothing of each other, of the agent, or of the supervisor, and keep
+//! no counts of their own.
 
 use std::io;
 use std::time::{Duration, SystemTime};
@@ -10,10 +11,19 @@ use std::time::{Duration, SystemTime};
 use crate::event::{Event, EventKind, Turn};
 use crate::stats::RunStats;
 
+/// One event as a consumer receives it.
+pub(crate) struct Delivery<'a> {
+    pub event: &'a Event,
+    /// The run's totals with this event folded in.
+    pub totals: &'a RunStats,
+    /// The event's NDJSON line (with the newline), when some consumer [`Consumer::wants_json`].
+    pub json: Option<&'a [u8]>,
+}
+
 /// Something that receives every event of a run.
 pub(crate) trait Consumer: Send {
-    /// One event; `json` is its NDJSON line (with the newline) when [`Consumer::wants_json`].
-    fn event(&mut self, ev: &Event, json: Option<&[u8]>) -> io::Result<()>;
+    /// One event.
+    fn event(&mut self, delivery: &Delivery<'_>) -> io::Result<()>;
     /// Whether this consumer writes events as JSON: the dispatcher then encodes each event once
     /// for all such consumers.
     fn wants_json(&self) -> bool {
@@ -25,7 +35,7 @@ pub(crate) trait Consumer: Send {
         Ok(())
     }
     /// A periodic heartbeat (about once a second) for consumers that show elapsed time.
-    fn tick(&mut self, _tick: &Tick) {}
+    fn tick(&mut self, _tick: &Tick<'_>) {}
     /// Someone else needs the terminal for a while (a question for the person at it): stop
     /// drawing until `paused` is false again.
     fn pause(&mut self, _paused: bool) {}
@@ -39,10 +49,11 @@ pub(crate) trait Consumer: Send {
 
 /// The heartbeat.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Tick {
+pub(crate) struct Tick<'a> {
     pub now: SystemTime,
     /// How long the agent has shown no activity at all.
     pub quiet_for: Duration,
+    pub totals: &'a RunStats,
 }
 
 pub(crate) struct Dispatcher {
@@ -73,7 +84,8 @@ impl Dispatcher {
         self.turn = turn;
     }
 
-    pub(crate) fn stats(&self) -> &RunStats {
+    /// The run's totals so far.
+    pub(crate) fn totals(&self) -> &RunStats {
         &self.stats
     }
 
@@ -107,7 +119,7 @@ impl Dispatcher {
     /// Hands on an event that already has its sequence number, time and turn (read back from a
     /// log, or replayed).
     pub(crate) fn forward(&mut self, ev: &Event) {
-        self.stats.observe(ev.turn, &ev.kind);
+        self.stats.observe(ev);
         self.seq = ev.seq + 1;
         self.turn = ev.turn;
         let json = if self.consumers.iter().any(|c| c.wants_json()) {
@@ -118,9 +130,14 @@ impl Dispatcher {
         } else {
             None
         };
+        let delivery = Delivery {
+            event: ev,
+            totals: &self.stats,
+            json,
+        };
         let failures = &mut self.failures;
         self.consumers
-            .retain_mut(|c| keep(c.event(ev, json), c.name(), failures));
+            .retain_mut(|c| keep(c.event(&delivery), c.name(), failures));
     }
 
     /// Has every consumer write out what it buffered.
@@ -136,9 +153,15 @@ impl Dispatcher {
         self.flush();
     }
 
-    pub(crate) fn tick(&mut self, tick: &Tick) {
+    /// The heartbeat, at `now`, with the agent quiet for `quiet_for`.
+    pub(crate) fn tick(&mut self, now: SystemTime, quiet_for: Duration) {
+        let tick = Tick {
+            now,
+            quiet_for,
+            totals: &self.stats,
+        };
         for c in &mut self.consumers {
-            c.tick(tick);
+            c.tick(&tick);
         }
     }
 

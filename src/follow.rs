@@ -11,7 +11,7 @@ use notify::{RecursiveMode, Watcher as _};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::consumer::{Dispatcher, Tick};
+use crate::consumer::Dispatcher;
 use crate::event::{Event, EventKind, ExitInfo, Outcome, RunInfo, Turn};
 use crate::procfs;
 use crate::rundir::EVENTS;
@@ -122,10 +122,7 @@ pub(crate) async fn follow(
             _ = changed.recv() => continue,
             _ = checks.tick() => {}
         }
-        dispatch.tick(&Tick {
-            now: SystemTime::now(),
-            quiet_for: seen.last_event.elapsed(),
-        });
+        dispatch.tick(SystemTime::now(), seen.last_event.elapsed());
         let gone = match &seen.info {
             Some(i) => !procfs::is_alive(i.pid, i.pid_start),
             None => {

@@ -1,7 +1,8 @@
 //! The receipt (`result.json`): what happened in a run, how long it took and what it cost.
 //!
-//! A receipt is a fold of the run's events, nothing else, so one can be rebuilt from any
-//! `events.ndjson`. It is written atomically (temporary file, then rename) once the run is over.
+//! A receipt is read off the run's one fold of its events ([`RunStats`]), nothing else, so one can
+//! be rebuilt from any `events.ndjson`. It is written atomically (temporary file, then rename)
+//! once the run is over.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,10 +12,10 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::consumer::Consumer;
+use crate::consumer::{Consumer, Delivery};
 use crate::event::{
-    CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, ProviderError,
-    RunInfo, SCHEMA_VERSION, Tokens,
+    CostSource, Decision, Diagnostic, EventKind, ExitInfo, Limits, Outcome, ProviderError,
+    SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{Denial, RunStats, ToolTally, TurnTotals, UnparsedSample};
@@ -149,195 +150,148 @@ pub struct StderrSummary {
     pub tail: Vec<String>,
 }
 
-/// Folds events into a receipt.
-#[derive(Debug, Default)]
-pub(crate) struct ReceiptBuilder {
-    info: Option<RunInfo>,
-    started_at: Option<SystemTime>,
-    agent_version: Option<String>,
-    watchdog: Option<Diagnostic>,
-    finished: Option<(SystemTime, Outcome, String, ExitInfo, u64)>,
-    last_ts: Option<SystemTime>,
-    stats: RunStats,
-    /// The last plan proposed, with the turn that proposed it.
-    plan: Option<(u32, PlanRecord)>,
-}
-
-impl ReceiptBuilder {
-    pub(crate) fn observe(&mut self, ev: &Event) {
-        self.stats.observe(ev.turn, &ev.kind);
-        self.last_ts = Some(ev.ts);
-        match &ev.kind {
-            EventKind::RunStarted(info) => {
-                self.info = Some(info.clone());
-                self.started_at = Some(ev.ts);
-            }
-            EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),
-            EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
-            EventKind::PlanProposed { revision, text } => {
-                let feedback = self
-                    .plan
-                    .take()
-                    .map(|(_, p)| p.feedback)
-                    .unwrap_or_default();
-                self.plan = Some((
-                    ev.turn.index,
-                    PlanRecord {
-                        text: text.clone(),
-                        revisions: *revision,
-                        decision: None,
-                        feedback,
-                        tokens: 0,
-                        cost_usd: None,
-                    },
-                ));
-            }
-            EventKind::PlanDecided(d) => {
-                if let Some((_, plan)) = &mut self.plan {
-                    plan.decision = Some(d.decision);
-                    plan.feedback.extend(d.feedback.clone());
-                }
-            }
-            EventKind::RunFinished {
-                outcome,
-                message,
-                duration_ms,
-                exit,
-            } => {
-                self.finished = Some((ev.ts, *outcome, message.clone(), *exit, *duration_ms));
-            }
-            _ => {}
-        }
-    }
-
-    /// The receipt, once the run has both started and finished.
-    pub(crate) fn build(&self) -> Option<Receipt> {
-        let (ended_at, outcome, message, exit, duration_ms) = self.finished.clone()?;
-        self.assemble(ended_at, outcome, message, exit, duration_ms)
+impl Receipt {
+    /// The receipt of a finished run, from its fold; `None` until the run has both started and
+    /// finished.
+    pub(crate) fn of(stats: &RunStats) -> Option<Receipt> {
+        let f = stats.finish.as_ref()?;
+        assemble(
+            stats,
+            End {
+                at: f.at,
+                outcome: f.outcome,
+                message: f.message.clone(),
+                exit: f.exit,
+                duration_ms: f.duration_ms,
+            },
+        )
     }
 
     /// A receipt for a run that has not finished (yet): `running` as of `now`, or `abandoned` as
     /// of its last event. A finished run gets its real receipt.
-    pub(crate) fn build_unfinished(
-        &self,
+    pub(crate) fn unfinished(
+        stats: &RunStats,
         outcome: Outcome,
         message: String,
         now: SystemTime,
     ) -> Option<Receipt> {
-        if self.finished.is_some() {
-            return self.build();
+        if stats.finish.is_some() {
+            return Self::of(stats);
         }
-        let started = self.started_at?;
-        let ended_at = if outcome == Outcome::Running {
+        let started = stats.started_at?;
+        let at = if outcome == Outcome::Running {
             now
         } else {
-            self.last_ts.unwrap_or(started)
+            stats.last_ts.unwrap_or(started)
         };
-        let duration_ms = ended_at
+        let duration_ms = at
             .duration_since(started)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        self.assemble(ended_at, outcome, message, ExitInfo::default(), duration_ms)
+        assemble(
+            stats,
+            End {
+                at,
+                outcome,
+                message,
+                exit: ExitInfo::default(),
+                duration_ms,
+            },
+        )
     }
+}
 
-    /// The run's identity, once `run.started` has been seen.
-    pub(crate) fn info(&self) -> Option<&RunInfo> {
-        self.info.as_ref()
-    }
+/// Where the receipt says the run ended, and how.
+struct End {
+    at: SystemTime,
+    outcome: Outcome,
+    message: String,
+    exit: ExitInfo,
+    duration_ms: u64,
+}
 
-    fn assemble(
-        &self,
-        ended_at: SystemTime,
-        outcome: Outcome,
-        message: String,
-        exit: ExitInfo,
-        duration_ms: u64,
-    ) -> Option<Receipt> {
-        let info = self.info.as_ref()?;
-        let s = &self.stats;
-        let tally = |f: fn(&ToolTally) -> u32| s.tools.values().map(f).sum();
-        Some(Receipt {
-            kind: "receipt".to_owned(),
-            schema_version: SCHEMA_VERSION,
-            run_id: info.run_id.clone(),
-            runbook_version: info.runbook_version.clone(),
-            agent: AgentInfo {
-                name: info.agent.clone(),
-                version: self.agent_version.clone(),
-            },
-            model: info.model.clone(),
-            prompt: info.prompt.clone(),
-            cwd: info.cwd.clone(),
-            run_dir: info.run_dir.clone(),
-            started_at: self.started_at.unwrap_or(ended_at),
-            ended_at,
-            duration_ms,
-            outcome,
-            message,
-            exit,
-            session_id: s.session_id.clone(),
-            steps: s.steps_finished,
-            tool_calls: ToolCalls {
-                total: s.tool_calls,
-                errors: tally(|t| t.errors),
-                denied: tally(|t| t.denied),
-                by_name: s.tools.clone(),
-            },
-            tokens: s.tokens.into(),
-            cost: Cost {
-                usd: s.cost(),
-                source: s.cost_source,
-                known_usd: s.known_cost(),
-            },
-            turns: s.turns.clone(),
-            permission_denials: s.permission_denials.clone(),
-            provider_errors: s.provider_errors.clone(),
-            agent_errors: s.agent_errors.clone(),
-            unparsed_lines: UnparsedLines {
-                count: s.unparsed_lines,
-                samples: s.unparsed_samples.clone(),
-            },
-            stderr: StderrSummary {
-                lines: s.stderr_lines,
-                tail: s.stderr_tail.iter().cloned().collect(),
-            },
-            watchdog: self.watchdog.clone(),
-            limits: info.limits,
-            plan: self.plan.as_ref().map(|(last, plan)| {
-                let planning = || s.turns.iter().filter(|t| t.index <= *last);
-                PlanRecord {
-                    tokens: planning().map(|t| t.tokens.total()).sum(),
-                    cost_usd: planning()
-                        .map(|t| t.cost_usd)
-                        .try_fold(0.0, |sum, c| c.map(|c| sum + c)),
-                    ..plan.clone()
-                }
-            }),
-            settings: info.settings.clone(),
-            env: info.env.clone(),
-        })
-    }
+fn assemble(s: &RunStats, end: End) -> Option<Receipt> {
+    let info = s.info.as_ref()?;
+    let tally = |f: fn(&ToolTally) -> u32| s.tools.values().map(f).sum();
+    Some(Receipt {
+        kind: "receipt".to_owned(),
+        schema_version: SCHEMA_VERSION,
+        run_id: info.run_id.clone(),
+        runbook_version: info.runbook_version.clone(),
+        agent: AgentInfo {
+            name: info.agent.clone(),
+            version: s.agent_version.clone(),
+        },
+        model: info.model.clone(),
+        prompt: info.prompt.clone(),
+        cwd: info.cwd.clone(),
+        run_dir: info.run_dir.clone(),
+        started_at: s.started_at.unwrap_or(end.at),
+        ended_at: end.at,
+        duration_ms: end.duration_ms,
+        outcome: end.outcome,
+        message: end.message,
+        exit: end.exit,
+        session_id: s.session_id.clone(),
+        steps: s.steps_finished,
+        tool_calls: ToolCalls {
+            total: s.tool_calls,
+            errors: tally(|t| t.errors),
+            denied: tally(|t| t.denied),
+            by_name: s.tools.clone(),
+        },
+        tokens: s.tokens.into(),
+        cost: Cost {
+            usd: s.cost(),
+            source: s.cost_source,
+            known_usd: s.known_cost(),
+        },
+        turns: s.turns.clone(),
+        permission_denials: s.permission_denials.clone(),
+        provider_errors: s.provider_errors.clone(),
+        agent_errors: s.agent_errors.clone(),
+        unparsed_lines: UnparsedLines {
+            count: s.unparsed_lines,
+            samples: s.unparsed_samples.clone(),
+        },
+        stderr: StderrSummary {
+            lines: s.stderr_lines,
+            tail: s.stderr_tail.iter().cloned().collect(),
+        },
+        watchdog: s.watchdog.clone(),
+        limits: info.limits,
+        plan: s.plan.as_ref().map(|plan| {
+            let (tokens, cost_usd) = s.planning_totals().unwrap_or_default();
+            PlanRecord {
+                text: plan.text.clone(),
+                revisions: plan.revisions,
+                decision: plan.decision,
+                feedback: plan.feedback.clone(),
+                tokens,
+                cost_usd,
+            }
+        }),
+        settings: info.settings.clone(),
+        env: info.env.clone(),
+    })
 }
 
 /// Writes `result.json` into the run directory when the run finishes.
 pub(crate) struct ReceiptWriter {
     path: PathBuf,
-    builder: ReceiptBuilder,
 }
 
 impl ReceiptWriter {
     pub(crate) fn new(run_dir: &Path) -> Self {
         Self {
             path: run_dir.join(crate::rundir::RECEIPT),
-            builder: ReceiptBuilder::default(),
         }
     }
 }
 
 impl Consumer for ReceiptWriter {
-    fn event(&mut self, ev: &Event, _json: Option<&[u8]>) -> io::Result<()> {
-        self.builder.observe(ev);
-        if matches!(ev.kind, EventKind::RunFinished { .. })
-            && let Some(receipt) = self.builder.build()
+    fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
+        if matches!(d.event.kind, EventKind::RunFinished { .. })
+            && let Some(receipt) = Receipt::of(d.totals)
         {
             write_atomically(&self.path, &receipt)?;
         }

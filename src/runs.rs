@@ -9,8 +9,9 @@ use std::time::SystemTime;
 use crate::event::{Event, Outcome};
 use crate::exit::Error;
 use crate::procfs;
-use crate::receipt::{Receipt, ReceiptBuilder};
+use crate::receipt::Receipt;
 use crate::rundir::{EVENTS, RECEIPT};
+use crate::stats::RunStats;
 
 /// How many ids an error message lists.
 const SHOW_IDS: usize = 5;
@@ -161,8 +162,8 @@ pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
             ));
         }
     }
-    let (builder, warnings) = fold_log(&run_dir.join(EVENTS))?;
-    let Some(info) = builder.info() else {
+    let (stats, warnings) = fold_log(&run_dir.join(EVENTS))?;
+    let Some(info) = stats.info.as_ref() else {
         anyhow::bail!(
             "{} has no events yet: the run is starting, or never started",
             run_dir.display()
@@ -173,18 +174,17 @@ pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
     } else {
         (Outcome::Abandoned, abandoned_message(info.pid))
     };
-    let receipt = builder
-        .build_unfinished(outcome, message, SystemTime::now())
+    let receipt = Receipt::unfinished(&stats, outcome, message, SystemTime::now())
         .ok_or_else(|| anyhow::anyhow!("{} has no run.started event", run_dir.display()))?;
     Ok(RunState { receipt, warnings })
 }
 
 /// Folds every complete, valid line of an event log; reports the lines that are not.
-fn fold_log(path: &Path) -> anyhow::Result<(ReceiptBuilder, Vec<String>)> {
+fn fold_log(path: &Path) -> anyhow::Result<(RunStats, Vec<String>)> {
     let file =
         fs::File::open(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     let mut reader = BufReader::new(file);
-    let mut builder = ReceiptBuilder::default();
+    let mut stats = RunStats::default();
     let mut warnings = Vec::new();
     let mut line = Vec::new();
     let mut number = 0;
@@ -199,14 +199,14 @@ fn fold_log(path: &Path) -> anyhow::Result<(ReceiptBuilder, Vec<String>)> {
             break;
         }
         match serde_json::from_slice::<Event>(&line) {
-            Ok(ev) => builder.observe(&ev),
+            Ok(ev) => stats.observe(&ev),
             Err(e) => warnings.push(format!(
                 "{} line {number} is not a valid event ({e}); skipped",
                 path.display()
             )),
         }
     }
-    Ok((builder, warnings))
+    Ok((stats, warnings))
 }
 
 #[cfg(test)]

@@ -1,15 +1,20 @@
-//! Running totals folded from the event stream: steps, tokens, cost, tool calls, errors.
+//! The one fold of a run's events: identity, steps, tokens, cost, tool calls, errors, the plan and
+//! the ending.
 //!
-//! Every consumer that needs totals (the status line, the receipt, the supervisor's budget check
-//! and watchdog diagnostic) folds the same events through this one type, so they always agree.
+//! The dispatcher folds each event into a [`RunStats`] once, before any consumer sees it; every
+//! consumer (the terminal view, `--json`, the receipt) and the supervisor's budget check and
+//! watchdog diagnostic read that same view, so they cannot disagree. `runbook status` folds a
+//! log through the same type.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+use std::time::SystemTime;
+
 use crate::event::{
-    AgentResult, CostSource, EventKind, ProviderError, StepUsage, Tokens, ToolStatus, Turn,
-    TurnKind, UnparsedReason,
+    AgentResult, CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Outcome,
+    ProviderError, RunInfo, StepUsage, Tokens, ToolStatus, Turn, TurnKind, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -128,9 +133,40 @@ pub struct UnparsedSample {
     pub head: String,
 }
 
+/// How the run ended, from `run.finished`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finish {
+    pub at: SystemTime,
+    pub outcome: Outcome,
+    pub message: String,
+    pub exit: ExitInfo,
+    pub duration_ms: u64,
+}
+
+/// The plan of a `--plan` run, as last proposed and decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanState {
+    /// The turn that proposed it: planning is every turn up to this one.
+    pub turn: u32,
+    pub text: String,
+    pub revisions: u32,
+    pub decision: Option<Decision>,
+    pub feedback: Vec<String>,
+}
+
 /// Totals so far. Cheap to update; updated once per event.
 #[derive(Debug, Clone, Default)]
 pub struct RunStats {
+    /// The run's identity, from `run.started`.
+    pub info: Option<RunInfo>,
+    pub started_at: Option<SystemTime>,
+    /// The time of the latest event.
+    pub last_ts: Option<SystemTime>,
+    pub agent_version: Option<String>,
+    /// Why the watchdog stopped the agent, if it did.
+    pub watchdog: Option<Diagnostic>,
+    pub plan: Option<PlanState>,
+    pub finish: Option<Finish>,
     pub session_id: Option<String>,
     pub steps_started: u32,
     pub steps_finished: u32,
@@ -159,7 +195,69 @@ pub struct RunStats {
 
 impl RunStats {
     /// Folds one event into the totals.
-    pub fn observe(&mut self, turn: Turn, kind: &EventKind) {
+    pub fn observe(&mut self, ev: &Event) {
+        self.last_ts = Some(ev.ts);
+        self.count(ev.turn, &ev.kind);
+        match &ev.kind {
+            EventKind::RunStarted(info) => {
+                self.info = Some(info.clone());
+                self.started_at = Some(ev.ts);
+            }
+            EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),
+            EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
+            EventKind::PlanProposed { revision, text } => {
+                let feedback = self.plan.take().map(|p| p.feedback).unwrap_or_default();
+                self.plan = Some(PlanState {
+                    turn: ev.turn.index,
+                    text: text.clone(),
+                    revisions: *revision,
+                    decision: None,
+                    feedback,
+                });
+            }
+            EventKind::PlanDecided(d) => {
+                if let Some(plan) = &mut self.plan {
+                    plan.decision = Some(d.decision);
+                    plan.feedback.extend(d.feedback.clone());
+                }
+            }
+            EventKind::RunFinished {
+                outcome,
+                message,
+                duration_ms,
+                exit,
+            } => {
+                self.finish = Some(Finish {
+                    at: ev.ts,
+                    outcome: *outcome,
+                    message: message.clone(),
+                    exit: *exit,
+                    duration_ms: *duration_ms,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Tool calls that failed or were denied.
+    pub fn failed_tools(&self) -> u32 {
+        self.tools.values().map(|t| t.errors + t.denied).sum()
+    }
+
+    /// Tokens and cost of the planning turns (every turn up to the one that proposed the plan).
+    pub fn planning_totals(&self) -> Option<(u64, Option<f64>)> {
+        let last = self.plan.as_ref()?.turn;
+        let planning = || self.turns.iter().filter(move |t| t.index <= last);
+        Some((
+            planning().map(|t| t.tokens.total()).sum(),
+            planning()
+                .map(|t| t.cost_usd)
+                .try_fold(0.0, |sum, c| c.map(|c| sum + c)),
+        ))
+    }
+
+    /// The totals an event of the agent's changes.
+    fn count(&mut self, turn: Turn, kind: &EventKind) {
         if kind.is_from_agent() {
             self.last_agent_event = Some(kind.type_name());
         }
@@ -301,6 +399,15 @@ mod tests {
     use super::*;
     use crate::event::{ToolEnd, ToolKind};
 
+    fn at_first(kind: EventKind) -> Event {
+        Event {
+            seq: 0,
+            ts: SystemTime::UNIX_EPOCH,
+            turn: Turn::FIRST,
+            kind,
+        }
+    }
+
     fn step(cost: Option<f64>, input: u64) -> EventKind {
         EventKind::StepFinished(StepUsage {
             id: None,
@@ -318,9 +425,9 @@ mod tests {
     #[test]
     fn an_unknown_step_cost_makes_the_total_unknown_but_keeps_a_lower_bound() {
         let mut s = RunStats::default();
-        s.observe(Turn::FIRST, &step(Some(0.5), 10));
+        s.observe(&at_first(step(Some(0.5), 10)));
         assert_eq!(s.cost(), Some(0.5));
-        s.observe(Turn::FIRST, &step(None, 5));
+        s.observe(&at_first(step(None, 5)));
         assert_eq!(s.cost(), None);
         assert!((s.known_cost() - 0.5).abs() < 1e-12);
         assert_eq!(s.tokens.input, 15);
@@ -330,20 +437,17 @@ mod tests {
     fn tool_tallies_count_errors_and_denials_per_name() {
         let mut s = RunStats::default();
         for status in [ToolStatus::Ok, ToolStatus::Error, ToolStatus::Denied] {
-            s.observe(
-                Turn::FIRST,
-                &EventKind::ToolCompleted(ToolEnd {
-                    call_id: "c".into(),
-                    name: "bash".into(),
-                    kind: ToolKind::Shell,
-                    input: "ls".into(),
-                    parent: None,
-                    status,
-                    error: None,
-                    output_bytes: None,
-                    duration_ms: None,
-                }),
-            );
+            s.observe(&at_first(EventKind::ToolCompleted(ToolEnd {
+                call_id: "c".into(),
+                name: "bash".into(),
+                kind: ToolKind::Shell,
+                input: "ls".into(),
+                parent: None,
+                status,
+                error: None,
+                output_bytes: None,
+                duration_ms: None,
+            })));
         }
         assert_eq!(
             s.tools["bash"],

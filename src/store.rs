@@ -6,8 +6,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::consumer::Consumer;
-use crate::event::Event;
+use crate::consumer::{Consumer, Delivery};
 
 /// Buffers whole NDJSON lines and writes them out in one call per flush.
 pub(crate) struct NdjsonWriter<W: Write> {
@@ -61,13 +60,13 @@ impl EventLog {
 }
 
 impl Consumer for EventLog {
-    fn event(&mut self, ev: &Event, json: Option<&[u8]>) -> io::Result<()> {
-        match json {
+    fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
+        match d.json {
             Some(line) => {
                 self.writer.push_line(line);
                 Ok(())
             }
-            None => self.writer.push(ev),
+            None => self.writer.push(d.event),
         }
     }
 

@@ -148,7 +148,7 @@ pub(crate) async fn run(
         ending = session.turn(prompt, permissions).await;
     }
     let (outcome, message, exit) = ending;
-    let plan_text = dispatch.stats().final_text.clone();
+    let plan_text = dispatch.totals().final_text.clone();
 
     let duration_ms = millis(started.elapsed().unwrap_or_default());
     dispatch.emit_now(
@@ -204,7 +204,7 @@ impl Session<'_> {
         let resume = if index == 0 {
             None
         } else {
-            match self.dispatch.stats().session_id.clone() {
+            match self.dispatch.totals().session_id.clone() {
                 Some(id) => Some(id),
                 None => {
                     return (
@@ -302,7 +302,7 @@ async fn planned(
                 ending.2,
             );
         }
-        let text = session.dispatch.stats().final_text.trim().to_owned();
+        let text = session.dispatch.totals().final_text.trim().to_owned();
         if text.is_empty() {
             return (
                 Outcome::AgentError,

@@ -3,8 +3,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::consumer::Consumer;
-use crate::event::{Event, EventKind};
+use crate::consumer::{Consumer, Delivery};
+use crate::event::EventKind;
 
 pub(crate) struct PlanFile {
     path: PathBuf,
@@ -19,8 +19,8 @@ impl PlanFile {
 }
 
 impl Consumer for PlanFile {
-    fn event(&mut self, ev: &Event, _json: Option<&[u8]>) -> io::Result<()> {
-        if let EventKind::PlanProposed { text, .. } = &ev.kind {
+    fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
+        if let EventKind::PlanProposed { text, .. } = &d.event.kind {
             // Written whole to a temporary file and renamed, like the receipt.
             let tmp = self.path.with_extension("md.tmp");
             std::fs::write(&tmp, format!("{}\n", text.trim_end()))?;

@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::Styles;
-use crate::consumer::{Consumer, Tick};
-use crate::event::{CostSource, Event, EventKind, Outcome, RunInfo, ToolStatus, Turn};
+use crate::consumer::{Consumer, Delivery, Tick};
+use crate::event::{CostSource, Event, EventKind, Outcome, ToolStatus, Turn};
 use crate::stats::RunStats;
 use crate::term::Display;
 
@@ -22,9 +22,6 @@ pub(crate) struct Human {
     out: Box<dyn Write + Send>,
     bar: Option<ProgressBar>,
     width: usize,
-    stats: RunStats,
-    started: Option<SystemTime>,
-    info: Option<RunInfo>,
     running_tool: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
     streaming: String,
@@ -56,9 +53,6 @@ impl Human {
             out,
             bar,
             width,
-            stats: RunStats::default(),
-            started: None,
-            info: None,
             running_tool: None,
             streaming: String::new(),
             denied_tool: None,
@@ -68,7 +62,7 @@ impl Human {
     }
 
     /// The lines an event shows, each with whether it needs attention (kept by `--quiet`).
-    fn lines(&mut self, ev: &Event) -> Vec<(bool, String)> {
+    fn lines(&mut self, ev: &Event, totals: &RunStats) -> Vec<(bool, String)> {
         let s = self.styles.clone();
         let mut out = Vec::new();
         let mut line = |important: bool, text: String| out.push((important, text));
@@ -137,7 +131,7 @@ impl Human {
                     s.dim
                         .apply_to(format!(
                             "  step {} {} · {} tokens · {cost}",
-                            self.stats.steps_finished,
+                            totals.steps_finished,
                             step.reason,
                             thousands(step.tokens.total())
                         ))
@@ -465,8 +459,8 @@ impl Human {
                 duration_ms,
                 ..
             } => {
-                line(true, self.summary(*outcome, message, *duration_ms));
-                if let Some(info) = self.info.as_ref().filter(|i| !i.run_dir.is_empty()) {
+                line(true, self.summary(totals, *outcome, message, *duration_ms));
+                if let Some(info) = totals.info.as_ref().filter(|i| !i.run_dir.is_empty()) {
                     line(
                         true,
                         s.dim
@@ -480,11 +474,9 @@ impl Human {
         out
     }
 
-    fn summary(&self, outcome: Outcome, message: &str, duration_ms: u64) -> String {
+    fn summary(&self, st: &RunStats, outcome: Outcome, message: &str, duration_ms: u64) -> String {
         let s = &self.styles;
-        let st = &self.stats;
-        let failed_tools: u32 = st.tools.values().map(|t| t.errors + t.denied).sum();
-        let tools = match failed_tools {
+        let tools = match st.failed_tools() {
             0 => plural(u64::from(st.tool_calls), "tool call"),
             n => format!(
                 "{} ({n} failed)",
@@ -517,12 +509,11 @@ impl Human {
         }
     }
 
-    fn status_line(&self, now: SystemTime) -> String {
-        let elapsed = self
-            .started
+    fn status_line(&self, now: SystemTime, st: &RunStats) -> String {
+        let elapsed = st
+            .started_at
             .and_then(|t| now.duration_since(t).ok())
             .unwrap_or_default();
-        let st = &self.stats;
         let step = if st.step_open {
             st.steps_started
         } else {
@@ -554,9 +545,8 @@ impl Human {
         msg
     }
 
-    fn prefix(&self, ts: SystemTime) -> String {
-        let elapsed = self
-            .started
+    fn prefix(&self, ts: SystemTime, started: Option<SystemTime>) -> String {
+        let elapsed = started
             .and_then(|t| ts.duration_since(t).ok())
             .unwrap_or_default();
         self.styles
@@ -567,12 +557,8 @@ impl Human {
 }
 
 impl Consumer for Human {
-    fn event(&mut self, ev: &Event, _json: Option<&[u8]>) -> io::Result<()> {
-        if let EventKind::RunStarted(info) = &ev.kind {
-            self.started = Some(ev.ts);
-            self.info = Some(info.clone());
-        }
-        self.stats.observe(ev.turn, &ev.kind);
+    fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
+        let (ev, totals) = (d.event, d.totals);
         match &ev.kind {
             EventKind::ToolStarted(t) => {
                 self.running_tool = Some(format!("{} {}", t.name, t.input))
@@ -600,8 +586,8 @@ impl Consumer for Human {
             Display::Quiet => |important: bool| important,
             Display::Live | Display::Lines => |_| true,
         };
-        let prefix = self.prefix(ev.ts);
-        for (important, text) in self.lines(ev) {
+        let prefix = self.prefix(ev.ts, totals.started_at);
+        for (important, text) in self.lines(ev, totals) {
             if !show(important) {
                 continue;
             }
@@ -624,7 +610,7 @@ impl Consumer for Human {
             if matches!(ev.kind, EventKind::RunFinished { .. }) {
                 bar.finish_and_clear();
             } else {
-                bar.set_message(self.status_line(ev.ts));
+                bar.set_message(self.status_line(ev.ts, totals));
             }
         }
         Ok(())
@@ -642,10 +628,10 @@ impl Consumer for Human {
         Ok(())
     }
 
-    fn tick(&mut self, tick: &Tick) {
+    fn tick(&mut self, tick: &Tick<'_>) {
         self.quiet_for = tick.quiet_for;
         if let Some(bar) = &self.bar {
-            bar.set_message(self.status_line(tick.now));
+            bar.set_message(self.status_line(tick.now, tick.totals));
         }
     }
 
@@ -772,8 +758,8 @@ mod tests {
 
     use super::*;
     use crate::event::{
-        CostSource, Diagnostic, ExitInfo, Limits, ProviderError, StepUsage, Stream, Tokens,
-        ToolEnd, ToolStart, TurnKind, Unparsed, UnparsedReason,
+        CostSource, Diagnostic, ExitInfo, Limits, ProviderError, RunInfo, StepUsage, Stream,
+        Tokens, ToolEnd, ToolStart, TurnKind, Unparsed, UnparsedReason,
     };
 
     /// A writer the test can read back.
@@ -788,6 +774,31 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// Folds an event and shows it, as the dispatcher would.
+    fn feed(
+        human: &mut Human,
+        totals: &mut RunStats,
+        seq: u64,
+        ts: SystemTime,
+        turn: Turn,
+        kind: EventKind,
+    ) {
+        let event = Event {
+            seq,
+            ts,
+            turn,
+            kind,
+        };
+        totals.observe(&event);
+        human
+            .event(&Delivery {
+                event: &event,
+                totals,
+                json: None,
+            })
+            .unwrap();
     }
 
     fn at(ms: u64) -> SystemTime {
@@ -1101,22 +1112,20 @@ mod tests {
     ) -> String {
         let out = Shared::default();
         let mut human = Human::new(display, styles, verbose, Box::new(out.clone()));
+        let mut totals = RunStats::default();
         for (seq, (ms, kind)) in events.iter().enumerate() {
             let turn = Turn {
                 index: 0,
                 kind: TurnKind::Start,
             };
-            human
-                .event(
-                    &Event {
-                        seq: seq as u64,
-                        ts: at(*ms),
-                        turn,
-                        kind: kind.clone(),
-                    },
-                    None,
-                )
-                .unwrap();
+            feed(
+                &mut human,
+                &mut totals,
+                seq as u64,
+                at(*ms),
+                turn,
+                kind.clone(),
+            );
         }
         human.close().unwrap();
         String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
@@ -1224,18 +1233,9 @@ mod tests {
             false,
             Box::new(Shared::default()),
         );
-        let feed = |human: &mut Human, seq: u64, kind: EventKind| {
-            human
-                .event(
-                    &Event {
-                        seq,
-                        ts: at(seq),
-                        turn: Turn::FIRST,
-                        kind,
-                    },
-                    None,
-                )
-                .unwrap();
+        let mut totals = RunStats::default();
+        let mut feed = |human: &mut Human, seq: u64, kind: EventKind| {
+            feed(human, &mut totals, seq, at(seq), Turn::FIRST, kind);
         };
         for (seq, piece) in [
             "Hello! This is a scri",
@@ -1253,7 +1253,7 @@ mod tests {
                 },
             );
         }
-        let line = human.status_line(at(10));
+        let line = human.status_line(at(10), &RunStats::default());
         assert!(line.ends_with("│ Second line so far"), "{line}");
         feed(
             &mut human,
@@ -1262,6 +1262,10 @@ mod tests {
                 text: "Hello! This is a scripted answer.\nSecond line so far.".to_owned(),
             },
         );
-        assert!(!human.status_line(at(10)).contains('│'));
+        assert!(
+            !human
+                .status_line(at(10), &RunStats::default())
+                .contains('│')
+        );
     }
 }

@@ -2,34 +2,31 @@
 
 use std::io::{self, Write};
 
-use crate::consumer::Consumer;
-use crate::event::{Event, EventKind};
-use crate::receipt::ReceiptBuilder;
+use crate::consumer::{Consumer, Delivery};
+use crate::event::EventKind;
+use crate::receipt::Receipt;
 use crate::store::NdjsonWriter;
 
 pub(crate) struct JsonLines<W: Write + Send> {
     writer: NdjsonWriter<W>,
-    receipt: ReceiptBuilder,
 }
 
 impl<W: Write + Send> JsonLines<W> {
     pub(crate) fn new(out: W) -> Self {
         Self {
             writer: NdjsonWriter::new(out),
-            receipt: ReceiptBuilder::default(),
         }
     }
 }
 
 impl<W: Write + Send> Consumer for JsonLines<W> {
-    fn event(&mut self, ev: &Event, json: Option<&[u8]>) -> io::Result<()> {
-        self.receipt.observe(ev);
-        match json {
+    fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
+        match d.json {
             Some(line) => self.writer.push_line(line),
-            None => self.writer.push(ev)?,
+            None => self.writer.push(d.event)?,
         }
-        if matches!(ev.kind, EventKind::RunFinished { .. })
-            && let Some(receipt) = self.receipt.build()
+        if matches!(d.event.kind, EventKind::RunFinished { .. })
+            && let Some(receipt) = Receipt::of(d.totals)
         {
             self.writer.push(&receipt)?;
         }

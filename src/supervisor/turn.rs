@@ -16,7 +16,7 @@ use super::readers::{self, Batch};
 use super::signals::{Received, Signals};
 use super::tree::Tree;
 use crate::agent::{Adapter, ParseContext, StreamEnd};
-use crate::consumer::{Dispatcher, Tick};
+use crate::consumer::Dispatcher;
 use crate::event::{Diagnostic, EventKind, ExitInfo, Outcome, Stream, Turn};
 use crate::redact::Redactor;
 use crate::watchdog::{Activity, CpuWindow, Verdict, Watchdog};
@@ -186,7 +186,7 @@ pub(crate) async fn run_turn(
                     }
                     batch.recycle();
                     if let Some(max) = limits.max_cost {
-                        let spent = dispatch.stats().known_cost();
+                        let spent = dispatch.totals().known_cost();
                         if spent > max && stopping.is_none() && exit_status.is_none() {
                             let message = format!("cost ${spent:.4} crossed --max-cost ${max:.2}");
                             request_stop(&tree, dispatch, &mut stopping, &mut kill_at, limits.grace,
@@ -267,7 +267,7 @@ pub(crate) async fn run_turn(
             }
             _ = ticker.tick() => {
                 let now = Instant::now();
-                dispatch.tick(&Tick { now: SystemTime::now(), quiet_for: watchdog.quiet_for(now) });
+                dispatch.tick(SystemTime::now(), watchdog.quiet_for(now));
             }
         }
         dispatch.flush();
@@ -422,7 +422,7 @@ async fn end_leftovers(tree: &Tree, dispatch: &mut Dispatcher, grace: Duration, 
 
 /// What the watchdog diagnostic says: which signals were quiet, where the agent was, what it cost.
 fn diagnose(watchdog: &Watchdog, dispatch: &Dispatcher, now: Instant) -> Diagnostic {
-    let stats = dispatch.stats();
+    let stats = dispatch.totals();
     let tail = stats
         .stderr_tail
         .iter()
