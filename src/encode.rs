@@ -778,9 +778,10 @@ mod tests {
                 pid: 7,
                 pid_start: Some(99),
                 limits: Limits {
-                    inactivity_timeout_ms: 1000,
-                    kill_grace_ms: 10,
-                    timeout_ms: None,
+                    inactivity_timeout: Duration::from_secs(1),
+                    kill_grace: Duration::from_millis(10),
+                    finish_grace: Duration::from_millis(1500),
+                    timeout: Some(Duration::from_secs(60)),
                     max_cost_usd: Some(0.5),
                 },
                 settings: vec![SettingRecord {

@@ -5,7 +5,7 @@
 //! terminal view, the event log, `--json`, the receipt) only ever see `Event`s. The serialized form
 //! is documented in `docs/events.md` and versioned by [`SCHEMA_VERSION`].
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -282,15 +282,76 @@ pub struct RunInfo {
     pub env: Vec<EnvVarRecord>,
 }
 
-/// The limits the run was started with.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// The limits a run is held to: recorded in `run.started` and the receipt, and kept by the
+/// supervisor. Durations are whole milliseconds on the wire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Limits {
-    pub inactivity_timeout_ms: u64,
-    pub kill_grace_ms: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
+    /// The agent is stopped after this long without any activity.
+    #[serde(rename = "inactivity_timeout_ms", with = "ms")]
+    #[schemars(with = "u64")]
+    pub inactivity_timeout: Duration,
+    /// How long the agent gets to exit after SIGTERM before SIGKILL.
+    #[serde(rename = "kill_grace_ms", with = "ms")]
+    #[schemars(with = "u64")]
+    pub kill_grace: Duration,
+    /// How long an agent that gave its final result may take to exit before it is ended. Logs
+    /// written before it was recorded ran with the default, 5 s.
+    #[serde(rename = "finish_grace_ms", with = "ms", default = "ms::finish_grace")]
+    #[schemars(with = "u64")]
+    pub finish_grace: Duration,
+    /// The whole run's wall-clock limit.
+    #[serde(
+        rename = "timeout_ms",
+        with = "ms::option",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<u64>")]
+    pub timeout: Option<Duration>,
+    /// The budget in US dollars.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
+}
+
+/// Whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Durations as whole milliseconds.
+mod ms {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(super::millis(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+
+    pub fn finish_grace() -> Duration {
+        Duration::from_secs(5)
+    }
+
+    pub mod option {
+        use std::time::Duration;
+
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => s.serialize_some(&super::super::millis(*d)),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+        }
+    }
 }
 
 /// Tokens by kind. `input` excludes cached input, which is counted in `cache_read`.

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use crate::consumer::Dispatcher;
 use crate::event::{Event, EventKind, ExitInfo, Outcome, RunInfo, Turn};
-use crate::procfs;
+use crate::linux::procfs;
 use crate::rundir::EVENTS;
 
 /// How often, without file changes, the supervisor's liveness is checked and the view ticks.
@@ -139,7 +139,7 @@ pub(crate) async fn follow(
             let started = seen.started.unwrap_or(began);
             let duration_ms = SystemTime::now()
                 .duration_since(started)
-                .map_or(0, crate::supervisor::millis);
+                .map_or(0, crate::event::millis);
             dispatch.forward(&Event {
                 seq: seen.next_seq,
                 ts: SystemTime::now(),

@@ -16,10 +16,12 @@ mod exit;
 mod follow;
 #[cfg(test)]
 mod generated;
+mod lifecycle;
 mod lines;
+#[cfg(target_os = "linux")]
+mod linux;
 mod plan;
 pub mod prices;
-mod procfs;
 pub mod provenance;
 pub mod receipt;
 mod redact;
@@ -31,6 +33,12 @@ mod store;
 mod supervisor;
 mod term;
 mod watchdog;
+
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "runbook supports Linux only: it reads the agent's process tree from /proc and has the kernel \
+     end the agent with runbook (prctl); see \"Platforms\" in README.md"
+);
 
 use std::process::ExitCode;
 
@@ -87,21 +95,6 @@ fn report(err: &anyhow::Error, color: bool) -> ExitCode {
     let status = err
         .downcast_ref::<exit::Error>()
         .map_or(ExitStatus::Internal, exit::Error::status);
-    let label = if color {
-        console::style("error:")
-            .red()
-            .bold()
-            .force_styling(true)
-            .to_string()
-    } else {
-        "error:".to_owned()
-    };
-    #[expect(
-        clippy::print_stderr,
-        reason = "the one place runbook's own errors are printed"
-    )]
-    {
-        eprintln!("{label} {err:#}");
-    }
+    term::print::error(format_args!("{err:#}"), color);
     status.into()
 }

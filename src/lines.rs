@@ -14,6 +14,20 @@ pub(crate) enum Piece<'a> {
     Overlong { head: &'a [u8], total: u64 },
 }
 
+impl<'a> Piece<'a> {
+    /// A line already cut from its stream, as the splitter would hand it over.
+    pub(crate) fn of(line: &'a [u8]) -> Self {
+        if line.len() <= MAX_LINE_BYTES {
+            Piece::Line(line)
+        } else {
+            Piece::Overlong {
+                head: &line[..MAX_LINE_BYTES],
+                total: line.len() as u64,
+            }
+        }
+    }
+}
+
 /// Turns chunks into lines. Keeps at most `limit` bytes of a pending line.
 pub(crate) struct LineSplitter {
     limit: usize,

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use crate::event::{Event, Outcome};
 use crate::exit::Error;
-use crate::procfs;
+use crate::linux::procfs;
 use crate::receipt::Receipt;
 use crate::rundir::{EVENTS, RECEIPT};
 use crate::stats::RunStats;

@@ -8,6 +8,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::event::{Diagnostic, millis};
+use crate::stats::RunStats;
+
+/// How many stderr lines a watchdog diagnostic quotes.
+const DIAGNOSTIC_STDERR_LINES: usize = 5;
+
 /// An activity signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Activity {
@@ -100,6 +106,47 @@ impl Watchdog {
         } else {
             Verdict::Fine
         }
+    }
+}
+
+/// How long each activity signal had been quiet when the watchdog fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Quiet {
+    pub timeout: Duration,
+    pub stdout: Duration,
+    pub stderr: Duration,
+    pub cpu: Duration,
+}
+
+impl Watchdog {
+    /// Where each activity signal stands at `now`.
+    pub(crate) fn quiet_times(&self, now: Instant) -> Quiet {
+        Quiet {
+            timeout: self.timeout,
+            stdout: self.quiet(Activity::Stdout, now),
+            stderr: self.quiet(Activity::Stderr, now),
+            cpu: self.quiet(Activity::Cpu, now),
+        }
+    }
+}
+
+/// What the watchdog's verdict says: which signals were quiet, where the agent was, what it cost.
+pub(crate) fn diagnostic(quiet: Quiet, totals: &RunStats) -> Diagnostic {
+    let tail = &totals.stderr_tail;
+    Diagnostic {
+        timeout_ms: millis(quiet.timeout),
+        stdout_quiet_ms: millis(quiet.stdout),
+        stderr_quiet_ms: millis(quiet.stderr),
+        cpu_quiet_ms: millis(quiet.cpu),
+        last_event: totals.last_agent_event.map(str::to_owned),
+        open_step: totals.step_open.then_some(totals.steps_started),
+        completed_steps: totals.steps_finished,
+        cost_usd: totals.cost(),
+        stderr_tail: tail
+            .iter()
+            .skip(tail.len().saturating_sub(DIAGNOSTIC_STDERR_LINES))
+            .cloned()
+            .collect(),
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod claude;
 mod codex;
+mod feed;
 mod generic;
 mod opencode;
 mod scan;
@@ -18,6 +19,7 @@ use crate::prices::PriceTable;
 
 pub(crate) use claude::Claude;
 pub(crate) use codex::Codex;
+pub(crate) use feed::{StderrFeed, StdoutFeed};
 pub(crate) use generic::Generic;
 pub(crate) use opencode::OpenCode;
 

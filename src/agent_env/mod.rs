@@ -5,4 +5,4 @@ mod dotenv;
 mod resolve;
 
 pub(crate) use dotenv::is_var_name;
-pub(crate) use resolve::load;
+pub(crate) use resolve::{AgentEnv, load};

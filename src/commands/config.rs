@@ -59,15 +59,9 @@ fn init(dir: &Path) -> anyhow::Result<ExitStatus> {
     };
     file.write_all(config::starter().as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
-    #[expect(
-        clippy::print_stderr,
-        reason = "a note for the person who asked for the file"
-    )]
-    {
-        eprintln!(
-            "wrote {}; personal settings go in runbook.local.toml and secrets in .env.local (keep both out of git)",
-            path.display()
-        );
-    }
+    crate::term::print::note(format_args!(
+        "wrote {}; personal settings go in runbook.local.toml and secrets in .env.local (keep both out of git)",
+        path.display()
+    ));
     Ok(ExitStatus::Completed)
 }

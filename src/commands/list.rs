@@ -16,6 +16,7 @@ use crate::render::Styles;
 use crate::render::table::{self, Row};
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
+use crate::term::print::warn;
 use crate::term::{ColorChoice, TermEnv};
 
 /// Table width when stdout is not a terminal.
@@ -155,14 +156,4 @@ struct SummaryAgent {
 #[derive(Deserialize)]
 struct SummaryCost {
     usd: Option<f64>,
-}
-
-fn warn(message: String) {
-    #[expect(
-        clippy::print_stderr,
-        reason = "a run that cannot be listed is reported, not fatal"
-    )]
-    {
-        eprintln!("warning: {message}");
-    }
 }

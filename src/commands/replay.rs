@@ -10,17 +10,19 @@ use anyhow::Context as _;
 use tokio::time::Instant;
 
 use crate::agent::{Adapter, AgentKind, ParseContext};
+use crate::agent::{StderrFeed, StdoutFeed};
 use crate::cli::ReplayArgs;
 use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
-use crate::event::{
-    Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
-};
+use crate::event::{Event, EventKind, ExitInfo, Limits, RunInfo, SCHEMA_VERSION, Stream, Turn};
 use crate::exit::{Error, ExitStatus};
+use crate::lifecycle::Ending;
+use crate::lines::Piece;
 use crate::prices::PriceTable;
+use crate::redact::Redactor;
 use crate::render;
-use crate::supervisor::{agent_outcome, millis};
 use crate::term::ColorChoice;
+use crate::term::print::warn;
 
 pub(crate) async fn replay(
     args: ReplayArgs,
@@ -141,7 +143,7 @@ async fn events(bytes: &[u8], dispatch: &mut Dispatcher, pace: &Pace) {
         let ev: Event = match serde_json::from_slice(line) {
             Ok(ev) => ev,
             Err(e) => {
-                warn(&format!(
+                warn(format_args!(
                     "line {} is not a valid event ({e}); skipped",
                     i + 1
                 ));
@@ -157,7 +159,8 @@ async fn events(bytes: &[u8], dispatch: &mut Dispatcher, pace: &Pace) {
 }
 
 /// An agent's recorded stdout, with its stderr, exit status and line timing when they were
-/// recorded beside it (`X.stdout.ndjson`, `X.stderr.txt`, `X.exit`, `X.timing.ndjson`).
+/// recorded beside it (`X.stdout.ndjson`, `X.stderr.txt`, `X.exit`, `X.timing.ndjson`), played
+/// through the adapter as a run of one turn.
 async fn native(
     path: &Path,
     bytes: &[u8],
@@ -167,93 +170,37 @@ async fn native(
     dispatch: &mut Dispatcher,
     pace: &Pace,
 ) -> anyhow::Result<()> {
-    let sidecar = |ext: &str| -> Option<PathBuf> {
-        let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
-        Some(path.with_file_name(format!("{name}.{ext}")))
-    };
-    let read = |ext: &str| sidecar(ext).and_then(|p| fs::read_to_string(p).ok());
-    let stdout: Vec<&[u8]> = bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .collect();
-    let stderr_text = read("stderr.txt").unwrap_or_default();
-    let stderr: Vec<&str> = stderr_text.lines().collect();
-    let exit = read("exit")
-        .and_then(|s| s.trim().parse::<i32>().ok())
-        .map_or(
-            ExitInfo {
-                code: Some(0),
-                signal: None,
-            },
-            |c| {
-                if c > 128 {
-                    ExitInfo {
-                        code: None,
-                        signal: Some(c - 128),
-                    }
-                } else {
-                    ExitInfo {
-                        code: Some(c),
-                        signal: None,
-                    }
-                }
-            },
-        );
-    let schedule = schedule(&stdout, stderr.len(), read("timing.ndjson").as_deref());
-
-    let base = SystemTime::now();
+    let recording = Recording::read(path, bytes);
     let cwd = path
         .parent()
         .and_then(|p| p.canonicalize().ok())
         .unwrap_or_else(|| PathBuf::from("."));
-    dispatch.emit(
-        base,
-        EventKind::RunStarted(RunInfo {
-            schema_version: SCHEMA_VERSION,
-            run_id: "replay".to_owned(),
-            runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
-            agent: adapter.name().to_owned(),
-            model: model.map(str::to_owned),
-            prompt: format!("replay of {}", path.display()),
-            cwd: cwd.display().to_string(),
-            run_dir: String::new(),
-            pid: std::process::id(),
-            pid_start: None,
-            limits: Limits {
-                inactivity_timeout_ms: 0,
-                kill_grace_ms: 0,
-                timeout_ms: None,
-                max_cost_usd: None,
-            },
-            settings: Vec::new(),
-            env: Vec::new(),
-        }),
-    );
+    let base = SystemTime::now();
+    let info = replay_info(path, adapter, model, &cwd);
+    dispatch.emit(base, EventKind::RunStarted(info));
     dispatch.set_turn(Turn::FIRST);
-    dispatch.emit(
-        base,
-        EventKind::TurnStarted {
-            argv: vec![adapter.program().to_owned()],
-            pid: 0,
-        },
-    );
+    let argv = vec![adapter.program().to_owned()];
+    dispatch.emit(base, EventKind::TurnStarted { argv, pid: 0 });
     dispatch.flush();
 
-    let mut parser = adapter.stdout_parser(ParseContext {
+    // Masks what this machine holds secret, as a live run would.
+    let redactor = Redactor::for_agent([]);
+    let parse = ParseContext {
         model: model.map(str::to_owned),
         prices: Arc::new(prices),
         ..ParseContext::new(cwd)
-    });
-    let mut stderr_parser = adapter.stderr_parser();
+    };
+    let mut stdout = StdoutFeed::new(adapter.stdout_parser(parse), redactor.clone());
+    let mut stderr = StderrFeed::new(adapter.stderr_parser(), redactor);
     let mut events = Vec::new();
     let mut last = Duration::ZERO;
-    for (offset, stream, index) in schedule {
+    for &(offset, stream, index) in &recording.schedule {
         pace.at(offset).await;
         last = offset;
         match stream {
-            Stream::Stdout => parser.line(stdout[index], &mut events),
+            Stream::Stdout => stdout.piece(Piece::of(recording.stdout[index]), &mut events),
             Stream::Stderr => {
-                stderr_parser.line(&console::strip_ansi_codes(stderr[index]), &mut events)
+                stderr.piece(Piece::of(recording.stderr[index].as_bytes()), &mut events)
             }
         }
         for kind in events.drain(..) {
@@ -262,32 +209,90 @@ async fn native(
         dispatch.flush();
     }
     let end = base + last;
-    let stream_end = parser.end(&mut events);
+    let stream_end = stdout.end(&mut events);
     for kind in events.drain(..) {
         dispatch.emit(end, kind);
     }
-    let (outcome, message) = agent_outcome(stream_end, exit);
-    let kind = if outcome == Outcome::Completed {
-        EventKind::TurnCompleted { exit }
-    } else {
-        EventKind::TurnFailed {
-            outcome,
-            message: message.clone(),
-            exit,
-        }
-    };
-    dispatch.emit(end, kind);
-    dispatch.emit(
-        end,
-        EventKind::RunFinished {
-            outcome,
-            message,
-            duration_ms: millis(last),
-            exit,
-        },
-    );
+    let ending = Ending::of_agent(stream_end, recording.exit);
+    dispatch.emit(end, ending.turn_event());
+    dispatch.emit(end, ending.run_event(last));
     dispatch.flush();
     Ok(())
+}
+
+/// A recorded transcript and what was recorded beside it.
+struct Recording<'a> {
+    stdout: Vec<&'a [u8]>,
+    stderr: Vec<String>,
+    exit: ExitInfo,
+    /// When each line arrived: (offset, stream, index into that stream's lines).
+    schedule: Vec<(Duration, Stream, usize)>,
+}
+
+impl<'a> Recording<'a> {
+    fn read(path: &Path, bytes: &'a [u8]) -> Self {
+        let sidecar = |ext: &str| -> Option<PathBuf> {
+            let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
+            Some(path.with_file_name(format!("{name}.{ext}")))
+        };
+        let read = |ext: &str| sidecar(ext).and_then(|p| fs::read_to_string(p).ok());
+        let stdout: Vec<&[u8]> = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        let stderr_text = read("stderr.txt").unwrap_or_default();
+        let stderr: Vec<String> = stderr_text.lines().map(str::to_owned).collect();
+        let exit = read("exit")
+            .and_then(|s| s.trim().parse::<i32>().ok())
+            .map_or(
+                ExitInfo {
+                    code: Some(0),
+                    signal: None,
+                },
+                exit_from_code,
+            );
+        let schedule = schedule(&stdout, stderr.len(), read("timing.ndjson").as_deref());
+        Self {
+            stdout,
+            stderr,
+            exit,
+            schedule,
+        }
+    }
+}
+
+/// A recorded exit code; above 128 it is death by signal (code - 128), as shells report it.
+fn exit_from_code(code: i32) -> ExitInfo {
+    if code > 128 {
+        ExitInfo {
+            code: None,
+            signal: Some(code - 128),
+        }
+    } else {
+        ExitInfo {
+            code: Some(code),
+            signal: None,
+        }
+    }
+}
+
+/// The replay's `run.started`: no run directory, no limits.
+fn replay_info(path: &Path, adapter: &dyn Adapter, model: Option<&str>, cwd: &Path) -> RunInfo {
+    RunInfo {
+        schema_version: SCHEMA_VERSION,
+        run_id: "replay".to_owned(),
+        runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
+        agent: adapter.name().to_owned(),
+        model: model.map(str::to_owned),
+        prompt: format!("replay of {}", path.display()),
+        cwd: cwd.display().to_string(),
+        run_dir: String::new(),
+        pid: std::process::id(),
+        pid_start: None,
+        limits: Limits::default(),
+        settings: Vec::new(),
+        env: Vec::new(),
+    }
 }
 
 /// When each recorded line arrived: from the timing file when there is one, else from the
@@ -337,14 +342,4 @@ fn schedule(
     }
     out.extend((next_err..stderr_lines).map(|i| (at, Stream::Stderr, i)));
     out
-}
-
-fn warn(message: &str) {
-    #[expect(
-        clippy::print_stderr,
-        reason = "damaged lines are reported to the person replaying"
-    )]
-    {
-        eprintln!("warning: {message}");
-    }
 }

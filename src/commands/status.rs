@@ -11,6 +11,7 @@ use crate::follow::{self, Ending};
 use crate::render::{self, Styles, report};
 use crate::rundir;
 use crate::runs::{self, Runs};
+use crate::term::print::warn;
 use crate::term::{ColorChoice, TermEnv};
 
 pub(crate) async fn status(
@@ -55,14 +56,4 @@ pub(crate) async fn status(
     }
     out.flush()?;
     Ok(ExitStatus::Completed)
-}
-
-fn warn(message: String) {
-    #[expect(
-        clippy::print_stderr,
-        reason = "warnings about a damaged log are for the person reading"
-    )]
-    {
-        eprintln!("warning: {message}");
-    }
 }

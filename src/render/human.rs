@@ -860,9 +860,10 @@ mod tests {
                     pid: 1,
                     pid_start: None,
                     limits: Limits {
-                        inactivity_timeout_ms: 180_000,
-                        kill_grace_ms: 10_000,
-                        timeout_ms: None,
+                        inactivity_timeout: Duration::from_secs(180),
+                        kill_grace: Duration::from_secs(10),
+                        finish_grace: Duration::from_secs(5),
+                        timeout: None,
                         max_cost_usd: None,
                     },
                     settings: Vec::new(),

@@ -1,10 +1,33 @@
 //! The supervisor: owns the agent's process tree, its pipes, the watchdog and the limits.
+//!
+//! Read it top-down: `turn` runs one invocation of the agent. It starts the agent (`spawn`), whose
+//! pipes are read into batches of events (`readers`), and feeds everything that happens into the
+//! turn's state machine (`phase`): `Starting`, `Running`, `Finishing` after the agent's final
+//! word, `Stopping` when runbook ends it, `Draining` once it exited with its pipes still open, and
+//! `Ended`. The machine decides; the loop signals the tree (`tree`), emits the events, and asks
+//! `lifecycle` how the turn ended.
 
+mod phase;
 mod readers;
 mod signals;
+mod spawn;
 mod tree;
 mod turn;
+mod version;
 
 pub(crate) use signals::Signals;
-pub(crate) use tree::become_subreaper;
-pub(crate) use turn::{Limits, RawLogs, TurnSpec, agent_outcome, millis, run_turn};
+pub(crate) use spawn::{RawLogs, TurnSpec};
+pub(crate) use turn::Supervisor;
+
+/// `3m 0s`, `12.0s`, `850ms`: short and exact enough for messages.
+pub(crate) fn format_duration(d: std::time::Duration) -> String {
+    let ms = crate::event::millis(d);
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        let s = d.as_secs();
+        format!("{}m {}s", s / 60, s % 60)
+    }
+}

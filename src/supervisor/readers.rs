@@ -12,8 +12,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::agent::{StderrParser, StdoutParser, StreamEnd, unparsed};
-use crate::event::{EventKind, Stream, UnparsedReason};
+use crate::agent::{StderrFeed, StderrParser, StdoutFeed, StdoutParser, StreamEnd};
+use crate::event::{EventKind, Stream};
 use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
 use crate::redact::Redactor;
 
@@ -103,26 +103,13 @@ impl Recycler {
 pub(crate) async fn stdout(
     pipe: impl AsyncRead + AsRawFd + Unpin,
     raw: File,
-    mut parser: Box<dyn StdoutParser>,
+    parser: Box<dyn StdoutParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
 ) -> StreamEnd {
-    // SAFETY: fcntl on a descriptor that `pipe` owns for the whole call. If the kernel refuses
-    // (over /proc/sys/fs/pipe-max-size or the user's pipe quota), the pipe keeps its size.
-    unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, STDOUT_PIPE) };
-    let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| match piece {
-        // A blank line says nothing; it stays in stdout.log only.
-        Piece::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
-        Piece::Line(line) => parser.line(&redactor.bytes(line), events),
-        Piece::Overlong { head, total } => {
-            events.push(unparsed(
-                Stream::Stdout,
-                UnparsedReason::TooLong,
-                &redactor.bytes(head),
-                total,
-            ));
-        }
-    };
+    crate::linux::grow_pipe(&pipe, STDOUT_PIPE);
+    let mut feed = StdoutFeed::new(parser, redactor.clone());
+    let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| feed.piece(piece, events);
     pump(
         pipe,
         raw,
@@ -134,7 +121,7 @@ pub(crate) async fn stdout(
     )
     .await;
     let mut events = Vec::new();
-    let end = parser.end(&mut events);
+    let end = feed.end(&mut events);
     if !events.is_empty() {
         let _ = tx.send(Batch::now(Stream::Stdout, events)).await;
     }
@@ -145,24 +132,12 @@ pub(crate) async fn stdout(
 pub(crate) async fn stderr(
     pipe: impl AsyncRead + Unpin,
     raw: File,
-    mut parser: Box<dyn StderrParser>,
+    parser: Box<dyn StderrParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
 ) {
-    let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| {
-        let line = match piece {
-            Piece::Line(line) => String::from_utf8_lossy(line).into_owned(),
-            Piece::Overlong { head, total } => {
-                format!(
-                    "{}… ({total} bytes)",
-                    String::from_utf8_lossy(&head[..head.len().min(1024)])
-                )
-            }
-        };
-        let plain = console::strip_ansi_codes(&line);
-        let plain = plain.trim_end_matches('\r');
-        parser.line(&redactor.str(plain), events);
-    };
+    let mut feed = StderrFeed::new(parser, redactor.clone());
+    let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| feed.piece(piece, events);
     pump(
         pipe,
         raw,

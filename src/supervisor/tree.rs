@@ -6,20 +6,14 @@
 //! agent's process group. That catches processes that left the group with `setsid` too.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
-use std::io::Read;
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
+use tokio::time::Instant;
 
-use crate::procfs::{self, Stat as Proc};
-
-/// Asks the kernel to re-parent orphaned descendants to this process instead of init.
-pub(crate) fn become_subreaper() {
-    // Best effort: without it, a grandchild that escapes with setsid after its parent died is missed.
-    let _ = nix::sys::prctl::set_child_subreaper(true);
-}
+use crate::linux::procfs::{self, Stat as Proc};
+use crate::watchdog::CpuWindow;
 
 /// The tree of one agent process.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +39,7 @@ impl Tree {
 
     /// The living and zombie processes of the tree.
     pub(crate) fn members(&self) -> Vec<Proc> {
-        let all = read_all();
+        let all = procfs::all();
         let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
         for (i, p) in all.iter().enumerate() {
             children.entry(p.ppid).or_default().push(i);
@@ -95,6 +89,33 @@ impl Tree {
         self.members().iter().filter(|p| !p.zombie).count()
     }
 
+    /// Ends whatever is left of the tree: SIGTERM, up to `grace` for it to go, then SIGKILL.
+    /// Reaps what was re-parented to runbook, except `keep` (tokio waits for that one).
+    /// `sent(signal, processes)` hears of each signal that reached a living process.
+    pub(crate) async fn end_all(
+        &self,
+        grace: Duration,
+        keep: u32,
+        mut sent: impl FnMut(Signal, u32),
+    ) {
+        if self.alive() > 0 {
+            sent(Signal::SIGTERM, self.signal(Signal::SIGTERM));
+            let until = Instant::now() + grace;
+            while self.alive() > 0 && Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                self.reap_orphans(Some(keep));
+            }
+            if self.alive() > 0 {
+                sent(Signal::SIGKILL, self.signal(Signal::SIGKILL));
+                while self.alive() > 0 {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    self.reap_orphans(Some(keep));
+                }
+            }
+        }
+        self.reap_orphans(Some(keep));
+    }
+
     /// Reaps orphans re-parented to runbook that have exited, except `keep` (tokio waits for that one).
     pub(crate) fn reap_orphans(&self, keep: Option<u32>) {
         for p in self.members() {
@@ -108,30 +129,29 @@ impl Tree {
     }
 }
 
-/// Every process on the machine. Processes that vanish while being read are skipped.
-fn read_all() -> Vec<Proc> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut buf = String::with_capacity(512);
-    let mut out = Vec::with_capacity(256);
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        buf.clear();
-        let Ok(mut f) = fs::File::open(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        if f.read_to_string(&mut buf).is_err() {
-            continue;
-        }
-        if let Some(p) = procfs::parse(pid, &buf) {
-            out.push(p);
+/// Reads the CPU time of a tree at a steady interval, for the watchdog's window.
+pub(crate) struct CpuMeter {
+    tree: Tree,
+    window: CpuWindow,
+}
+
+impl CpuMeter {
+    pub(crate) fn new(tree: Tree, inactivity: Duration) -> Self {
+        Self {
+            tree,
+            window: CpuWindow::new(inactivity),
         }
     }
-    out
+
+    /// Whether the tree has been busy over the window ending now.
+    pub(crate) fn busy(&mut self, now: Instant) -> bool {
+        self.window.record(now, self.tree.cpu_time())
+    }
+
+    /// Starts over: output proved the agent alive, and CPU only matters in silence.
+    pub(crate) fn forget(&mut self) {
+        self.window.clear();
+    }
 }
 
 #[cfg(test)]

@@ -189,6 +189,41 @@ exec sleep 600"#,
     assert!(receipt.message.contains("lingered"), "{}", receipt.message);
 }
 
+/// The agent's final result may report more than the budget (its own total replaces the running
+/// estimate): once it has given its final word there is nothing left to save, so the run is
+/// completed, not stopped for its cost.
+#[test]
+fn a_final_result_over_the_budget_still_completes() {
+    let ctx = TestContext::new();
+    let agent = script(
+        &ctx,
+        "costly-agent",
+        r#"echo '{"type":"text","text":"done"}'
+echo '{"type":"agent.result","ok":true,"tokens":{"input":100,"output":10,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.5,"cost_source":"reported"}'
+sleep 0.5"#,
+    );
+    let out = run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            agent.to_str().unwrap(),
+            "--max-cost",
+            "0.10",
+            "task",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    assert!(
+        !types(&ctx.events()).contains(&"stop.requested"),
+        "{}",
+        out.stderr
+    );
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.outcome, Outcome::Completed);
+    assert_eq!(receipt.cost.usd, Some(0.5));
+}
+
 #[test]
 fn a_stream_without_a_final_result_is_truncated_and_open_calls_are_closed() {
     let ctx = TestContext::new();

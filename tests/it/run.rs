@@ -359,7 +359,7 @@ fn the_wall_clock_timeout_stops_the_run() {
     assert_eq!(out.code(), Some(5), "{}", out.stderr);
     let r = ctx.receipt();
     assert_eq!(r.outcome, Outcome::TimedOut);
-    assert_eq!(r.limits.timeout_ms, Some(1000));
+    assert_eq!(r.limits.timeout, Some(Duration::from_secs(1)));
     assert_no_survivors(&ctx);
 }
 

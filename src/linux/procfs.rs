@@ -1,6 +1,7 @@
 //! Reading `/proc/PID/stat`: parent, group, state, CPU time and start time of a process.
 
 use std::fs;
+use std::io::Read as _;
 
 /// One process, as `/proc/PID/stat` describes it.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +28,37 @@ pub(crate) fn is_alive(pid: u32, start: Option<u64>) -> bool {
         return false;
     };
     stat(pid).is_some_and(|s| !s.zombie && start.is_none_or(|t| t == s.start))
+}
+
+/// Every process on the machine. Processes that vanish while being read are skipped.
+pub(crate) fn all() -> Vec<Stat> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut buf = String::with_capacity(512);
+    let mut out = Vec::with_capacity(256);
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        buf.clear();
+        let Ok(mut f) = fs::File::open(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if f.read_to_string(&mut buf).is_err() {
+            continue;
+        }
+        if let Some(p) = parse(pid, &buf) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The start time of this process, which with its pid names it uniquely.
+pub(crate) fn own_start() -> Option<u64> {
+    stat(std::process::id() as i32).map(|s| s.start)
 }
 
 /// Parses `/proc/PID/stat`. The command name may contain spaces and parentheses, so fields are

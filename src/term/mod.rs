@@ -1,5 +1,7 @@
 //! Terminal decisions made once at startup: colour on or off, live status line or plain lines.
 
+pub(crate) mod print;
+
 use std::io::IsTerminal;
 
 use clap::ValueEnum;

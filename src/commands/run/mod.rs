@@ -1,0 +1,115 @@
+//! `runbook run`: start the agent on a task, supervise it, and leave a receipt.
+
+mod planned;
+mod session;
+mod setup;
+
+use std::io::Write as _;
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+
+use crate::cli::RunArgs;
+use crate::config::{self, Flags};
+use crate::consumer::{Consumer, Dispatcher};
+use crate::event::EventKind;
+use crate::exit::ExitStatus;
+use crate::lifecycle::Ending;
+use crate::plan;
+use crate::receipt::ReceiptWriter;
+use crate::redact::Redactor;
+use crate::render;
+use crate::rundir::RunDir;
+use crate::store::EventLog;
+use crate::supervisor::{RawLogs, Signals, Supervisor};
+use crate::term::print;
+use planned::{PlanMode, planned, prompt_possible};
+use session::Session;
+use setup::Setup;
+
+pub(crate) use setup::resolve_cwd;
+
+pub(crate) async fn run(
+    args: RunArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let setup = Setup::resolve(&args, global)?;
+    // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
+    let mut signals = Signals::install().context("cannot install signal handlers")?;
+    crate::linux::become_subreaper();
+
+    let started = SystemTime::now();
+    let run_dir = RunDir::create(&setup.runs_dir, started)?;
+    let redactor = Redactor::for_agent(setup.agent_env.values());
+    let mut dispatch = Dispatcher::new(consumers(&run_dir, &setup, &args)?);
+    let info = setup.run_info(&args.prompt, &run_dir, &redactor);
+    dispatch.emit_now(started, EventKind::RunStarted(info));
+
+    let supervisor = Supervisor {
+        limits: setup.limits,
+        deadline: (setup.limits.timeout).map(|t| tokio::time::Instant::now() + t),
+        logs: RawLogs {
+            stdout: &run_dir.stdout,
+            stderr: &run_dir.stderr,
+        },
+        redactor: &redactor,
+        dispatch: &mut dispatch,
+        signals: &mut signals,
+    };
+    let ending = turns(&mut Session::new(&setup, supervisor), &args).await;
+
+    let answer = dispatch.totals().final_text.clone();
+    let completed = ending.is_completed();
+    let outcome = ending.outcome;
+    dispatch.emit_now(
+        SystemTime::now(),
+        ending.run_event(started.elapsed().unwrap_or_default()),
+    );
+    for failure in dispatch.close() {
+        print::warn(&failure);
+    }
+    // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event).
+    if args.plan_only && !args.json && completed {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", answer.trim_end())?;
+    }
+    Ok(ExitStatus::from_outcome(outcome))
+}
+
+/// Where the run's events go: the event log, the receipt, the plan file, and the views.
+fn consumers(
+    run_dir: &RunDir,
+    setup: &Setup,
+    args: &RunArgs,
+) -> anyhow::Result<Vec<Box<dyn Consumer>>> {
+    let mut consumers: Vec<Box<dyn Consumer>> = vec![
+        Box::new(EventLog::new(run_dir.events.try_clone()?)),
+        Box::new(ReceiptWriter::new(&run_dir.path)),
+        Box::new(plan::PlanFile::new(&run_dir.path)),
+    ];
+    consumers.extend(render::views(setup.color, args.json, args.verbosity));
+    Ok(consumers)
+}
+
+/// The run's turns: the task (planned first with `--plan`), then each `--then` prompt while the
+/// turns before it completed.
+async fn turns(session: &mut Session<'_>, args: &RunArgs) -> Ending {
+    let permissions = session.setup.permissions;
+    let mut ending = if session.setup.plan || args.plan_only {
+        let mode = PlanMode {
+            plan_only: args.plan_only,
+            ask: !args.yes && !args.json && !args.plan_only && prompt_possible(),
+            max_revisions: args.max_revisions,
+        };
+        planned(session, &args.prompt, permissions, &mode).await
+    } else {
+        session.turn(&args.prompt, permissions).await
+    };
+    for prompt in &args.then {
+        if !ending.is_completed() || args.plan_only {
+            break;
+        }
+        ending = session.turn(prompt, permissions).await;
+    }
+    ending
+}

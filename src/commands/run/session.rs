@@ -1,0 +1,87 @@
+//! The turns of one run: each is the same agent, the first starting its session and every other
+//! continuing it.
+
+use std::time::SystemTime;
+
+use super::setup::Setup;
+use crate::agent::{Invocation, Permissions};
+use crate::event::{EventKind, ExitInfo, Outcome, Turn, TurnKind};
+use crate::lifecycle::Ending;
+use crate::supervisor::{Supervisor, TurnSpec};
+
+pub(super) struct Session<'a> {
+    pub setup: &'a Setup,
+    pub supervisor: Supervisor<'a>,
+    /// The configured variables for the agent.
+    env: Vec<(String, String)>,
+    turns: u32,
+}
+
+impl<'a> Session<'a> {
+    pub(super) fn new(setup: &'a Setup, supervisor: Supervisor<'a>) -> Self {
+        Self {
+            env: setup.agent_env.pairs(),
+            setup,
+            supervisor,
+            turns: 0,
+        }
+    }
+
+    /// Runs the next turn: the first starts the agent's session, the others resume it.
+    pub(super) async fn turn(&mut self, prompt: &str, permissions: Permissions) -> Ending {
+        let index = self.turns;
+        self.turns += 1;
+        let resume = match index {
+            0 => None,
+            _ => match self.supervisor.dispatch.totals().session_id.clone() {
+                Some(id) => Some(id),
+                None => {
+                    return Ending::new(
+                        Outcome::AgentError,
+                        "the agent announced no session, so there is none to continue",
+                        ExitInfo::default(),
+                    );
+                }
+            },
+        };
+        let agent = &self.setup.agent;
+        let inv = Invocation {
+            prompt,
+            model: self.setup.model.as_deref(),
+            extra_args: &agent.extra_args,
+            resume_session: resume.as_deref(),
+            permissions,
+        };
+        let kind = if index == 0 {
+            TurnKind::Start
+        } else {
+            TurnKind::Resume
+        };
+        let spec = TurnSpec {
+            program: &agent.program,
+            args: agent.adapter.args(&inv),
+            cwd: &self.setup.cwd,
+            adapter: agent.adapter,
+            parse: self.setup.parse_context(),
+            // The configured variables, then what the invocation itself needs.
+            env: self
+                .env
+                .iter()
+                .cloned()
+                .chain(agent.adapter.env(&inv))
+                .collect(),
+            turn: Turn { index, kind },
+            probe_version: index == 0 && !agent.adapter.version_args().is_empty(),
+        };
+        self.supervisor.run_turn(spec).await
+    }
+
+    /// The final text of the last turn: its answer.
+    pub(super) fn final_text(&self) -> &str {
+        &self.supervisor.dispatch.totals().final_text
+    }
+
+    pub(super) fn emit(&mut self, kind: EventKind) {
+        self.supervisor.dispatch.emit_now(SystemTime::now(), kind);
+    }
+}

@@ -1,0 +1,198 @@
+//! What a run needs, resolved before anything starts: the configuration, the agent, its
+//! environment and the limits. Every mistake in them is a usage error found here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::agent::{Adapter, AgentKind, Generic, Invocation, ParseContext, Permissions};
+use crate::agent_env::{self, AgentEnv};
+use crate::cli::RunArgs;
+use crate::config::{self, Config, Flags, Setting, Value};
+use crate::event::{Limits, RunInfo, SCHEMA_VERSION};
+use crate::exit::Error;
+use crate::provenance::{Layer, SettingRecord};
+use crate::redact::Redactor;
+use crate::rundir::RunDir;
+use crate::term::ColorChoice;
+
+/// Everything settled about a run before it starts.
+pub(super) struct Setup {
+    pub cwd: PathBuf,
+    pub config: Config,
+    pub agent: Agent,
+    pub agent_env: AgentEnv,
+    pub model: Option<String>,
+    pub permissions: Permissions,
+    pub limits: Limits,
+    pub plan: bool,
+    pub color: ColorChoice,
+    pub runs_dir: PathBuf,
+}
+
+/// The agent to run: its adapter, its binary, and the arguments that come with it.
+pub(super) struct Agent {
+    pub adapter: &'static dyn Adapter,
+    pub program: PathBuf,
+    pub extra_args: Vec<String>,
+}
+
+impl Setup {
+    pub(super) fn resolve(args: &RunArgs, global: &Flags<config::Global>) -> anyhow::Result<Self> {
+        let prompts = std::iter::once(&args.prompt).chain(&args.then);
+        if prompts.into_iter().any(|p| p.trim().is_empty()) {
+            let message = "the prompt is empty: say what the agent should do";
+            return Err(Error::Usage(message.to_owned()).into());
+        }
+        let cwd = resolve_cwd(args.workspace.cwd.as_deref())?;
+        // Everything that can be wrong with the configuration is found before anything starts.
+        let config = config::load(&cwd, global.values().iter().chain(args.options.values()))?;
+        let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
+        let agent = resolve_agent(&config)?;
+        let model: Option<String> = config.get("model");
+        let permissions: Permissions = config.required("permissions");
+        agent
+            .adapter
+            .preflight(&Invocation {
+                prompt: &args.prompt,
+                model: model.as_deref(),
+                extra_args: &agent.extra_args,
+                resume_session: None,
+                permissions,
+            })
+            .map_err(Error::Usage)?;
+        Ok(Self {
+            limits: Limits {
+                inactivity_timeout: config.required("inactivity_timeout"),
+                kill_grace: config.required("kill_grace"),
+                finish_grace: config.required("finish_grace"),
+                timeout: config.get::<Duration>("timeout"),
+                max_cost_usd: config.get("max_cost"),
+            },
+            plan: config.required("plan"),
+            color: config.required("color"),
+            runs_dir: crate::rundir::runs_dir(&config)?,
+            cwd,
+            agent,
+            agent_env,
+            model,
+            permissions,
+            config,
+        })
+    }
+
+    /// What the adapter's parser is told.
+    pub(super) fn parse_context(&self) -> ParseContext {
+        ParseContext {
+            cwd: self.cwd.clone(),
+            model: self.model.clone(),
+            prices: Arc::new(self.config.prices()),
+        }
+    }
+
+    /// The run's identity and settings, for `run.started`; secrets masked.
+    pub(super) fn run_info(&self, prompt: &str, run_dir: &RunDir, redactor: &Redactor) -> RunInfo {
+        RunInfo {
+            schema_version: SCHEMA_VERSION,
+            run_id: run_dir.id.clone(),
+            runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
+            agent: self.agent.adapter.name().to_owned(),
+            model: self.model.clone(),
+            prompt: redactor.str(prompt).into_owned(),
+            cwd: self.cwd.display().to_string(),
+            run_dir: run_dir.path.display().to_string(),
+            pid: std::process::id(),
+            pid_start: crate::linux::procfs::own_start(),
+            limits: self.limits,
+            settings: redact_records(self.config.records(), redactor),
+            env: self.agent_env.records(),
+        }
+    }
+}
+
+/// The agent to run: `agent_cmd` (a command that prints universal events) when it is set, else
+/// the `agent` with its `bin` and `args`.
+fn resolve_agent(config: &Config) -> Result<Agent, Error> {
+    let agent: AgentKind = config.required("agent");
+    let args = config.agent_setting(agent, "args");
+    let Some(cmd) = config.get::<String>("agent_cmd") else {
+        let adapter = agent.adapter();
+        return Ok(Agent {
+            adapter,
+            program: resolve_program(adapter, config.agent_setting(agent, "bin"))?,
+            extra_args: config.agent_get(agent, "args").unwrap_or_default(),
+        });
+    };
+    let given_by = config.setting("agent_cmd").given_by();
+    let words = shell_words::split(&cmd)
+        .map_err(|e| Error::Usage(format!("{given_by} cannot be split into words: {e}")))?;
+    let Some((first, rest)) = words.split_first() else {
+        return Err(Error::Usage(format!(
+            "{given_by} is empty: give the command that starts the agent"
+        )));
+    };
+    let program = which::which(first).map_err(|_| Error::AgentNotFound {
+        program: first.clone(),
+        hint: format!("{given_by} names a program that is not on PATH or not executable"),
+    })?;
+    let mut extra_args = rest.to_vec();
+    // The arguments after `--` go to the command too; an agent's configured ones are its own.
+    if args.origin.layer == Layer::Flag {
+        extra_args.extend(
+            config
+                .agent_get::<Vec<String>>(agent, "args")
+                .unwrap_or_default(),
+        );
+    }
+    Ok(Agent {
+        adapter: &Generic,
+        program,
+        extra_args,
+    })
+}
+
+pub(crate) fn resolve_cwd(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let dir = match flag {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    match dir.canonicalize() {
+        Ok(dir) if dir.is_dir() => Ok(dir),
+        _ => Err(Error::Usage(format!("--cwd {} is not a directory", dir.display())).into()),
+    }
+}
+
+/// The agent binary: the agent's `bin` setting (a flag, a variable or a file), else the agent's
+/// program on `PATH`.
+fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<PathBuf, Error> {
+    let candidate = match &bin.value {
+        Some(Value::Path(path)) => path.clone(),
+        _ => PathBuf::from(adapter.program()),
+    };
+    which::which(&candidate).map_err(|_| match bin.value {
+        None => Error::AgentNotFound {
+            program: format!("{} (looked on PATH)", adapter.program()),
+            hint: adapter.install_hint().to_owned(),
+        },
+        Some(_) => Error::AgentNotFound {
+            program: candidate.display().to_string(),
+            hint: format!(
+                "{} names a file that does not exist or is not executable; {}",
+                bin.given_by(),
+                adapter.install_hint()
+            ),
+        },
+    })
+}
+
+/// Setting values can hold a secret too (an argument with a token in it).
+fn redact_records(mut records: Vec<SettingRecord>, redactor: &Redactor) -> Vec<SettingRecord> {
+    for r in &mut records {
+        if let Ok(masked) = serde_json::from_str(&redactor.str(&r.value.to_string())) {
+            r.value = masked;
+        }
+    }
+    records
+}

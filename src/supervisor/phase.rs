@@ -1,0 +1,442 @@
+//! The phases of one turn and what moves the turn between them, as a pure state machine.
+//!
+//! ```text
+//!             first output          final word             exit, pipes open
+//!  Starting ───────────────▶ Running ─────────▶ Finishing ─────────────────▶ Draining
+//!     │                        │                    │                           │ pipes close
+//!     │ Ctrl-C, watchdog,      │ Ctrl-C, watchdog,  │ Ctrl-C (interrupted),     ▼
+//!     │ --timeout, budget      │ --timeout, budget  │ no exit by finish_grace   Ended
+//!     ▼                        ▼                    ▼ or --timeout (finished)   ▲
+//!  Stopping (SIGTERM sent; SIGKILL after kill_grace) ── exit ──▶ Draining ──────┘
+//! ```
+//!
+//! An exit with the pipes already closed goes straight to `Ended`. [`Machine::step`] takes one
+//! input (output read, the agent's exit, its pipes closing, a signal to runbook, or time passing)
+//! and the time, and returns the actions to carry out. It never touches a process, a clock or a
+//! consumer, so every transition is tested without an agent; the supervisor's loop only feeds it
+//! inputs and does what it says.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::time::Instant;
+
+use super::format_duration;
+use super::signals::Received;
+use crate::agent::StreamEnd;
+use crate::event::{ExitInfo, Limits, Outcome, Stream};
+use crate::lifecycle::Ending;
+use crate::watchdog::{Activity, Quiet, Verdict, Watchdog};
+
+/// After the agent exits, how long its pipes may stay open (held by a leftover process) before
+/// the rest of its tree is ended.
+pub(crate) const LINGER: Duration = Duration::from_secs(2);
+
+/// Where a turn is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Phase {
+    /// Started; nothing read from it yet. Every limit applies.
+    Starting,
+    /// At work. Every limit applies: watchdog, `--timeout`, `--max-cost`.
+    Running,
+    /// It gave its final word and should exit on its own by `by`. Its cost no longer matters
+    /// (there is nothing left to save) and it is not watched for silence; Ctrl-C still stops it,
+    /// and at `by` (or the run's deadline) it is ended as finished work.
+    Finishing { by: Instant },
+    /// runbook is ending it (SIGTERM sent); SIGKILL at `kill_at` unless it has exited.
+    Stopping {
+        stop: Stop,
+        kill_at: Option<Instant>,
+    },
+    /// It exited, but its pipes are still open: a leftover process holds them. At
+    /// `linger_until` the rest of the tree is ended; SIGKILL at `kill_at`.
+    Draining {
+        exit: ExitInfo,
+        stop: Option<Stop>,
+        linger_until: Option<Instant>,
+        kill_at: Option<Instant>,
+    },
+    /// It exited and its output has been read to the end.
+    Ended { exit: ExitInfo, stop: Option<Stop> },
+}
+
+/// Why runbook ended the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Stop {
+    /// A limit or a signal: the turn's outcome is this, whatever the agent did.
+    Limit { outcome: Outcome, message: String },
+    /// It gave its final word but did not exit in time: its own verdict stands.
+    Finished,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Input {
+    /// Output was read from one pipe at `at`. `final_word`: it held the agent's final result;
+    /// `spent`: the run's known cost with it counted.
+    Output {
+        stream: Stream,
+        at: Instant,
+        final_word: bool,
+        spent: f64,
+    },
+    /// The agent's process exited.
+    Exited(ExitInfo),
+    /// Both pipes reached their end: everything the agent's tree wrote has been read.
+    PipesClosed,
+    /// runbook itself received a signal (Ctrl-C, SIGTERM, SIGHUP).
+    Signal(Received),
+    /// Time passed. `cpu_busy`: whether the agent's tree used CPU lately, when it was measured
+    /// (see [`Machine::wants_cpu`]).
+    Tick { cpu_busy: Option<bool> },
+}
+
+/// What the supervisor is to do.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Action {
+    /// Send a signal to the agent's whole tree.
+    Signal(Signal),
+    /// Say that runbook is stopping the agent, and why (`stop.requested`).
+    Announce { reason: Outcome, message: String },
+    /// Say that the agent has been quiet for a while (`watchdog.warning`).
+    Warn { quiet: Duration, timeout: Duration },
+    /// Say that the watchdog fired, with where each activity signal stood (`watchdog.fired`).
+    Hung(Quiet),
+}
+
+/// One turn's state: its phase, plus what every phase needs to know.
+#[derive(Debug, Clone)]
+pub(crate) struct Machine {
+    phase: Phase,
+    pipes_open: bool,
+    limits: Limits,
+    /// The run's wall-clock deadline (shared by all turns).
+    deadline: Option<Instant>,
+    watchdog: Watchdog,
+    /// How often a quiet agent's CPU use is looked at, and when next.
+    cpu_every: Duration,
+    next_cpu: Instant,
+}
+
+impl Machine {
+    /// A turn whose agent was started at `now`.
+    pub(crate) fn new(limits: Limits, deadline: Option<Instant>, now: Instant) -> Self {
+        let cpu_every = (limits.inactivity_timeout / 10)
+            .clamp(Duration::from_millis(100), Duration::from_secs(5));
+        Self {
+            phase: Phase::Starting,
+            pipes_open: true,
+            watchdog: Watchdog::new(limits.inactivity_timeout, now),
+            limits,
+            deadline,
+            cpu_every,
+            next_cpu: now + cpu_every,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
+    /// Whether the loop is over: the agent exited and its output was read to the end.
+    pub(crate) fn is_ended(&self) -> bool {
+        matches!(self.phase, Phase::Ended { .. })
+    }
+
+    /// Whether there may be more output to read.
+    pub(crate) fn pipes_open(&self) -> bool {
+        self.pipes_open
+    }
+
+    /// Whether the agent's process is still to be waited for.
+    pub(crate) fn awaits_exit(&self) -> bool {
+        !matches!(self.phase, Phase::Draining { .. } | Phase::Ended { .. })
+    }
+
+    /// How long the agent has shown no activity of any kind.
+    pub(crate) fn quiet_for(&self, now: Instant) -> Duration {
+        self.watchdog.quiet_for(now)
+    }
+
+    /// Whether the next [`Input::Tick`] should say if the tree used CPU: only while it is watched,
+    /// and only once it has been quiet for a while (output already proves it alive).
+    pub(crate) fn wants_cpu(&self, now: Instant) -> bool {
+        self.watched() && self.watchdog.quiet_for(now) >= self.cpu_every
+    }
+
+    /// When time passing next matters, if it can.
+    pub(crate) fn next_wake(&self) -> Option<Instant> {
+        let timers = match &self.phase {
+            Phase::Starting | Phase::Running => [
+                Some(self.watchdog.next_check()),
+                Some(self.next_cpu),
+                self.deadline,
+            ],
+            Phase::Finishing { by } => [Some(*by), self.deadline, None],
+            Phase::Stopping { kill_at, .. } => [*kill_at, None, None],
+            Phase::Draining {
+                linger_until,
+                kill_at,
+                ..
+            } => [*linger_until, *kill_at, None],
+            Phase::Ended { .. } => [None, None, None],
+        };
+        timers.into_iter().flatten().min()
+    }
+
+    /// Moves the turn on by one input at `now`; returns what to do, in order.
+    pub(crate) fn step(&mut self, input: Input, now: Instant) -> Vec<Action> {
+        let mut actions = Vec::new();
+        match input {
+            Input::Output {
+                stream,
+                at,
+                final_word,
+                spent,
+            } => self.output(stream, at, final_word, spent, now, &mut actions),
+            Input::Exited(exit) => self.exited(exit, now),
+            Input::PipesClosed => self.pipes_closed(),
+            Input::Signal(got) => self.signal(got, now, &mut actions),
+            Input::Tick { cpu_busy } => self.tick(cpu_busy, now, &mut actions),
+        }
+        actions
+    }
+
+    /// How the turn ended, once it has: a stop runbook decided on wins over what the agent did,
+    /// except that an agent ended after its final word keeps its own verdict.
+    pub(crate) fn ending(&self, stream: StreamEnd) -> Ending {
+        let Phase::Ended { exit, stop } = &self.phase else {
+            unreachable!("a turn's ending is read once it has ended")
+        };
+        match stop {
+            None => Ending::of_agent(stream, *exit),
+            Some(Stop::Limit { outcome, message }) => Ending {
+                outcome: *outcome,
+                message: message.clone(),
+                exit: *exit,
+            },
+            Some(Stop::Finished) => Ending::after_final_word(stream, *exit),
+        }
+    }
+
+    /// Whether the watchdog, the deadline and the budget apply.
+    fn watched(&self) -> bool {
+        matches!(self.phase, Phase::Starting | Phase::Running)
+    }
+
+    fn output(
+        &mut self,
+        stream: Stream,
+        at: Instant,
+        final_word: bool,
+        spent: f64,
+        now: Instant,
+        actions: &mut Vec<Action>,
+    ) {
+        if !self.watched() {
+            return;
+        }
+        self.phase = Phase::Running;
+        let what = match stream {
+            Stream::Stdout => Activity::Stdout,
+            Stream::Stderr => Activity::Stderr,
+        };
+        self.watchdog.observe(what, at);
+        if final_word {
+            self.phase = Phase::Finishing {
+                by: now + self.limits.finish_grace,
+            };
+        } else if let Some(max) = self.limits.max_cost_usd.filter(|max| spent > *max) {
+            let message = format!("cost ${spent:.4} crossed --max-cost ${max:.2}");
+            self.stop(Outcome::BudgetExceeded, message, now, actions);
+        }
+    }
+
+    fn exited(&mut self, exit: ExitInfo, now: Instant) {
+        let (stop, kill_at) = match std::mem::replace(&mut self.phase, Phase::Starting) {
+            Phase::Stopping { stop, kill_at } => (Some(stop), kill_at),
+            Phase::Starting | Phase::Running | Phase::Finishing { .. } => (None, None),
+            done @ (Phase::Draining { .. } | Phase::Ended { .. }) => {
+                self.phase = done;
+                return;
+            }
+        };
+        self.phase = if self.pipes_open {
+            Phase::Draining {
+                exit,
+                stop,
+                linger_until: Some(now + LINGER),
+                kill_at,
+            }
+        } else {
+            Phase::Ended { exit, stop }
+        };
+    }
+
+    fn pipes_closed(&mut self) {
+        self.pipes_open = false;
+        if let Phase::Draining { exit, stop, .. } = &self.phase {
+            self.phase = Phase::Ended {
+                exit: *exit,
+                stop: stop.clone(),
+            };
+        }
+    }
+
+    /// A signal to runbook means the run is to end. A stop already under way for a limit keeps
+    /// its reason but loses its grace: SIGKILL at once. Otherwise the turn is interrupted.
+    fn signal(&mut self, got: Received, now: Instant, actions: &mut Vec<Action>) {
+        let message = match got {
+            Received::Interrupt => "interrupted by Ctrl-C (SIGINT)".to_owned(),
+            other => format!("runbook received {}", other.name()),
+        };
+        match &mut self.phase {
+            Phase::Ended { .. } => {}
+            Phase::Stopping {
+                stop: Stop::Limit { .. },
+                kill_at,
+            }
+            | Phase::Draining {
+                stop: Some(Stop::Limit { .. }),
+                kill_at,
+                ..
+            } => {
+                *kill_at = None;
+                actions.push(Action::Signal(Signal::SIGKILL));
+            }
+            Phase::Draining {
+                stop,
+                linger_until,
+                kill_at,
+                ..
+            } => {
+                // The agent is gone; what it left behind is ended now, and the run with it.
+                *stop = Some(Stop::Limit {
+                    outcome: Outcome::Interrupted,
+                    message: message.clone(),
+                });
+                *linger_until = None;
+                kill_at.get_or_insert(now + self.limits.kill_grace);
+                actions.push(Action::Announce {
+                    reason: Outcome::Interrupted,
+                    message,
+                });
+                actions.push(Action::Signal(Signal::SIGTERM));
+            }
+            Phase::Starting
+            | Phase::Running
+            | Phase::Finishing { .. }
+            | Phase::Stopping {
+                stop: Stop::Finished,
+                ..
+            } => self.stop(Outcome::Interrupted, message, now, actions),
+        }
+    }
+
+    fn tick(&mut self, cpu_busy: Option<bool>, now: Instant, actions: &mut Vec<Action>) {
+        match &mut self.phase {
+            Phase::Starting | Phase::Running => self.watch(cpu_busy, now, actions),
+            Phase::Finishing { by } => {
+                let message = if now >= *by {
+                    format!(
+                        "the agent printed its final result but had not exited after {}; ending it",
+                        format_duration(self.limits.finish_grace)
+                    )
+                } else if self.deadline.is_some_and(|d| now >= d) {
+                    "the run reached its --timeout after the agent's final result; ending it"
+                        .to_owned()
+                } else {
+                    return;
+                };
+                self.phase = Phase::Stopping {
+                    stop: Stop::Finished,
+                    kill_at: Some(now + self.limits.kill_grace),
+                };
+                actions.push(Action::Announce {
+                    reason: Outcome::Completed,
+                    message,
+                });
+                actions.push(Action::Signal(Signal::SIGTERM));
+            }
+            Phase::Stopping { kill_at, .. } => kill_when_due(kill_at, now, actions),
+            Phase::Draining {
+                linger_until,
+                kill_at,
+                ..
+            } => {
+                if linger_until.is_some_and(|t| now >= t) && self.pipes_open {
+                    *linger_until = None;
+                    kill_at.get_or_insert(now + self.limits.kill_grace);
+                    actions.push(Action::Signal(Signal::SIGTERM));
+                }
+                kill_when_due(kill_at, now, actions);
+            }
+            Phase::Ended { .. } => {}
+        }
+    }
+
+    /// The watchdog's and the deadline's turn, while the agent is at work.
+    fn watch(&mut self, cpu_busy: Option<bool>, now: Instant, actions: &mut Vec<Action>) {
+        if cpu_busy == Some(true) {
+            self.watchdog.observe(Activity::Cpu, now);
+        }
+        if now >= self.next_cpu {
+            self.next_cpu = now + self.cpu_every;
+        }
+        match self.watchdog.poll(now) {
+            Verdict::Fine => {}
+            Verdict::Warn { quiet } => actions.push(Action::Warn {
+                quiet,
+                timeout: self.watchdog.timeout(),
+            }),
+            Verdict::Fire { quiet } => {
+                actions.push(Action::Hung(self.watchdog.quiet_times(now)));
+                let message = format!(
+                    "no activity for {}: the agent looks hung",
+                    format_duration(quiet)
+                );
+                self.begin_stop(Outcome::Hung, message, now, actions);
+                return;
+            }
+        }
+        if self.deadline.is_some_and(|d| now >= d) {
+            let message = "the run reached its --timeout".to_owned();
+            self.stop(Outcome::TimedOut, message, now, actions);
+        }
+    }
+
+    /// Stops the agent for `outcome`: says so, then SIGTERM, and SIGKILL after the grace.
+    fn stop(&mut self, outcome: Outcome, message: String, now: Instant, actions: &mut Vec<Action>) {
+        actions.push(Action::Announce {
+            reason: outcome,
+            message: message.clone(),
+        });
+        self.begin_stop(outcome, message, now, actions);
+    }
+
+    fn begin_stop(
+        &mut self,
+        outcome: Outcome,
+        message: String,
+        now: Instant,
+        actions: &mut Vec<Action>,
+    ) {
+        self.phase = Phase::Stopping {
+            stop: Stop::Limit { outcome, message },
+            kill_at: Some(now + self.limits.kill_grace),
+        };
+        actions.push(Action::Signal(Signal::SIGTERM));
+    }
+}
+
+/// SIGKILL once the grace after SIGTERM is over.
+fn kill_when_due(kill_at: &mut Option<Instant>, now: Instant, actions: &mut Vec<Action>) {
+    if kill_at.is_some_and(|t| now >= t) {
+        *kill_at = None;
+        actions.push(Action::Signal(Signal::SIGKILL));
+    }
+}
+
+#[cfg(test)]
+mod tests;

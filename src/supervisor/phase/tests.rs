@@ -1,0 +1,148 @@
+//! Every phase against every input, on tokio's paused clock, and the timers that move a turn on
+//! by themselves.
+
+use super::*;
+
+const INACTIVITY: Duration = Duration::from_secs(180);
+const KILL_GRACE: Duration = Duration::from_secs(10);
+const FINISH_GRACE: Duration = Duration::from_secs(5);
+const BUDGET: f64 = 1.0;
+const SECOND: Duration = Duration::from_secs(1);
+
+fn limits() -> Limits {
+    Limits {
+        inactivity_timeout: INACTIVITY,
+        kill_grace: KILL_GRACE,
+        finish_grace: FINISH_GRACE,
+        timeout: None,
+        max_cost_usd: Some(BUDGET),
+    }
+}
+
+/// One turn, driven on the paused clock.
+struct Turn(Machine);
+
+impl Turn {
+    fn new() -> Self {
+        Self::with_deadline(None)
+    }
+
+    fn with_deadline(after: Option<Duration>) -> Self {
+        let now = Instant::now();
+        Self(Machine::new(limits(), after.map(|d| now + d), now))
+    }
+
+    fn feed(&mut self, input: Input) -> Vec<Action> {
+        self.0.step(input, Instant::now())
+    }
+
+    /// Some output on stdout, with the run's cost at `spent`.
+    fn output(&mut self, final_word: bool, spent: f64) -> Vec<Action> {
+        self.feed(Input::Output {
+            stream: Stream::Stdout,
+            at: Instant::now(),
+            final_word,
+            spent,
+        })
+    }
+
+    /// Lets `d` pass, then tells the machine (an idle tree, when it asks about CPU).
+    async fn wait(&mut self, d: Duration) -> Vec<Action> {
+        tokio::time::advance(d).await;
+        let cpu_busy = self.0.wants_cpu(Instant::now()).then_some(false);
+        self.feed(Input::Tick { cpu_busy })
+    }
+
+    fn stim(&mut self, s: Stim) -> Vec<Action> {
+        match s {
+            Stim::Output => self.output(false, 0.1),
+            Stim::FinalWord => self.output(true, 0.1),
+            Stim::OverBudget => self.output(false, BUDGET + 0.5),
+            Stim::Exit => self.feed(Input::Exited(exit(0))),
+            Stim::PipesClosed => self.feed(Input::PipesClosed),
+            Stim::CtrlC => self.feed(Input::Signal(Received::Interrupt)),
+        }
+    }
+
+    /// Lets `d` pass; says where the turn is and what it did.
+    async fn after(&mut self, d: Duration) -> String {
+        let actions = self.wait(d).await;
+        self.says(&actions)
+    }
+
+    /// Feeds one input; says where the turn is and what it did.
+    fn on(&mut self, s: Stim) -> String {
+        let actions = self.stim(s);
+        self.says(&actions)
+    }
+
+    /// Where the turn is, and what it was last told to do, in one line.
+    fn says(&self, actions: &[Action]) -> String {
+        let mut out = describe(self.0.phase());
+        out.push_str(" |");
+        for a in actions {
+            out.push(' ');
+            out.push_str(&match a {
+                Action::Signal(s) => s.as_str().to_owned(),
+                Action::Announce { reason, .. } => format!("announce({reason})"),
+                Action::Warn { .. } => "warn".to_owned(),
+                Action::Hung(_) => "hung".to_owned(),
+            });
+        }
+        out
+    }
+
+    /// Ends the turn (the agent exits, its pipes close) and reads the outcome.
+    fn end(&mut self, stream: StreamEnd) -> Ending {
+        self.feed(Input::Exited(exit(0)));
+        self.feed(Input::PipesClosed);
+        self.0.ending(stream)
+    }
+}
+
+fn exit(code: i32) -> ExitInfo {
+    ExitInfo {
+        code: Some(code),
+        signal: None,
+    }
+}
+
+/// `Stopping[budget_exceeded]`, `Draining`, `Stopping[finished]`.
+fn describe(phase: &Phase) -> String {
+    let (name, stop) = match phase {
+        Phase::Starting => ("Starting", None),
+        Phase::Running => ("Running", None),
+        Phase::Finishing { .. } => ("Finishing", None),
+        Phase::Stopping { stop, .. } => ("Stopping", Some(stop)),
+        Phase::Draining { stop, .. } => ("Draining", stop.as_ref()),
+        Phase::Ended { stop, .. } => ("Ended", stop.as_ref()),
+    };
+    match stop {
+        None => name.to_owned(),
+        Some(Stop::Finished) => format!("{name}[finished]"),
+        Some(Stop::Limit { outcome, .. }) => format!("{name}[{outcome}]"),
+    }
+}
+
+/// The inputs every phase is tried with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stim {
+    Output,
+    FinalWord,
+    OverBudget,
+    Exit,
+    PipesClosed,
+    CtrlC,
+}
+
+const STIMS: [Stim; 6] = [
+    Stim::Output,
+    Stim::FinalWord,
+    Stim::OverBudget,
+    Stim::Exit,
+    Stim::PipesClosed,
+    Stim::CtrlC,
+];
+
+mod matrix;
+mod timers;

@@ -1,0 +1,184 @@
+//! Every phase a turn can be in, against every input: the phase it moves to and what it does.
+
+use super::*;
+
+/// The ways into each phase, from a new turn.
+async fn reach(phase: &str) -> Turn {
+    let mut t = Turn::new();
+    let steps: &[Stim] = match phase {
+        "Starting" => &[],
+        "Running" => &[Stim::Output],
+        "Finishing" => &[Stim::FinalWord],
+        "Stopping[interrupted]" => &[Stim::Output, Stim::CtrlC],
+        "Stopping[finished]" => &[Stim::FinalWord],
+        "Draining" => &[Stim::Output, Stim::Exit],
+        "Draining[interrupted]" => &[Stim::Output, Stim::CtrlC, Stim::Exit],
+        "Ended" => &[Stim::Output, Stim::Exit, Stim::PipesClosed],
+        other => panic!("no way into {other}"),
+    };
+    for &s in steps {
+        t.stim(s);
+    }
+    if phase == "Stopping[finished]" {
+        t.wait(FINISH_GRACE).await;
+    }
+    assert_eq!(describe(t.0.phase()), phase, "reaching {phase}");
+    t
+}
+
+/// (phase, input, where it goes | what it does). Inputs a phase ignores leave it as it was.
+const TABLE: &[(&str, &[(Stim, &str)])] = &[
+    (
+        "Starting",
+        &[
+            (Stim::Output, "Running |"),
+            (Stim::FinalWord, "Finishing |"),
+            (
+                Stim::OverBudget,
+                "Stopping[budget_exceeded] | announce(budget_exceeded) SIGTERM",
+            ),
+            (Stim::Exit, "Draining |"),
+            (Stim::PipesClosed, "Starting |"),
+            (
+                Stim::CtrlC,
+                "Stopping[interrupted] | announce(interrupted) SIGTERM",
+            ),
+        ],
+    ),
+    (
+        "Running",
+        &[
+            (Stim::Output, "Running |"),
+            (Stim::FinalWord, "Finishing |"),
+            (
+                Stim::OverBudget,
+                "Stopping[budget_exceeded] | announce(budget_exceeded) SIGTERM",
+            ),
+            (Stim::Exit, "Draining |"),
+            (Stim::PipesClosed, "Running |"),
+            (
+                Stim::CtrlC,
+                "Stopping[interrupted] | announce(interrupted) SIGTERM",
+            ),
+        ],
+    ),
+    (
+        "Finishing",
+        &[
+            (Stim::Output, "Finishing |"),
+            (Stim::FinalWord, "Finishing |"),
+            // The agent has given its final word: its cost no longer stops it.
+            (Stim::OverBudget, "Finishing |"),
+            (Stim::Exit, "Draining |"),
+            (Stim::PipesClosed, "Finishing |"),
+            (
+                Stim::CtrlC,
+                "Stopping[interrupted] | announce(interrupted) SIGTERM",
+            ),
+        ],
+    ),
+    (
+        "Stopping[interrupted]",
+        &[
+            (Stim::Output, "Stopping[interrupted] |"),
+            (Stim::FinalWord, "Stopping[interrupted] |"),
+            (Stim::OverBudget, "Stopping[interrupted] |"),
+            (Stim::Exit, "Draining[interrupted] |"),
+            (Stim::PipesClosed, "Stopping[interrupted] |"),
+            (Stim::CtrlC, "Stopping[interrupted] | SIGKILL"),
+        ],
+    ),
+    (
+        "Stopping[finished]",
+        &[
+            (Stim::Output, "Stopping[finished] |"),
+            (Stim::FinalWord, "Stopping[finished] |"),
+            (Stim::OverBudget, "Stopping[finished] |"),
+            (Stim::Exit, "Draining[finished] |"),
+            (Stim::PipesClosed, "Stopping[finished] |"),
+            (
+                Stim::CtrlC,
+                "Stopping[interrupted] | announce(interrupted) SIGTERM",
+            ),
+        ],
+    ),
+    (
+        "Draining",
+        &[
+            (Stim::Output, "Draining |"),
+            (Stim::FinalWord, "Draining |"),
+            (Stim::OverBudget, "Draining |"),
+            (Stim::Exit, "Draining |"),
+            (Stim::PipesClosed, "Ended |"),
+            (
+                Stim::CtrlC,
+                "Draining[interrupted] | announce(interrupted) SIGTERM",
+            ),
+        ],
+    ),
+    (
+        "Draining[interrupted]",
+        &[
+            (Stim::Output, "Draining[interrupted] |"),
+            (Stim::FinalWord, "Draining[interrupted] |"),
+            (Stim::OverBudget, "Draining[interrupted] |"),
+            (Stim::Exit, "Draining[interrupted] |"),
+            (Stim::PipesClosed, "Ended[interrupted] |"),
+            (Stim::CtrlC, "Draining[interrupted] | SIGKILL"),
+        ],
+    ),
+    (
+        "Ended",
+        &[
+            (Stim::Output, "Ended |"),
+            (Stim::FinalWord, "Ended |"),
+            (Stim::OverBudget, "Ended |"),
+            (Stim::Exit, "Ended |"),
+            (Stim::PipesClosed, "Ended |"),
+            (Stim::CtrlC, "Ended |"),
+        ],
+    ),
+];
+
+#[tokio::test(start_paused = true)]
+async fn every_phase_answers_every_input() {
+    let mut failures = Vec::new();
+    for (phase, row) in TABLE {
+        for stim in STIMS {
+            let Some((_, want)) = row.iter().find(|(s, _)| *s == stim) else {
+                panic!("{phase} has no expectation for {stim:?}");
+            };
+            let mut t = reach(phase).await;
+            let got = t.on(stim);
+            if got != *want {
+                failures.push(format!("{phase} + {stim:?}: want `{want}`, got `{got}`"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn time_passing_with_nothing_due_changes_nothing() {
+    for (phase, _) in TABLE {
+        let mut t = reach(phase).await;
+        assert_eq!(t.after(SECOND).await, format!("{phase} |"));
+    }
+}
+
+/// Ctrl-C in each phase: the turn ends interrupted, except that a turn already over keeps its
+/// ending.
+#[tokio::test(start_paused = true)]
+async fn ctrl_c_in_any_phase_ends_the_turn_interrupted() {
+    for (phase, _) in TABLE {
+        let mut t = reach(phase).await;
+        t.stim(Stim::CtrlC);
+        let ending = t.end(StreamEnd::Finished);
+        let want = if *phase == "Ended" {
+            Outcome::Completed
+        } else {
+            Outcome::Interrupted
+        };
+        assert_eq!(ending.outcome, want, "Ctrl-C while {phase}");
+    }
+}

@@ -1,0 +1,172 @@
+//! What time alone does to a turn: the watchdog, the run's deadline, the finish grace, the grace
+//! before SIGKILL and the linger after the agent exits; and how each such turn ends.
+
+use super::*;
+
+#[tokio::test(start_paused = true)]
+async fn silence_warns_at_half_the_timeout_then_stops_the_agent_as_hung() {
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    assert_eq!(
+        t.0.next_wake(),
+        Some(Instant::now() + SECOND * 5),
+        "first CPU look"
+    );
+    let warned = t.wait(INACTIVITY / 2).await;
+    assert_eq!(t.says(&warned), "Running | warn");
+    let fired = t.wait(INACTIVITY / 2).await;
+    assert_eq!(t.says(&fired), "Stopping[hung] | hung SIGTERM");
+    let Some(Action::Hung(quiet)) = fired.first() else {
+        panic!("{fired:?}")
+    };
+    assert_eq!((quiet.timeout, quiet.stdout), (INACTIVITY, INACTIVITY));
+    let killed = t.wait(KILL_GRACE).await;
+    assert_eq!(t.says(&killed), "Stopping[hung] | SIGKILL");
+    assert_eq!(t.0.next_wake(), None, "nothing more to time");
+    let ending = t.end(StreamEnd::Truncated("cut".into()));
+    assert_eq!(ending.outcome, Outcome::Hung);
+    assert!(
+        ending.message.contains("no activity for 3m 0s"),
+        "{}",
+        ending.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_busy_cpu_keeps_a_silent_agent_alive() {
+    let mut t = Turn::new();
+    for _ in 0..60 {
+        tokio::time::advance(SECOND * 5).await;
+        assert!(t.0.wants_cpu(Instant::now()));
+        let actions = t.feed(Input::Tick {
+            cpu_busy: Some(true),
+        });
+        assert_eq!(t.says(&actions), "Starting |");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_stops_a_working_agent_as_timed_out() {
+    let mut t = Turn::with_deadline(Some(SECOND * 30));
+    t.stim(Stim::Output);
+    assert_eq!(t.after(SECOND * 29).await, "Running |");
+    let stopped = t.wait(SECOND).await;
+    assert_eq!(
+        t.says(&stopped),
+        "Stopping[timed_out] | announce(timed_out) SIGTERM"
+    );
+    assert_eq!(t.end(StreamEnd::Finished).outcome, Outcome::TimedOut);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_finished_agent_that_does_not_exit_is_ended_as_completed() {
+    let mut t = Turn::new();
+    t.stim(Stim::FinalWord);
+    assert_eq!(t.0.next_wake(), Some(Instant::now() + FINISH_GRACE));
+    let ended = t.wait(FINISH_GRACE).await;
+    assert_eq!(
+        t.says(&ended),
+        "Stopping[finished] | announce(completed) SIGTERM"
+    );
+    let killed = t.wait(KILL_GRACE).await;
+    assert_eq!(t.says(&killed), "Stopping[finished] | SIGKILL");
+    let ending = t.end(StreamEnd::Finished);
+    assert_eq!(ending.outcome, Outcome::Completed);
+    assert!(ending.message.contains("lingered"), "{}", ending.message);
+}
+
+/// The bug this machine was built to rule out: a cost-crossing batch after the final word.
+#[tokio::test(start_paused = true)]
+async fn the_budget_crossed_after_the_final_word_does_not_stop_a_finished_agent() {
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    t.stim(Stim::FinalWord);
+    tokio::time::advance(SECOND).await;
+    assert_eq!(t.on(Stim::OverBudget), "Finishing |");
+    let ending = t.end(StreamEnd::Finished);
+    assert_eq!(ending.outcome, Outcome::Completed);
+    // In the same batch as the final word, too.
+    let mut t = Turn::new();
+    let actions = t.output(true, BUDGET * 3.0);
+    assert_eq!(t.says(&actions), "Finishing |");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_during_the_finish_grace_ends_the_agent_as_finished() {
+    let mut t = Turn::with_deadline(Some(SECOND * 2));
+    t.stim(Stim::FinalWord);
+    assert_eq!(t.0.next_wake(), Some(Instant::now() + SECOND * 2));
+    let ended = t.wait(SECOND * 2).await;
+    assert_eq!(
+        t.says(&ended),
+        "Stopping[finished] | announce(completed) SIGTERM"
+    );
+    assert_eq!(t.end(StreamEnd::Finished).outcome, Outcome::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_during_the_drain_leaves_the_agents_verdict_and_ends_what_it_left() {
+    let mut t = Turn::with_deadline(Some(SECOND));
+    t.stim(Stim::Output);
+    t.stim(Stim::Exit);
+    assert_eq!(t.0.next_wake(), Some(Instant::now() + LINGER));
+    assert_eq!(t.after(SECOND).await, "Draining |", "the deadline is past");
+    let lingered = t.wait(LINGER - SECOND).await;
+    assert_eq!(t.says(&lingered), "Draining | SIGTERM");
+    let killed = t.wait(KILL_GRACE).await;
+    assert_eq!(t.says(&killed), "Draining | SIGKILL");
+    t.stim(Stim::PipesClosed);
+    assert_eq!(t.0.ending(StreamEnd::Finished).outcome, Outcome::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_that_outlasts_the_agent_still_kills_what_holds_its_pipes() {
+    let mut t = Turn::new();
+    t.stim(Stim::OverBudget);
+    t.stim(Stim::Exit);
+    assert_eq!(describe(t.0.phase()), "Draining[budget_exceeded]");
+    assert_eq!(t.after(LINGER).await, "Draining[budget_exceeded] | SIGTERM");
+    let killed = t.wait(KILL_GRACE - LINGER).await;
+    assert_eq!(t.says(&killed), "Draining[budget_exceeded] | SIGKILL");
+    t.stim(Stim::PipesClosed);
+    let ending = t.0.ending(StreamEnd::Finished);
+    assert_eq!(ending.outcome, Outcome::BudgetExceeded);
+    assert!(
+        ending.message.contains("--max-cost $1.00"),
+        "{}",
+        ending.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_signal_during_a_stop_kills_at_once_and_keeps_the_first_reason() {
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    t.wait(INACTIVITY).await;
+    let killed = t.feed(Input::Signal(Received::Terminate));
+    assert_eq!(t.says(&killed), "Stopping[hung] | SIGKILL");
+    assert_eq!(t.0.next_wake(), None);
+    assert_eq!(t.end(StreamEnd::Finished).outcome, Outcome::Hung);
+}
+
+#[tokio::test(start_paused = true)]
+async fn signals_other_than_ctrl_c_are_named() {
+    let mut t = Turn::new();
+    t.feed(Input::Signal(Received::Hangup));
+    let ending = t.end(StreamEnd::Finished);
+    assert_eq!(
+        (ending.outcome, ending.message.as_str()),
+        (Outcome::Interrupted, "runbook received SIGHUP")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_exit_with_the_pipes_already_closed_ends_the_turn_at_once() {
+    let mut t = Turn::new();
+    t.stim(Stim::PipesClosed);
+    assert!(t.0.awaits_exit() && !t.0.pipes_open());
+    t.stim(Stim::Exit);
+    assert!(t.0.is_ended());
+    let failed = t.0.ending(StreamEnd::Failed("the agent said no".into()));
+    assert_eq!(failed.outcome, Outcome::AgentError);
+}

@@ -1,0 +1,103 @@
+//! Starting the agent: its own process group, stdin closed, both pipes read on tasks of their own
+//! that send batches of events to the supervisor.
+
+use std::fs::File;
+use std::path::Path;
+use std::process::Stdio;
+
+use anyhow::Context as _;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::readers::{self, Batch};
+use super::tree::Tree;
+use crate::agent::{Adapter, ParseContext, StreamEnd};
+use crate::redact::Redactor;
+
+/// What to run for one turn.
+pub(crate) struct TurnSpec<'a> {
+    pub program: &'a Path,
+    pub args: Vec<String>,
+    pub cwd: &'a Path,
+    pub adapter: &'a dyn Adapter,
+    /// What the adapter's parser is told.
+    pub parse: ParseContext,
+    /// Set in the agent's environment, on top of runbook's own.
+    pub env: Vec<(String, String)>,
+    pub turn: crate::event::Turn,
+    /// Ask the agent binary for its version alongside the run.
+    pub probe_version: bool,
+}
+
+/// Where the agent's raw output goes (appended; shared by all turns of a run).
+#[derive(Clone, Copy)]
+pub(crate) struct RawLogs<'a> {
+    pub stdout: &'a File,
+    pub stderr: &'a File,
+}
+
+/// A started agent and its readers.
+pub(crate) struct Spawned {
+    pub child: Child,
+    pub pid: u32,
+    pub tree: Tree,
+    /// Batches of events from both pipes; closed once both reached their end.
+    pub batches: mpsc::Receiver<Batch>,
+    /// The stdout reader, with the adapter's verdict on how the stream ended.
+    pub stdout: JoinHandle<StreamEnd>,
+    pub stderr: JoinHandle<()>,
+}
+
+/// Starts the agent in its own process group, with its pipes read into `batches`.
+pub(crate) fn spawn(
+    spec: &TurnSpec<'_>,
+    logs: RawLogs<'_>,
+    redactor: &Redactor,
+) -> anyhow::Result<Spawned> {
+    let mut command = Command::new(spec.program);
+    command
+        .args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(spec.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    crate::linux::die_with_parent(command.as_std_mut());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("failed to start {}", spec.program.display()))?;
+    let pid = child
+        .id()
+        .context("the agent exited before it could be watched")?;
+    let (tx, batches) = mpsc::channel::<Batch>(readers::QUEUE);
+    let out_reader = readers::stdout(
+        child.stdout.take().context("stdout is piped")?,
+        logs.stdout.try_clone()?,
+        spec.adapter.stdout_parser(spec.parse.clone()),
+        redactor.clone(),
+        tx.clone(),
+    );
+    // The stdout reader parses a fast agent's output nonstop: on a thread of its own it stays on
+    // one core, with its allocator arena and caches, instead of hopping between the runtime's
+    // workers each time it waits.
+    let runtime = tokio::runtime::Handle::current();
+    let stdout = tokio::task::spawn_blocking(move || runtime.block_on(out_reader));
+    let stderr = tokio::spawn(readers::stderr(
+        child.stderr.take().context("stderr is piped")?,
+        logs.stderr.try_clone()?,
+        spec.adapter.stderr_parser(),
+        redactor.clone(),
+        tx,
+    ));
+    Ok(Spawned {
+        child,
+        pid,
+        tree: Tree::new(pid),
+        batches,
+        stdout,
+        stderr,
+    })
+}
