@@ -31,7 +31,7 @@ pub(crate) fn default_runs_dir() -> anyhow::Result<PathBuf> {
 
 /// The configured runs dir (`runs_dir`: a flag, `RUNBOOK_RUNS_DIR` or a file), else the default.
 pub(crate) fn runs_dir(config: &Config) -> anyhow::Result<PathBuf> {
-    match config.get::<PathBuf>("runs_dir") {
+    match config.get(&crate::config::keys::RUNS_DIR) {
         Some(dir) => Ok(dir),
         None => default_runs_dir(),
     }

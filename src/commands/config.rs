@@ -13,7 +13,7 @@ use crate::cli::ConfigArgs;
 use crate::config::{self, Flags, REPO_FILE};
 use crate::exit::{Error, ExitStatus};
 use crate::render::{Styles, settings};
-use crate::term::{ColorChoice, TermEnv};
+use crate::term::TermEnv;
 
 pub(crate) fn config(
     args: &ConfigArgs,
@@ -31,7 +31,7 @@ pub(crate) fn config(
         json.push(b'\n');
         out.write_all(&json)?;
     } else {
-        let color: ColorChoice = config.required("color");
+        let color = config.value(&config::keys::COLOR);
         let styles = if TermEnv::detect().color_stdout(color) {
             Styles::colored()
         } else {

@@ -16,8 +16,8 @@ use crate::render::Styles;
 use crate::render::table::{self, Row};
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
+use crate::term::TermEnv;
 use crate::term::print::warn;
-use crate::term::{ColorChoice, TermEnv};
 
 /// Table width when stdout is not a terminal.
 const PLAIN_WIDTH: usize = 160;
@@ -25,7 +25,7 @@ const PLAIN_WIDTH: usize = 160;
 pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
     let runs = Runs::new(rundir::runs_dir(&config)?);
-    let color: ColorChoice = config.required("color");
+    let color = config.value(&config::keys::COLOR);
     let here = if args.here {
         Some(std::env::current_dir()?.canonicalize()?)
     } else {

@@ -21,7 +21,6 @@ use crate::lines::Piece;
 use crate::prices::PriceTable;
 use crate::redact::Redactor;
 use crate::render;
-use crate::term::ColorChoice;
 use crate::term::print::warn;
 
 pub(crate) async fn replay(
@@ -29,7 +28,7 @@ pub(crate) async fn replay(
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values())?;
-    let color: ColorChoice = config.required("color");
+    let color = config.value(&config::keys::COLOR);
     let bytes =
         fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
     let format = match args.agent {

@@ -11,8 +11,8 @@ use crate::follow::{self, Ending};
 use crate::render::{self, Styles, report};
 use crate::rundir;
 use crate::runs::{self, Runs};
+use crate::term::TermEnv;
 use crate::term::print::warn;
-use crate::term::{ColorChoice, TermEnv};
 
 pub(crate) async fn status(
     args: StatusArgs,
@@ -20,7 +20,7 @@ pub(crate) async fn status(
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
     let runs = Runs::new(rundir::runs_dir(&config)?);
-    let color: ColorChoice = config.required("color");
+    let color = config.value(&config::keys::COLOR);
     let id = runs.resolve(args.run.as_deref())?;
     let dir = runs.path(&id);
     let term = TermEnv::detect();

@@ -11,7 +11,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::error::{ConfigError, line_column};
-use super::keys::{self, KEYS, Slot, agent_name, agent_names, agents};
+use super::keys::{self, Slot, agent_name, agent_names, agents};
 use super::value::{Kind, Value};
 use crate::agent_env::is_var_name;
 use crate::provenance::{Layer, Origin};
@@ -252,14 +252,13 @@ fn to_toml(value: &Spanned<DeValue<'_>>) -> Result<toml::Value, String> {
 
 /// The names a file may use at the top level, for "unknown key" errors.
 fn top_level_names() -> String {
-    let mut names: Vec<String> = KEYS
-        .iter()
+    let mut names: Vec<String> = keys::all()
         .filter(|k| !k.per_agent && k.kind != Kind::Price)
         .map(|k| k.name.to_owned())
         .collect();
     names.push("[agents.NAME]".to_owned());
     names.extend(
-        KEYS.iter()
+        keys::all()
             .filter(|k| k.kind == Kind::Price)
             .map(|k| format!("[{}.\"MODEL\"]", k.name)),
     );
@@ -268,7 +267,7 @@ fn top_level_names() -> String {
 }
 
 fn per_agent_names() -> String {
-    KEYS.iter()
+    keys::all()
         .filter(|k| k.per_agent)
         .map(|k| k.name)
         .collect::<Vec<_>>()

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use clap::builder::{EnumValueParser, TypedValueParser as _, ValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
-use super::keys::{Flag, KEYS, Key};
+use super::keys::{self, Flag, Key};
 use super::value::{Kind, Value};
 use crate::agent::{AgentKind, Permissions};
 use crate::term::ColorChoice;
@@ -77,7 +77,7 @@ impl<S> fmt::Debug for Flags<S> {
 }
 
 fn keys<S: Scope>() -> impl Iterator<Item = &'static Key> {
-    KEYS.iter().filter(|k| S::has(k.flag))
+    keys::all().filter(|k| S::has(k.flag))
 }
 
 impl<S: Scope> Args for Flags<S> {

@@ -1,11 +1,19 @@
-//! Every configuration key, declared once. A key's row decides its TOML name, its kind, its
-//! default, its `RUNBOOK_*` variable, its flag and its help; the files, the environment, the
-//! flags, `runbook config`, `runbook config --init` and `--help` are all derived from [`KEYS`].
+//! Every configuration key, declared once, with the type of its values. A key's declaration
+//! decides its TOML name, its kind, its default, its `RUNBOOK_*` variable, its flag and its help;
+//! the files, the environment, the flags, `runbook config`, `runbook config --init` and `--help`
+//! are all derived from [`all`]. Code reads a key through its typed static (`keys::MODEL`), so a
+//! misspelt key or a value read as the wrong type does not compile.
+
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::ValueEnum as _;
 
-use super::value::{Kind, Value};
-use crate::agent::AgentKind;
+use super::value::{FromValue, Kind, Value};
+use crate::agent::{AgentKind, Permissions};
+use crate::prices::Price;
+use crate::term::ColorChoice;
 
 /// The agents that have an `[agents.NAME]` section (and `RUNBOOK_NAME_BIN`).
 pub(crate) fn agents() -> impl Iterator<Item = AgentKind> {
@@ -22,69 +30,186 @@ pub(crate) fn agent_name(agent: AgentKind) -> &'static str {
     agent.adapter().name()
 }
 
-/// The keys, in the order `runbook config` and `--help` show them.
-pub(crate) const KEYS: &[Key] = &[
+pub(crate) static AGENT: Defaulted<AgentKind> = Defaulted::new(
     Key::new("agent", Kind::Agent, "Which agent to run")
         .default("opencode")
         .env()
         .flag(Flag::Run),
+);
+pub(crate) static AGENT_CMD: Typed<String> = Typed::new(
     Key::new("agent_cmd", Kind::Text, "Run this command instead, an agent that prints runbook's universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd 'uvx my-agent --fast'`")
         .example("\"uvx my-agent --fast\"")
         .env()
         .flag(Flag::Run)
         .conflicts_with("agent-bin"),
-    Key::new("model", Kind::Text, "The model, as the agent names it (OpenCode: provider/model)")
-        .example("\"anthropic/claude-sonnet-4-5\"")
-        .env()
-        .flag(Flag::Short('m')),
+);
+pub(crate) static MODEL: Typed<String> = Typed::new(
+    Key::new(
+        "model",
+        Kind::Text,
+        "The model, as the agent names it (OpenCode: provider/model)",
+    )
+    .example("\"anthropic/claude-sonnet-4-5\"")
+    .env()
+    .flag(Flag::Short('m')),
+);
+pub(crate) static PERMISSIONS: Defaulted<Permissions> = Defaulted::new(
     Key::new("permissions", Kind::Permissions, "What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)")
         .default("agent")
         .env()
         .flag(Flag::Run),
-    Key::new("bin", Kind::Program, "The agent's binary [default: the agent's program on PATH]")
-        .per_agent()
-        .example("\"/usr/local/bin/opencode\"")
-        .env()
-        .flag(Flag::Run),
+);
+pub(crate) static BIN: Typed<PathBuf> = Typed::new(
+    Key::new(
+        "bin",
+        Kind::Program,
+        "The agent's binary [default: the agent's program on PATH]",
+    )
+    .per_agent()
+    .example("\"/usr/local/bin/opencode\"")
+    .env()
+    .flag(Flag::Run),
+);
+pub(crate) static ARGS: Typed<Vec<String>> = Typed::new(
     Key::new("args", Kind::Args, "Extra arguments for the agent, before the prompt (on the command line: after `--`, e.g. `-- --agent plan`)")
         .per_agent()
         .example("[\"--agent\", \"plan\"]")
         .flag(Flag::Trailing),
-    Key::new("inactivity_timeout", Kind::Duration, "Stop the agent after this long without any activity (output, or CPU use of its processes)")
-        .default("3m")
-        .env()
-        .flag(Flag::Run),
-    Key::new("kill_grace", Kind::Duration, "How long the agent gets to exit after SIGTERM before SIGKILL")
-        .default("10s")
-        .env()
-        .flag(Flag::Run),
+);
+pub(crate) static INACTIVITY_TIMEOUT: Defaulted<Duration> = Defaulted::new(
+    Key::new(
+        "inactivity_timeout",
+        Kind::Duration,
+        "Stop the agent after this long without any activity (output, or CPU use of its processes)",
+    )
+    .default("3m")
+    .env()
+    .flag(Flag::Run),
+);
+pub(crate) static KILL_GRACE: Defaulted<Duration> = Defaulted::new(
+    Key::new(
+        "kill_grace",
+        Kind::Duration,
+        "How long the agent gets to exit after SIGTERM before SIGKILL",
+    )
+    .default("10s")
+    .env()
+    .flag(Flag::Run),
+);
+pub(crate) static FINISH_GRACE: Defaulted<Duration> = Defaulted::new(
     Key::new("finish_grace", Kind::Duration, "How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)")
         .default("5s")
         .env()
         .flag(Flag::Run),
-    Key::new("timeout", Kind::Duration, "Stop the agent when the whole run has taken this long")
-        .example("\"30m\"")
-        .env()
-        .flag(Flag::Run),
-    Key::new("max_cost", Kind::Usd, "Stop the agent once its reported cost crosses this many US dollars")
-        .example("5.0")
-        .env()
-        .flag(Flag::Run),
+);
+pub(crate) static TIMEOUT: Typed<Duration> = Typed::new(
+    Key::new(
+        "timeout",
+        Kind::Duration,
+        "Stop the agent when the whole run has taken this long",
+    )
+    .example("\"30m\"")
+    .env()
+    .flag(Flag::Run),
+);
+pub(crate) static MAX_COST: Typed<f64> = Typed::new(
+    Key::new(
+        "max_cost",
+        Kind::Usd,
+        "Stop the agent once its reported cost crosses this many US dollars",
+    )
+    .example("5.0")
+    .env()
+    .flag(Flag::Run),
+);
+pub(crate) static PLAN: Defaulted<bool> = Defaulted::new(
     Key::new("plan", Kind::Bool, "Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session")
         .default("false")
         .env()
         .flag(Flag::Run),
-    Key::new("runs_dir", Kind::Dir, "Where run directories go [default: $XDG_STATE_HOME/runbook/runs]")
-        .example("\"~/.local/state/runbook/runs\"")
-        .env()
-        .flag(Flag::Runs),
+);
+pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
+    Key::new(
+        "runs_dir",
+        Kind::Dir,
+        "Where run directories go [default: $XDG_STATE_HOME/runbook/runs]",
+    )
+    .example("\"~/.local/state/runbook/runs\"")
+    .env()
+    .flag(Flag::Runs),
+);
+pub(crate) static COLOR: Defaulted<ColorChoice> = Defaulted::new(
     Key::new("color", Kind::Color, "When to use colour")
         .default("auto")
         .env()
         .flag(Flag::Global),
-    Key::new("prices", Kind::Price, "Model prices in USD per million tokens, over the shipped table (`[prices.\"MODEL\"]`)")
-        .example("{ input = 1.25, cached_input = 0.125, output = 10.0 }"),
+);
+pub(crate) static PRICES: Typed<Price> = Typed::new(
+    Key::new(
+        "prices",
+        Kind::Price,
+        "Model prices in USD per million tokens, over the shipped table (`[prices.\"MODEL\"]`)",
+    )
+    .example("{ input = 1.25, cached_input = 0.125, output = 10.0 }"),
+);
+
+/// The keys, in the order `runbook config` and `--help` show them.
+static KEYS: [&Key; 15] = [
+    &AGENT.0.key,
+    &AGENT_CMD.key,
+    &MODEL.key,
+    &PERMISSIONS.0.key,
+    &BIN.key,
+    &ARGS.key,
+    &INACTIVITY_TIMEOUT.0.key,
+    &KILL_GRACE.0.key,
+    &FINISH_GRACE.0.key,
+    &TIMEOUT.key,
+    &MAX_COST.key,
+    &PLAN.0.key,
+    &RUNS_DIR.key,
+    &COLOR.0.key,
+    &PRICES.key,
 ];
+
+/// Every key, in the order `runbook config` and `--help` show them.
+pub(crate) fn all() -> impl Iterator<Item = &'static Key> {
+    KEYS.iter().copied()
+}
+
+/// A key whose values are `T`, so that reading it is checked by the compiler.
+pub(crate) struct Typed<T> {
+    pub key: Key,
+    value: PhantomData<fn() -> T>,
+}
+
+impl<T: FromValue> Typed<T> {
+    /// Declares a key of values `T`. A key of a kind that cannot hold a `T` does not compile.
+    const fn new(key: Key) -> Self {
+        let mut i = 0;
+        let mut holds = false;
+        while i < T::KINDS.len() {
+            holds |= T::KINDS[i] as u8 == key.kind as u8;
+            i += 1;
+        }
+        assert!(holds, "a key's type must hold values of its kind");
+        Self {
+            key,
+            value: PhantomData,
+        }
+    }
+}
+
+/// A key with a built-in value: it always has one.
+pub(crate) struct Defaulted<T>(pub Typed<T>);
+
+impl<T: FromValue> Defaulted<T> {
+    /// Declares a key of values `T` with a default. A key without one does not compile.
+    const fn new(key: Key) -> Self {
+        assert!(key.default.is_some(), "a defaulted key needs a default");
+        Self(Typed::new(key))
+    }
+}
 
 /// A configuration key.
 #[derive(Debug, PartialEq, Eq)]
@@ -224,12 +349,12 @@ impl Key {
 
 /// The key named `name` (not per agent).
 pub(crate) fn find(name: &str) -> Option<&'static Key> {
-    KEYS.iter().find(|k| k.name == name && !k.per_agent)
+    all().find(|k| k.name == name && !k.per_agent)
 }
 
 /// The per-agent key named `name`.
 pub(crate) fn find_per_agent(name: &str) -> Option<&'static Key> {
-    KEYS.iter().find(|k| k.name == name && k.per_agent)
+    all().find(|k| k.name == name && k.per_agent)
 }
 
 /// One place a value can be set: a key, a key of one agent, or one entry of a table key.
@@ -283,7 +408,7 @@ mod tests {
 
     #[test]
     fn every_default_parses_and_every_key_has_something_to_suggest() {
-        for key in KEYS {
+        for key in all() {
             assert!(
                 key.default.is_some() || key.example.is_some(),
                 "{} needs an example",

@@ -6,7 +6,7 @@ mod discover;
 mod error;
 mod file;
 mod flags;
-mod keys;
+pub(crate) mod keys;
 mod resolve;
 mod starter;
 mod value;

@@ -9,7 +9,7 @@ use super::discover::Places;
 use super::error::ConfigError;
 use super::file::{self, Entry, EnvDefault, FileLayer};
 use super::flags::FlagValue;
-use super::keys::{KEYS, Slot, agent_name, agents};
+use super::keys::{self, Defaulted, Key, Slot, Typed, agent_name, agents};
 use super::value::{FromValue, Kind, Value};
 use crate::agent::AgentKind;
 use crate::exit;
@@ -140,7 +140,7 @@ pub(crate) fn resolve<'a>(
 }
 
 fn defaults() -> impl Iterator<Item = Entry> {
-    KEYS.iter().flat_map(|key| {
+    keys::all().flat_map(|key| {
         let value = key.default_value();
         key.slots().into_iter().filter_map(move |slot| {
             Some(Entry {
@@ -154,7 +154,7 @@ fn defaults() -> impl Iterator<Item = Entry> {
 
 fn from_environment(var: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Entry>, ConfigError> {
     let mut entries = Vec::new();
-    for key in KEYS.iter().filter(|k| k.env) {
+    for key in keys::all().filter(|k| k.env) {
         for slot in key.slots() {
             let name = key
                 .env_var(slot.agent.map(agent_name))
@@ -191,7 +191,7 @@ fn agent_of(entries: &[Entry]) -> AgentKind {
         .iter()
         .rev()
         .find_map(|e| match e.value {
-            Value::Agent(agent) if e.slot.key.name == "agent" => Some(agent),
+            Value::Agent(agent) if *e.slot.key == keys::AGENT.0.key => Some(agent),
             _ => None,
         })
         .unwrap_or(AgentKind::Opencode)
@@ -202,11 +202,11 @@ fn agent_of(entries: &[Entry]) -> AgentKind {
 fn slots(entries: &[Entry]) -> Vec<Slot> {
     let mut slots = Vec::new();
     let mut agents_done = false;
-    for key in KEYS {
+    for key in keys::all() {
         if key.per_agent && !agents_done {
             agents_done = true;
             for agent in agents() {
-                let per_agent = KEYS.iter().filter(|k| k.per_agent);
+                let per_agent = keys::all().filter(|k| k.per_agent);
                 slots.extend(per_agent.map(|key| Slot::agents(key, Some(agent))));
             }
         } else if key.kind == Kind::Price {
@@ -231,38 +231,48 @@ impl Config {
         &self.settings
     }
 
-    /// The setting named `name` (`model`, `agents.opencode.bin`). Panics for an undeclared name:
-    /// that is a bug, not a configuration error.
-    pub(crate) fn setting(&self, name: &str) -> &Setting {
+    /// The setting of `key` (of `agent`, for a per-agent key).
+    fn slot(&self, key: &Key, agent: Option<AgentKind>) -> &Setting {
+        self.settings
+            .iter()
+            .find(|s| s.slot.key == key && s.slot.agent == agent && s.slot.entry.is_none())
+            .expect("every declared key has a setting")
+    }
+
+    /// The setting of `key`: its value and where it was set.
+    pub(crate) fn setting<T>(&self, key: &Typed<T>) -> &Setting {
+        self.slot(&key.key, None)
+    }
+
+    /// The value of `key`, if it is set.
+    pub(crate) fn get<T: FromValue>(&self, key: &Typed<T>) -> Option<T> {
+        read(self.setting(key))
+    }
+
+    /// The value of `key`, a key with a default.
+    pub(crate) fn value<T: FromValue>(&self, key: &Defaulted<T>) -> T {
+        self.get(&key.0)
+            .expect("a key with a default always has a value")
+    }
+
+    /// The setting of the per-agent `key` for `agent`.
+    pub(crate) fn agent_setting<T>(&self, agent: AgentKind, key: &Typed<T>) -> &Setting {
+        self.slot(&key.key, Some(agent))
+    }
+
+    /// The value of the per-agent `key` for `agent`, if it is set.
+    pub(crate) fn agent_get<T: FromValue>(&self, agent: AgentKind, key: &Typed<T>) -> Option<T> {
+        read(self.agent_setting(agent, key))
+    }
+
+    /// The setting named `name` (`model`, `agents.opencode.bin`, `prices."gpt-5"`), for tests
+    /// that speak of settings as a person does.
+    #[cfg(test)]
+    pub(crate) fn named(&self, name: &str) -> &Setting {
         self.settings
             .iter()
             .find(|s| s.slot.name() == name)
-            .unwrap_or_else(|| panic!("`{name}` is not a declared configuration key"))
-    }
-
-    /// The value of `name`, if it is set.
-    pub(crate) fn get<T: FromValue>(&self, name: &str) -> Option<T> {
-        let value = self.setting(name).value.as_ref()?;
-        Some(
-            T::from_value(value)
-                .unwrap_or_else(|| panic!("`{name}` is not a {}", std::any::type_name::<T>())),
-        )
-    }
-
-    /// The value of `name`, a key with a default.
-    pub(crate) fn required<T: FromValue>(&self, name: &str) -> T {
-        self.get(name)
-            .unwrap_or_else(|| panic!("`{name}` has no default"))
-    }
-
-    /// The setting of the per-agent key `name` for `agent`.
-    pub(crate) fn agent_setting(&self, agent: AgentKind, name: &str) -> &Setting {
-        self.setting(&agent_key(agent, name))
-    }
-
-    /// The value of the per-agent key `name` for `agent`, if it is set.
-    pub(crate) fn agent_get<T: FromValue>(&self, agent: AgentKind, name: &str) -> Option<T> {
-        self.get(&agent_key(agent, name))
+            .unwrap_or_else(|| panic!("no setting `{name}`"))
     }
 
     /// The shipped price table with the configured prices over it.
@@ -295,8 +305,11 @@ impl Config {
     }
 }
 
-fn agent_key(agent: AgentKind, name: &str) -> String {
-    format!("agents.{}.{name}", agent_name(agent))
+/// A setting's value as its key's type: the value of a key is always of the key's kind, so a
+/// mismatch is a bug in the key table, not a configuration error.
+fn read<T: FromValue>(setting: &Setting) -> Option<T> {
+    let value = setting.value.as_ref()?;
+    Some(T::from_value(value).expect("a key's value is of its declared kind"))
 }
 
 #[cfg(test)]
@@ -341,34 +354,31 @@ mod tests {
         let flags = [flag("max_cost", Value::Usd(9.0))];
         let config = resolve("/repo".into(), files, &vars, &flags).unwrap();
 
-        assert_eq!(config.get::<String>("model").as_deref(), Some("e"));
+        assert_eq!(config.get(&keys::MODEL).as_deref(), Some("e"));
         assert_eq!(
-            config.setting("model").origin,
+            config.named("model").origin,
             Origin::named(Layer::Env, Some("RUNBOOK_MODEL".into()))
         );
+        assert_eq!(config.get(&keys::TIMEOUT), Some(Duration::from_secs(120)));
         assert_eq!(
-            config.get::<Duration>("timeout"),
-            Some(Duration::from_secs(120))
-        );
-        assert_eq!(
-            config.setting("timeout").origin,
+            config.named("timeout").origin,
             Origin::in_file(Layer::Repo, "/repo/repo.toml".into(), 2, 1)
         );
-        assert_eq!(config.get::<f64>("max_cost"), Some(9.0));
-        assert_eq!(config.setting("max_cost").origin.layer, Layer::Flag);
+        assert_eq!(config.get(&keys::MAX_COST), Some(9.0));
+        assert_eq!(config.named("max_cost").origin.layer, Layer::Flag);
         assert_eq!(
-            config.required::<Duration>("inactivity_timeout"),
+            config.value(&keys::INACTIVITY_TIMEOUT),
             Duration::from_secs(180)
         );
         assert_eq!(
-            config.setting("inactivity_timeout").origin,
+            config.named("inactivity_timeout").origin,
             Origin::default_value()
         );
         assert_eq!(
-            config.get::<Duration>("kill_grace"),
+            Some(config.value(&keys::KILL_GRACE)),
             Some(Duration::from_secs(10))
         );
-        assert!(config.setting("model").value.is_some());
+        assert!(config.named("model").value.is_some());
         assert_eq!(config.records().len(), 3, "{:?}", config.records());
     }
 
@@ -387,18 +397,18 @@ mod tests {
         let flags = [flag("args", Value::Args(vec!["--y".into()]))];
         let config = resolve("/repo".into(), files, &|_| None, &flags).unwrap();
         assert_eq!(
-            config.get::<Vec<String>>("agents.opencode.args"),
+            config.agent_get(AgentKind::Opencode, &keys::ARGS),
             Some(vec!["--y".to_owned()])
         );
         assert_eq!(
-            config.setting("agents.opencode.args").origin,
+            config.named("agents.opencode.args").origin,
             Origin::named(Layer::Flag, Some("--agent-args".into()))
         );
         assert_eq!(
-            config.get::<PathBuf>("agents.opencode.bin"),
+            config.agent_get(AgentKind::Opencode, &keys::BIN),
             Some(PathBuf::from("/r/oc"))
         );
-        assert_eq!(config.get::<PathBuf>("agents.claude.bin"), None);
+        assert_eq!(config.agent_get(AgentKind::Claude, &keys::BIN), None);
         let prices = config.prices();
         assert_eq!(prices.lookup("a").map(|p| p.input), Some(1.0));
         assert_eq!(
@@ -406,7 +416,7 @@ mod tests {
             Some(5.0),
             "the repo's entry wins"
         );
-        assert_eq!(config.setting("prices.\"b\"").origin.layer, Layer::Repo);
+        assert_eq!(config.named("prices.\"b\"").origin.layer, Layer::Repo);
     }
 
     #[test]

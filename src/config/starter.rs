@@ -1,6 +1,6 @@
 //! The commented `runbook.toml` that `runbook config --init` writes, made from the key table.
 
-use super::keys::{Flag, KEYS, Key, agent_names};
+use super::keys::{self, Flag, Key, agent_names};
 use super::value::Kind;
 
 /// How wide the comments are.
@@ -17,10 +17,7 @@ const HEADER: &str = "\
 /// The starter file's text.
 pub(crate) fn starter() -> String {
     let mut out = HEADER.to_owned();
-    for key in KEYS
-        .iter()
-        .filter(|k| !k.per_agent && k.kind != Kind::Price)
-    {
+    for key in keys::all().filter(|k| !k.per_agent && k.kind != Kind::Price) {
         out.push('\n');
         out.push_str(&describe(key));
         out.push_str(&format!("#{} = {}\n", key.name, sample(key)));
@@ -30,12 +27,12 @@ pub(crate) fn starter() -> String {
         "\n# Settings for one agent ({}).\n#[agents.opencode]\n",
         agent_names()
     ));
-    for key in KEYS.iter().filter(|k| k.per_agent) {
+    for key in keys::all().filter(|k| k.per_agent) {
         out.push_str(&describe(key));
         out.push_str(&format!("#{} = {}\n", key.name, sample(key)));
     }
 
-    for key in KEYS.iter().filter(|k| k.kind == Kind::Price) {
+    for key in keys::all().filter(|k| k.kind == Kind::Price) {
         out.push('\n');
         out.push_str(&describe(key));
         out.push_str(&format!(
@@ -119,7 +116,7 @@ mod tests {
             .collect();
         let layer = file::parse(Layer::Repo, Path::new("/r/runbook.toml"), &uncommented).unwrap();
         // One entry per key: the per-agent keys for one agent, and one price.
-        assert_eq!(layer.entries.len(), KEYS.len(), "{uncommented}");
+        assert_eq!(layer.entries.len(), keys::all().count(), "{uncommented}");
         assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
         assert_eq!(layer.env.len(), 1);
     }

@@ -196,13 +196,18 @@ impl Value {
 
 /// The Rust type of a kind of value, for reading settings.
 pub(crate) trait FromValue: Sized {
+    /// The kinds of key whose values are of this type.
+    const KINDS: &'static [Kind];
+
     /// `None` when the value is of another kind.
     fn from_value(value: &Value) -> Option<Self>;
 }
 
 macro_rules! from_value {
-    ($($variant:ident => $ty:ty),* $(,)?) => {$(
+    ($($variant:ident [$($kind:ident),+] => $ty:ty),* $(,)?) => {$(
         impl FromValue for $ty {
+            const KINDS: &'static [Kind] = &[$(Kind::$kind),+];
+
             fn from_value(value: &Value) -> Option<Self> {
                 match value {
                     Value::$variant(v) => Some(v.clone()),
@@ -214,16 +219,16 @@ macro_rules! from_value {
 }
 
 from_value!(
-    Agent => AgentKind,
-    Text => String,
-    Path => PathBuf,
-    Duration => Duration,
-    Usd => f64,
-    Bool => bool,
-    Color => ColorChoice,
-    Permissions => Permissions,
-    Args => Vec<String>,
-    Price => Price,
+    Agent [Agent] => AgentKind,
+    Text [Text] => String,
+    Path [Dir, Program] => PathBuf,
+    Duration [Duration] => Duration,
+    Usd [Usd] => f64,
+    Bool [Bool] => bool,
+    Color [Color] => ColorChoice,
+    Permissions [Permissions] => Permissions,
+    Args [Args] => Vec<String>,
+    Price [Price] => Price,
 );
 
 /// A value enum's value named `text`.

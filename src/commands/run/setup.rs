@@ -3,14 +3,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::agent::{Adapter, AgentKind, Generic, Invocation, ParseContext, Permissions};
+use crate::agent::{Adapter, Generic, Invocation, ParseContext, Permissions};
 use crate::agent_env::{self, AgentEnv};
 use crate::cli::RunArgs;
-use crate::config::{self, Config, Flags, Setting, Value};
+use crate::config::{self, Config, Flags, Setting, Value, keys};
 use crate::event::{Limits, RunInfo, SCHEMA_VERSION};
 use crate::exit::Error;
 use crate::provenance::{Layer, SettingRecord};
@@ -51,8 +50,8 @@ impl Setup {
         let config = config::load(&cwd, global.values().iter().chain(args.options.values()))?;
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         let agent = resolve_agent(&config)?;
-        let model: Option<String> = config.get("model");
-        let permissions: Permissions = config.required("permissions");
+        let model = config.get(&keys::MODEL);
+        let permissions = config.value(&keys::PERMISSIONS);
         agent
             .adapter
             .preflight(&Invocation {
@@ -65,14 +64,14 @@ impl Setup {
             .map_err(Error::Usage)?;
         Ok(Self {
             limits: Limits {
-                inactivity_timeout: config.required("inactivity_timeout"),
-                kill_grace: config.required("kill_grace"),
-                finish_grace: config.required("finish_grace"),
-                timeout: config.get::<Duration>("timeout"),
-                max_cost_usd: config.get("max_cost"),
+                inactivity_timeout: config.value(&keys::INACTIVITY_TIMEOUT),
+                kill_grace: config.value(&keys::KILL_GRACE),
+                finish_grace: config.value(&keys::FINISH_GRACE),
+                timeout: config.get(&keys::TIMEOUT),
+                max_cost_usd: config.get(&keys::MAX_COST),
             },
-            plan: config.required("plan"),
-            color: config.required("color"),
+            plan: config.value(&keys::PLAN),
+            color: config.value(&keys::COLOR),
             runs_dir: crate::rundir::runs_dir(&config)?,
             cwd,
             agent,
@@ -115,17 +114,17 @@ impl Setup {
 /// The agent to run: `agent_cmd` (a command that prints universal events) when it is set, else
 /// the `agent` with its `bin` and `args`.
 fn resolve_agent(config: &Config) -> Result<Agent, Error> {
-    let agent: AgentKind = config.required("agent");
-    let args = config.agent_setting(agent, "args");
-    let Some(cmd) = config.get::<String>("agent_cmd") else {
+    let agent = config.value(&keys::AGENT);
+    let args = config.agent_setting(agent, &keys::ARGS);
+    let Some(cmd) = config.get(&keys::AGENT_CMD) else {
         let adapter = agent.adapter();
         return Ok(Agent {
             adapter,
-            program: resolve_program(adapter, config.agent_setting(agent, "bin"))?,
-            extra_args: config.agent_get(agent, "args").unwrap_or_default(),
+            program: resolve_program(adapter, config.agent_setting(agent, &keys::BIN))?,
+            extra_args: config.agent_get(agent, &keys::ARGS).unwrap_or_default(),
         });
     };
-    let given_by = config.setting("agent_cmd").given_by();
+    let given_by = config.setting(&keys::AGENT_CMD).given_by();
     let words = shell_words::split(&cmd)
         .map_err(|e| Error::Usage(format!("{given_by} cannot be split into words: {e}")))?;
     let Some((first, rest)) = words.split_first() else {
@@ -140,11 +139,7 @@ fn resolve_agent(config: &Config) -> Result<Agent, Error> {
     let mut extra_args = rest.to_vec();
     // The arguments after `--` go to the command too; an agent's configured ones are its own.
     if args.origin.layer == Layer::Flag {
-        extra_args.extend(
-            config
-                .agent_get::<Vec<String>>(agent, "args")
-                .unwrap_or_default(),
-        );
+        extra_args.extend(config.agent_get(agent, &keys::ARGS).unwrap_or_default());
     }
     Ok(Agent {
         adapter: &Generic,
