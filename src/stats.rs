@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use crate::event::{
     AgentResult, CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Outcome,
-    ProviderError, RunInfo, StepUsage, Tokens, ToolStatus, Turn, TurnKind, UnparsedReason,
+    ProviderError, RunInfo, StepUsage, Tokens, ToolEnd, ToolStatus, Turn, TurnKind, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -283,31 +283,8 @@ impl RunStats {
                 self.turn_mut(turn).result(result);
                 self.sum_turns();
             }
-            EventKind::Text { text } => {
-                if !self.final_text.is_empty() {
-                    self.final_text.push_str(
-                        "
-
-",
-                    );
-                }
-                self.final_text.push_str(text);
-                set(&mut self.last_text, text);
-            }
-            EventKind::ToolCompleted(end) => {
-                self.tool_calls += 1;
-                let tally = match self.tools.get_mut(&end.name) {
-                    Some(tally) => tally,
-                    None => self.tools.entry(end.name.clone()).or_default(),
-                };
-                tally.calls += 1;
-                match end.status {
-                    ToolStatus::Ok => {}
-                    ToolStatus::Error => tally.errors += 1,
-                    ToolStatus::Denied => tally.denied += 1,
-                }
-                self.turn_mut(turn).tool_calls += 1;
-            }
+            EventKind::Text { text } => self.text(text),
+            EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
             EventKind::SubagentStarted { .. } => self.subagents += 1,
             EventKind::PermissionDenied { tool, detail } => self.permission_denials.push(Denial {
                 tool: tool.clone(),
@@ -319,24 +296,48 @@ impl RunStats {
             }
             EventKind::Unparsed(u) => {
                 self.unparsed_lines += 1;
-                push_bounded(
-                    &mut self.unparsed_samples,
-                    UnparsedSample {
-                        reason: u.reason,
-                        bytes: u.bytes,
-                        head: u.head.clone(),
-                    },
-                );
+                let sample = UnparsedSample {
+                    reason: u.reason,
+                    bytes: u.bytes,
+                    head: u.head.clone(),
+                };
+                push_bounded(&mut self.unparsed_samples, sample);
             }
-            EventKind::Stderr { line } => {
-                self.stderr_lines += 1;
-                if self.stderr_tail.len() == STDERR_TAIL {
-                    self.stderr_tail.pop_front();
-                }
-                self.stderr_tail.push_back(line.clone());
-            }
+            EventKind::Stderr { line } => self.stderr(line),
             _ => {}
         }
+    }
+
+    /// The agent's text: the latest, and the turn's answer so far.
+    fn text(&mut self, text: &str) {
+        if !self.final_text.is_empty() {
+            self.final_text.push_str("\n\n");
+        }
+        self.final_text.push_str(text);
+        set(&mut self.last_text, text);
+    }
+
+    fn tool_completed(&mut self, turn: Turn, end: &ToolEnd) {
+        self.tool_calls += 1;
+        let tally = match self.tools.get_mut(&end.name) {
+            Some(tally) => tally,
+            None => self.tools.entry(end.name.clone()).or_default(),
+        };
+        tally.calls += 1;
+        match end.status {
+            ToolStatus::Ok => {}
+            ToolStatus::Error => tally.errors += 1,
+            ToolStatus::Denied => tally.denied += 1,
+        }
+        self.turn_mut(turn).tool_calls += 1;
+    }
+
+    fn stderr(&mut self, line: &str) {
+        self.stderr_lines += 1;
+        if self.stderr_tail.len() == STDERR_TAIL {
+            self.stderr_tail.pop_front();
+        }
+        self.stderr_tail.push_back(line.to_owned());
     }
 
     /// The total cost, unless some of it is unknown (then the total is unknown, not low).
@@ -397,7 +398,7 @@ fn push_bounded<T>(v: &mut Vec<T>, item: T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{ToolEnd, ToolKind};
+    use crate::event::ToolKind;
 
     fn at_first(kind: EventKind) -> Event {
         Event {
