@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::consumer::Dispatcher;
-use crate::event::{Event, EventKind, ExitInfo, Outcome, RunInfo, Turn};
+use crate::event::{Event, EventKind, ExitInfo, Outcome};
 use crate::linux::procfs;
 use crate::rundir::EVENTS;
 
@@ -123,7 +123,7 @@ pub(crate) async fn follow(
             _ = checks.tick() => {}
         }
         dispatch.tick(SystemTime::now(), seen.last_event.elapsed());
-        let gone = match &seen.info {
+        let gone = match &dispatch.totals().info {
             Some(i) => !procfs::is_alive(i.pid, i.pid_start),
             None => {
                 began.elapsed().unwrap_or_default() > NEVER_STARTED
@@ -135,37 +135,30 @@ pub(crate) async fn follow(
             if let Some(outcome) = seen.drain(dispatch, warn)? {
                 return Ok(Ending::Finished(outcome));
             }
-            // Shown, never logged: the log stays what the supervisor wrote.
-            let started = seen.started.unwrap_or(began);
-            let duration_ms = SystemTime::now()
-                .duration_since(started)
-                .map_or(0, crate::event::millis);
-            dispatch.forward(&Event {
-                seq: seen.next_seq,
-                ts: SystemTime::now(),
-                turn: seen.turn,
-                kind: EventKind::RunFinished {
-                    outcome: Outcome::Abandoned,
-                    message: crate::runs::abandoned_message(
-                        seen.info.as_ref().map_or(0, |i| i.pid),
-                    ),
-                    duration_ms,
-                    exit: ExitInfo::default(),
-                },
-            });
-            dispatch.flush();
+            abandoned(dispatch, began);
             return Ok(Ending::Abandoned);
         }
     }
 }
 
-/// What the follower has read of the log so far.
+/// Ends the view of a run whose supervisor died before it finished its log. The event is shown,
+/// never logged: the log stays what the supervisor wrote.
+fn abandoned(dispatch: &mut Dispatcher, began: SystemTime) {
+    let totals = dispatch.totals();
+    let started = totals.started_at.unwrap_or(began);
+    let pid = totals.info.as_ref().map_or(0, |i| i.pid);
+    let kind = EventKind::RunFinished {
+        outcome: Outcome::Abandoned,
+        message: crate::runs::abandoned_message(pid),
+        duration_ms: started.elapsed().map_or(0, crate::event::millis),
+        exit: ExitInfo::default(),
+    };
+    dispatch.emit_now(SystemTime::now(), kind);
+}
+
+/// Where the follower is in the log.
 struct Seen {
     tail: Tail,
-    info: Option<RunInfo>,
-    started: Option<SystemTime>,
-    turn: Turn,
-    next_seq: u64,
     last_event: Instant,
     batch: Vec<Event>,
     warnings: Vec<String>,
@@ -175,10 +168,6 @@ impl Seen {
     fn new(path: PathBuf) -> Self {
         Self {
             tail: Tail::new(path),
-            info: None,
-            started: None,
-            turn: Turn::FIRST,
-            next_seq: 0,
             last_event: Instant::now(),
             batch: Vec::new(),
             warnings: Vec::new(),
@@ -198,17 +187,8 @@ impl Seen {
         let mut finished = None;
         for ev in self.batch.drain(..) {
             self.last_event = Instant::now();
-            self.next_seq = ev.seq + 1;
-            self.turn = ev.turn;
-            match &ev.kind {
-                EventKind::RunStarted(i) => {
-                    self.info = Some(i.clone());
-                    self.started = Some(ev.ts);
-                }
-                EventKind::RunFinished { outcome, .. } => finished = Some(*outcome),
-                _ => {}
-            }
             dispatch.forward(&ev);
+            finished = dispatch.totals().finish.as_ref().map(|f| f.outcome);
             if finished.is_some() {
                 break;
             }
