@@ -7,6 +7,10 @@ use std::time::{Duration, SystemTime};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::Styles;
+use super::format::{
+    clock, clock_tenths, duration, duration_ms, first_line, fit, last_chars, money, plural,
+    short_count, thousands,
+};
 use crate::consumer::{Consumer, Delivery, Tick};
 use crate::event::{CostSource, Event, EventKind, Outcome, ToolStatus, Turn};
 use crate::stats::RunStats;
@@ -174,7 +178,7 @@ impl Human {
                 }
                 let took = t
                     .duration_ms
-                    .map(|ms| format!(" {}", s.dim.apply_to(human_ms(ms))))
+                    .map(|ms| format!(" {}", s.dim.apply_to(duration_ms(ms))))
                     .unwrap_or_default();
                 let first = t.error.as_deref().map(first_line).unwrap_or_default();
                 match t.status {
@@ -280,7 +284,7 @@ impl Human {
                 let of = r.max_attempts.map(|m| format!("/{m}")).unwrap_or_default();
                 let delay = r
                     .delay_ms
-                    .map(|ms| format!(" in {}", human_ms(ms)))
+                    .map(|ms| format!(" in {}", duration_ms(ms)))
                     .unwrap_or_default();
                 let status = r.status.map(|c| format!(" {c}")).unwrap_or_default();
                 line(
@@ -388,8 +392,8 @@ impl Human {
                 s.warn
                     .apply_to(format!(
                         "⚠ no activity for {}; the agent will be stopped after {} of silence",
-                        human_ms(*quiet_ms),
-                        human_ms(*timeout_ms)
+                        duration_ms(*quiet_ms),
+                        duration_ms(*timeout_ms)
                     ))
                     .to_string(),
             ),
@@ -408,10 +412,10 @@ impl Human {
                     s.error
                         .apply_to(format!(
                             "✗ watchdog: no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {})",
-                            human_ms(d.timeout_ms),
-                            human_ms(d.stdout_quiet_ms),
-                            human_ms(d.stderr_quiet_ms),
-                            human_ms(d.cpu_quiet_ms),
+                            duration_ms(d.timeout_ms),
+                            duration_ms(d.stdout_quiet_ms),
+                            duration_ms(d.stderr_quiet_ms),
+                            duration_ms(d.cpu_quiet_ms),
                         ))
                         .to_string(),
                 );
@@ -474,7 +478,7 @@ impl Human {
         out
     }
 
-    fn summary(&self, st: &RunStats, outcome: Outcome, message: &str, duration_ms: u64) -> String {
+    fn summary(&self, st: &RunStats, outcome: Outcome, message: &str, took_ms: u64) -> String {
         let s = &self.styles;
         let tools = match st.failed_tools() {
             0 => plural(u64::from(st.tool_calls), "tool call"),
@@ -491,7 +495,7 @@ impl Human {
         };
         let facts = format!(
             "{} · {steps}{tools} · {} tokens · {cost}",
-            human_ms(duration_ms),
+            duration_ms(took_ms),
             thousands(st.tokens.total())
         );
         if outcome == Outcome::Completed {
@@ -529,18 +533,14 @@ impl Human {
             msg.push_str(&format!(" · {tool}"));
         } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
             let room = self.width.saturating_sub(msg.len() + 8).max(10);
-            let chars: Vec<char> = tail.trim().chars().collect();
-            let shown: String = chars[chars.len().saturating_sub(room)..].iter().collect();
+            let shown = last_chars(tail.trim(), room);
             msg.push_str(&format!(
                 " · {}",
                 self.styles.dim.apply_to(format!("│ {shown}"))
             ));
         }
         if self.quiet_for >= Duration::from_secs(5) {
-            msg.push_str(&format!(
-                " · quiet {}",
-                human_ms(self.quiet_for.as_millis() as u64)
-            ));
+            msg.push_str(&format!(" · quiet {}", duration(self.quiet_for)));
         }
         msg
     }
@@ -595,7 +595,7 @@ impl Consumer for Human {
                 // On a terminal one event is one screen line; plain output is never cut.
                 Some(bar) if text.contains('\n') => bar.println(format!("{prefix} {text}")),
                 Some(bar) => {
-                    let text = console::truncate_str(&text, self.width.saturating_sub(11), "…");
+                    let text = fit(&text, self.width.saturating_sub(11));
                     bar.println(format!("{prefix} {text}"));
                 }
                 None => {
@@ -678,78 +678,6 @@ fn reason_name(reason: crate::event::UnparsedReason) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-}
-
-/// `1 step`, `3 steps`.
-pub(crate) fn plural(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{} {noun}s", thousands(n))
-    }
-}
-
-/// `$0.0123` below a dollar, `$1.23` above.
-pub(crate) fn money(usd: f64) -> String {
-    if usd < 1.0 {
-        format!("${usd:.4}")
-    } else {
-        format!("${usd:.2}")
-    }
-}
-
-/// `12,345`.
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `950`, `12.3k`, `4.5M`.
-fn short_count(n: u64) -> String {
-    match n {
-        0..1000 => n.to_string(),
-        1000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
-
-/// `850ms`, `4.2s`, `3m 5s`, `1h 2m`.
-pub(crate) fn human_ms(ms: u64) -> String {
-    match ms {
-        0..1000 => format!("{ms}ms"),
-        1000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
-        60_000..3_600_000 => format!("{}m {}s", ms / 60_000, ms % 60_000 / 1000),
-        _ => format!("{}h {}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
-    }
-}
-
-/// `04:07` (or `1:04:07`).
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
-    } else {
-        format!("{:02}:{:02}", s / 60, s % 60)
-    }
-}
-
-/// `04:07.3`.
-fn clock_tenths(d: Duration) -> String {
-    format!("{}.{}", clock(d), d.subsec_millis() / 100)
 }
 
 #[cfg(test)]
@@ -1211,18 +1139,6 @@ mod tests {
             summary,
             "[00:05.2] ✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033"
         );
-    }
-
-    #[test]
-    fn numbers_read_well() {
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(money(0.00333), "$0.0033");
-        assert_eq!(money(12.5), "$12.50");
-        assert_eq!(human_ms(180_000), "3m 0s");
-        assert_eq!(human_ms(4_250), "4.2s");
-        assert_eq!(clock_tenths(Duration::from_millis(3_725_400)), "1:02:05.4");
-        assert_eq!(short_count(5_123), "5.1k");
     }
 
     #[test]

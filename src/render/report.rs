@@ -1,10 +1,10 @@
 //! The `runbook status` report: one run's receipt, for a person.
 
 use std::fmt::Write as _;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use super::Styles;
-use super::human::{human_ms, money, plural, thousands};
+use super::format::{age, duration_ms, first_line_and_more, money, plural, thousands, utc};
 use crate::event::Outcome;
 use crate::receipt::Receipt;
 
@@ -37,7 +37,7 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
         .map(|m| format!(" · model {m}"))
         .unwrap_or_default();
     row("agent", format!("{}{version}{model}", r.agent.name));
-    row("prompt", first_line(&r.prompt));
+    row("prompt", first_line_and_more(&r.prompt));
     row("cwd", r.cwd.clone());
     let took = if r.outcome == Outcome::Running {
         "running for"
@@ -50,7 +50,7 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
             "{} ({}) · {took} {}",
             utc(r.started_at),
             age(r.started_at, now),
-            human_ms(r.duration_ms)
+            duration_ms(r.duration_ms)
         ),
     );
     if let Some(session) = &r.session_id {
@@ -154,12 +154,19 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
         row(
             "provider",
             s.warn
-                .apply_to(format!("{}{status}: {}", e.name, first_line(&e.message)))
+                .apply_to(format!(
+                    "{}{status}: {}",
+                    e.name,
+                    first_line_and_more(&e.message)
+                ))
                 .to_string(),
         );
     }
     for e in &r.agent_errors {
-        row("error", s.error.apply_to(first_line(e)).to_string());
+        row(
+            "error",
+            s.error.apply_to(first_line_and_more(e)).to_string(),
+        );
     }
     if r.unparsed_lines.count > 0 {
         row(
@@ -173,10 +180,10 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
             s.error
                 .apply_to(format!(
                     "no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}), last event {}",
-                    human_ms(d.timeout_ms),
-                    human_ms(d.stdout_quiet_ms),
-                    human_ms(d.stderr_quiet_ms),
-                    human_ms(d.cpu_quiet_ms),
+                    duration_ms(d.timeout_ms),
+                    duration_ms(d.stdout_quiet_ms),
+                    duration_ms(d.stderr_quiet_ms),
+                    duration_ms(d.cpu_quiet_ms),
                     d.last_event.as_deref().unwrap_or("none")
                 ))
                 .to_string(),
@@ -198,33 +205,4 @@ pub(crate) fn outcome(o: Outcome, s: &Styles) -> String {
         _ => &s.error,
     };
     style.apply_to(o.as_str()).to_string()
-}
-
-/// `2026-11-22 04:33:55 UTC`.
-pub(crate) fn utc(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t)
-        .to_string()
-        .replace('T', " ")
-        .replace('Z', " UTC")
-}
-
-/// `12m ago`, `3h ago`, `2d ago`.
-pub(crate) fn age(t: SystemTime, now: SystemTime) -> String {
-    let d = now.duration_since(t).unwrap_or(Duration::ZERO).as_secs();
-    match d {
-        0..60 => "just now".to_owned(),
-        60..3600 => format!("{}m ago", d / 60),
-        3600..86_400 => format!("{}h ago", d / 3600),
-        _ => format!("{}d ago", d / 86_400),
-    }
-}
-
-fn first_line(text: &str) -> String {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let first = lines.next().unwrap_or("").trim().to_owned();
-    if lines.next().is_some() {
-        format!("{first} …")
-    } else {
-        first
-    }
 }

@@ -3,8 +3,8 @@
 use std::time::SystemTime;
 
 use super::Styles;
-use super::human::{human_ms, money};
-use super::report::{age, outcome};
+use super::format::{age, duration_ms, fit, money, utc};
+use super::report::outcome;
 use crate::event::Outcome;
 
 /// What a row shows of a run.
@@ -37,14 +37,14 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
     let cells: Vec<[String; 9]> = rows
         .iter()
         .map(|r| {
-            let started = super::report::utc(r.started_at);
+            let started = utc(r.started_at);
             [
                 r.run_id.clone(),
                 format!("{} {}", &started[5..16], age(r.started_at, now)),
                 r.agent.clone(),
                 r.model.clone().unwrap_or_else(|| "-".to_owned()),
                 r.outcome.as_str().to_owned(),
-                human_ms(r.duration_ms),
+                duration_ms(r.duration_ms),
                 r.steps.to_string(),
                 r.cost_usd.map_or_else(|| "?".to_owned(), money),
                 r.prompt.lines().next().unwrap_or("").trim().to_owned(),
@@ -89,7 +89,7 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
             out.push_str(&text);
             out.push_str(&" ".repeat(pad + 2));
         }
-        out.push_str(&console::truncate_str(&row[8], prompt_width, "…"));
+        out.push_str(&fit(&row[8], prompt_width));
         out.push('\n');
     }
     out
