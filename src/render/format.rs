@@ -116,6 +116,14 @@ pub(crate) fn first_line_and_more(text: &str) -> String {
     }
 }
 
+/// At most `max` characters, with an ellipsis when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
 /// At most `width` terminal columns, ending in `…` when cut; colour codes are kept and not
 /// counted.
 pub(crate) fn fit(text: &str, width: usize) -> Cow<'_, str> {
@@ -182,6 +190,7 @@ mod tests {
         assert_eq!(first_line("\n  first \nsecond"), "first");
         assert_eq!(first_line_and_more("\n  first \nsecond"), "first …");
         assert_eq!(first_line_and_more("only\n\n"), "only");
+        assert_eq!(truncate("héllo", 2), "hé…");
         assert_eq!(fit("hello world", 6), "hello…");
         assert_eq!(last_chars("héllo", 4), "éllo");
         assert_eq!(last_chars("hé", 4), "hé");
