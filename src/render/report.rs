@@ -206,3 +206,68 @@ pub(crate) fn outcome(o: Outcome, s: &Styles) -> String {
     };
     style.apply_to(o.as_str()).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// The sample receipt, with `changes` laid over its fields.
+    fn receipt(changes: Value) -> Receipt {
+        let mut r: Value =
+            serde_json::from_str(include_str!("../../fixtures/receipt.json")).unwrap();
+        for (key, value) in changes.as_object().unwrap() {
+            r[key] = value.clone();
+        }
+        serde_json::from_value(r).unwrap()
+    }
+
+    /// A little over an hour after the sample run started.
+    fn now() -> SystemTime {
+        humantime::parse_rfc3339("2026-11-22T06:30:00Z").unwrap()
+    }
+
+    #[test]
+    fn a_completed_run_reads_well() {
+        insta::assert_snapshot!(status(&receipt(json!({})), &Styles::plain(), now()));
+    }
+
+    /// A hung run with every section of the report filled.
+    fn troubled() -> Value {
+        let tokens =
+            json!({"input": 10, "output": 2, "reasoning": 0, "cache_read": 0, "cache_write": 0});
+        json!({
+            "outcome": "hung",
+            "message": "no activity for 3m 0s: the agent looks hung",
+            "exit": {"signal": 15},
+            "prompt": "Fix the flaky test\nand tell me why",
+            "duration_ms": 3_725_400,
+            "tool_calls": {"total": 3, "errors": 1, "denied": 1, "by_name": {
+                "bash": {"calls": 2, "errors": 0, "denied": 1},
+                "read": {"calls": 1, "errors": 1, "denied": 0}
+            }},
+            "cost": {"usd": null, "source": null, "known_usd": 0.0051},
+            "turns": [
+                {"index": 0, "kind": "start", "steps": 1, "tool_calls": 3, "tokens": tokens, "cost_usd": 0.0051},
+                {"index": 1, "kind": "resume", "steps": 0, "tool_calls": 0, "tokens": tokens}
+            ],
+            "plan": {"text": "# Plan", "revisions": 1, "decision": "execute", "feedback": ["smaller"], "tokens": 12, "cost_usd": 0.002},
+            "permission_denials": [{"tool": "bash", "detail": "rm -rf target"}],
+            "provider_errors": [{"name": "APIError", "message": "rate limited\nretry later", "status": 429, "retryable": true}],
+            "agent_errors": ["UnknownError: Unexpected server error"],
+            "unparsed_lines": {"count": 2, "samples": []},
+            "stderr": {"lines": 1, "tail": ["warning: slow disk"]},
+            "watchdog": {
+                "timeout_ms": 180_000, "stdout_quiet_ms": 180_000, "stderr_quiet_ms": 180_300,
+                "cpu_quiet_ms": 180_000, "last_event": "step.started", "open_step": 2,
+                "completed_steps": 1, "cost_usd": 0.0051, "stderr_tail": []
+            }
+        })
+    }
+
+    #[test]
+    fn every_section_of_a_troubled_run_reads_well() {
+        insta::assert_snapshot!(status(&receipt(troubled()), &Styles::plain(), now()));
+    }
+}
