@@ -5,23 +5,51 @@ use std::time::SystemTime;
 
 use super::Styles;
 use super::format::{age, duration_ms, first_line_and_more, money, plural, thousands, utc};
-use crate::event::Outcome;
+use crate::event::{Decision, Diagnostic, Outcome};
 use crate::receipt::Receipt;
 
-/// The report for a receipt, as of `now` (for the run's age).
+/// The report for a receipt, as of `now` (for the run's age): one labelled row per fact, the
+/// run first, then its turns and plan, what it did and cost, what went wrong, and its log.
 pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
-    let s = styles;
-    let mut out = String::new();
-    let mut row = |label: &str, value: String| {
-        let _ = writeln!(out, "{} {value}", s.dim.apply_to(format!("{label:<9}")));
+    let mut rows = Rows {
+        s: styles,
+        out: String::new(),
     };
-    row("run", s.bold.apply_to(&r.run_id).to_string());
+    the_run(&mut rows, r, now);
+    turns(&mut rows, r);
+    plan(&mut rows, r);
+    work(&mut rows, r);
+    troubles(&mut rows, r);
+    rows.row("log", r.run_dir.clone());
+    rows.out
+}
+
+/// The report as it is written: a dim label padded to one width, then the value.
+struct Rows<'a> {
+    s: &'a Styles,
+    out: String,
+}
+
+impl Rows<'_> {
+    fn row(&mut self, label: &str, value: String) {
+        let _ = writeln!(
+            self.out,
+            "{} {value}",
+            self.s.dim.apply_to(format!("{label:<9}"))
+        );
+    }
+}
+
+/// Which run, how it ended, the agent, the prompt, where and when it ran, and its session.
+fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
+    let s = rows.s;
+    rows.row("run", s.bold.apply_to(&r.run_id).to_string());
     let exit = match (r.outcome, r.exit.code, r.exit.signal) {
         (Outcome::Running | Outcome::Abandoned, ..) => String::new(),
         (_, None, None) => " · agent not started".to_owned(),
         _ => format!(" · {}", r.exit),
     };
-    row(
+    rows.row(
         "outcome",
         format!("{}{exit} · {}", outcome(r.outcome, s), r.message),
     );
@@ -36,15 +64,15 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
         .as_deref()
         .map(|m| format!(" · model {m}"))
         .unwrap_or_default();
-    row("agent", format!("{}{version}{model}", r.agent.name));
-    row("prompt", first_line_and_more(&r.prompt));
-    row("cwd", r.cwd.clone());
+    rows.row("agent", format!("{}{version}{model}", r.agent.name));
+    rows.row("prompt", first_line_and_more(&r.prompt));
+    rows.row("cwd", r.cwd.clone());
     let took = if r.outcome == Outcome::Running {
         "running for"
     } else {
         "took"
     };
-    row(
+    rows.row(
         "started",
         format!(
             "{} ({}) · {took} {}",
@@ -54,49 +82,63 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
         ),
     );
     if let Some(session) = &r.session_id {
-        row("session", session.clone());
+        rows.row("session", session.clone());
     }
-    if r.turns.len() > 1 {
-        let turns: Vec<String> = r
-            .turns
-            .iter()
-            .map(|t| {
-                let cost = t
-                    .cost_usd
-                    .map(money)
-                    .unwrap_or_else(|| "cost unknown".to_owned());
-                format!(
-                    "{} {}: {}, {} tokens, {cost}",
-                    t.index + 1,
-                    format!("{:?}", t.kind).to_lowercase(),
-                    plural(u64::from(t.steps), "step"),
-                    thousands(t.tokens.total())
-                )
-            })
-            .collect();
-        row("turns", turns.join(" · "));
+}
+
+/// Each turn's steps, tokens and cost, when there was more than one.
+fn turns(rows: &mut Rows<'_>, r: &Receipt) {
+    if r.turns.len() <= 1 {
+        return;
     }
-    if let Some(plan) = &r.plan {
-        let decided = match plan.decision {
-            Some(crate::event::Decision::Execute) => "executed",
-            Some(crate::event::Decision::Abort) => "aborted",
-            Some(crate::event::Decision::Stop) => "plan only",
-            Some(crate::event::Decision::Revise) => "being revised",
-            None => "undecided",
-        };
-        let cost = plan
-            .cost_usd
-            .map(money)
-            .unwrap_or_else(|| "cost unknown".to_owned());
-        row(
-            "plan",
+    let turns: Vec<String> = r
+        .turns
+        .iter()
+        .map(|t| {
+            let cost = t
+                .cost_usd
+                .map(money)
+                .unwrap_or_else(|| "cost unknown".to_owned());
             format!(
-                "{decided} after {} · {cost} · plan.md",
-                plural(u64::from(plan.revisions), "revision")
-            ),
-        );
-    }
-    row("steps", r.steps.to_string());
+                "{} {}: {}, {} tokens, {cost}",
+                t.index + 1,
+                format!("{:?}", t.kind).to_lowercase(),
+                plural(u64::from(t.steps), "step"),
+                thousands(t.tokens.total())
+            )
+        })
+        .collect();
+    rows.row("turns", turns.join(" · "));
+}
+
+/// What became of the plan, for runs with `--plan`.
+fn plan(rows: &mut Rows<'_>, r: &Receipt) {
+    let Some(plan) = &r.plan else {
+        return;
+    };
+    let decided = match plan.decision {
+        Some(Decision::Execute) => "executed",
+        Some(Decision::Abort) => "aborted",
+        Some(Decision::Stop) => "plan only",
+        Some(Decision::Revise) => "being revised",
+        None => "undecided",
+    };
+    let cost = plan
+        .cost_usd
+        .map(money)
+        .unwrap_or_else(|| "cost unknown".to_owned());
+    rows.row(
+        "plan",
+        format!(
+            "{decided} after {} · {cost} · plan.md",
+            plural(u64::from(plan.revisions), "revision")
+        ),
+    );
+}
+
+/// The steps, the tool calls by tool, the tokens by kind, and the cost.
+fn work(rows: &mut Rows<'_>, r: &Receipt) {
+    rows.row("steps", r.steps.to_string());
     let tools: Vec<String> = r
         .tool_calls
         .by_name
@@ -115,12 +157,12 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
     } else {
         format!(": {}", tools.join(", "))
     };
-    row(
+    rows.row(
         "tools",
         format!("{}{tools}", plural(u64::from(r.tool_calls.total), "call")),
     );
     let t = &r.tokens;
-    row(
+    rows.row(
         "tokens",
         format!(
             "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
@@ -132,68 +174,64 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
             thousands(t.cache_write)
         ),
     );
-    let cost = match (r.cost.usd, r.cost.source) {
+    rows.row("cost", cost(r));
+}
+
+/// `$0.0123 (reported)`, or how much is known of an unknown cost.
+fn cost(r: &Receipt) -> String {
+    match (r.cost.usd, r.cost.source) {
         (Some(usd), Some(src)) => format!("{} ({})", money(usd), format!("{src:?}").to_lowercase()),
         (Some(usd), None) => money(usd),
         (None, _) if r.cost.known_usd > 0.0 => {
             format!("unknown (at least {})", money(r.cost.known_usd))
         }
         (None, _) => "unknown".to_owned(),
-    };
-    row("cost", cost);
+    }
+}
+
+/// Denials, provider and agent errors, unreadable lines, the watchdog's diagnosis and the end
+/// of stderr.
+fn troubles(rows: &mut Rows<'_>, r: &Receipt) {
+    let s = rows.s;
     for d in &r.permission_denials {
-        row(
-            "denied",
-            s.warn
-                .apply_to(format!("{} ({})", d.tool, d.detail))
-                .to_string(),
-        );
+        let denial = format!("{} ({})", d.tool, d.detail);
+        rows.row("denied", s.warn.apply_to(denial).to_string());
     }
     for e in &r.provider_errors {
         let status = e.status.map(|c| format!(" {c}")).unwrap_or_default();
-        row(
-            "provider",
-            s.warn
-                .apply_to(format!(
-                    "{}{status}: {}",
-                    e.name,
-                    first_line_and_more(&e.message)
-                ))
-                .to_string(),
-        );
+        let error = format!("{}{status}: {}", e.name, first_line_and_more(&e.message));
+        rows.row("provider", s.warn.apply_to(error).to_string());
     }
     for e in &r.agent_errors {
-        row(
+        rows.row(
             "error",
             s.error.apply_to(first_line_and_more(e)).to_string(),
         );
     }
     if r.unparsed_lines.count > 0 {
-        row(
+        rows.row(
             "unparsed",
             format!("{} unreadable output lines", r.unparsed_lines.count),
         );
     }
     if let Some(d) = &r.watchdog {
-        row(
-            "watchdog",
-            s.error
-                .apply_to(format!(
-                    "no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}), last event {}",
-                    duration_ms(d.timeout_ms),
-                    duration_ms(d.stdout_quiet_ms),
-                    duration_ms(d.stderr_quiet_ms),
-                    duration_ms(d.cpu_quiet_ms),
-                    d.last_event.as_deref().unwrap_or("none")
-                ))
-                .to_string(),
-        );
+        rows.row("watchdog", s.error.apply_to(watchdog(d)).to_string());
     }
     for line in &r.stderr.tail {
-        row("stderr", s.dim.apply_to(line).to_string());
+        rows.row("stderr", s.dim.apply_to(line).to_string());
     }
-    row("log", r.run_dir.clone());
-    out
+}
+
+/// What the watchdog saw when it stopped the agent.
+fn watchdog(d: &Diagnostic) -> String {
+    format!(
+        "no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}), last event {}",
+        duration_ms(d.timeout_ms),
+        duration_ms(d.stdout_quiet_ms),
+        duration_ms(d.stderr_quiet_ms),
+        duration_ms(d.cpu_quiet_ms),
+        d.last_event.as_deref().unwrap_or("none")
+    )
 }
 
 /// An outcome, coloured by how good it is.
