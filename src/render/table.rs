@@ -34,23 +34,7 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
         "COST",
         "PROMPT",
     ];
-    let cells: Vec<[String; 9]> = rows
-        .iter()
-        .map(|r| {
-            let started = utc(r.started_at);
-            [
-                r.run_id.clone(),
-                format!("{} {}", &started[5..16], age(r.started_at, now)),
-                r.agent.clone(),
-                r.model.clone().unwrap_or_else(|| "-".to_owned()),
-                r.outcome.as_str().to_owned(),
-                duration_ms(r.duration_ms),
-                r.steps.to_string(),
-                r.cost_usd.map_or_else(|| "?".to_owned(), money),
-                r.prompt.lines().next().unwrap_or("").trim().to_owned(),
-            ]
-        })
-        .collect();
+    let cells: Vec<[String; 9]> = rows.iter().map(|r| cells(r, now)).collect();
     let mut widths: [usize; 8] = HEADERS[..8]
         .iter()
         .map(|h| h.len())
@@ -93,4 +77,20 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
         out.push('\n');
     }
     out
+}
+
+/// A row's cells as plain text, in the order of the headers.
+fn cells(r: &Row, now: SystemTime) -> [String; 9] {
+    let started = utc(r.started_at);
+    [
+        r.run_id.clone(),
+        format!("{} {}", &started[5..16], age(r.started_at, now)),
+        r.agent.clone(),
+        r.model.clone().unwrap_or_else(|| "-".to_owned()),
+        r.outcome.as_str().to_owned(),
+        duration_ms(r.duration_ms),
+        r.steps.to_string(),
+        r.cost_usd.map_or_else(|| "?".to_owned(), money),
+        r.prompt.lines().next().unwrap_or("").trim().to_owned(),
+    ]
 }
