@@ -4,6 +4,8 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use super::relative_to;
+/// Inputs and errors are cut the way the views cut text.
+pub(crate) use crate::render::format::{first_line, truncate};
 
 /// Longest summary kept, in characters.
 const MAX_CHARS: usize = 120;
@@ -44,22 +46,6 @@ pub(crate) fn summarize(fields: &InputFields<'_>, title: Option<&str>, cwd: &Pat
     match text.char_indices().nth(MAX_CHARS) {
         None => text.into_owned(),
         Some(_) => truncate(&text, MAX_CHARS),
-    }
-}
-
-/// The first non-empty line of a text, trimmed.
-pub(crate) fn first_line(text: &str) -> &str {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-}
-
-/// At most `max` characters, with an ellipsis when cut.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => format!("{}…", &text[..cut]),
     }
 }
 

@@ -1,27 +1,55 @@
 //! The `runbook status` report: one run's receipt, for a person.
 
 use std::fmt::Write as _;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use super::Styles;
-use super::human::{human_ms, money, plural, thousands};
-use crate::event::Outcome;
+use super::format::{age, duration_ms, first_line_and_more, money, plural, thousands, utc};
+use crate::event::{Decision, Diagnostic, Outcome};
 use crate::receipt::Receipt;
 
-/// The report for a receipt, as of `now` (for the run's age).
+/// The report for a receipt, as of `now` (for the run's age): one labelled row per fact, the
+/// run first, then its turns and plan, what it did and cost, what went wrong, and its log.
 pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
-    let s = styles;
-    let mut out = String::new();
-    let mut row = |label: &str, value: String| {
-        let _ = writeln!(out, "{} {value}", s.dim.apply_to(format!("{label:<9}")));
+    let mut rows = Rows {
+        s: styles,
+        out: String::new(),
     };
-    row("run", s.bold.apply_to(&r.run_id).to_string());
+    the_run(&mut rows, r, now);
+    turns(&mut rows, r);
+    plan(&mut rows, r);
+    work(&mut rows, r);
+    troubles(&mut rows, r);
+    rows.row("log", r.run_dir.clone());
+    rows.out
+}
+
+/// The report as it is written: a dim label padded to one width, then the value.
+struct Rows<'a> {
+    s: &'a Styles,
+    out: String,
+}
+
+impl Rows<'_> {
+    fn row(&mut self, label: &str, value: String) {
+        let _ = writeln!(
+            self.out,
+            "{} {value}",
+            self.s.dim.apply_to(format!("{label:<9}"))
+        );
+    }
+}
+
+/// Which run, how it ended, the agent, the prompt, where and when it ran, and its session.
+fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
+    let s = rows.s;
+    rows.row("run", s.bold.apply_to(&r.run_id).to_string());
     let exit = match (r.outcome, r.exit.code, r.exit.signal) {
         (Outcome::Running | Outcome::Abandoned, ..) => String::new(),
         (_, None, None) => " · agent not started".to_owned(),
         _ => format!(" · {}", r.exit),
     };
-    row(
+    rows.row(
         "outcome",
         format!("{}{exit} · {}", outcome(r.outcome, s), r.message),
     );
@@ -36,67 +64,81 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
         .as_deref()
         .map(|m| format!(" · model {m}"))
         .unwrap_or_default();
-    row("agent", format!("{}{version}{model}", r.agent.name));
-    row("prompt", first_line(&r.prompt));
-    row("cwd", r.cwd.clone());
+    rows.row("agent", format!("{}{version}{model}", r.agent.name));
+    rows.row("prompt", first_line_and_more(&r.prompt));
+    rows.row("cwd", r.cwd.clone());
     let took = if r.outcome == Outcome::Running {
         "running for"
     } else {
         "took"
     };
-    row(
+    rows.row(
         "started",
         format!(
             "{} ({}) · {took} {}",
             utc(r.started_at),
             age(r.started_at, now),
-            human_ms(r.duration_ms)
+            duration_ms(r.duration_ms)
         ),
     );
     if let Some(session) = &r.session_id {
-        row("session", session.clone());
+        rows.row("session", session.clone());
     }
-    if r.turns.len() > 1 {
-        let turns: Vec<String> = r
-            .turns
-            .iter()
-            .map(|t| {
-                let cost = t
-                    .cost_usd
-                    .map(money)
-                    .unwrap_or_else(|| "cost unknown".to_owned());
-                format!(
-                    "{} {}: {}, {} tokens, {cost}",
-                    t.index + 1,
-                    format!("{:?}", t.kind).to_lowercase(),
-                    plural(u64::from(t.steps), "step"),
-                    thousands(t.tokens.total())
-                )
-            })
-            .collect();
-        row("turns", turns.join(" · "));
+}
+
+/// Each turn's steps, tokens and cost, when there was more than one.
+fn turns(rows: &mut Rows<'_>, r: &Receipt) {
+    if r.turns.len() <= 1 {
+        return;
     }
-    if let Some(plan) = &r.plan {
-        let decided = match plan.decision {
-            Some(crate::event::Decision::Execute) => "executed",
-            Some(crate::event::Decision::Abort) => "aborted",
-            Some(crate::event::Decision::Stop) => "plan only",
-            Some(crate::event::Decision::Revise) => "being revised",
-            None => "undecided",
-        };
-        let cost = plan
-            .cost_usd
-            .map(money)
-            .unwrap_or_else(|| "cost unknown".to_owned());
-        row(
-            "plan",
+    let turns: Vec<String> = r
+        .turns
+        .iter()
+        .map(|t| {
+            let cost = t
+                .cost_usd
+                .map(money)
+                .unwrap_or_else(|| "cost unknown".to_owned());
             format!(
-                "{decided} after {} · {cost} · plan.md",
-                plural(u64::from(plan.revisions), "revision")
-            ),
-        );
-    }
-    row("steps", r.steps.to_string());
+                "{} {}: {}, {} tokens, {cost}",
+                t.index + 1,
+                format!("{:?}", t.kind).to_lowercase(),
+                plural(u64::from(t.steps), "step"),
+                thousands(t.tokens.total())
+            )
+        })
+        .collect();
+    rows.row("turns", turns.join(" · "));
+}
+
+/// What became of the plan, for runs with `--plan`.
+fn plan(rows: &mut Rows<'_>, r: &Receipt) {
+    let Some(plan) = &r.plan else {
+        return;
+    };
+    let decided = match plan.decision {
+        Some(Decision::Execute) => "executed",
+        Some(Decision::Abort) => "aborted",
+        Some(Decision::Stop) => "plan only",
+        Some(Decision::Revise) => "being revised",
+        None => "undecided",
+    };
+    let cost = plan
+        .cost_usd
+        .map(money)
+        .unwrap_or_else(|| "cost unknown".to_owned());
+    rows.row(
+        "plan",
+        format!(
+            "{decided} after {} · {cost} · plan.md",
+            plural(u64::from(plan.revisions), "revision")
+        ),
+    );
+}
+
+/// The steps, the tool calls by tool, the tokens by kind, and the cost.
+fn work(rows: &mut Rows<'_>, r: &Receipt) {
+    rows.row("steps", r.steps.to_string());
     let tools: Vec<String> = r
         .tool_calls
         .by_name
@@ -115,12 +157,12 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
     } else {
         format!(": {}", tools.join(", "))
     };
-    row(
+    rows.row(
         "tools",
         format!("{}{tools}", plural(u64::from(r.tool_calls.total), "call")),
     );
     let t = &r.tokens;
-    row(
+    rows.row(
         "tokens",
         format!(
             "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
@@ -132,61 +174,64 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
             thousands(t.cache_write)
         ),
     );
-    let cost = match (r.cost.usd, r.cost.source) {
+    rows.row("cost", cost(r));
+}
+
+/// `$0.0123 (reported)`, or how much is known of an unknown cost.
+fn cost(r: &Receipt) -> String {
+    match (r.cost.usd, r.cost.source) {
         (Some(usd), Some(src)) => format!("{} ({})", money(usd), format!("{src:?}").to_lowercase()),
         (Some(usd), None) => money(usd),
         (None, _) if r.cost.known_usd > 0.0 => {
             format!("unknown (at least {})", money(r.cost.known_usd))
         }
         (None, _) => "unknown".to_owned(),
-    };
-    row("cost", cost);
+    }
+}
+
+/// Denials, provider and agent errors, unreadable lines, the watchdog's diagnosis and the end
+/// of stderr.
+fn troubles(rows: &mut Rows<'_>, r: &Receipt) {
+    let s = rows.s;
     for d in &r.permission_denials {
-        row(
-            "denied",
-            s.warn
-                .apply_to(format!("{} ({})", d.tool, d.detail))
-                .to_string(),
-        );
+        let denial = format!("{} ({})", d.tool, d.detail);
+        rows.row("denied", s.warn.apply_to(denial).to_string());
     }
     for e in &r.provider_errors {
         let status = e.status.map(|c| format!(" {c}")).unwrap_or_default();
-        row(
-            "provider",
-            s.warn
-                .apply_to(format!("{}{status}: {}", e.name, first_line(&e.message)))
-                .to_string(),
-        );
+        let error = format!("{}{status}: {}", e.name, first_line_and_more(&e.message));
+        rows.row("provider", s.warn.apply_to(error).to_string());
     }
     for e in &r.agent_errors {
-        row("error", s.error.apply_to(first_line(e)).to_string());
+        rows.row(
+            "error",
+            s.error.apply_to(first_line_and_more(e)).to_string(),
+        );
     }
     if r.unparsed_lines.count > 0 {
-        row(
+        rows.row(
             "unparsed",
             format!("{} unreadable output lines", r.unparsed_lines.count),
         );
     }
     if let Some(d) = &r.watchdog {
-        row(
-            "watchdog",
-            s.error
-                .apply_to(format!(
-                    "no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}), last event {}",
-                    human_ms(d.timeout_ms),
-                    human_ms(d.stdout_quiet_ms),
-                    human_ms(d.stderr_quiet_ms),
-                    human_ms(d.cpu_quiet_ms),
-                    d.last_event.as_deref().unwrap_or("none")
-                ))
-                .to_string(),
-        );
+        rows.row("watchdog", s.error.apply_to(watchdog(d)).to_string());
     }
     for line in &r.stderr.tail {
-        row("stderr", s.dim.apply_to(line).to_string());
+        rows.row("stderr", s.dim.apply_to(line).to_string());
     }
-    row("log", r.run_dir.clone());
-    out
+}
+
+/// What the watchdog saw when it stopped the agent.
+fn watchdog(d: &Diagnostic) -> String {
+    format!(
+        "no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {}), last event {}",
+        duration_ms(d.timeout_ms),
+        duration_ms(d.stdout_quiet_ms),
+        duration_ms(d.stderr_quiet_ms),
+        duration_ms(d.cpu_quiet_ms),
+        d.last_event.as_deref().unwrap_or("none")
+    )
 }
 
 /// An outcome, coloured by how good it is.
@@ -200,31 +245,67 @@ pub(crate) fn outcome(o: Outcome, s: &Styles) -> String {
     style.apply_to(o.as_str()).to_string()
 }
 
-/// `2026-11-22 04:33:55 UTC`.
-pub(crate) fn utc(t: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(t)
-        .to_string()
-        .replace('T', " ")
-        .replace('Z', " UTC")
-}
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
 
-/// `12m ago`, `3h ago`, `2d ago`.
-pub(crate) fn age(t: SystemTime, now: SystemTime) -> String {
-    let d = now.duration_since(t).unwrap_or(Duration::ZERO).as_secs();
-    match d {
-        0..60 => "just now".to_owned(),
-        60..3600 => format!("{}m ago", d / 60),
-        3600..86_400 => format!("{}h ago", d / 3600),
-        _ => format!("{}d ago", d / 86_400),
+    use super::*;
+
+    /// The sample receipt, with `changes` laid over its fields.
+    fn receipt(changes: Value) -> Receipt {
+        let mut r: Value =
+            serde_json::from_str(include_str!("../../fixtures/receipt.json")).unwrap();
+        for (key, value) in changes.as_object().unwrap() {
+            r[key] = value.clone();
+        }
+        serde_json::from_value(r).unwrap()
     }
-}
 
-fn first_line(text: &str) -> String {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let first = lines.next().unwrap_or("").trim().to_owned();
-    if lines.next().is_some() {
-        format!("{first} …")
-    } else {
-        first
+    /// A little over an hour after the sample run started.
+    fn now() -> SystemTime {
+        humantime::parse_rfc3339("2026-11-22T06:30:00Z").unwrap()
+    }
+
+    #[test]
+    fn a_completed_run_reads_well() {
+        insta::assert_snapshot!(status(&receipt(json!({})), &Styles::plain(), now()));
+    }
+
+    /// A hung run with every section of the report filled.
+    fn troubled() -> Value {
+        let tokens =
+            json!({"input": 10, "output": 2, "reasoning": 0, "cache_read": 0, "cache_write": 0});
+        json!({
+            "outcome": "hung",
+            "message": "no activity for 3m 0s: the agent looks hung",
+            "exit": {"signal": 15},
+            "prompt": "Fix the flaky test\nand tell me why",
+            "duration_ms": 3_725_400,
+            "tool_calls": {"total": 3, "errors": 1, "denied": 1, "by_name": {
+                "bash": {"calls": 2, "errors": 0, "denied": 1},
+                "read": {"calls": 1, "errors": 1, "denied": 0}
+            }},
+            "cost": {"usd": null, "source": null, "known_usd": 0.0051},
+            "turns": [
+                {"index": 0, "kind": "start", "steps": 1, "tool_calls": 3, "tokens": tokens, "cost_usd": 0.0051},
+                {"index": 1, "kind": "resume", "steps": 0, "tool_calls": 0, "tokens": tokens}
+            ],
+            "plan": {"text": "# Plan", "revisions": 1, "decision": "execute", "feedback": ["smaller"], "tokens": 12, "cost_usd": 0.002},
+            "permission_denials": [{"tool": "bash", "detail": "rm -rf target"}],
+            "provider_errors": [{"name": "APIError", "message": "rate limited\nretry later", "status": 429, "retryable": true}],
+            "agent_errors": ["UnknownError: Unexpected server error"],
+            "unparsed_lines": {"count": 2, "samples": []},
+            "stderr": {"lines": 1, "tail": ["warning: slow disk"]},
+            "watchdog": {
+                "timeout_ms": 180_000, "stdout_quiet_ms": 180_000, "stderr_quiet_ms": 180_300,
+                "cpu_quiet_ms": 180_000, "last_event": "step.started", "open_step": 2,
+                "completed_steps": 1, "cost_usd": 0.0051, "stderr_tail": []
+            }
+        })
+    }
+
+    #[test]
+    fn every_section_of_a_troubled_run_reads_well() {
+        insta::assert_snapshot!(status(&receipt(troubled()), &Styles::plain(), now()));
     }
 }

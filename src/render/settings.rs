@@ -44,8 +44,19 @@ impl Report {
     }
 }
 
-/// The configuration as a table.
+/// The configuration as a table: the files read, every key's value and where it came from,
+/// and the agent's variables.
 pub(crate) fn human(config: &Config, env: &[EnvVarRecord], styles: &Styles) -> String {
+    let mut out = files(config, styles);
+    out.push('\n');
+    out.push_str(&settings(config, styles));
+    out.push('\n');
+    out.push_str(&variables(env, styles));
+    out
+}
+
+/// The configuration files, lowest layer first, and whether each was found.
+fn files(config: &Config, styles: &Styles) -> String {
     let mut out = String::new();
     out.push_str(
         &styles
@@ -69,8 +80,12 @@ pub(crate) fn human(config: &Config, env: &[EnvVarRecord], styles: &Styles) -> S
     for line in columns(&files) {
         out.push_str(&format!("  {line}\n"));
     }
+    out
+}
 
-    out.push('\n');
+/// Every key with its value and the layer that set it; defaults dim, the rest highlighted.
+fn settings(config: &Config, styles: &Styles) -> String {
+    let mut out = String::new();
     let mut rows = vec![vec![
         "KEY".to_owned(),
         "VALUE".to_owned(),
@@ -92,12 +107,16 @@ pub(crate) fn human(config: &Config, env: &[EnvVarRecord], styles: &Styles) -> S
         out.push_str(&style.apply_to(line).to_string());
         out.push('\n');
     }
+    out
+}
 
-    out.push('\n');
+/// The agent's variables and where each came from, never their values.
+fn variables(env: &[EnvVarRecord], styles: &Styles) -> String {
     if env.is_empty() {
-        out.push_str("Agent environment: nothing set ([env], .env, .env.local, --env-file).\n");
-        return out;
+        return "Agent environment: nothing set ([env], .env, .env.local, --env-file).\n"
+            .to_owned();
     }
+    let mut out = String::new();
     out.push_str(
         &styles
             .bold

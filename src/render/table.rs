@@ -3,8 +3,8 @@
 use std::time::SystemTime;
 
 use super::Styles;
-use super::human::{human_ms, money};
-use super::report::{age, outcome};
+use super::format::{age, duration_ms, fit, money, utc};
+use super::report::outcome;
 use crate::event::Outcome;
 
 /// What a row shows of a run.
@@ -34,23 +34,7 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
         "COST",
         "PROMPT",
     ];
-    let cells: Vec<[String; 9]> = rows
-        .iter()
-        .map(|r| {
-            let started = super::report::utc(r.started_at);
-            [
-                r.run_id.clone(),
-                format!("{} {}", &started[5..16], age(r.started_at, now)),
-                r.agent.clone(),
-                r.model.clone().unwrap_or_else(|| "-".to_owned()),
-                r.outcome.as_str().to_owned(),
-                human_ms(r.duration_ms),
-                r.steps.to_string(),
-                r.cost_usd.map_or_else(|| "?".to_owned(), money),
-                r.prompt.lines().next().unwrap_or("").trim().to_owned(),
-            ]
-        })
-        .collect();
+    let cells: Vec<[String; 9]> = rows.iter().map(|r| cells(r, now)).collect();
     let mut widths: [usize; 8] = HEADERS[..8]
         .iter()
         .map(|h| h.len())
@@ -89,8 +73,24 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
             out.push_str(&text);
             out.push_str(&" ".repeat(pad + 2));
         }
-        out.push_str(&console::truncate_str(&row[8], prompt_width, "…"));
+        out.push_str(&fit(&row[8], prompt_width));
         out.push('\n');
     }
     out
+}
+
+/// A row's cells as plain text, in the order of the headers.
+fn cells(r: &Row, now: SystemTime) -> [String; 9] {
+    let started = utc(r.started_at);
+    [
+        r.run_id.clone(),
+        format!("{} {}", &started[5..16], age(r.started_at, now)),
+        r.agent.clone(),
+        r.model.clone().unwrap_or_else(|| "-".to_owned()),
+        r.outcome.as_str().to_owned(),
+        duration_ms(r.duration_ms),
+        r.steps.to_string(),
+        r.cost_usd.map_or_else(|| "?".to_owned(), money),
+        r.prompt.lines().next().unwrap_or("").trim().to_owned(),
+    ]
 }

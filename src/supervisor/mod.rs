@@ -18,16 +18,3 @@ mod version;
 pub(crate) use signals::Signals;
 pub(crate) use spawn::{RawLogs, TurnSpec};
 pub(crate) use turn::Supervisor;
-
-/// `3m 0s`, `12.0s`, `850ms`: short and exact enough for messages.
-pub(crate) fn format_duration(d: std::time::Duration) -> String {
-    let ms = crate::event::millis(d);
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.1}s", d.as_secs_f64())
-    } else {
-        let s = d.as_secs();
-        format!("{}m {}s", s / 60, s % 60)
-    }
-}

@@ -21,11 +21,11 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use tokio::time::Instant;
 
-use super::format_duration;
 use super::signals::Received;
 use crate::agent::StreamEnd;
 use crate::event::{ExitInfo, Limits, Outcome, Stream};
 use crate::lifecycle::Ending;
+use crate::render::format;
 use crate::watchdog::{Activity, Quiet, Verdict, Watchdog};
 
 /// After the agent exits, how long its pipes may stay open (held by a leftover process) before
@@ -341,7 +341,7 @@ impl Machine {
                 let message = if now >= *by {
                     format!(
                         "the agent printed its final result but had not exited after {}; ending it",
-                        format_duration(self.limits.finish_grace)
+                        format::duration(self.limits.finish_grace)
                     )
                 } else if self.deadline.is_some_and(|d| now >= d) {
                     "the run reached its --timeout after the agent's final result; ending it"
@@ -394,7 +394,7 @@ impl Machine {
                 actions.push(Action::Hung(self.watchdog.quiet_times(now)));
                 let message = format!(
                     "no activity for {}: the agent looks hung",
-                    format_duration(quiet)
+                    format::duration(quiet)
                 );
                 self.begin_stop(Outcome::Hung, message, now, actions);
                 return;

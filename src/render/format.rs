@@ -1,0 +1,199 @@
+//! How runbook writes numbers, durations, times and cut text for people: one place, so every
+//! view, report and message says `4.2s`, `$0.0123` or `12,345 tokens` the same way.
+
+use std::borrow::Cow;
+use std::time::{Duration, SystemTime};
+
+/// `850ms`, `4.2s`, `3m 5s`, `1h 2m`: a duration, short and exact enough for messages.
+///
+/// Sub-millisecond parts are dropped before formatting, so a [`Duration`] reads exactly as its
+/// whole milliseconds do in [`duration_ms`].
+pub(crate) fn duration(d: Duration) -> String {
+    duration_ms(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// [`duration`] for a count of milliseconds, as events and receipts carry them.
+pub(crate) fn duration_ms(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms}ms"),
+        1000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{}m {}s", ms / 60_000, ms % 60_000 / 1000),
+        _ => format!("{}h {}m", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    }
+}
+
+/// `$0.0123` below a dollar, `$1.23` above.
+pub(crate) fn money(usd: f64) -> String {
+    if usd < 1.0 {
+        format!("${usd:.4}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
+/// `12,345`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `950`, `12.3k`, `4.5M`: a count where only its size matters (the live status line).
+pub(crate) fn short_count(n: u64) -> String {
+    match n {
+        0..1000 => n.to_string(),
+        1000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// `1 step`, `3 steps`, `1,200 steps`.
+pub(crate) fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
+}
+
+/// `04:07` (or `1:04:07`): time since a run started.
+pub(crate) fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+    } else {
+        format!("{:02}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// `04:07.3`: [`clock`] with tenths of a second, for timestamping lines.
+pub(crate) fn clock_tenths(d: Duration) -> String {
+    format!("{}.{}", clock(d), d.subsec_millis() / 100)
+}
+
+/// `2026-11-22 04:33:55 UTC`.
+pub(crate) fn utc(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t)
+        .to_string()
+        .replace('T', " ")
+        .replace('Z', " UTC")
+}
+
+/// `just now`, `12m ago`, `3h ago`, `2d ago`: how long before `now` a time was.
+pub(crate) fn age(t: SystemTime, now: SystemTime) -> String {
+    let d = now.duration_since(t).unwrap_or(Duration::ZERO).as_secs();
+    match d {
+        0..60 => "just now".to_owned(),
+        60..3600 => format!("{}m ago", d / 60),
+        3600..86_400 => format!("{}h ago", d / 3600),
+        _ => format!("{}d ago", d / 86_400),
+    }
+}
+
+/// The first non-empty line of a text, trimmed.
+pub(crate) fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// [`first_line`], followed by ` …` when more non-empty lines follow it, so a report says that
+/// there is more to read.
+pub(crate) fn first_line_and_more(text: &str) -> String {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("").trim();
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first.to_owned()
+    }
+}
+
+/// At most `max` characters, with an ellipsis when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+/// At most `width` terminal columns, ending in `…` when cut; colour codes are kept and not
+/// counted.
+pub(crate) fn fit(text: &str, width: usize) -> Cow<'_, str> {
+    console::truncate_str(text, width, "…")
+}
+
+/// The last `max` characters of a text (all of it when shorter): the newest part of a stream.
+pub(crate) fn last_chars(text: &str, max: usize) -> &str {
+    let Some(back) = max.checked_sub(1) else {
+        return "";
+    };
+    match text.char_indices().rev().nth(back) {
+        Some((start, _)) => &text[start..],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(money(0.00333), "$0.0033");
+        assert_eq!(money(12.5), "$12.50");
+        assert_eq!(short_count(5_123), "5.1k");
+        assert_eq!(plural(1, "step"), "1 step");
+        assert_eq!(plural(1_200, "step"), "1,200 steps");
+    }
+
+    #[test]
+    fn durations_read_the_same_from_milliseconds_and_durations() {
+        for (ms, text) in [
+            (0, "0ms"),
+            (850, "850ms"),
+            (4_250, "4.2s"),
+            (12_000, "12.0s"),
+            (180_000, "3m 0s"),
+            (185_400, "3m 5s"),
+            (3_720_000, "1h 2m"),
+        ] {
+            assert_eq!(duration_ms(ms), text);
+            assert_eq!(duration(Duration::from_millis(ms)), text);
+        }
+        // Only whole milliseconds count.
+        assert_eq!(duration(Duration::from_micros(4_250_900)), "4.2s");
+        assert_eq!(duration(Duration::from_micros(999_999)), "999ms");
+    }
+
+    #[test]
+    fn clocks_and_dates_read_well() {
+        assert_eq!(clock(Duration::from_secs(247)), "04:07");
+        assert_eq!(clock_tenths(Duration::from_millis(3_725_400)), "1:02:05.4");
+        let t = humantime::parse_rfc3339("2026-11-22T04:33:55Z").unwrap();
+        assert_eq!(utc(t), "2026-11-22 04:33:55 UTC");
+        assert_eq!(age(t, t + Duration::from_secs(59)), "just now");
+        assert_eq!(age(t, t + Duration::from_secs(3 * 3600)), "3h ago");
+    }
+
+    #[test]
+    fn text_is_cut_to_what_fits() {
+        assert_eq!(first_line("\n  first \nsecond"), "first");
+        assert_eq!(first_line_and_more("\n  first \nsecond"), "first …");
+        assert_eq!(first_line_and_more("only\n\n"), "only");
+        assert_eq!(truncate("héllo", 2), "hé…");
+        assert_eq!(fit("hello world", 6), "hello…");
+        assert_eq!(last_chars("héllo", 4), "éllo");
+        assert_eq!(last_chars("hé", 4), "hé");
+        assert_eq!(last_chars("hé", 0), "");
+    }
+}

@@ -1,0 +1,131 @@
+//! The run and its turns: the start, each new turn, the agent's version and session, stop
+//! requests and the signals sent, and at the end the one-line summary and the receipt's path.
+
+use super::Lines;
+use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
+use crate::render::format::{duration_ms, money, plural, thousands};
+
+/// The lines of a run or turn event.
+pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
+    let s = l.s;
+    match kind {
+        EventKind::RunStarted(info) => run_started(l, info),
+        EventKind::TurnStarted { argv, .. } => turn_started(l, argv),
+        EventKind::AgentVersion { version } if l.verbose => {
+            l.info(s.dim.apply_to(format!("  agent version {version}")));
+        }
+        EventKind::SessionStarted { session_id } if l.verbose => {
+            l.info(s.dim.apply_to(format!("  session {session_id}")));
+        }
+        EventKind::StopRequested { message, .. } => {
+            l.alert(s.error.apply_to(format!("✗ stopping the agent: {message}")));
+        }
+        EventKind::SignalSent { signal, processes } => {
+            let plural = if *processes == 1 { "" } else { "es" };
+            l.alert(
+                s.dim
+                    .apply_to(format!("→ {signal} to {processes} process{plural}")),
+            );
+        }
+        EventKind::TurnFailed {
+            outcome, message, ..
+        } if l.verbose => {
+            let turn = l.turn.index + 1;
+            l.info(
+                s.dim
+                    .apply_to(format!("  turn {turn} {outcome}: {message}")),
+            );
+        }
+        EventKind::RunFinished {
+            outcome,
+            message,
+            duration_ms,
+            ..
+        } => run_finished(l, *outcome, message, *duration_ms),
+        _ => {}
+    }
+}
+
+/// `▶ opencode (model) · run <id> · <cwd>`.
+fn run_started(l: &mut Lines<'_>, info: &RunInfo) {
+    let s = l.s;
+    let model = info
+        .model
+        .as_deref()
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default();
+    l.info(format!(
+        "{} {}{model} · run {} · {}",
+        s.accent.apply_to("▶"),
+        s.bold.apply_to(&info.agent),
+        info.run_id,
+        s.dim.apply_to(&info.cwd)
+    ));
+}
+
+/// A turn after the first, and with `-v` the agent's command line.
+fn turn_started(l: &mut Lines<'_>, argv: &[String]) {
+    let s = l.s;
+    if l.turn.index > 0 {
+        let kind = match l.turn.kind {
+            TurnKind::Start => "start",
+            TurnKind::Resume => "resume",
+        };
+        l.info(format!(
+            "{} turn {} ({kind})",
+            s.accent.apply_to("▶"),
+            l.turn.index + 1,
+        ));
+    }
+    if l.verbose {
+        l.info(s.dim.apply_to(format!("  $ {}", argv.join(" "))));
+    }
+}
+
+/// The summary, and where the receipt is.
+fn run_finished(l: &mut Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) {
+    let summary = summary(l, outcome, message, took_ms);
+    l.alert(summary);
+    if let Some(info) = l.totals.info.as_ref().filter(|i| !i.run_dir.is_empty()) {
+        l.alert(
+            l.s.dim
+                .apply_to(format!("  receipt: {}/result.json", info.run_dir)),
+        );
+    }
+}
+
+/// `✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033`, or how it ended.
+fn summary(l: &Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) -> String {
+    let (s, st) = (l.s, l.totals);
+    let tools = match st.failed_tools() {
+        0 => plural(u64::from(st.tool_calls), "tool call"),
+        n => format!(
+            "{} ({n} failed)",
+            plural(u64::from(st.tool_calls), "tool call")
+        ),
+    };
+    let cost = st.cost().map_or_else(|| "cost unknown".to_owned(), money);
+    // Agents that don't report their model calls (Codex) have no steps to count.
+    let steps = match st.steps_finished {
+        0 => String::new(),
+        n => format!("{} · ", plural(u64::from(n), "step")),
+    };
+    let facts = format!(
+        "{} · {steps}{tools} · {} tokens · {cost}",
+        duration_ms(took_ms),
+        thousands(st.tokens.total())
+    );
+    if outcome == Outcome::Completed {
+        format!(
+            "{} {} in {facts}",
+            s.ok.apply_to("✓"),
+            s.ok.apply_to("completed")
+        )
+    } else {
+        format!(
+            "{} {} after {facts}: {message}",
+            s.error.apply_to("✗"),
+            s.error.apply_to(outcome.as_str())
+        )
+    }
+}

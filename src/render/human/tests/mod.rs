@@ -1,0 +1,204 @@
+//! The human view's tests: a run showing every kind of event, in each display and style.
+
+mod run;
+
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::event::{CostSource, ExitInfo, Outcome, StepUsage, Tokens, TurnKind};
+
+/// A writer the test can read back.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Folds an event and shows it, as the dispatcher would.
+fn feed(
+    human: &mut Human,
+    totals: &mut RunStats,
+    seq: u64,
+    ts: SystemTime,
+    turn: Turn,
+    kind: EventKind,
+) {
+    let event = Event {
+        seq,
+        ts,
+        turn,
+        kind,
+    };
+    totals.observe(&event);
+    human
+        .event(&Delivery {
+            event: &event,
+            totals,
+            json: None,
+        })
+        .unwrap();
+}
+
+fn at(ms: u64) -> SystemTime {
+    humantime::parse_rfc3339("2026-11-22T04:00:00Z").unwrap() + Duration::from_millis(ms)
+}
+
+fn render(display: Display, styles: Styles, verbose: bool, events: &[(u64, EventKind)]) -> String {
+    let out = Shared::default();
+    let mut human = Human::new(display, styles, verbose, Box::new(out.clone()));
+    let mut totals = RunStats::default();
+    for (seq, (ms, kind)) in events.iter().enumerate() {
+        let turn = Turn {
+            index: 0,
+            kind: TurnKind::Start,
+        };
+        feed(
+            &mut human,
+            &mut totals,
+            seq as u64,
+            at(*ms),
+            turn,
+            kind.clone(),
+        );
+    }
+    human.close().unwrap();
+    String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
+}
+
+#[test]
+fn plain_lines_show_every_kind_of_event() {
+    insta::assert_snapshot!(render(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        &run::every_event()
+    ));
+}
+
+#[test]
+fn verbose_lines_add_the_details() {
+    insta::assert_snapshot!(render(
+        Display::Lines,
+        Styles::plain(),
+        true,
+        &run::every_event()
+    ));
+}
+
+#[test]
+fn quiet_shows_only_what_needs_attention() {
+    insta::assert_snapshot!(render(
+        Display::Quiet,
+        Styles::plain(),
+        false,
+        &run::every_event()
+    ));
+}
+
+#[test]
+fn colours_mark_success_failure_and_warnings() {
+    let out = render(
+        Display::Lines,
+        Styles::colored(),
+        false,
+        &run::every_event(),
+    );
+    insta::assert_snapshot!(out.replace('\u{1b}', "\\e"));
+}
+
+#[test]
+fn plain_output_has_no_control_codes() {
+    let out = render(Display::Lines, Styles::plain(), true, &run::every_event());
+    assert!(!out.contains('\u{1b}'), "{out}");
+}
+
+#[test]
+fn a_completed_run_ends_with_a_one_line_summary() {
+    let mut events = run::start();
+    events.extend(run::words());
+    events.push((
+        5100,
+        EventKind::StepFinished(StepUsage {
+            id: None,
+            reason: "stop".into(),
+            tokens: Tokens {
+                input: 1000,
+                output: 18,
+                reasoning: 0,
+                cache_read: 200,
+                cache_write: 0,
+            },
+            cost_usd: Some(0.00333),
+            cost_source: Some(CostSource::Reported),
+        }),
+    ));
+    events.push((
+        5200,
+        EventKind::RunFinished {
+            outcome: Outcome::Completed,
+            message: "the agent finished".into(),
+            duration_ms: 5200,
+            exit: ExitInfo {
+                code: Some(0),
+                signal: None,
+            },
+        },
+    ));
+    let out = render(Display::Lines, Styles::plain(), false, &events);
+    let summary = out.lines().rev().nth(1).unwrap();
+    assert_eq!(
+        summary,
+        "[00:05.2] ✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033"
+    );
+}
+
+#[test]
+fn streaming_text_shows_on_the_status_line_until_the_whole_text_arrives() {
+    let mut human = Human::new(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        Box::new(Shared::default()),
+    );
+    let mut totals = RunStats::default();
+    let mut feed = |human: &mut Human, seq: u64, kind: EventKind| {
+        feed(human, &mut totals, seq, at(seq), Turn::FIRST, kind);
+    };
+    for (seq, piece) in [
+        "Hello! This is a scri",
+        "pted answer.\nSecond li",
+        "ne so far",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        feed(
+            &mut human,
+            seq as u64,
+            EventKind::TextDelta {
+                text: piece.to_owned(),
+            },
+        );
+    }
+    let line = human.status_line(at(10), &RunStats::default());
+    assert!(line.ends_with("│ Second line so far"), "{line}");
+    feed(
+        &mut human,
+        4,
+        EventKind::Text {
+            text: "Hello! This is a scripted answer.\nSecond line so far.".to_owned(),
+        },
+    );
+    assert!(
+        !human
+            .status_line(at(10), &RunStats::default())
+            .contains('│')
+    );
+}

@@ -1,0 +1,119 @@
+//! What went wrong or may: provider errors and retries, the agent's warnings and errors, its
+//! stderr, output lines that could not be read, and the watchdog's warning and diagnosis.
+
+use super::Lines;
+use crate::event::{Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason};
+use crate::render::format::{duration_ms, first_line, money, plural, thousands};
+
+/// The lines of a warning or error event.
+pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
+    let s = l.s;
+    match kind {
+        EventKind::ProviderError(e) => provider_error(l, e),
+        EventKind::ProviderRetry(r) => provider_retry(l, r),
+        EventKind::AgentWarning { message } => {
+            let text = format!("⚠ agent warning: {}", first_line(message));
+            l.alert(s.warn.apply_to(text));
+        }
+        EventKind::AgentError { name, message } => {
+            let text = format!("✗ agent error: {name}: {}", first_line(message));
+            l.alert(s.error.apply_to(text));
+        }
+        EventKind::Stderr { line } => l.info(s.dim.apply_to(format!("stderr: {line}"))),
+        EventKind::Unparsed(u) => unparsed(l, u),
+        EventKind::WatchdogWarning {
+            quiet_ms,
+            timeout_ms,
+        } => {
+            let text = format!(
+                "⚠ no activity for {}; the agent will be stopped after {} of silence",
+                duration_ms(*quiet_ms),
+                duration_ms(*timeout_ms)
+            );
+            l.alert(s.warn.apply_to(text));
+        }
+        EventKind::WatchdogFired(d) => watchdog_fired(l, d),
+        _ => {}
+    }
+}
+
+/// `⚠ provider error: APIError 429: rate limited (retryable)`.
+fn provider_error(l: &mut Lines<'_>, e: &ProviderError) {
+    let status = e.status.map(|c| format!(" {c}")).unwrap_or_default();
+    let retry = match e.retryable {
+        Some(true) => " (retryable)",
+        Some(false) => " (not retryable)",
+        None => "",
+    };
+    let text = format!(
+        "⚠ provider error: {}{status}: {}{retry}",
+        e.name,
+        first_line(&e.message)
+    );
+    l.alert(l.s.warn.apply_to(text));
+}
+
+/// `⟳ provider retry 1/3 in 600ms: overloaded 529`.
+fn provider_retry(l: &mut Lines<'_>, r: &ProviderRetry) {
+    let of = r.max_attempts.map(|m| format!("/{m}")).unwrap_or_default();
+    let delay = r
+        .delay_ms
+        .map(|ms| format!(" in {}", duration_ms(ms)))
+        .unwrap_or_default();
+    let status = r.status.map(|c| format!(" {c}")).unwrap_or_default();
+    let text = format!(
+        "⟳ provider retry {}{of}{delay}: {}{status}",
+        r.attempt,
+        first_line(&r.message)
+    );
+    l.info(l.s.warn.apply_to(text));
+}
+
+/// `⚠ unreadable output line (not_json, 17 bytes): <its start>`.
+fn unparsed(l: &mut Lines<'_>, u: &Unparsed) {
+    let text = format!(
+        "⚠ unreadable output line ({}, {} bytes): {}",
+        reason_name(u.reason),
+        thousands(u.bytes),
+        first_line(&u.head)
+    );
+    l.alert(l.s.warn.apply_to(text));
+}
+
+/// The watchdog's diagnosis: how long each sign of life has been quiet, where the run was, and
+/// the last of stderr.
+fn watchdog_fired(l: &mut Lines<'_>, d: &Diagnostic) {
+    let s = l.s;
+    let step = d
+        .open_step
+        .map(|n| format!(" · in step {n}"))
+        .unwrap_or_default();
+    let cost = d
+        .cost_usd
+        .map(|c| format!(" · {} so far", money(c)))
+        .unwrap_or_default();
+    let last = d.last_event.as_deref().unwrap_or("none");
+    l.alert(s.error.apply_to(format!(
+        "✗ watchdog: no activity for {} (stdout quiet {}, stderr quiet {}, cpu idle {})",
+        duration_ms(d.timeout_ms),
+        duration_ms(d.stdout_quiet_ms),
+        duration_ms(d.stderr_quiet_ms),
+        duration_ms(d.cpu_quiet_ms),
+    )));
+    let done = plural(u64::from(d.completed_steps), "step");
+    l.alert(
+        s.dim
+            .apply_to(format!("  last event {last}{step} · {done} done{cost}")),
+    );
+    for line in &d.stderr_tail {
+        l.alert(s.dim.apply_to(format!("  stderr: {line}")));
+    }
+}
+
+/// The schema's name of an unparsed reason (`not_json`).
+fn reason_name(reason: UnparsedReason) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
