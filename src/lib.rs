@@ -6,6 +6,7 @@
 
 mod agent;
 mod agent_env;
+mod batched;
 mod cli;
 mod commands;
 mod config;

@@ -2,72 +2,27 @@
 //! happens so another process can follow it; a crash loses at most a partial last line.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Write as _};
 
-use serde::Serialize;
-
+use crate::batched::Batched;
 use crate::consumer::{Consumer, Delivery};
-
-/// Buffers whole NDJSON lines and writes them out in one call per flush.
-pub(crate) struct NdjsonWriter<W: Write> {
-    out: W,
-    buf: Vec<u8>,
-}
-
-impl<W: Write> NdjsonWriter<W> {
-    pub(crate) fn new(out: W) -> Self {
-        Self {
-            out,
-            buf: Vec::with_capacity(64 * 1024),
-        }
-    }
-
-    pub(crate) fn push(&mut self, value: &impl Serialize) -> io::Result<()> {
-        serde_json::to_writer(&mut self.buf, value).map_err(io::Error::other)?;
-        self.buf.push(b'\n');
-        Ok(())
-    }
-
-    /// Appends a line that is already encoded (with its newline).
-    pub(crate) fn push_line(&mut self, line: &[u8]) {
-        self.buf.extend_from_slice(line);
-    }
-
-    pub(crate) fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            let result = self
-                .out
-                .write_all(&self.buf)
-                .and_then(|()| self.out.flush());
-            self.buf.clear();
-            result?;
-        }
-        Ok(())
-    }
-}
 
 /// Appends every event to `events.ndjson`.
 pub(crate) struct EventLog {
-    writer: NdjsonWriter<File>,
+    writer: Batched<File>,
 }
 
 impl EventLog {
     pub(crate) fn new(file: File) -> Self {
         Self {
-            writer: NdjsonWriter::new(file),
+            writer: Batched::new(file),
         }
     }
 }
 
 impl Consumer for EventLog {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
-        match d.json {
-            Some(line) => {
-                self.writer.push_line(line);
-                Ok(())
-            }
-            None => self.writer.push(d.event),
-        }
+        self.writer.push_event(d)
     }
 
     fn wants_json(&self) -> bool {

@@ -32,11 +32,7 @@ pub(crate) fn config(
         out.write_all(&json)?;
     } else {
         let color = config.value(&config::keys::COLOR);
-        let styles = if TermEnv::detect().color_stdout(color) {
-            Styles::colored()
-        } else {
-            Styles::plain()
-        };
+        let styles = Styles::new(TermEnv::detect().color_stdout(color));
         out.write_all(settings::human(&config, &env.records(), &styles).as_bytes())?;
     }
     out.flush()?;

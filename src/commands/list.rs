@@ -73,11 +73,7 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
         return Ok(ExitStatus::Completed);
     } else {
         let term = TermEnv::detect();
-        let styles = if term.color_stdout(color) {
-            Styles::colored()
-        } else {
-            Styles::plain()
-        };
+        let styles = Styles::new(term.color_stdout(color));
         let width = if term.stdout_is_terminal {
             console::Term::stdout().size().1 as usize
         } else {

@@ -47,11 +47,7 @@ pub(crate) async fn status(
         serde_json::to_writer_pretty(&mut out, &state.receipt)?;
         out.write_all(b"\n")?;
     } else {
-        let styles = if term.color_stdout(color) {
-            Styles::colored()
-        } else {
-            Styles::plain()
-        };
+        let styles = Styles::new(term.color_stdout(color));
         out.write_all(report::status(&state.receipt, &styles, SystemTime::now()).as_bytes())?;
     }
     out.flush()?;

@@ -2,33 +2,30 @@
 
 use std::io::{self, Write};
 
+use crate::batched::Batched;
 use crate::consumer::{Consumer, Delivery};
 use crate::event::EventKind;
 use crate::receipt::Receipt;
-use crate::store::NdjsonWriter;
 
 pub(crate) struct JsonLines<W: Write + Send> {
-    writer: NdjsonWriter<W>,
+    writer: Batched<W>,
 }
 
 impl<W: Write + Send> JsonLines<W> {
     pub(crate) fn new(out: W) -> Self {
         Self {
-            writer: NdjsonWriter::new(out),
+            writer: Batched::new(out),
         }
     }
 }
 
 impl<W: Write + Send> Consumer for JsonLines<W> {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
-        match d.json {
-            Some(line) => self.writer.push_line(line),
-            None => self.writer.push(d.event)?,
-        }
+        self.writer.push_event(d)?;
         if matches!(d.event.kind, EventKind::RunFinished { .. })
             && let Some(receipt) = Receipt::of(d.totals)
         {
-            self.writer.push(&receipt)?;
+            self.writer.push_json(&receipt)?;
         }
         Ok(())
     }

@@ -27,11 +27,7 @@ pub(crate) fn views(
         views.push(Box::new(json::JsonLines::new(std::io::stdout())));
     } else {
         let term = TermEnv::detect();
-        let styles = if term.color(color) {
-            Styles::colored()
-        } else {
-            Styles::plain()
-        };
+        let styles = Styles::new(term.color(color));
         let display = term.display(false, verbosity.quiet);
         let stderr = Box::new(std::io::stderr());
         views.push(Box::new(human::Human::new(

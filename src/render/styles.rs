@@ -15,6 +15,15 @@ pub(crate) struct Styles {
 }
 
 impl Styles {
+    /// Coloured or plain, as decided for the stream written to.
+    pub(crate) fn new(color: bool) -> Self {
+        if color {
+            Self::colored()
+        } else {
+            Self::plain()
+        }
+    }
+
     /// Styles that always emit colour codes (the caller has already decided colour is wanted).
     pub(crate) fn colored() -> Self {
         Self {

@@ -18,6 +18,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::Styles;
 use super::format::{clock, clock_tenths, duration, fit, last_chars, money, short_count};
+use crate::batched::Batched;
 use crate::consumer::{Consumer, Delivery, Tick};
 use crate::event::{Event, EventKind, Turn};
 use crate::stats::RunStats;
@@ -27,7 +28,7 @@ pub(crate) struct Human {
     display: Display,
     styles: Styles,
     verbose: bool,
-    out: Box<dyn Write + Send>,
+    out: Batched<Box<dyn Write + Send>>,
     bar: Option<ProgressBar>,
     width: usize,
     running_tool: Option<String>,
@@ -36,7 +37,6 @@ pub(crate) struct Human {
     /// The tool of the last call shown as denied, so its `permission.denied` is not shown twice.
     denied_tool: Option<String>,
     quiet_for: Duration,
-    buf: Vec<u8>,
 }
 
 /// One event's lines as they are made: what shaping them takes (the styles, whether `-v` asked
@@ -82,14 +82,13 @@ impl Human {
             display,
             styles,
             verbose,
-            out,
+            out: Batched::new(out),
             bar,
             width,
             running_tool: None,
             streaming: String::new(),
             denied_tool: None,
             quiet_for: Duration::ZERO,
-            buf: Vec::new(),
         }
     }
 
@@ -165,10 +164,8 @@ impl Human {
                 bar.println(format!("{prefix} {text}"));
             }
             None => {
-                self.buf.extend_from_slice(prefix.as_bytes());
-                self.buf.push(b' ');
-                self.buf.extend_from_slice(text.as_bytes());
-                self.buf.push(b'\n');
+                // Into memory: cannot fail.
+                let _ = writeln!(self.out, "{prefix} {text}");
             }
         }
     }
@@ -245,15 +242,7 @@ impl Consumer for Human {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            let result = self
-                .out
-                .write_all(&self.buf)
-                .and_then(|()| self.out.flush());
-            self.buf.clear();
-            result?;
-        }
-        Ok(())
+        self.out.flush()
     }
 
     fn tick(&mut self, tick: &Tick<'_>) {
