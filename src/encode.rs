@@ -52,6 +52,13 @@ impl Encoder<'_> {
         // serde_json's own float formatting (and `null` for what JSON cannot hold).
         serde_json::to_writer(&mut *self.out, &n).map_err(|_| Unsupported)
     }
+
+    /// `{"variant":`, before the value of a variant that carries one.
+    fn open_variant(&mut self, variant: &str) {
+        self.out.push(b'{');
+        string(self.out, variant);
+        self.out.push(b':');
+    }
 }
 
 /// Writes `"s"` with JSON escapes exactly as serde_json writes them: `\"`, `\\`, the short forms
@@ -158,16 +165,33 @@ mod itoa_like {
     signed!(i8, i16, i32, i64);
 }
 
+/// The seven compound types of a `Serializer`, all one type.
+macro_rules! compound_types {
+    ($t:ty) => {
+        type SerializeSeq = $t;
+        type SerializeTuple = $t;
+        type SerializeTupleStruct = $t;
+        type SerializeTupleVariant = $t;
+        type SerializeMap = $t;
+        type SerializeStruct = $t;
+        type SerializeStructVariant = $t;
+    };
+}
+
+/// `Serializer` methods that write an integer in decimal.
+macro_rules! integers {
+    ($($method:ident($t:ty)),* $(,)?) => {$(
+        fn $method(self, v: $t) -> Result {
+            self.integer(v);
+            Ok(())
+        }
+    )*};
+}
+
 impl<'s, 'a> ser::Serializer for &'s mut Encoder<'a> {
     type Ok = ();
     type Error = Unsupported;
-    type SerializeSeq = Compound<'s, 'a>;
-    type SerializeTuple = Compound<'s, 'a>;
-    type SerializeTupleStruct = Compound<'s, 'a>;
-    type SerializeTupleVariant = Compound<'s, 'a>;
-    type SerializeMap = Compound<'s, 'a>;
-    type SerializeStruct = Compound<'s, 'a>;
-    type SerializeStructVariant = Compound<'s, 'a>;
+    compound_types!(Compound<'s, 'a>);
 
     fn serialize_bool(self, v: bool) -> Result {
         self.out
@@ -175,45 +199,16 @@ impl<'s, 'a> ser::Serializer for &'s mut Encoder<'a> {
         Ok(())
     }
 
-    fn serialize_i8(self, v: i8) -> Result {
-        self.integer(v);
-        Ok(())
-    }
-
-    fn serialize_i16(self, v: i16) -> Result {
-        self.integer(v);
-        Ok(())
-    }
-
-    fn serialize_i32(self, v: i32) -> Result {
-        self.integer(v);
-        Ok(())
-    }
-
-    fn serialize_i64(self, v: i64) -> Result {
-        self.integer(v);
-        Ok(())
-    }
-
-    fn serialize_u8(self, v: u8) -> Result {
-        self.integer(v);
-        Ok(())
-    }
-
-    fn serialize_u16(self, v: u16) -> Result {
-        self.integer(v);
-        Ok(())
-    }
-
-    fn serialize_u32(self, v: u32) -> Result {
-        self.integer(v);
-        Ok(())
-    }
-
-    fn serialize_u64(self, v: u64) -> Result {
-        self.integer(v);
-        Ok(())
-    }
+    integers!(
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+    );
 
     fn serialize_f32(self, v: f32) -> Result {
         self.float(v)
@@ -279,9 +274,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Encoder<'a> {
         variant: &'static str,
         value: &T,
     ) -> Result {
-        self.out.push(b'{');
-        string(self.out, variant);
-        self.out.push(b':');
+        self.open_variant(variant);
         value.serialize(&mut *self)?;
         self.out.push(b'}');
         Ok(())
@@ -306,9 +299,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Encoder<'a> {
         variant: &'static str,
         _len: usize,
     ) -> Result<Compound<'s, 'a>> {
-        self.out.push(b'{');
-        string(self.out, variant);
-        self.out.push(b':');
+        self.open_variant(variant);
         Ok(Compound::open(self, b'[', 1))
     }
 
@@ -327,9 +318,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Encoder<'a> {
         variant: &'static str,
         _len: usize,
     ) -> Result<Compound<'s, 'a>> {
-        self.out.push(b'{');
-        string(self.out, variant);
-        self.out.push(b':');
+        self.open_variant(variant);
         Ok(Compound::open(self, b'{', 1))
     }
 }
@@ -382,56 +371,36 @@ impl<'s, 'a> Compound<'s, 'a> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Unsupported;
+/// The `Serialize*` impls of [`Compound`] that differ only in their one method: it writes an
+/// array element, or (given a `key`) an object field.
+macro_rules! compound {
+    ($($trait:ident::$method:ident($($key:ident)?) => $write:ident;)*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Unsupported;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
+            fn $method<T: Serialize + ?Sized>(
+                &mut self,
+                $($key: &'static str,)?
+                value: &T,
+            ) -> Result {
+                self.$write($($key,)? value)
+            }
 
-    fn end(self) -> Result {
-        self.close()
-    }
+            fn end(self) -> Result {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
+compound! {
+    SerializeSeq::serialize_element() => element;
+    SerializeTuple::serialize_element() => element;
+    SerializeTupleStruct::serialize_field() => element;
+    SerializeTupleVariant::serialize_field() => element;
+    SerializeStruct::serialize_field(key) => field;
+    SerializeStructVariant::serialize_field(key) => field;
 }
 
 impl ser::SerializeMap for Compound<'_, '_> {
@@ -456,40 +425,15 @@ impl ser::SerializeMap for Compound<'_, '_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        self.field(key, value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Unsupported;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        self.field(key, value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
 /// A map key: only strings are written here.
 struct KeyEncoder<'a> {
     out: &'a mut Vec<u8>,
 }
 
+/// `Serializer` methods that leave the value to serde_json: `name<T>(argument types) -> Ok type`.
 macro_rules! unsupported {
-    ($($method:ident($($arg:ty),*)),* $(,)?) => {$(
-        fn $method(self, $(_: $arg),*) -> Result {
+    ($($method:ident $(<$t:ident>)? ($($arg:ty),*) $(-> $ok:ty)?;)*) => {$(
+        fn $method $(<$t: Serialize + ?Sized>)? (self, $(_: $arg),*) -> Result $(<$ok>)? {
             Err(Unsupported)
         }
     )*};
@@ -498,103 +442,43 @@ macro_rules! unsupported {
 impl ser::Serializer for KeyEncoder<'_> {
     type Ok = ();
     type Error = Unsupported;
-    type SerializeSeq = Impossible<(), Unsupported>;
-    type SerializeTuple = Impossible<(), Unsupported>;
-    type SerializeTupleStruct = Impossible<(), Unsupported>;
-    type SerializeTupleVariant = Impossible<(), Unsupported>;
-    type SerializeMap = Impossible<(), Unsupported>;
-    type SerializeStruct = Impossible<(), Unsupported>;
-    type SerializeStructVariant = Impossible<(), Unsupported>;
+    compound_types!(Impossible<(), Unsupported>);
 
     fn serialize_str(self, v: &str) -> Result {
         string(self.out, v);
         Ok(())
     }
 
-    unsupported!(
-        serialize_bool(bool),
-        serialize_i8(i8),
-        serialize_i16(i16),
-        serialize_i32(i32),
-        serialize_i64(i64),
-        serialize_u8(u8),
-        serialize_u16(u16),
-        serialize_u32(u32),
-        serialize_u64(u64),
-        serialize_f32(f32),
-        serialize_f64(f64),
-        serialize_char(char),
-        serialize_bytes(&[u8]),
-        serialize_none(),
-        serialize_unit(),
-        serialize_unit_struct(&'static str),
-        serialize_unit_variant(&'static str, u32, &'static str),
-    );
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result {
-        Err(Unsupported)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _value: &T,
-    ) -> Result {
-        Err(Unsupported)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result {
-        Err(Unsupported)
-    }
-
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(Unsupported)
-    }
-
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
-        Err(Unsupported)
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(Unsupported)
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(Unsupported)
-    }
-
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(Unsupported)
-    }
-
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
-        Err(Unsupported)
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(Unsupported)
+    unsupported! {
+        serialize_bool(bool);
+        serialize_i8(i8);
+        serialize_i16(i16);
+        serialize_i32(i32);
+        serialize_i64(i64);
+        serialize_u8(u8);
+        serialize_u16(u16);
+        serialize_u32(u32);
+        serialize_u64(u64);
+        serialize_f32(f32);
+        serialize_f64(f64);
+        serialize_char(char);
+        serialize_bytes(&[u8]);
+        serialize_none();
+        serialize_some<T>(&T);
+        serialize_unit();
+        serialize_unit_struct(&'static str);
+        serialize_unit_variant(&'static str, u32, &'static str);
+        serialize_newtype_struct<T>(&'static str, &T);
+        serialize_newtype_variant<T>(&'static str, u32, &'static str, &T);
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+        serialize_tuple_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeTupleVariant;
+        serialize_map(Option<usize>) -> Self::SerializeMap;
+        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
+        serialize_struct_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeStructVariant;
     }
 }
 
