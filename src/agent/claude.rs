@@ -18,12 +18,12 @@ use serde_json::Value;
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
-    Adapter, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    parse_line, unparsed,
+    Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
+    announce_session, npm_cli, parse_line, unparsed_line,
 };
 use crate::event::{
-    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, StepUsage, Stream, Tokens,
-    ToolKind, ToolStatus, UnparsedReason,
+    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, StepUsage, Tokens, ToolKind,
+    ToolStatus, UnparsedReason,
 };
 use crate::prices::PriceTable;
 
@@ -43,16 +43,8 @@ const DENIAL_MARKERS: &[&str] = &[
 pub(crate) struct Claude;
 
 impl Adapter for Claude {
-    fn name(&self) -> &'static str {
-        "claude"
-    }
-
-    fn program(&self) -> &'static str {
-        "claude"
-    }
-
-    fn install_hint(&self) -> &'static str {
-        "install it with `npm install -g @anthropic-ai/claude-code`, or point --agent-bin / RUNBOOK_CLAUDE_BIN at it"
+    fn cli(&self) -> Cli {
+        npm_cli!(program: "claude", package: "@anthropic-ai/claude-code", bin_env: "RUNBOOK_CLAUDE_BIN")
     }
 
     fn args(&self, inv: &Invocation<'_>) -> Vec<String> {
@@ -143,14 +135,11 @@ impl StdoutParser for Parser {
         let Some(parsed) = parse_line::<Line>(line, out) else {
             return;
         };
-        if !self.session_announced
-            && let Some(id) = &parsed.session_id
-        {
-            self.session_announced = true;
-            out.push(EventKind::SessionStarted {
-                session_id: id.clone(),
-            });
-        }
+        announce_session(
+            &mut self.session_announced,
+            parsed.session_id.as_deref(),
+            out,
+        );
         let parent = parsed.parent_tool_use_id.as_deref();
         match (parsed.kind.as_str(), parsed.subtype.as_deref()) {
             ("system", Some("init")) => {
@@ -198,12 +187,7 @@ impl StdoutParser for Parser {
                 }
             }
             ("result", _) => self.result(parsed, out),
-            _ => out.push(unparsed(
-                Stream::Stdout,
-                UnparsedReason::UnknownType,
-                line,
-                line.len() as u64,
-            )),
+            _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
     }
 

@@ -17,11 +17,11 @@ use serde_json::Value;
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
-    Adapter, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    parse_line, relative_to, unparsed,
+    Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
+    npm_cli, parse_line, relative_to, unparsed_line,
 };
 use crate::event::{
-    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Stream, Tokens, ToolStart,
+    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Tokens, ToolStart,
     ToolStatus, UnparsedReason,
 };
 use crate::prices::PriceTable;
@@ -36,16 +36,8 @@ const ROUTER_ERROR: &str = "ERROR codex_core::tools::router: error=";
 pub(crate) struct Codex;
 
 impl Adapter for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
-    fn program(&self) -> &'static str {
-        "codex"
-    }
-
-    fn install_hint(&self) -> &'static str {
-        "install it with `npm install -g @openai/codex`, or point --agent-bin / RUNBOOK_CODEX_BIN at it"
+    fn cli(&self) -> Cli {
+        npm_cli!(program: "codex", package: "@openai/codex", bin_env: "RUNBOOK_CODEX_BIN")
     }
 
     fn args(&self, inv: &Invocation<'_>) -> Vec<String> {
@@ -174,12 +166,7 @@ impl StdoutParser for Parser {
                 }));
                 self.end = Some(Err(message));
             }
-            _ => out.push(unparsed(
-                Stream::Stdout,
-                UnparsedReason::UnknownType,
-                line,
-                line.len() as u64,
-            )),
+            _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
     }
 

@@ -5,10 +5,10 @@
 
 use super::tools::OpenCalls;
 use super::{
-    Adapter, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd, unparsed,
+    Adapter, Cli, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd, unparsed_line,
     unreadable_reason,
 };
-use crate::event::{EventKind, Stream, UnparsedReason};
+use crate::event::{EventKind, UnparsedReason};
 
 /// The environment variable carrying the session to continue, on a resumed turn.
 pub(crate) const RESUME_ENV: &str = "RUNBOOK_RESUME_SESSION";
@@ -16,16 +16,12 @@ pub(crate) const RESUME_ENV: &str = "RUNBOOK_RESUME_SESSION";
 pub(crate) struct Generic;
 
 impl Adapter for Generic {
-    fn name(&self) -> &'static str {
-        "custom"
-    }
-
-    fn program(&self) -> &'static str {
-        "the --agent-cmd program"
-    }
-
-    fn install_hint(&self) -> &'static str {
-        "check the first word of --agent-cmd"
+    fn cli(&self) -> Cli {
+        Cli {
+            name: "custom",
+            program: "the --agent-cmd program",
+            install_hint: "check the first word of --agent-cmd",
+        }
     }
 
     /// The command's own arguments (in `extra_args`), then the prompt.
@@ -71,17 +67,12 @@ impl StdoutParser for Parser {
                     Ok(_) => UnparsedReason::UnknownType,
                     Err(_) => unreadable_reason(line),
                 };
-                out.push(unparsed(Stream::Stdout, reason, line, line.len() as u64));
+                out.push(unparsed_line(reason, line));
                 return;
             }
         };
         if !kind.is_from_agent() {
-            out.push(unparsed(
-                Stream::Stdout,
-                UnparsedReason::UnknownType,
-                line,
-                line.len() as u64,
-            ));
+            out.push(unparsed_line(UnparsedReason::UnknownType, line));
             return;
         }
         match kind {

@@ -89,14 +89,52 @@ impl ParseContext {
     }
 }
 
+/// How an agent CLI is named, found and installed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cli {
+    /// The name used on the command line, in events and receipts.
+    pub name: &'static str,
+    /// The program looked up on `PATH` when no binary is given.
+    pub program: &'static str,
+    /// How to install the agent, for the "not found" error.
+    pub install_hint: &'static str,
+}
+
+/// The [`Cli`] of an agent installed with npm, named after its program, whose binary can also be
+/// given in `bin_env`.
+macro_rules! npm_cli {
+    (program: $program:literal, package: $package:literal, bin_env: $bin_env:literal) => {
+        $crate::agent::Cli {
+            name: $program,
+            program: $program,
+            install_hint: concat!(
+                "install it with `npm install -g ",
+                $package,
+                "`, or point --agent-bin / ",
+                $bin_env,
+                " at it"
+            ),
+        }
+    };
+}
+use npm_cli;
+
 /// One agent CLI: its command line and its output format.
 pub(crate) trait Adapter: Send + Sync {
+    /// Its name, program and install hint.
+    fn cli(&self) -> Cli;
     /// The name used on the command line, in events and receipts.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.cli().name
+    }
     /// The program looked up on `PATH` when no binary is given.
-    fn program(&self) -> &'static str;
+    fn program(&self) -> &'static str {
+        self.cli().program
+    }
     /// How to install the agent, for the "not found" error.
-    fn install_hint(&self) -> &'static str;
+    fn install_hint(&self) -> &'static str {
+        self.cli().install_hint
+    }
     /// Arguments after the program name.
     fn args(&self, inv: &Invocation<'_>) -> Vec<String>;
     /// Environment variables the invocation needs on top of runbook's own.
@@ -172,14 +210,26 @@ pub(crate) fn parse_line<'a, T: serde::Deserialize<'a>>(
     match serde_json::from_slice(line) {
         Ok(parsed) => Some(parsed),
         Err(_) => {
-            out.push(unparsed(
-                Stream::Stdout,
-                unreadable_reason(line),
-                line,
-                line.len() as u64,
-            ));
+            out.push(unparsed_line(unreadable_reason(line), line));
             None
         }
+    }
+}
+
+/// An `unparsed` event for a whole stdout line.
+pub(crate) fn unparsed_line(reason: UnparsedReason, line: &[u8]) -> EventKind {
+    unparsed(Stream::Stdout, reason, line, line.len() as u64)
+}
+
+/// Emits `session.started` for the first line that names the agent's session (later lines repeat
+/// it).
+#[inline]
+pub(crate) fn announce_session(announced: &mut bool, id: Option<&str>, out: &mut Vec<EventKind>) {
+    if !*announced && let Some(id) = id {
+        *announced = true;
+        out.push(EventKind::SessionStarted {
+            session_id: id.to_owned(),
+        });
     }
 }
 
@@ -259,6 +309,21 @@ mod tests {
             ] {
                 assert!(!plain.iter().any(|a| a == flag), "{agent:?}: {plain:?}");
             }
+        }
+    }
+
+    #[test]
+    fn each_agent_is_found_by_its_name_or_its_bin_variable() {
+        for agent in AgentKind::value_variants() {
+            let adapter = agent.adapter();
+            assert_eq!(adapter.program(), adapter.name());
+            let variable = format!("RUNBOOK_{}_BIN", adapter.name().to_uppercase());
+            let hint = adapter.install_hint();
+            assert!(
+                hint.starts_with("install it with `npm install -g "),
+                "{hint}"
+            );
+            assert!(hint.ends_with(&format!(" or point --agent-bin / {variable} at it")));
         }
     }
 

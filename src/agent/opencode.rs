@@ -15,11 +15,11 @@ use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
 
 use super::summary::{self, InputFields};
 use super::{
-    Adapter, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    unparsed, unreadable_reason,
+    Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
+    announce_session, npm_cli, unparsed_line, unreadable_reason,
 };
 use crate::event::{
-    CostSource, EventKind, ProviderError, StepUsage, Stream, Tokens, ToolEnd, ToolKind, ToolStart,
+    CostSource, EventKind, ProviderError, StepUsage, Tokens, ToolEnd, ToolKind, ToolStart,
     ToolStatus, UnparsedReason,
 };
 
@@ -31,16 +31,8 @@ const MAX_ERROR_CHARS: usize = 2000;
 pub(crate) struct OpenCode;
 
 impl Adapter for OpenCode {
-    fn name(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn program(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn install_hint(&self) -> &'static str {
-        "install it with `npm install -g opencode-ai`, or point --agent-bin / RUNBOOK_OPENCODE_BIN at it"
+    fn cli(&self) -> Cli {
+        npm_cli!(program: "opencode", package: "opencode-ai", bin_env: "RUNBOOK_OPENCODE_BIN")
     }
 
     fn args(&self, inv: &Invocation<'_>) -> Vec<String> {
@@ -102,23 +94,15 @@ impl StdoutParser for Parser {
         let parsed: Line<'_> = match parsed {
             Ok(parsed) => parsed,
             Err(_) => {
-                out.push(unparsed(
-                    Stream::Stdout,
-                    unreadable_reason(line),
-                    line,
-                    line.len() as u64,
-                ));
+                out.push(unparsed_line(unreadable_reason(line), line));
                 return;
             }
         };
-        if !self.session_announced
-            && let Some(id) = &parsed.session_id
-        {
-            self.session_announced = true;
-            out.push(EventKind::SessionStarted {
-                session_id: id.to_string(),
-            });
-        }
+        announce_session(
+            &mut self.session_announced,
+            parsed.session_id.as_deref(),
+            out,
+        );
         match (&*parsed.kind, parsed.part, parsed.error) {
             ("step_start", Some(part), _) => self.step_start(part, out),
             ("step_finish", Some(part), _) => self.step_finish(part, out),
@@ -132,12 +116,7 @@ impl StdoutParser for Parser {
             }
             ("tool_use", Some(part), _) => self.tool_use(part, out),
             ("error", _, Some(err)) => self.error(err, out),
-            _ => out.push(unparsed(
-                Stream::Stdout,
-                UnparsedReason::UnknownType,
-                line,
-                line.len() as u64,
-            )),
+            _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
     }
 
