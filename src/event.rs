@@ -417,6 +417,23 @@ pub struct ToolStart {
     pub parent: Option<String>,
 }
 
+impl ToolStart {
+    /// The `tool.completed` of this call: its status, and nothing else known yet.
+    pub fn end(self, status: ToolStatus) -> ToolEnd {
+        ToolEnd {
+            call_id: self.call_id,
+            name: self.name,
+            kind: self.kind,
+            input: self.input,
+            parent: self.parent,
+            status,
+            error: None,
+            output_bytes: None,
+            duration_ms: None,
+        }
+    }
+}
+
 /// What a tool does, whatever the agent names it.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
@@ -491,6 +508,19 @@ pub struct ToolEnd {
     pub output_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+}
+
+impl ToolEnd {
+    /// The `tool.started` of this call.
+    pub fn start(&self) -> ToolStart {
+        ToolStart {
+            call_id: self.call_id.clone(),
+            name: self.name.clone(),
+            kind: self.kind,
+            input: self.input.clone(),
+            parent: self.parent.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -77,36 +77,7 @@ impl StdoutParser for Parser {
         }
         match kind {
             EventKind::ToolStarted(start) => self.calls.start(start, out),
-            EventKind::ToolCompleted(end) => {
-                if self.calls.get(&end.call_id).is_none() {
-                    // A call told only when done still gets its start.
-                    self.calls.start(
-                        crate::event::ToolStart {
-                            call_id: end.call_id.clone(),
-                            name: end.name.clone(),
-                            kind: end.kind,
-                            input: end.input.clone(),
-                            parent: end.parent.clone(),
-                        },
-                        out,
-                    );
-                }
-                let id = end.call_id.clone();
-                let before = out.len();
-                self.calls.finish(
-                    &id,
-                    super::tools::Ending {
-                        status: end.status,
-                        error: end.error.clone(),
-                        output_bytes: end.output_bytes,
-                    },
-                    out,
-                );
-                // Keep what the agent said about the call, its duration included.
-                if let Some(EventKind::ToolCompleted(done)) = out.get_mut(before) {
-                    *done = end;
-                }
-            }
+            EventKind::ToolCompleted(end) => self.calls.complete(end, out),
             EventKind::StepStarted { .. } => {
                 self.open_step = true;
                 out.push(kind);
@@ -189,6 +160,29 @@ mod tests {
             matches!(&events[1], EventKind::ToolCompleted(t) if t.duration_ms == Some(5) && t.status == ToolStatus::Ok)
         );
         assert_eq!(end, StreamEnd::Finished);
+    }
+
+    #[test]
+    fn a_call_told_only_when_done_still_gets_its_start() {
+        let (events, _) = parse(&[
+            r#"{"type":"tool.completed","call_id":"1","name":"grep","input":"fn","status":"error","error":"no match","duration_ms":3}"#,
+            r#"{"type":"tool.completed","call_id":"1","name":"grep","input":"fn","status":"ok"}"#,
+        ]);
+        let [
+            EventKind::ToolStarted(start),
+            EventKind::ToolCompleted(end),
+            EventKind::ToolStarted(again),
+            EventKind::ToolCompleted(_),
+        ] = &events[..]
+        else {
+            panic!("{events:?}");
+        };
+        assert_eq!(start, &end.start());
+        assert_eq!(again, start);
+        assert_eq!(
+            (end.status, end.error.as_deref(), end.duration_ms),
+            (ToolStatus::Error, Some("no match"), Some(3))
+        );
     }
 
     #[test]

@@ -195,21 +195,20 @@ impl Parser {
                 ..InputFields::default()
             };
         }
-        let summary = summary::summarize(&fields, state.title.as_deref(), &self.cwd);
         let meta = state.metadata.unwrap_or_default();
 
-        let kind = ToolKind::of(&name);
-        out.push(EventKind::ToolStarted(ToolStart {
-            call_id: call_id.clone(),
-            name: name.clone(),
-            kind,
-            input: summary.clone(),
+        let start = ToolStart {
+            kind: ToolKind::of(&name),
+            call_id,
+            name,
+            input: summary::summarize(&fields, state.title.as_deref(), &self.cwd),
             parent: None,
-        }));
-        if name == "task" {
+        };
+        out.push(EventKind::ToolStarted(start.clone()));
+        if start.name == "task" {
             out.push(EventKind::SubagentStarted {
                 session_id: meta.session_id.map(Cow::into_owned),
-                call_id: call_id.clone(),
+                call_id: start.call_id.clone(),
                 description: input.description.as_deref().unwrap_or_default().to_owned(),
             });
         }
@@ -227,7 +226,7 @@ impl Parser {
                     )
                 }
             }
-            _ if name == "invalid" => (
+            _ if start.name == "invalid" => (
                 ToolStatus::Error,
                 input
                     .error
@@ -243,15 +242,10 @@ impl Parser {
             .time
             .and_then(|t| Some(t.end?.saturating_sub(t.start?)));
         out.push(EventKind::ToolCompleted(ToolEnd {
-            call_id,
-            name,
-            kind,
-            input: summary,
-            parent: None,
-            status,
             error,
             output_bytes: state.output.map(|n| n.0 as u64),
             duration_ms,
+            ..start.end(status)
         }));
     }
 

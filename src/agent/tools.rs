@@ -60,17 +60,21 @@ impl OpenCalls {
         let i = self.open.iter().position(|c| c.call_id == call_id)?;
         let start = self.open.remove(i);
         out.push(EventKind::ToolCompleted(ToolEnd {
-            call_id: start.call_id.clone(),
-            name: start.name.clone(),
-            kind: start.kind,
-            input: start.input.clone(),
-            parent: start.parent.clone(),
-            status: ending.status,
             error: ending.error,
             output_bytes: ending.output_bytes,
-            duration_ms: None,
+            ..start.clone().end(ending.status)
         }));
         Some(start)
+    }
+
+    /// Emits the agent's own `tool.completed`, after a `tool.started` for a call it did not say
+    /// had started.
+    pub(crate) fn complete(&mut self, end: ToolEnd, out: &mut Vec<EventKind>) {
+        match self.open.iter().position(|c| c.call_id == end.call_id) {
+            Some(i) => drop(self.open.remove(i)),
+            None => out.push(EventKind::ToolStarted(end.start())),
+        }
+        out.push(EventKind::ToolCompleted(end));
     }
 
     /// Starts and finishes a call at once (one the agent only reports when it is over).
