@@ -193,41 +193,38 @@ impl<'a> Cursor<'a> {
         &mut self,
         mut member: impl FnMut(&mut Self, &'a str) -> Option<()>,
     ) -> Option<()> {
-        self.eat(b'{')?;
-        if self.peek()? == b'}' {
-            self.pos += 1;
-            return Some(());
-        }
-        loop {
-            let key = self.string()?;
+        self.items(b'{', b'}', |c| {
+            let key = c.string()?;
             if key.escaped {
                 return None;
             }
-            self.eat(b':')?;
-            member(self, key.raw)?;
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b'}' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+            c.eat(b':')?;
+            member(c, key.raw)
+        })
     }
 
     /// An array: `element` is called for each element and must read it.
-    pub(crate) fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'[')?;
-        if self.peek()? == b']' {
+    pub(crate) fn array(&mut self, element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.items(b'[', b']', element)
+    }
+
+    /// `open`, then items separated by commas (`item` reads one), then `close`.
+    fn items(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(open)?;
+        if self.peek()? == close {
             self.pos += 1;
             return Some(());
         }
         loop {
-            element(self)?;
+            item(self)?;
             match self.peek()? {
                 b',' => self.pos += 1,
-                b']' => {
+                next if next == close => {
                     self.pos += 1;
                     return Some(());
                 }

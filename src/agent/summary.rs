@@ -60,23 +60,23 @@ mod tests {
             command: Some("cargo test\n--quiet"),
             ..Default::default()
         };
-        assert_eq!(summarize(&bash, None, cwd), "cargo test");
-        let read = InputFields {
-            path: Some("/work/repo/src/main.rs"),
+        let read = |path| InputFields {
+            path: Some(path),
             ..Default::default()
         };
-        assert_eq!(summarize(&read, None, cwd), "src/main.rs");
-        let outside = InputFields {
-            path: Some("/etc/passwd"),
-            ..Default::default()
-        };
-        assert_eq!(summarize(&outside, None, cwd), "/etc/passwd");
         let grep = InputFields {
             pattern: Some("fn main"),
             path: Some("/work/repo/src"),
             ..Default::default()
         };
-        assert_eq!(summarize(&grep, None, cwd), "fn main in src");
+        for (fields, summary) in [
+            (bash, "cargo test"),
+            (read("/work/repo/src/main.rs"), "src/main.rs"),
+            (read("/etc/passwd"), "/etc/passwd"),
+            (grep, "fn main in src"),
+        ] {
+            assert_eq!(summarize(&fields, None, cwd), summary);
+        }
         assert_eq!(
             summarize(&InputFields::default(), Some("3 todos"), cwd),
             "3 todos"
