@@ -310,15 +310,15 @@ fn each_kind_of_key_comes_from_the_highest_layer_that_sets_it() {
             }
             let ctx = TestContext::new();
             let toml = |i: usize| format!("{}\n", case.toml.replace("{}", case.files[i]));
-            std::fs::write(ctx.work.join("runbook.toml"), "").unwrap();
+            ctx.write_work("runbook.toml", "");
             if top >= 1 {
                 ctx.write_global_config(&toml(0));
             }
             if top >= 2 {
-                std::fs::write(ctx.work.join("runbook.toml"), toml(1)).unwrap();
+                ctx.write_work("runbook.toml", toml(1));
             }
             if top >= 3 {
-                std::fs::write(ctx.work.join("runbook.local.toml"), toml(2)).unwrap();
+                ctx.write_work("runbook.local.toml", toml(2));
             }
             let env: Vec<(&str, &str)> = case.env.filter(|_| top >= 4).into_iter().collect();
             let flags = if top >= 5 { case.flag } else { &[] };
@@ -354,30 +354,17 @@ fn runbook_config_shows_every_value_and_where_it_was_set() {
     ctx.write_global_config(
         "max_cost = 2\n[prices.\"my-llama\"]\ninput = 1\ncached_input = 0.1\noutput = 2\n",
     );
-    std::fs::write(
-        ctx.work.join("runbook.toml"),
+    ctx.write_work(
+        "runbook.toml",
         "model = \"anthropic/claude-sonnet-4-5\"\ninactivity_timeout = \"90s\"\n\n[agents.opencode]\nargs = [\"--agent\", \"build\"]\n\n[env]\nRUST_BACKTRACE = \"1\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ctx.work.join("runbook.local.toml"),
-        "model = \"openai/gpt-5\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ctx.work.join(".env"),
-        "DATABASE_URL=postgres://localhost/dev\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ctx.work.join(".env.local"),
-        "# mine\nACME_API_KEY=sk-acme-local-0123\n",
-    )
-    .unwrap();
+    );
+    ctx.write_work("runbook.local.toml", "model = \"openai/gpt-5\"\n");
+    ctx.write_work(".env", "DATABASE_URL=postgres://localhost/dev\n");
+    ctx.write_work(".env.local", "# mine\nACME_API_KEY=sk-acme-local-0123\n");
     ctx.env("RUNBOOK_TIMEOUT", "20m");
     ctx.env("RUNBOOK_RUNS_DIR", "/srv/runbook/runs");
-    let out = run(&mut ctx.runbook(&["config", "--kill-grace", "3s"]), LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let out = ctx.run(&["config", "--kill-grace", "3s"]);
+    out.assert_exit(0);
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     assert!(
         !out.stdout.contains("sk-acme-local-0123"),
@@ -389,13 +376,12 @@ fn runbook_config_shows_every_value_and_where_it_was_set() {
 #[test]
 fn the_agents_variables_are_layered_config_dotenv_dotenv_local_shell_env_file() {
     let mut ctx = TestContext::new();
-    std::fs::write(
-        ctx.work.join("runbook.toml"),
+    ctx.write_work(
+        "runbook.toml",
         "[env]\nA = \"cfg\"\nB = \"cfg\"\nC = \"cfg\"\nD = \"cfg\"\nE = \"cfg\"\nREF = \"${FROM_SHELL}-suffix\"\n",
-    )
-    .unwrap();
-    std::fs::write(ctx.work.join(".env"), "B=dot\nC=dot\nD=dot\nE=dot\n").unwrap();
-    std::fs::write(ctx.work.join(".env.local"), "C=local\nD=local\nE=local\n").unwrap();
+    );
+    ctx.write_work(".env", "B=dot\nC=dot\nD=dot\nE=dot\n");
+    ctx.write_work(".env.local", "C=local\nD=local\nE=local\n");
     let (one, two) = (ctx.root().join("one.env"), ctx.root().join("two.env"));
     std::fs::write(&one, "E=one\nF=one\n").unwrap();
     std::fs::write(&two, "F=two\n").unwrap();
@@ -459,7 +445,7 @@ fn the_agents_variables_are_layered_config_dotenv_dotenv_local_shell_env_file() 
         ],
     );
     let out = run(&mut cmd, LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(0);
     let stderr_log = std::fs::read_to_string(ctx.run_dir().join("stderr.log")).unwrap();
     // Values shorter than six characters are not masked (masking `1` everywhere would garble
     // output), so the short ones can be checked here; the long one is masked.
@@ -475,16 +461,11 @@ const FINISHED: &str = r#"{"type":"step_finish","timestamp":1,"sessionID":"ses_t
 #[test]
 fn values_set_for_the_agent_reach_it_but_no_file_of_the_run_nor_the_terminal() {
     let mut ctx = TestContext::new();
-    std::fs::write(
-        ctx.work.join("runbook.toml"),
+    ctx.write_work(
+        "runbook.toml",
         "[env]\nDATABASE_URL = \"postgres://u:hunter22@db/app\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ctx.work.join(".env.local"),
-        "ACME_TOKEN=tok-dotenv-local-0123\n",
-    )
-    .unwrap();
+    );
+    ctx.write_work(".env.local", "ACME_TOKEN=tok-dotenv-local-0123\n");
     let extra = ctx.root().join("ci.env");
     std::fs::write(
         &extra,
@@ -516,8 +497,8 @@ fn values_set_for_the_agent_reach_it_but_no_file_of_the_run_nor_the_terminal() {
         if json {
             args.push("--json");
         }
-        let out = run(&mut ctx.fake_run(&scenario, &args), LIMIT);
-        assert_eq!(out.code(), Some(0), "{}", out.stderr);
+        let out = ctx.run_fake(&scenario, &args);
+        out.assert_exit(0);
         for secret in secrets {
             assert!(
                 !out.stdout.contains(secret),
@@ -579,14 +560,10 @@ fn values_set_for_the_agent_reach_it_but_no_file_of_the_run_nor_the_terminal() {
 #[test]
 fn the_receipt_says_where_each_setting_came_from() {
     let ctx = TestContext::new();
-    std::fs::write(
-        ctx.work.join("runbook.toml"),
-        "model = \"team/model\"\nmax_cost = 7\n",
-    )
-    .unwrap();
-    std::fs::write(ctx.work.join("runbook.local.toml"), "max_cost = 8\n").unwrap();
-    let out = run(&mut ctx.fake_run(FINISHED, &["--timeout", "10m"]), LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    ctx.write_work("runbook.toml", "model = \"team/model\"\nmax_cost = 7\n");
+    ctx.write_work("runbook.local.toml", "max_cost = 8\n");
+    let out = ctx.run_fake(FINISHED, &["--timeout", "10m"]);
+    out.assert_exit(0);
     let receipt = ctx.receipt();
     assert_eq!(receipt.model.as_deref(), Some("team/model"));
     assert_eq!(receipt.limits.max_cost_usd, Some(8.0));
@@ -624,8 +601,8 @@ fn the_receipt_says_where_each_setting_came_from() {
 
 /// Runs `runbook run` against a fake agent that must never start, and returns the error line.
 fn refused(ctx: &TestContext) -> Outcome {
-    let out = run(&mut ctx.fake_run(FINISHED, &[]), LIMIT);
-    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    let out = ctx.run_fake(FINISHED, &[]);
+    out.assert_exit(2);
     assert_eq!(out.stderr.lines().count(), 1, "one line: {}", out.stderr);
     assert!(ctx.run_dirs().is_empty(), "nothing was started");
     out
@@ -684,7 +661,7 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
     ];
     for (toml, needle) in cases {
         let ctx = TestContext::new();
-        std::fs::write(repo(&ctx), toml).unwrap();
+        ctx.write_work("runbook.toml", toml);
         let out = refused(&ctx);
         let expected = format!("error: {}/{needle}", ctx.work.display());
         assert!(
@@ -708,13 +685,11 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
     );
 
     let ctx = TestContext::new();
-    std::fs::write(
-        ctx.work.join("runbook.local.toml"),
-        "[agents]\nopencode = 3\n",
-    )
-    .unwrap();
+    ctx.write_work("runbook.local.toml", "[agents]\nopencode = 3\n");
     let out = refused(&ctx);
-    assert!(out.stderr.contains("runbook.local.toml:2:12: `opencode` must be a table of the agent's settings, found a integer"), "{}", out.stderr);
+    out.assert_stderr_has(
+        "runbook.local.toml:2:12: `opencode` must be a table of the agent's settings, found a integer",
+    );
 
     let mut ctx = TestContext::new();
     ctx.env("RUNBOOK_MAX_COST", "a lot");
@@ -725,7 +700,7 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
     );
 
     let ctx = TestContext::new();
-    std::fs::write(ctx.work.join(".env"), "GOOD=1\nexport BAD VALUE\n").unwrap();
+    ctx.write_work(".env", "GOOD=1\nexport BAD VALUE\n");
     let out = refused(&ctx);
     assert_eq!(
         out.stderr.trim(),
@@ -746,7 +721,7 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
     );
 
     let ctx = TestContext::new();
-    std::fs::write(repo(&ctx), b"model = \"caf\xe9\"\n").unwrap();
+    ctx.write_work("runbook.toml", b"model = \"caf\xe9\"\n");
     let out = refused(&ctx);
     assert_eq!(
         out.stderr.trim(),
@@ -754,7 +729,7 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
     );
 
     let ctx = TestContext::new();
-    std::fs::write(repo(&ctx), "agent_cmd = \"\"\n").unwrap();
+    ctx.write_work("runbook.toml", "agent_cmd = \"\"\n");
     let out = refused(&ctx);
     assert_eq!(
         out.stderr.trim(),
@@ -766,11 +741,8 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
 
     let ctx = TestContext::new();
     let missing = ctx.root().join("missing.env");
-    let out = run(
-        &mut ctx.fake_run(FINISHED, &["--env-file", missing.to_str().unwrap()]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(2), "{}", out.stderr);
+    let out = ctx.run_fake(FINISHED, &["--env-file", missing.to_str().unwrap()]);
+    out.assert_exit(2);
     assert!(
         out.stderr
             .starts_with(&format!("error: {}: cannot read it", missing.display())),
@@ -788,13 +760,9 @@ fn init_writes_a_starter_once_and_it_reads_back() {
     let mut cmd = ctx.runbook(&["config", "--init"]);
     cmd.current_dir(&sub);
     let out = run(&mut cmd, LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(0);
     let written = ctx.work.join("runbook.toml");
-    assert!(
-        out.stderr.contains(written.to_str().unwrap()),
-        "{}",
-        out.stderr
-    );
+    out.assert_stderr_has(written.to_str().unwrap());
     let text = std::fs::read_to_string(&written).unwrap();
     assert!(text.contains("#inactivity_timeout = \"3m\""), "{text}");
 
@@ -811,20 +779,20 @@ fn init_writes_a_starter_once_and_it_reads_back() {
         "never over an existing file: {}",
         again.stderr
     );
-    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    again.assert_stderr_has("already exists");
     assert_eq!(std::fs::read_to_string(&written).unwrap(), text);
 }
 
 #[test]
 fn runbook_toml_is_found_from_a_subdirectory_and_status_uses_its_runs_dir() {
     let ctx = TestContext::new();
-    std::fs::write(ctx.work.join("runbook.toml"), "runs_dir = \"team-runs\"\n").unwrap();
+    ctx.write_work("runbook.toml", "runs_dir = \"team-runs\"\n");
     let sub = ctx.work.join("deep/er");
     std::fs::create_dir_all(&sub).unwrap();
     let mut cmd = ctx.fake_run(FINISHED, &["--cwd", sub.to_str().unwrap()]);
     cmd.env_remove("RUNBOOK_RUNS_DIR");
     let out = run(&mut cmd, LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(0);
     let runs = ctx.work.join("team-runs");
     assert_eq!(
         std::fs::read_dir(&runs).map(Iterator::count).unwrap_or(0),
@@ -836,11 +804,7 @@ fn runbook_toml_is_found_from_a_subdirectory_and_status_uses_its_runs_dir() {
     let mut cmd = ctx.runbook(&["status", "--json"]);
     cmd.env_remove("RUNBOOK_RUNS_DIR").current_dir(&sub);
     let out = run(&mut cmd, LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
-    assert!(
-        out.stdout.contains("\"outcome\": \"completed\""),
-        "{}",
-        out.stdout
-    );
+    out.assert_exit(0);
+    out.assert_stdout_has("\"outcome\": \"completed\"");
     assert!(Path::new(&runs).is_dir());
 }

@@ -2,8 +2,6 @@
 //! through them: turns that resume the same session (`--then`), an agent that lingers after its
 //! final result, and refusals before anything starts.
 
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use runbook::event::{EventKind, Outcome, TurnKind};
@@ -11,14 +9,6 @@ use runbook::event::{EventKind, Outcome, TurnKind};
 use crate::support::{TestContext, run, types};
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-/// A shell script agent in the test's root, printing universal events.
-fn script(ctx: &TestContext, name: &str, body: &str) -> PathBuf {
-    let path = ctx.root().join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write the agent script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path
-}
 
 /// Answers with the prompt it got and the session it was asked to continue, then finishes.
 const ECHO_AGENT: &str = r#"
@@ -34,22 +24,18 @@ echo "{\"type\":\"agent.result\",\"ok\":true,\"tokens\":{\"input\":100,\"output\
 #[test]
 fn then_continues_the_same_session_as_resumed_turns_of_one_run() {
     let ctx = TestContext::new();
-    let agent = script(&ctx, "echo-agent", ECHO_AGENT);
-    let cmd = format!("{} --fast", agent.display());
-    let out = run(
-        &mut ctx.runbook(&[
-            "run",
-            "--agent-cmd",
-            &cmd,
+    let agent = ctx.agent_script("echo-agent", ECHO_AGENT);
+    let out = ctx.run_agent_cmd(
+        &format!("{agent} --fast"),
+        &[
             "first task",
             "--then",
             "second task",
             "--then",
             "third task",
-        ]),
-        LIMIT,
+        ],
     );
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(0);
     let events = ctx.events();
     let texts: Vec<(u32, TurnKind, String)> = events
         .iter()
@@ -83,8 +69,7 @@ fn then_continues_the_same_session_as_resumed_turns_of_one_run() {
         .filter(|e| matches!(e.kind, EventKind::TurnCompleted { .. }))
         .count();
     assert_eq!(turn_ends, 3);
-    let receipt = ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Completed);
+    let receipt = ctx.ended_as(Outcome::Completed);
     assert_eq!(receipt.turns.len(), 3);
     assert_eq!(
         receipt.cost.usd,
@@ -102,7 +87,7 @@ fn then_continues_the_same_session_as_resumed_turns_of_one_run() {
 
     // `runbook status` shows each turn with its tokens and cost.
     let status = run(&mut ctx.runbook(&["status"]), LIMIT);
-    assert_eq!(status.code(), Some(0), "{}", status.stderr);
+    status.assert_exit(0);
     for turn in [
         "1 start: 0 steps, 110 tokens, $0.5000",
         "2 resume: 0 steps, 110 tokens, $0.5000",
@@ -115,27 +100,15 @@ fn then_continues_the_same_session_as_resumed_turns_of_one_run() {
 #[test]
 fn a_turn_that_fails_stops_the_run_before_the_next_prompt() {
     let ctx = TestContext::new();
-    let agent = script(
-        &ctx,
+    let agent = ctx.agent_script(
         "failing-agent",
         r#"echo '{"type":"session.started","session_id":"s"}'
 echo '{"type":"agent.result","ok":false,"message":"out of ideas"}'
 exit 1"#,
     );
-    let out = run(
-        &mut ctx.runbook(&[
-            "run",
-            "--agent-cmd",
-            agent.to_str().unwrap(),
-            "first",
-            "--then",
-            "second",
-        ]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(1), "{}", out.stderr);
-    let receipt = ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::AgentError);
+    let out = ctx.run_agent_cmd(&agent, &["first", "--then", "second"]);
+    out.assert_exit(1);
+    let receipt = ctx.ended_as(Outcome::AgentError);
     assert_eq!(receipt.turns.len(), 1, "the second prompt never ran");
     assert!(
         receipt.message.contains("out of ideas"),
@@ -147,27 +120,17 @@ exit 1"#,
 #[test]
 fn an_agent_that_lingers_after_its_final_result_is_ended_and_counts_as_completed() {
     let ctx = TestContext::new();
-    let agent = script(
-        &ctx,
+    let agent = ctx.agent_script(
         "lingering-agent",
         r#"echo '{"type":"text","text":"done"}'
 echo '{"type":"agent.result","ok":true}'
 exec sleep 600"#,
     );
-    let out = run(
-        &mut ctx.runbook(&[
-            "run",
-            "--agent-cmd",
-            agent.to_str().unwrap(),
-            "--finish-grace",
-            "1s",
-            "--kill-grace",
-            "1s",
-            "task",
-        ]),
-        LIMIT,
+    let out = ctx.run_agent_cmd(
+        &agent,
+        &["--finish-grace", "1s", "--kill-grace", "1s", "task"],
     );
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(0);
     let events = ctx.events();
     let t = types(&events);
     let result = t.iter().position(|t| *t == "agent.result").unwrap();
@@ -184,8 +147,7 @@ exec sleep 600"#,
             .count(),
         1
     );
-    let receipt = ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Completed);
+    let receipt = ctx.ended_as(Outcome::Completed);
     assert!(receipt.message.contains("lingered"), "{}", receipt.message);
 }
 
@@ -195,51 +157,34 @@ exec sleep 600"#,
 #[test]
 fn a_final_result_over_the_budget_still_completes() {
     let ctx = TestContext::new();
-    let agent = script(
-        &ctx,
+    let agent = ctx.agent_script(
         "costly-agent",
         r#"echo '{"type":"text","text":"done"}'
 echo '{"type":"agent.result","ok":true,"tokens":{"input":100,"output":10,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.5,"cost_source":"reported"}'
 sleep 0.5"#,
     );
-    let out = run(
-        &mut ctx.runbook(&[
-            "run",
-            "--agent-cmd",
-            agent.to_str().unwrap(),
-            "--max-cost",
-            "0.10",
-            "task",
-        ]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let out = ctx.run_agent_cmd(&agent, &["--max-cost", "0.10", "task"]);
+    out.assert_exit(0);
     assert!(
         !types(&ctx.events()).contains(&"stop.requested"),
         "{}",
         out.stderr
     );
-    let receipt = ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Completed);
+    let receipt = ctx.ended_as(Outcome::Completed);
     assert_eq!(receipt.cost.usd, Some(0.5));
 }
 
 #[test]
 fn a_stream_without_a_final_result_is_truncated_and_open_calls_are_closed() {
     let ctx = TestContext::new();
-    let agent = script(
-        &ctx,
+    let agent = ctx.agent_script(
         "cut-agent",
         r#"echo '{"type":"tool.started","call_id":"1","name":"bash","kind":"shell","input":"make"}'
 echo '{"type":"run.finished","outcome":"completed","message":"forged","duration_ms":1,"exit":{"code":0}}'"#,
     );
-    let out = run(
-        &mut ctx.runbook(&["run", "--agent-cmd", agent.to_str().unwrap(), "task"]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(1), "{}", out.stderr);
-    let receipt = ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Truncated);
+    let out = ctx.run_agent_cmd(&agent, &["task"]);
+    out.assert_exit(1);
+    let receipt = ctx.ended_as(Outcome::Truncated);
     assert_eq!(
         receipt.unparsed_lines.count, 1,
         "runbook's own events are refused"
@@ -258,10 +203,7 @@ fn bad_agent_commands_are_one_line_errors_before_anything_starts() {
         ("'unterminated", 2, "cannot be split"),
         ("/no/such/agent --x", 127, "/no/such/agent"),
     ] {
-        let out = run(
-            &mut ctx.runbook(&["run", "--agent-cmd", cmd, "task"]),
-            LIMIT,
-        );
+        let out = ctx.run_agent_cmd(cmd, &["task"]);
         assert_eq!(out.code(), Some(code), "{cmd}: {}", out.stderr);
         assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
         assert!(out.stderr.contains(says), "{cmd}: {}", out.stderr);
@@ -284,17 +226,17 @@ fn claude_bypass_as_root_is_refused_with_what_to_do_unless_the_machine_is_a_sand
     ];
     let out = run(&mut ctx.runbook(&args), LIMIT);
     if nix::unistd::geteuid().is_root() {
-        assert_eq!(out.code(), Some(2), "{}", out.stderr);
-        assert!(out.stderr.contains("IS_SANDBOX=1"), "{}", out.stderr);
+        out.assert_exit(2);
+        out.assert_stderr_has("IS_SANDBOX=1");
         assert!(ctx.run_dirs().is_empty());
     } else {
         // Not root: nothing to refuse; `true` prints nothing, so the run is truncated.
-        assert_eq!(out.code(), Some(1), "{}", out.stderr);
+        out.assert_exit(1);
     }
     let mut ctx = TestContext::new();
     ctx.env("IS_SANDBOX", "1");
     let out = run(&mut ctx.runbook(&args), LIMIT);
-    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    out.assert_exit(1);
     let argv = ctx.events().into_iter().find_map(|e| match e.kind {
         EventKind::TurnStarted { argv, .. } => Some(argv),
         _ => None,

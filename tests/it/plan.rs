@@ -2,10 +2,7 @@
 //! session. Without a terminal with a scripted `--agent-cmd` agent; through a real
 //! pseudo-terminal with the real OpenCode CLI and the fake provider.
 
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
 
 use rexpect::session::PtySession;
 use runbook::event::{Decision, EventKind, Outcome, ToolStatus};
@@ -13,9 +10,7 @@ use serde_json::json;
 
 use crate::support::fake_llm::{self as chat, FakeLlm, OpencodeConfig, Reply, ToolCall, Usage};
 use crate::support::sse;
-use crate::support::{self, TestContext, events_and_receipt, run};
-
-const LIMIT: Duration = Duration::from_secs(30);
+use crate::support::{self, TestContext, events_and_receipt};
 
 /// Plans when asked to plan (the plan names the revision), edits when asked to carry it out;
 /// `CHANGE_WHILE_PLANNING=1` makes it write a file while planning.
@@ -37,11 +32,9 @@ esac
 say '{"type":"agent.result","ok":true}'
 "##;
 
-fn scripted_agent(ctx: &TestContext) -> PathBuf {
-    let path = ctx.root().join("planner");
-    std::fs::write(&path, format!("#!/bin/sh\n{SCRIPTED_AGENT}")).expect("write the agent");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    path
+/// [`SCRIPTED_AGENT`] in the test's root.
+fn scripted_agent(ctx: &TestContext) -> String {
+    ctx.agent_script("planner", SCRIPTED_AGENT)
 }
 
 const PLAN: &str =
@@ -51,23 +44,10 @@ const PLAN: &str =
 fn without_a_terminal_the_plan_is_made_kept_and_executed() {
     let ctx = TestContext::new();
     let agent = scripted_agent(&ctx);
-    let out = run(
-        &mut ctx.runbook(&[
-            "run",
-            "--agent-cmd",
-            agent.to_str().unwrap(),
-            "--plan",
-            "create out.txt",
-        ]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("## Files"),
-        "the plan is shown: {}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("executing the plan (automatically)"));
+    let out = ctx.run_agent_cmd(&agent, &["--plan", "create out.txt"]);
+    out.assert_exit(0);
+    out.assert_stderr_has("## Files")
+        .assert_stderr_has("executing the plan (automatically)");
     assert_eq!(
         std::fs::read_to_string(ctx.run_dir().join("plan.md")).unwrap(),
         format!("{PLAN}\n")
@@ -90,12 +70,8 @@ fn without_a_terminal_the_plan_is_made_kept_and_executed() {
 fn plan_only_stops_at_the_plan_and_prints_it_on_stdout() {
     let ctx = TestContext::new();
     let agent = scripted_agent(&ctx);
-    let agent = agent.to_str().unwrap();
-    let out = run(
-        &mut ctx.runbook(&["run", "--agent-cmd", agent, "--plan-only", "create out.txt"]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let out = ctx.run_agent_cmd(&agent, &["--plan-only", "create out.txt"]);
+    out.assert_exit(0);
     assert_eq!(
         out.stdout,
         format!("{PLAN}\n"),
@@ -108,18 +84,8 @@ fn plan_only_stops_at_the_plan_and_prints_it_on_stdout() {
 
     // With --json the plan is an event, and stdout stays JSON lines.
     let ctx = TestContext::new();
-    let out = run(
-        &mut ctx.runbook(&[
-            "run",
-            "--json",
-            "--agent-cmd",
-            agent,
-            "--plan-only",
-            "create out.txt",
-        ]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let out = ctx.run_agent_cmd(&agent, &["--json", "--plan-only", "create out.txt"]);
+    out.assert_exit(0);
     let (events, receipt) = events_and_receipt(&out.stdout);
     assert!(
         events.iter().any(
@@ -134,13 +100,9 @@ fn an_agent_that_changes_files_while_planning_is_stopped_before_executing() {
     let mut ctx = TestContext::new();
     ctx.env("CHANGE_WHILE_PLANNING", "1");
     let agent = scripted_agent(&ctx);
-    let out = run(
-        &mut ctx.runbook(&["run", "--agent-cmd", agent.to_str().unwrap(), "--plan", "x"]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(1), "{}", out.stderr);
-    let receipt = ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::AgentError);
+    let out = ctx.run_agent_cmd(&agent, &["--plan", "x"]);
+    out.assert_exit(1);
+    let receipt = ctx.ended_as(Outcome::AgentError);
     assert!(
         receipt
             .message
@@ -167,6 +129,10 @@ struct Terminal {
     session: PtySession,
 }
 
+/// What runbook asks once a plan is shown.
+const CHOICES: &str = "[e]xecute  [r]evise  [a]bort";
+
+/// OpenCode planning through runbook in a pseudo-terminal, at the first plan's prompt.
 fn terminal() -> Option<Terminal> {
     let bin = support::opencode_bin()?;
     let mut ctx = TestContext::new();
@@ -195,23 +161,16 @@ fn terminal() -> Option<Terminal> {
     ]);
     chat::write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
         .expect("opencode.json");
-    let session = in_pty(
-        &ctx,
-        &[
-            "run",
-            "--agent-bin",
-            bin.to_str().unwrap(),
-            "-m",
-            "fake/fake-model",
-            "--plan",
-            "Change the last line of README.md.",
-        ],
-    );
-    Some(Terminal {
-        ctx,
-        llm: Some(llm),
-        session,
-    })
+    let args = [
+        "run",
+        "--agent-bin",
+        bin.to_str().unwrap(),
+        "-m",
+        "fake/fake-model",
+        "--plan",
+        "Change the last line of README.md.",
+    ];
+    Some(Terminal::at_the_prompt(ctx, Some(llm), &args))
 }
 
 /// `runbook ARGS` with a pseudo-terminal for stdin, stdout and stderr.
@@ -224,6 +183,14 @@ fn in_pty(ctx: &TestContext, args: &[&str]) -> PtySession {
 }
 
 impl Terminal {
+    /// `runbook ARGS` in a pseudo-terminal, once it asks what to do with the plan.
+    fn at_the_prompt(ctx: TestContext, llm: Option<FakeLlm>, args: &[&str]) -> Terminal {
+        let session = in_pty(&ctx, args);
+        let mut t = Terminal { ctx, llm, session };
+        t.expect(CHOICES);
+        t
+    }
+
     /// Types `keys` (the pty's writer is line-buffered: flushed at once).
     fn type_keys(&mut self, keys: &str) {
         self.session.send(keys).expect("write to the pty");
@@ -252,7 +219,6 @@ fn revise_with_feedback_then_execute_in_the_same_session() {
     let Some(mut t) = terminal() else {
         return;
     };
-    t.expect("[e]xecute  [r]evise  [a]bort");
     t.type_keys("r");
     t.expect("What should change?");
     t.type_keys(FEEDBACK);
@@ -260,14 +226,13 @@ fn revise_with_feedback_then_execute_in_the_same_session() {
     t.type_keys("\r");
     t.expect("the plan, revision 1");
     t.expect("and nothing else");
-    t.expect("[e]xecute  [r]evise  [a]bort");
+    t.expect(CHOICES);
     t.type_keys("e");
     let (code, t) = t.finish();
     assert_eq!(code, 0);
 
     let events = t.ctx.events();
-    let receipt = t.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Completed);
+    let receipt = t.ctx.ended_as(Outcome::Completed);
     assert_eq!(receipt.turns.len(), 3, "plan, revision, execution");
     let plan = receipt.plan.expect("a plan in the receipt");
     assert_eq!((plan.revisions, plan.text.as_str()), (1, PLAN_2));
@@ -317,8 +282,7 @@ fn revise_with_feedback_then_execute_in_the_same_session() {
 fn assert_aborted(t: Terminal) {
     let (code, t) = t.finish();
     assert_eq!(code, 8);
-    let receipt = t.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Aborted);
+    let receipt = t.ctx.ended_as(Outcome::Aborted);
     assert_eq!(receipt.turns.len(), 1, "nothing was executed");
     assert_eq!(receipt.plan.unwrap().decision, Some(Decision::Abort));
     assert_eq!(
@@ -332,7 +296,6 @@ fn abort_at_the_prompt_ends_the_run_with_a_receipt_and_nothing_executed() {
     let Some(mut t) = terminal() else {
         return;
     };
-    t.expect("[e]xecute  [r]evise  [a]bort");
     t.type_keys("a");
     assert_aborted(t);
 }
@@ -342,7 +305,6 @@ fn ctrl_c_at_the_prompt_is_abort() {
     let Some(mut t) = terminal() else {
         return;
     };
-    t.expect("[e]xecute  [r]evise  [a]bort");
     t.session.send_control('c').unwrap();
     assert_aborted(t);
 }
@@ -352,25 +314,16 @@ fn after_the_last_revision_only_execute_or_abort_is_offered() {
     let mut ctx = TestContext::new();
     ctx.env("TERM", "xterm-256color");
     let agent = scripted_agent(&ctx);
-    let agent = agent.to_str().unwrap();
-    let session = in_pty(
-        &ctx,
-        &[
-            "run",
-            "--agent-cmd",
-            agent,
-            "--plan",
-            "--max-revisions",
-            "1",
-            "create out.txt",
-        ],
-    );
-    let mut t = Terminal {
-        ctx,
-        llm: None,
-        session,
-    };
-    t.expect("[e]xecute  [r]evise  [a]bort");
+    let args = [
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--plan",
+        "--max-revisions",
+        "1",
+        "create out.txt",
+    ];
+    let mut t = Terminal::at_the_prompt(ctx, None, &args);
     t.type_keys("r");
     t.expect("What should change?");
     t.type_keys("smaller\r\r");

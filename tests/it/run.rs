@@ -31,33 +31,18 @@ fn lines(parts: &[&str]) -> String {
     parts.join("\n")
 }
 
-fn assert_no_survivors(ctx: &TestContext) {
-    let pids: Vec<i32> = std::fs::read_to_string(ctx.pid_file())
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
-    assert!(!pids.is_empty(), "the fake agent recorded no pids");
-    let left = support::wait_gone(&pids);
-    assert!(
-        left.is_empty(),
-        "agent processes survived runbook: {left:?}"
-    );
-}
-
 #[test]
 fn a_completed_run_leaves_a_whole_log_a_receipt_and_the_raw_output() {
     let ctx = TestContext::new();
-    let out = run(&mut ctx.fake_run(&happy(), &[]), LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let out = ctx.run_fake(&happy(), &[]);
+    out.assert_exit(0);
     assert!(
         out.stdout.is_empty(),
         "stdout is for results only: {:?}",
         out.stdout
     );
 
-    let r = ctx.receipt();
-    assert_eq!(r.outcome, Outcome::Completed);
+    let r = ctx.ended_as(Outcome::Completed);
     assert_eq!(
         (
             r.steps,
@@ -93,12 +78,8 @@ fn a_completed_run_leaves_a_whole_log_a_receipt_and_the_raw_output() {
 
     let raw = std::fs::read_to_string(ctx.run_dir().join("stdout.log")).unwrap();
     assert_eq!(raw, happy() + "\n", "the agent's stdout is kept verbatim");
-    assert!(
-        out.stderr.contains("✓ bash echo hi && ls"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("completed in"), "{}", out.stderr);
+    out.assert_stderr_has("✓ bash echo hi && ls");
+    out.assert_stderr_has("completed in");
 }
 
 #[test]
@@ -148,32 +129,25 @@ fn every_recorded_transcript_ends_with_the_right_outcome_and_exit_code() {
 #[test]
 fn a_stream_that_stops_inside_a_step_is_truncated_even_with_exit_zero() {
     let ctx = TestContext::new();
-    let out = run(&mut ctx.fake_run(&lines(&[STEP_START, TEXT]), &[]), LIMIT);
-    assert_eq!(out.code(), Some(1));
-    let r = ctx.receipt();
-    assert_eq!(r.outcome, Outcome::Truncated);
+    let out = ctx.run_fake(&lines(&[STEP_START, TEXT]), &[]);
+    out.assert_exit(1);
+    let r = ctx.ended_as(Outcome::Truncated);
     assert!(r.message.contains("inside a step"), "{}", r.message);
 }
 
 #[test]
 fn a_last_step_asking_for_tool_calls_is_truncated() {
     let ctx = TestContext::new();
-    let out = run(
-        &mut ctx.fake_run(&lines(&[STEP_START, &step_finish("tool-calls", 0.01)]), &[]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(1));
-    assert_eq!(ctx.receipt().outcome, Outcome::Truncated);
+    let out = ctx.run_fake(&lines(&[STEP_START, &step_finish("tool-calls", 0.01)]), &[]);
+    out.assert_exit(1);
+    ctx.ended_as(Outcome::Truncated);
 }
 
 #[test]
 fn a_nonzero_exit_after_finished_work_is_an_agent_error() {
     let ctx = TestContext::new();
-    let out = run(
-        &mut ctx.fake_run(&format!("{}\n{{\"$exit\":3}}", happy()), &[]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(1));
+    let out = ctx.run_fake(&format!("{}\n{{\"$exit\":3}}", happy()), &[]);
+    out.assert_exit(1);
     let r = ctx.receipt();
     assert_eq!((r.outcome, r.exit.code), (Outcome::AgentError, Some(3)));
 }
@@ -181,14 +155,11 @@ fn a_nonzero_exit_after_finished_work_is_an_agent_error() {
 #[test]
 fn an_agent_dying_of_a_signal_is_killed() {
     let ctx = TestContext::new();
-    let out = run(
-        &mut ctx.fake_run(
-            &format!("{STEP_START}\n{{\"$kill_self\":\"SIGSEGV\"}}"),
-            &[],
-        ),
-        LIMIT,
+    let out = ctx.run_fake(
+        &format!("{STEP_START}\n{{\"$kill_self\":\"SIGSEGV\"}}"),
+        &[],
     );
-    assert_eq!(out.code(), Some(1));
+    out.assert_exit(1);
     let r = ctx.receipt();
     assert_eq!((r.outcome, r.exit.signal), (Outcome::Killed, Some(11)));
     assert!(r.message.contains("SIGSEGV"), "{}", r.message);
@@ -206,8 +177,8 @@ fn unreadable_lines_become_unparsed_events_and_the_run_goes_on() {
         TEXT,
         &step_finish("stop", 0.001),
     ]);
-    let out = run(&mut ctx.fake_run(&scenario, &[]), LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let out = ctx.run_fake(&scenario, &[]);
+    out.assert_exit(0);
     let reasons: Vec<UnparsedReason> = ctx
         .events()
         .into_iter()
@@ -233,11 +204,7 @@ fn unreadable_lines_become_unparsed_events_and_the_run_goes_on() {
         "only the head of a huge line is kept"
     );
     assert_eq!(r.outcome, Outcome::Completed);
-    assert!(
-        out.stderr.contains("unreadable output line"),
-        "{}",
-        out.stderr
-    );
+    out.assert_stderr_has("unreadable output line");
 }
 
 #[test]
@@ -249,10 +216,9 @@ fn the_watchdog_stops_a_silent_agent_and_says_why() {
         r#"{"$stderr":"connecting to provider"}"#,
         r#"{"$hang":true}"#,
     ]);
-    let out = run(&mut ctx.fake_run(&scenario, &[]), LIMIT);
-    assert_eq!(out.code(), Some(3), "{}", out.stderr);
-    let r = ctx.receipt();
-    assert_eq!(r.outcome, Outcome::Hung);
+    let out = ctx.run_fake(&scenario, &[]);
+    out.assert_exit(3);
+    let r = ctx.ended_as(Outcome::Hung);
     let d = r.watchdog.expect("a watchdog diagnostic");
     assert_eq!(d.timeout_ms, 2000);
     assert!(d.stdout_quiet_ms >= 2000 && d.cpu_quiet_ms >= 2000, "{d:?}");
@@ -269,12 +235,8 @@ fn the_watchdog_stops_a_silent_agent_and_says_why() {
         .position(|&t| t == "watchdog.fired")
         .expect("fired");
     assert!(warn < fired && t.contains(&"signal.sent"), "{t:?}");
-    assert!(
-        out.stderr.contains("watchdog: no activity for 2.0s"),
-        "{}",
-        out.stderr
-    );
-    assert_no_survivors(&ctx);
+    out.assert_stderr_has("watchdog: no activity for 2.0s");
+    ctx.assert_agent_gone();
 }
 
 #[test]
@@ -282,10 +244,7 @@ fn a_silent_but_busy_agent_is_not_hung() {
     for directive in [r#"{"$burn_cpu_ms":3500}"#, r#"{"$burn_cpu_child_ms":3500}"#] {
         let ctx = TestContext::new();
         let scenario = lines(&[STEP_START, directive, TEXT, &step_finish("stop", 0.001)]);
-        let out = run(
-            &mut ctx.fake_run(&scenario, &["--inactivity-timeout", "1500ms"]),
-            LIMIT,
-        );
+        let out = ctx.run_fake(&scenario, &["--inactivity-timeout", "1500ms"]);
         assert_eq!(out.code(), Some(0), "{directive}: {}", out.stderr);
         assert_eq!(ctx.receipt().outcome, Outcome::Completed, "{directive}");
     }
@@ -299,8 +258,8 @@ fn an_agent_that_ignores_sigterm_is_killed_after_the_grace_period() {
         r#"{"$ignore_sigterm":true}"#,
         r#"{"$hang":true}"#,
     ]);
-    let out = run(&mut ctx.fake_run(&scenario, &[]), LIMIT);
-    assert_eq!(out.code(), Some(3));
+    let out = ctx.run_fake(&scenario, &[]);
+    out.assert_exit(3);
     let signals: Vec<String> = ctx
         .events()
         .into_iter()
@@ -310,7 +269,7 @@ fn an_agent_that_ignores_sigterm_is_killed_after_the_grace_period() {
         })
         .collect();
     assert_eq!(signals, ["SIGTERM", "SIGKILL"]);
-    assert_no_survivors(&ctx);
+    ctx.assert_agent_gone();
 }
 
 #[test]
@@ -319,15 +278,15 @@ fn a_grandchild_holding_stdout_open_is_ended_after_the_agent_exits() {
         let ctx = TestContext::new();
         let spawn = format!(r#"{{"$spawn_grandchild":{{"sleep_ms":60000,"setsid":{setsid}}}}}"#);
         let scenario = lines(&[STEP_START, &spawn, TEXT, &step_finish("stop", 0.001)]);
-        let out = run(&mut ctx.fake_run(&scenario, &[]), LIMIT);
+        let out = ctx.run_fake(&scenario, &[]);
         assert_eq!(out.code(), Some(0), "setsid {setsid}: {}", out.stderr);
-        assert_eq!(ctx.receipt().outcome, Outcome::Completed);
+        ctx.ended_as(Outcome::Completed);
         assert!(
             out.took < Duration::from_secs(30),
             "runbook waited for the grandchild ({:?})",
             out.took
         );
-        assert_no_survivors(&ctx);
+        ctx.assert_agent_gone();
     }
 }
 
@@ -340,27 +299,23 @@ fn a_leftover_process_is_ended_even_when_it_closed_its_output() {
         r#"{"$spawn_grandchild":{"sleep_ms":60000,"setsid":true}}"#,
         &happy(),
     ]);
-    let out = run(&mut ctx.fake_run(&scenario, &[]), LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
-    assert_no_survivors(&ctx);
+    let out = ctx.run_fake(&scenario, &[]);
+    out.assert_exit(0);
+    ctx.assert_agent_gone();
 }
 
 #[test]
 fn the_wall_clock_timeout_stops_the_run() {
     let ctx = TestContext::new();
     let scenario = lines(&[STEP_START, r#"{"$hang":true}"#]);
-    let out = run(
-        &mut ctx.fake_run(
-            &scenario,
-            &["--inactivity-timeout", "1m", "--timeout", "1s"],
-        ),
-        LIMIT,
+    let out = ctx.run_fake(
+        &scenario,
+        &["--inactivity-timeout", "1m", "--timeout", "1s"],
     );
-    assert_eq!(out.code(), Some(5), "{}", out.stderr);
-    let r = ctx.receipt();
-    assert_eq!(r.outcome, Outcome::TimedOut);
+    out.assert_exit(5);
+    let r = ctx.ended_as(Outcome::TimedOut);
     assert_eq!(r.limits.timeout, Some(Duration::from_secs(1)));
-    assert_no_survivors(&ctx);
+    ctx.assert_agent_gone();
 }
 
 #[test]
@@ -373,25 +328,16 @@ fn crossing_the_budget_stops_the_agent() {
         &step_finish("tool-calls", 0.07),
         r#"{"$hang":true}"#,
     ]);
-    let out = run(
-        &mut ctx.fake_run(
-            &scenario,
-            &["--max-cost", "0.10", "--inactivity-timeout", "1m"],
-        ),
-        LIMIT,
+    let out = ctx.run_fake(
+        &scenario,
+        &["--max-cost", "0.10", "--inactivity-timeout", "1m"],
     );
-    assert_eq!(out.code(), Some(4), "{}", out.stderr);
-    let r = ctx.receipt();
-    assert_eq!(r.outcome, Outcome::BudgetExceeded);
+    out.assert_exit(4);
+    let r = ctx.ended_as(Outcome::BudgetExceeded);
     assert!(r.message.contains("--max-cost"), "{}", r.message);
     assert_eq!(r.steps, 2, "the step that crossed the budget is counted");
-    assert!(
-        out.stderr
-            .contains("stopping the agent: cost $0.1100 crossed --max-cost $0.10"),
-        "{}",
-        out.stderr
-    );
-    assert_no_survivors(&ctx);
+    out.assert_stderr_has("stopping the agent: cost $0.1100 crossed --max-cost $0.10");
+    ctx.assert_agent_gone();
 }
 
 /// Starts runbook in the background and waits until the agent has said something.
@@ -413,15 +359,14 @@ fn ctrl_c_interrupts_the_agent_and_still_writes_a_receipt() {
     );
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let out = support::finish(child, LIMIT);
-    assert_eq!(out.code(), Some(130), "{}", out.stderr);
-    let r = ctx.receipt();
-    assert_eq!(r.outcome, Outcome::Interrupted);
+    out.assert_exit(130);
+    let r = ctx.ended_as(Outcome::Interrupted);
     assert_eq!(r.steps, 0);
     assert!(
         types(&ctx.events()).contains(&"step.started"),
         "what was received is kept"
     );
-    assert_no_survivors(&ctx);
+    ctx.assert_agent_gone();
 }
 
 #[test]
@@ -442,7 +387,7 @@ fn a_second_ctrl_c_kills_at_once() {
     std::thread::sleep(Duration::from_millis(300));
     kill(pid, Signal::SIGINT).unwrap();
     let out = support::finish(child, Duration::from_secs(30));
-    assert_eq!(out.code(), Some(130), "{}", out.stderr);
+    out.assert_exit(130);
     let signals: Vec<String> = ctx
         .events()
         .into_iter()
@@ -456,14 +401,14 @@ fn a_second_ctrl_c_kills_at_once() {
         ["SIGTERM", "SIGKILL"],
         "the second Ctrl-C did not wait out the minute of grace"
     );
-    assert_no_survivors(&ctx);
+    ctx.assert_agent_gone();
 }
 
 #[test]
 fn json_mode_prints_every_event_then_the_receipt_and_nothing_else() {
     let ctx = TestContext::new();
-    let out = run(&mut ctx.fake_run(&happy(), &["--json"]), LIMIT);
-    assert_eq!(out.code(), Some(0));
+    let out = ctx.run_fake(&happy(), &["--json"]);
+    out.assert_exit(0);
     assert!(
         out.stderr.is_empty(),
         "--json keeps stderr quiet: {}",
@@ -497,8 +442,8 @@ fn stderr_lines_are_logged_and_evented_and_permission_denials_recognised() {
         r#"{"$stderr_raw":"\u001b[93m\u001b[1m! \u001b[0mpermission requested: bash (rm -rf /); auto-rejecting\n"}"#,
         &happy(),
     ]);
-    let out = run(&mut ctx.fake_run(&scenario, &[]), LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let out = ctx.run_fake(&scenario, &[]);
+    out.assert_exit(0);
     let r = ctx.receipt();
     assert_eq!(r.stderr.tail, ["warning: slow disk"]);
     assert_eq!(r.permission_denials.len(), 1);
@@ -514,11 +459,7 @@ fn stderr_lines_are_logged_and_evented_and_permission_denials_recognised() {
         raw.contains("warning: slow disk") && raw.contains("\u{1b}[93m"),
         "stderr.log keeps the raw bytes"
     );
-    assert!(
-        out.stderr.contains("⚠ permission denied: bash (rm -rf /)"),
-        "{}",
-        out.stderr
-    );
+    out.assert_stderr_has("⚠ permission denied: bash (rm -rf /)");
 }
 
 #[test]
@@ -534,7 +475,7 @@ fn secrets_in_the_environment_never_reach_the_run_dir_or_the_terminal() {
     ]);
     let mut cmd = ctx.fake_run(&scenario, &["-v"]);
     let out = run(&mut cmd, LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(0);
     for entry in std::fs::read_dir(ctx.run_dir()).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -549,7 +490,7 @@ fn secrets_in_the_environment_never_reach_the_run_dir_or_the_terminal() {
         "secret on the terminal: {}",
         out.stderr
     );
-    assert!(out.stderr.contains("key is [REDACTED]"), "{}", out.stderr);
+    out.assert_stderr_has("key is [REDACTED]");
 }
 
 #[test]
@@ -572,7 +513,7 @@ fn the_agent_gets_its_command_line_working_dir_and_a_closed_stdin() {
     );
     cmd.env("FAKE_AGENT_ARGV_FILE", &argv_file);
     let out = run(&mut cmd, LIMIT);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(0);
     let seen: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&argv_file).unwrap()).unwrap();
     let argv: Vec<&str> = seen["argv"]
@@ -603,27 +544,16 @@ fn the_agent_gets_its_command_line_working_dir_and_a_closed_stdin() {
 #[test]
 fn a_missing_agent_is_a_one_line_error_with_its_own_exit_code() {
     let ctx = TestContext::new();
-    let out = run(
-        &mut ctx.runbook(&["run", "--agent-bin", "/nonexistent/opencode", "hi"]),
-        LIMIT,
-    );
-    assert_eq!(out.code(), Some(127));
+    let out = ctx.run(&["run", "--agent-bin", "/nonexistent/opencode", "hi"]);
+    out.assert_exit(127);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("/nonexistent/opencode not found"),
-        "{}",
-        out.stderr
-    );
+    out.assert_stderr_has("/nonexistent/opencode not found");
 
     let mut cmd = ctx.runbook(&["run", "hi"]);
     cmd.env("PATH", ctx.root());
     let out = run(&mut cmd, LIMIT);
-    assert_eq!(out.code(), Some(127));
-    assert!(
-        out.stderr.contains("npm install -g opencode-ai"),
-        "{}",
-        out.stderr
-    );
+    out.assert_exit(127);
+    out.assert_stderr_has("npm install -g opencode-ai");
     assert!(
         ctx.run_dirs().is_empty(),
         "nothing was started, so no run dir"
@@ -660,7 +590,7 @@ fn bad_arguments_are_usage_errors_before_anything_starts() {
             "is not a directory",
         ),
     ] {
-        let out = run(&mut ctx.runbook(&args), LIMIT);
+        let out = ctx.run(&args);
         assert_eq!(out.code(), Some(2), "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
     }

@@ -69,7 +69,7 @@ fn live_follows_a_run_in_another_process_and_sees_every_event_once_in_order() {
     let run_out = support::finish(writer, LIMIT);
     let live = support::finish(follower, LIMIT);
 
-    assert_eq!(run_out.code(), Some(0));
+    run_out.assert_exit(0);
     assert_eq!(
         live.code(),
         Some(0),
@@ -88,10 +88,10 @@ fn live_follows_a_run_in_another_process_and_sees_every_event_once_in_order() {
 #[test]
 fn live_shows_the_same_lines_as_the_run_itself() {
     let ctx = TestContext::new();
-    let out = run(&mut ctx.fake_run(&chatty(3, 0), &[]), LIMIT);
-    assert_eq!(out.code(), Some(0));
-    let live = run(&mut ctx.runbook(&["status", "--live"]), LIMIT);
-    assert_eq!(live.code(), Some(0));
+    let out = ctx.run_fake(&chatty(3, 0), &[]);
+    out.assert_exit(0);
+    let live = ctx.run(&["status", "--live"]);
+    live.assert_exit(0);
     assert_eq!(
         live.stderr, out.stderr,
         "after the run, --live replays the very same view"
@@ -103,10 +103,7 @@ fn live_shows_the_same_lines_as_the_run_itself() {
 fn live_started_before_the_first_event_waits_for_it_and_holds_partial_lines() {
     let ctx = TestContext::new();
     // A finished run to take realistic events from.
-    assert_eq!(
-        run(&mut ctx.fake_run(&chatty(2, 0), &[]), LIMIT).code(),
-        Some(0)
-    );
+    ctx.run_fake(&chatty(2, 0), &[]).assert_exit(0);
     let template = fs::read_to_string(ctx.run_dir().join("events.ndjson")).unwrap();
     let mut lines: Vec<Event> = support::parse_events(&template);
     // The new run's supervisor is this test process: alive until the log is finished.
@@ -136,7 +133,7 @@ fn live_started_before_the_first_event_waits_for_it_and_holds_partial_lines() {
         log.flush().unwrap();
     }
     let live = support::finish(follower, LIMIT);
-    assert_eq!(live.code(), Some(0), "{}", live.stderr);
+    live.assert_exit(0);
     assert!(
         !live.stderr.contains("warning"),
         "half-written lines are not damage: {}",
@@ -166,31 +163,19 @@ fn live_notices_a_killed_supervisor_and_says_abandoned() {
     let live = support::finish(follower, LIMIT);
 
     // Even a SIGKILLed runbook takes its agent with it.
-    let pids: Vec<i32> = fs::read_to_string(ctx.pid_file())
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    let left = support::wait_gone(&pids);
-    for &pid in &left {
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-    }
-    assert!(
-        left.is_empty(),
-        "the agent outlived its killed supervisor: {left:?}"
-    );
-    assert_eq!(live.code(), Some(7), "{}", live.stderr);
-    assert!(live.stderr.contains("✗ abandoned"), "{}", live.stderr);
+    ctx.assert_agent_gone();
+    live.assert_exit(7);
+    live.assert_stderr_has("✗ abandoned");
 
-    let status = run(&mut ctx.runbook(&["status", "--json"]), LIMIT);
+    let status = ctx.run(&["status", "--json"]);
     let receipt: Receipt =
         serde_json::from_str(&status.stdout).expect("a receipt built from the log");
     assert_eq!(receipt.outcome, Outcome::Abandoned);
     assert_eq!(receipt.steps, 0);
 
     // Following it afterwards ends with a shown (not logged) ending that continues the sequence.
-    let again = run(&mut ctx.runbook(&["status", "--live", "--json"]), LIMIT);
-    assert_eq!(again.code(), Some(7));
+    let again = ctx.run(&["status", "--live", "--json"]);
+    again.assert_exit(7);
     let (events, receipt) = events_and_receipt(&again.stdout);
     let logged = ctx.events();
     assert_eq!(events[..logged.len()], logged[..]);
@@ -213,58 +198,45 @@ fn status_of_a_running_run_is_built_from_its_log() {
         ),
         "text",
     );
-    let status = run(&mut ctx.runbook(&["status", "--json"]), LIMIT);
-    let human = run(&mut ctx.runbook(&["status"]), LIMIT);
+    let status = ctx.run(&["status", "--json"]);
+    let human = ctx.run(&["status"]);
     kill(Pid::from_raw(writer.id() as i32), Signal::SIGINT).unwrap();
     let done = support::finish(writer, LIMIT);
-    assert_eq!(done.code(), Some(130));
+    done.assert_exit(130);
 
     let receipt: Receipt = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(receipt.outcome, Outcome::Running);
     assert_eq!(receipt.session_id.as_deref(), Some("ses_live"));
-    assert!(
-        human
-            .stdout
-            .contains("outcome   running · the run is in progress"),
-        "{}",
-        human.stdout
-    );
-    assert!(human.stdout.contains("running for"), "{}", human.stdout);
+    human.assert_stdout_has("outcome   running · the run is in progress");
+    human.assert_stdout_has("running for");
 }
 
 #[test]
 fn runs_are_found_by_latest_prefix_and_random_part_with_clear_errors() {
     let ctx = TestContext::new();
     for _ in 0..2 {
-        assert_eq!(
-            run(&mut ctx.fake_run(&chatty(1, 0), &[]), LIMIT).code(),
-            Some(0)
-        );
+        ctx.run_fake(&chatty(1, 0), &[]).assert_exit(0);
     }
     let ids: Vec<String> = ctx
         .run_dirs()
         .iter()
         .map(|d| d.file_name().unwrap().to_str().unwrap().to_owned())
         .collect();
-    let latest = run(&mut ctx.runbook(&["status"]), LIMIT);
+    let latest = ctx.run(&["status"]);
     assert!(
         latest.stdout.starts_with(&format!("run       {}", ids[1])),
         "{}",
         latest.stdout
     );
     let tail = ids[0].rsplit('-').next().unwrap();
-    let by_tail = run(&mut ctx.runbook(&["status", tail]), LIMIT);
-    assert!(by_tail.stdout.contains(&ids[0]), "{}", by_tail.stdout);
+    let by_tail = ctx.run(&["status", tail]);
+    by_tail.assert_stdout_has(&ids[0]);
 
-    let ambiguous = run(&mut ctx.runbook(&["status", "20"]), LIMIT);
-    assert_eq!(ambiguous.code(), Some(2));
-    assert!(
-        ambiguous.stderr.contains("`20` matches 2 runs"),
-        "{}",
-        ambiguous.stderr
-    );
-    let unknown = run(&mut ctx.runbook(&["status", "nope"]), LIMIT);
-    assert_eq!(unknown.code(), Some(2));
+    let ambiguous = ctx.run(&["status", "20"]);
+    ambiguous.assert_exit(2);
+    ambiguous.assert_stderr_has("`20` matches 2 runs");
+    let unknown = ctx.run(&["status", "nope"]);
+    unknown.assert_exit(2);
     assert!(
         unknown.stderr.contains("no run matches `nope`") && unknown.stderr.contains(&ids[1]),
         "{}",
@@ -273,9 +245,9 @@ fn runs_are_found_by_latest_prefix_and_random_part_with_clear_errors() {
     assert_eq!(unknown.stderr.lines().count(), 1);
 
     let empty = TestContext::new();
-    let none = run(&mut empty.runbook(&["status"]), LIMIT);
-    assert_eq!(none.code(), Some(2));
-    assert!(none.stderr.contains("no runs yet"), "{}", none.stderr);
+    let none = empty.run(&["status"]);
+    none.assert_exit(2);
+    none.assert_stderr_has("no runs yet");
 }
 
 #[test]
@@ -296,9 +268,9 @@ fn a_damaged_log_is_reported_not_fatal() {
     f.write_all(b"{this is not an event}\n{\"seq\":99,\"ts\":\"2026-")
         .unwrap();
 
-    let status = run(&mut ctx.runbook(&["status"]), LIMIT);
-    assert_eq!(status.code(), Some(0), "{}", status.stderr);
-    assert!(status.stdout.contains("abandoned"), "{}", status.stdout);
+    let status = ctx.run(&["status"]);
+    status.assert_exit(0);
+    status.assert_stdout_has("abandoned");
     let warnings: Vec<&str> = status.stderr.lines().collect();
     assert_eq!(
         warnings.len(),
@@ -308,27 +280,17 @@ fn a_damaged_log_is_reported_not_fatal() {
     assert!(warnings[0].contains("is not a valid event"), "{warnings:?}");
 
     fs::write(ctx.run_dir().join("result.json"), "{ half a receipt").unwrap();
-    let broken = run(&mut ctx.runbook(&["status"]), LIMIT);
-    assert_eq!(broken.code(), Some(6));
-    assert!(
-        broken.stderr.contains("is not a valid receipt"),
-        "{}",
-        broken.stderr
-    );
+    let broken = ctx.run(&["status"]);
+    broken.assert_exit(6);
+    broken.assert_stderr_has("is not a valid receipt");
     assert_eq!(broken.stderr.lines().count(), 1);
 }
 
 #[test]
 fn status_and_list_read_well() {
     let ctx = TestContext::new();
-    assert_eq!(
-        run(
-            &mut ctx.fake_run(&chatty(1, 0), &["-m", "fake/fake-model"]),
-            LIMIT
-        )
-        .code(),
-        Some(0)
-    );
+    ctx.run_fake(&chatty(1, 0), &["-m", "fake/fake-model"])
+        .assert_exit(0);
     let denied = r#"{"type":"tool_use","timestamp":1,"sessionID":"ses_live","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"echo hi"},"error":"The user rejected permission to use this specific tool call.","time":{"start":1,"end":2}},"id":"p2","sessionID":"ses_live","messageID":"m1"}}"#;
     let finish_tools = STEP_STOP.replace(r#""reason":"stop""#, r#""reason":"tool-calls""#);
     let scenario = [
@@ -338,10 +300,7 @@ fn status_and_list_read_well() {
         &finish_tools,
     ]
     .join("\n");
-    assert_eq!(
-        run(&mut ctx.fake_run(&scenario, &[]), LIMIT).code(),
-        Some(1)
-    );
+    ctx.run_fake(&scenario, &[]).assert_exit(1);
 
     let filters = vec![
         (r"\d{8}-\d{6}-[0-9a-z]{5}", "[RUN_ID]"),
@@ -359,13 +318,13 @@ fn status_and_list_read_well() {
         (r"/\S*/(work|runs)", "[TMP]/$1"),
     ];
     insta::with_settings!({ filters => filters }, {
-        let status = run(&mut ctx.runbook(&["status"]), LIMIT);
+        let status = ctx.run(&["status"]);
         insta::assert_snapshot!("status_truncated", status.stdout);
-        let list = run(&mut ctx.runbook(&["list"]), LIMIT);
+        let list = ctx.run(&["list"]);
         insta::assert_snapshot!("list", list.stdout);
     });
 
-    let json = run(&mut ctx.runbook(&["list", "--json"]), LIMIT);
+    let json = ctx.run(&["list", "--json"]);
     let receipts: Vec<Receipt> = json
         .stdout
         .lines()
@@ -375,15 +334,9 @@ fn status_and_list_read_well() {
         receipts.iter().map(|r| r.outcome).collect::<Vec<_>>(),
         [Outcome::Truncated, Outcome::Completed]
     );
-    let filtered = run(
-        &mut ctx.runbook(&["list", "--outcome", "completed", "--json"]),
-        LIMIT,
-    );
+    let filtered = ctx.run(&["list", "--outcome", "completed", "--json"]);
     assert_eq!(filtered.stdout.lines().count(), 1);
-    let here = run(
-        &mut ctx.runbook(&["list", "--here", "--agent", "opencode", "-n", "1"]),
-        LIMIT,
-    );
+    let here = ctx.run(&["list", "--here", "--agent", "opencode", "-n", "1"]);
     assert_eq!(
         here.stdout.lines().count(),
         2,
@@ -403,10 +356,7 @@ fn status_and_list_read_well() {
 #[test]
 fn a_closed_pipe_ends_list_quietly() {
     let ctx = TestContext::new();
-    assert_eq!(
-        run(&mut ctx.fake_run(&chatty(1, 0), &[]), LIMIT).code(),
-        Some(0)
-    );
+    ctx.run_fake(&chatty(1, 0), &[]).assert_exit(0);
     let template = ctx.run_dir();
     let receipt = fs::read_to_string(template.join("result.json")).unwrap();
     for i in 0..1500 {
@@ -434,29 +384,14 @@ fn a_closed_pipe_ends_list_quietly() {
 fn replay_shows_a_recorded_transcript_through_the_same_view() {
     let ctx = TestContext::new();
     let fixture = support::fixtures().join("opencode/d_tool_error.stdout.ndjson");
-    let out = run(
-        &mut ctx.runbook(&["replay", "--instant", fixture.to_str().unwrap()]),
-        LIMIT,
+    let out = ctx.run(&["replay", "--instant", fixture.to_str().unwrap()]);
+    out.assert_exit(0);
+    out.assert_stderr_has(
+        "✗ read /scratch/opencode-harness/d_tool_error/work/missing.txt 9ms: File not found",
     );
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
-    assert!(
-        out.stderr.contains(
-            "✗ read /scratch/opencode-harness/d_tool_error/work/missing.txt 9ms: File not found"
-        ),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr
-            .contains("✓ completed in 3.9s · 2 steps · 1 tool call (1 failed)"),
-        "{}",
-        out.stderr
-    );
+    out.assert_stderr_has("✓ completed in 3.9s · 2 steps · 1 tool call (1 failed)");
 
-    let json = run(
-        &mut ctx.runbook(&["replay", "--instant", "--json", fixture.to_str().unwrap()]),
-        LIMIT,
-    );
+    let json = ctx.run(&["replay", "--instant", "--json", fixture.to_str().unwrap()]);
     let (events, receipt) = events_and_receipt(&json.stdout);
     assert_eq!(receipt.outcome, Outcome::Completed);
     assert_eq!((receipt.steps, receipt.tool_calls.errors), (2, 1));
@@ -468,26 +403,13 @@ fn replay_shows_a_recorded_transcript_through_the_same_view() {
 
     // A runbook event log replays too, and the permission fixture's stderr sidecar is read.
     let denied = support::fixtures().join("opencode/i1_permission_bash_ask.stdout.ndjson");
-    let out = run(
-        &mut ctx.runbook(&["replay", "--instant", denied.to_str().unwrap()]),
-        LIMIT,
-    );
-    assert!(
-        out.stderr.contains("⚠ permission denied: bash (echo hi)"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("✗ truncated"), "{}", out.stderr);
+    let out = ctx.run(&["replay", "--instant", denied.to_str().unwrap()]);
+    out.assert_stderr_has("⚠ permission denied: bash (echo hi)");
+    out.assert_stderr_has("✗ truncated");
 
-    assert_eq!(
-        run(&mut ctx.fake_run(&chatty(2, 0), &[]), LIMIT).code(),
-        Some(0)
-    );
+    ctx.run_fake(&chatty(2, 0), &[]).assert_exit(0);
     let log = ctx.run_dir().join("events.ndjson");
-    let again = run(
-        &mut ctx.runbook(&["replay", "--json", "--speed", "100", log.to_str().unwrap()]),
-        LIMIT,
-    );
+    let again = ctx.run(&["replay", "--json", "--speed", "100", log.to_str().unwrap()]);
     let (events, _) = events_and_receipt(&again.stdout);
     assert_eq!(events, ctx.events());
 }
@@ -506,10 +428,7 @@ fn replay_tells_each_agents_transcripts_apart_and_refuses_the_rest_with_one_line
             "shell"
         };
         let file = support::fixtures().join(format!("{agent}/{name}.stdout.ndjson"));
-        let out = run(
-            &mut ctx.runbook(&["replay", "--instant", file.to_str().unwrap()]),
-            LIMIT,
-        );
+        let out = ctx.run(&["replay", "--instant", file.to_str().unwrap()]);
         assert_eq!(out.code(), Some(0), "{agent}: {}", out.stderr);
         assert!(out.stderr.contains(expected), "{agent}: {}", out.stderr);
         assert!(
@@ -520,18 +439,10 @@ fn replay_tells_each_agents_transcripts_apart_and_refuses_the_rest_with_one_line
     }
     let junk = ctx.root().join("junk.txt");
     fs::write(&junk, "hello\n").unwrap();
-    let out = run(&mut ctx.runbook(&["replay", junk.to_str().unwrap()]), LIMIT);
-    assert_eq!(out.code(), Some(2));
-    assert!(
-        out.stderr.contains("pass --agent opencode|claude|codex"),
-        "{}",
-        out.stderr
-    );
-    let missing = run(&mut ctx.runbook(&["replay", "/nonexistent.ndjson"]), LIMIT);
-    assert_eq!(missing.code(), Some(6));
-    assert!(
-        missing.stderr.contains("cannot read /nonexistent.ndjson"),
-        "{}",
-        missing.stderr
-    );
+    let out = ctx.run(&["replay", junk.to_str().unwrap()]);
+    out.assert_exit(2);
+    out.assert_stderr_has("pass --agent opencode|claude|codex");
+    let missing = ctx.run(&["replay", "/nonexistent.ndjson"]);
+    missing.assert_exit(6);
+    missing.assert_stderr_has("cannot read /nonexistent.ndjson");
 }

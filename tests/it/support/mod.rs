@@ -11,6 +11,7 @@ pub mod fake_responses;
 pub mod sse;
 
 use std::io::Read;
+use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -19,6 +20,11 @@ use std::time::{Duration, Instant};
 
 use runbook::event::Event;
 use runbook::receipt::Receipt;
+
+/// How long a `runbook` command, or a run of the fake agent, may take before the test fails.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+/// How long a run of a scripted `--agent-cmd` agent may take.
+const AGENT_CMD_LIMIT: Duration = Duration::from_secs(30);
 
 /// The `runbook` binary under test.
 pub fn runbook_bin() -> PathBuf {
@@ -110,6 +116,35 @@ impl Outcome {
     pub fn code(&self) -> Option<i32> {
         self.status.code()
     }
+
+    /// Fails the test (showing stderr) unless the process exited with `code`.
+    #[track_caller]
+    pub fn assert_exit(&self, code: i32) -> &Self {
+        assert_eq!(self.code(), Some(code), "stderr:\n{}", self.stderr);
+        self
+    }
+
+    /// Fails the test unless stderr, what a person at the terminal reads, holds `text`.
+    #[track_caller]
+    pub fn assert_stderr_has(&self, text: &str) -> &Self {
+        assert!(
+            self.stderr.contains(text),
+            "no {text:?} in:\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    /// Fails the test unless stdout holds `text`.
+    #[track_caller]
+    pub fn assert_stdout_has(&self, text: &str) -> &Self {
+        assert!(
+            self.stdout.contains(text),
+            "no {text:?} in:\n{}",
+            self.stdout
+        );
+        self
+    }
 }
 
 /// A temporary home, work dir and runs dir, and a `runbook` command pinned to them.
@@ -177,6 +212,38 @@ impl TestContext {
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null());
         cmd
+    }
+
+    /// Runs `runbook ARGS` to its end.
+    pub fn run(&self, args: &[&str]) -> Outcome {
+        run(&mut self.runbook(args), RUN_LIMIT)
+    }
+
+    /// Runs the fake agent playing `scenario` through `runbook run EXTRA…` (see
+    /// [`Self::fake_run`]) to its end.
+    pub fn run_fake(&self, scenario: &str, extra: &[&str]) -> Outcome {
+        run(&mut self.fake_run(scenario, extra), RUN_LIMIT)
+    }
+
+    /// A shell script in the test's root (`#!/bin/sh` and `body`), to run as `--agent-cmd`.
+    pub fn agent_script(&self, name: &str, body: &str) -> String {
+        let path = self.root().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write the agent script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path.to_str().expect("a UTF-8 temporary path").to_owned()
+    }
+
+    /// Runs `runbook run --agent-cmd AGENT ARGS…` to its end.
+    pub fn run_agent_cmd(&self, agent: &str, args: &[&str]) -> Outcome {
+        let args = [&["run", "--agent-cmd", agent], args].concat();
+        run(&mut self.runbook(&args), AGENT_CMD_LIMIT)
+    }
+
+    /// Writes a file of the work dir (`runbook.toml`, `.env`, …).
+    pub fn write_work(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.work.join(name);
+        std::fs::write(&path, contents).expect("write a file of the work dir");
+        path
     }
 
     /// `runbook run --agent-bin fake-agent --inactivity-timeout 2s --kill-grace 1s PROMPT EXTRA…`
@@ -265,11 +332,42 @@ impl TestContext {
             .unwrap_or_else(|e| panic!("result.json does not match the schema: {e}\n{text}"))
     }
 
+    /// The receipt, which must say the run ended as `outcome`.
+    #[track_caller]
+    pub fn ended_as(&self, outcome: runbook::event::Outcome) -> Receipt {
+        let receipt = self.receipt();
+        assert_eq!(receipt.outcome, outcome, "{}", receipt.message);
+        receipt
+    }
+
     /// Every logged event, in order.
     pub fn events(&self) -> Vec<Event> {
         parse_events(
             &std::fs::read_to_string(self.run_dir().join("events.ndjson")).expect("events.ndjson"),
         )
+    }
+
+    /// Fails the test unless every process the fake agent recorded is gone within 5 s (those left
+    /// are killed first).
+    #[track_caller]
+    pub fn assert_agent_gone(&self) {
+        let pids: Vec<i32> = std::fs::read_to_string(self.pid_file())
+            .expect("the fake agent's pid file")
+            .lines()
+            .map(|l| l.trim().parse().expect("a pid a line"))
+            .collect();
+        assert!(!pids.is_empty(), "the fake agent recorded no pids");
+        let left = wait_gone(&pids);
+        for &pid in &left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        assert!(
+            left.is_empty(),
+            "agent processes outlived runbook: {left:?}"
+        );
     }
 
     /// The processes the fake agent recorded that are still alive (zombies count as gone).
@@ -290,7 +388,6 @@ impl Default for TestContext {
     }
 }
 
-/// Parses NDJSON events strictly: every line must be a whole, valid event.
 /// `git init` in `dir` (OpenCode snapshots its work tree with git).
 pub fn git_init(dir: &Path, home: &Path) {
     let git = Command::new("git")
@@ -321,6 +418,7 @@ pub fn events_and_receipt(stdout: &str) -> (Vec<Event>, Receipt) {
     (parse_events(&lines.join("\n")), receipt)
 }
 
+/// Parses NDJSON events strictly: every line must be a whole, valid event.
 pub fn parse_events(text: &str) -> Vec<Event> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad event line ({e}): {l}")))
