@@ -42,16 +42,6 @@ impl<P: Protocol> Run<P> {
         self.events.last().expect("the CLI printed something")
     }
 
-    /// Asserts that the CLI exited 0 and that its last line is Claude's successful `result`.
-    fn claude_success(&self) -> &Value {
-        let why = self.why();
-        assert_eq!(self.out.code(), Some(0), "{why}");
-        let result = self.last();
-        assert_eq!(result["type"], "result", "{why}");
-        assert_eq!(result["is_error"], false, "{why}");
-        result
-    }
-
     /// Asserts that the scenario's multistep write (Claude `Write`, Codex `apply_patch`) ran.
     fn assert_notes_written(&self) {
         assert_eq!(
@@ -71,6 +61,33 @@ impl<P: Protocol> Run<P> {
             .iter()
             .filter_map(|r| r.turn)
             .collect()
+    }
+}
+
+impl Run<fake_anthropic::Anthropic> {
+    /// Asserts that Claude exited 0 after `turns` model calls, its last line a successful
+    /// `result` with the usage and cost of the whole script; returns that line.
+    fn claude_success(&self, turns: u64) -> &Value {
+        let why = self.why();
+        assert_eq!(self.out.code(), Some(0), "{why}");
+        let result = self.last();
+        assert_eq!(result["type"], "result", "{why}");
+        assert_eq!(result["is_error"], false, "{why}");
+        assert_eq!(result["num_turns"], turns, "{why}");
+        let served = fake_anthropic::total_usage(&self.scenario.script);
+        assert_claude_usage(result, served, &why);
+        result
+    }
+}
+
+impl Run<fake_responses::Responses> {
+    /// Asserts that Codex exited 0, its last line a `turn.completed` with the usage of the whole
+    /// script.
+    fn assert_codex_success(&self) {
+        let why = self.why();
+        assert_eq!(self.out.code(), Some(0), "{why}");
+        let served = fake_responses::total_usage(&self.scenario.script);
+        assert_codex_usage(self.last(), served, &why);
     }
 }
 
@@ -139,24 +156,25 @@ fn main_steps(n: usize) -> Vec<Turn> {
         .collect()
 }
 
+/// The usage a CLI printed, field by field, against the tokens the fake served.
+fn assert_usage_fields(usage: &Value, served: &[(&str, u64)], why: &str) {
+    let printed: Vec<(&str, Value)> = served
+        .iter()
+        .map(|&(field, _)| (field, usage[field].clone()))
+        .collect();
+    let served: Vec<(&str, Value)> = served.iter().map(|&(field, n)| (field, json!(n))).collect();
+    assert_eq!(printed, served, "{why}");
+}
+
 /// Claude's `result.usage` against the sum of the served usage.
 fn assert_claude_usage(result: &Value, served: fake_anthropic::Usage, why: &str) {
-    let u = &result["usage"];
-    assert_eq!(
-        [
-            &u["input_tokens"],
-            &u["output_tokens"],
-            &u["cache_creation_input_tokens"],
-            &u["cache_read_input_tokens"],
-        ],
-        [
-            &json!(served.input),
-            &json!(served.output),
-            &json!(served.cache_creation),
-            &json!(served.cache_read),
-        ],
-        "{why}"
-    );
+    let fields = [
+        ("input_tokens", served.input),
+        ("output_tokens", served.output),
+        ("cache_creation_input_tokens", served.cache_creation),
+        ("cache_read_input_tokens", served.cache_read),
+    ];
+    assert_usage_fields(&result["usage"], &fields, why);
     let cost = result["total_cost_usd"].as_f64().expect("total_cost_usd");
     let expected = served.cost(&DEFAULT_MODEL_PRICES);
     assert!(
@@ -171,14 +189,8 @@ fn claude_answers_with_the_served_text_and_usage() {
         return;
     };
     let why = run.why();
-    let result = run.claude_success();
-    assert_eq!(result["num_turns"], 1, "{why}");
+    let result = run.claude_success(1);
     assert_eq!(result["result"], canon::TEXT_ANSWER, "{why}");
-    assert_claude_usage(
-        result,
-        fake_anthropic::total_usage(&run.scenario.script),
-        &why,
-    );
 
     let blocks: Vec<&Value> = run
         .events
@@ -220,11 +232,8 @@ fn claude_sums_the_usage_of_every_call_of_a_multistep_run() {
         return;
     };
     let why = run.why();
-    let result = run.claude_success();
-    assert_eq!(result["num_turns"], 6, "{why}");
-    let served = fake_anthropic::total_usage(&run.scenario.script);
     assert_eq!(run.scenario.script.len(), 6);
-    assert_claude_usage(result, served, &why);
+    run.claude_success(6);
 
     let tool_results: Vec<&Value> = run
         .events
@@ -247,7 +256,7 @@ fn codex_answers_with_the_served_text_and_usage() {
         return;
     };
     let why = run.why();
-    assert_eq!(run.out.code(), Some(0), "{why}");
+    run.assert_codex_success();
     let items: Vec<(&Value, &Value)> = run
         .events
         .iter()
@@ -261,11 +270,6 @@ fn codex_answers_with_the_served_text_and_usage() {
             (&json!("agent_message"), &json!(canon::TEXT_ANSWER)),
         ],
         "{why}"
-    );
-    assert_codex_usage(
-        run.last(),
-        fake_responses::total_usage(&run.scenario.script),
-        &why,
     );
 
     let requests = run.fake.requests();
@@ -294,22 +298,13 @@ fn codex_answers_with_the_served_text_and_usage() {
 /// Codex's final `turn.completed` against the sum of the served usage.
 fn assert_codex_usage(last: &Value, served: fake_responses::Usage, why: &str) {
     assert_eq!(last["type"], "turn.completed", "{why}");
-    let u = &last["usage"];
-    assert_eq!(
-        [
-            &u["input_tokens"],
-            &u["cached_input_tokens"],
-            &u["output_tokens"],
-            &u["reasoning_output_tokens"],
-        ],
-        [
-            &json!(served.input),
-            &json!(served.cached),
-            &json!(served.output),
-            &json!(served.reasoning),
-        ],
-        "{why}"
-    );
+    let fields = [
+        ("input_tokens", served.input),
+        ("cached_input_tokens", served.cached),
+        ("output_tokens", served.output),
+        ("reasoning_output_tokens", served.reasoning),
+    ];
+    assert_usage_fields(&last["usage"], &fields, why);
 }
 
 #[test]
@@ -318,13 +313,8 @@ fn codex_sums_the_usage_of_every_call_of_a_multistep_run() {
         return;
     };
     let why = run.why();
-    assert_eq!(run.out.code(), Some(0), "{why}");
     assert_eq!(run.scenario.script.len(), 6);
-    assert_codex_usage(
-        run.last(),
-        fake_responses::total_usage(&run.scenario.script),
-        &why,
-    );
+    run.assert_codex_success();
     let tools: Vec<Value> = run
         .events
         .iter()

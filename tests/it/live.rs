@@ -116,10 +116,13 @@ fn tools(scenario: Scenario, agent: &str) -> Vec<(ToolKind, ToolStatus, bool)> {
     calls.to_vec()
 }
 
-/// A work dir with the README the scenarios read and edit, in a git repository.
-fn work_dir(ctx: &TestContext) {
+/// A test context whose work dir has the README the scenarios read and edit, in a git
+/// repository.
+fn work_dir() -> TestContext {
+    let ctx = TestContext::new();
     sse::write_readme(&ctx.work).expect("write README.md");
     support::git_init(&ctx.work, &ctx.home);
+    ctx
 }
 
 /// The canonical scenario from a fake's `scenario` module (they share the names).
@@ -142,8 +145,7 @@ macro_rules! pick {
 
 fn claude(scenario: Scenario) -> Option<Prepared> {
     let bin = support::claude_bin()?;
-    let mut ctx = TestContext::new();
-    work_dir(&ctx);
+    let mut ctx = work_dir();
     let sc = pick!(anthropic::scenario, scenario, &ctx.work);
     let fake = anthropic::FakeAnthropic::for_scenario(&sc);
     for (k, v) in anthropic::claude_env(&ctx.home, &fake.base_url()) {
@@ -202,8 +204,7 @@ fn openai_price(model: &str) -> (f64, f64, f64) {
 
 fn codex(scenario: Scenario) -> Option<Prepared> {
     let bin = support::codex_bin()?;
-    let mut ctx = TestContext::new();
-    work_dir(&ctx);
+    let mut ctx = work_dir();
     let sc = pick!(responses::scenario, scenario, &ctx.work);
     let fake = responses::FakeResponses::for_scenario(&sc);
     // The model is left to Codex's config, except where the scenario needs another one: runbook
@@ -257,7 +258,8 @@ fn codex(scenario: Scenario) -> Option<Prepared> {
     })
 }
 
-/// OpenCode's versions of the canonical scripts (Chat Completions).
+/// OpenCode's versions of the canonical scripts (Chat Completions): the prompt, the main
+/// session's replies and the subagent's.
 fn opencode_script(
     scenario: Scenario,
     work: &Path,
@@ -266,156 +268,105 @@ fn opencode_script(
     let file = |name: &str| sse::path_str(&work.join(name));
     let call = |id: &str, name: &str, args: serde_json::Value| ToolCall::new(id, name, args);
     let bash = |id: &str, command: &str| {
-        call(
-            id,
-            "bash",
-            json!({"command": command, "description": "Run it"}),
-        )
+        let args = json!({"command": command, "description": "Run it"});
+        call(id, "bash", args)
     };
-    let (prompt, script, sub) = match scenario {
+    // A step of one tool call, and a final answer, each with the usage it is served with.
+    let step = |call: ToolCall, usage: Usage| Reply::tool_calls(None, vec![call], usage);
+    let answer = |text: &str, usage: Usage| Reply::text(text, usage);
+    let (prompt, script) = match scenario {
         Scenario::Text => (
             canon::TEXT_PROMPT,
-            vec![Reply::text(canon::TEXT_ANSWER, Usage::new(1200, 18))],
-            vec![],
+            vec![answer(canon::TEXT_ANSWER, Usage::new(1200, 18))],
         ),
-        Scenario::ReadEdit => (
-            canon::READ_EDIT_PROMPT,
-            vec![
+        Scenario::ReadEdit => {
+            let readme = file("README.md");
+            let edit = json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE});
+            let script = vec![
                 Reply::tool_calls(
                     Some(canon::READ_EDIT_PREAMBLE),
-                    vec![call(
-                        "call_read",
-                        "read",
-                        json!({"filePath": file("README.md")}),
-                    )],
+                    vec![call("call_read", "read", json!({"filePath": readme}))],
                     Usage::new(1500, 40),
                 ),
-                Reply::tool_calls(
-                    None,
-                    vec![call(
-                        "call_edit",
-                        "edit",
-                        json!({"filePath": file("README.md"), "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
-                    )],
-                    Usage::new(1700, 60),
-                ),
-                Reply::text(canon::READ_EDIT_ANSWER, Usage::new(1900, 20)),
-            ],
-            vec![],
-        ),
+                step(call("call_edit", "edit", edit), Usage::new(1700, 60)),
+                answer(canon::READ_EDIT_ANSWER, Usage::new(1900, 20)),
+            ];
+            (canon::READ_EDIT_PROMPT, script)
+        }
         Scenario::Shell => (
             canon::SHELL_PROMPT,
             vec![
-                Reply::tool_calls(
-                    None,
-                    vec![bash("call_sh", canon::SHELL_COMMAND)],
-                    Usage::new(1400, 30),
-                ),
-                Reply::text(canon::SHELL_ANSWER, Usage::new(1600, 25)),
+                step(bash("call_sh", canon::SHELL_COMMAND), Usage::new(1400, 30)),
+                answer(canon::SHELL_ANSWER, Usage::new(1600, 25)),
             ],
-            vec![],
         ),
-        Scenario::ToolFail => (
-            canon::TOOL_FAIL_PROMPT,
-            vec![
-                Reply::tool_calls(
-                    None,
-                    vec![call(
-                        "call_missing",
-                        "read",
-                        json!({"filePath": file("missing.txt")}),
-                    )],
-                    Usage::new(1400, 30),
-                ),
-                Reply::tool_calls(
-                    None,
-                    vec![bash("call_fail", canon::FAILING_COMMAND)],
+        Scenario::ToolFail => {
+            let missing = json!({"filePath": file("missing.txt")});
+            let script = vec![
+                step(call("call_missing", "read", missing), Usage::new(1400, 30)),
+                step(
+                    bash("call_fail", canon::FAILING_COMMAND),
                     Usage::new(1500, 30),
                 ),
-                Reply::text(canon::TOOL_FAIL_ANSWER, Usage::new(1600, 20)),
-            ],
-            vec![],
-        ),
+                answer(canon::TOOL_FAIL_ANSWER, Usage::new(1600, 20)),
+            ];
+            (canon::TOOL_FAIL_PROMPT, script)
+        }
         // 400 is not retried: the run fails at once.
         Scenario::ProviderError => (
             canon::SHORT_PROMPT,
             vec![Reply::http_error(400, canon::PROVIDER_ERROR_MESSAGE)],
-            vec![],
         ),
         Scenario::PermissionDenied => (
             canon::PERMISSION_PROMPT,
-            vec![Reply::tool_calls(
-                None,
-                vec![bash("call_touch", "touch created_by_agent.txt")],
+            vec![step(
+                bash("call_touch", "touch created_by_agent.txt"),
                 Usage::new(1300, 30),
             )],
-            vec![],
         ),
-        Scenario::Subagent => (
-            canon::SUBAGENT_PROMPT,
-            vec![
+        Scenario::Subagent => {
+            let task = json!({"description": "List workspace files", "prompt": canon::SUBAGENT_TASK, "subagent_type": "general"});
+            let script = vec![
                 Reply::tool_calls(
                     Some(canon::SUBAGENT_PREAMBLE),
-                    vec![call(
-                        "call_task",
-                        "task",
-                        json!({"description": "List workspace files", "prompt": canon::SUBAGENT_TASK, "subagent_type": "general"}),
-                    )],
+                    vec![call("call_task", "task", task)],
                     Usage::new(1700, 50),
                 ),
-                Reply::text(canon::SUBAGENT_ANSWER, Usage::new(1900, 30)),
-            ],
-            vec![Reply::text(canon::SUBAGENT_REPORT, Usage::new(900, 12))],
-        ),
+                answer(canon::SUBAGENT_ANSWER, Usage::new(1900, 30)),
+            ];
+            (canon::SUBAGENT_PROMPT, script)
+        }
         Scenario::Multistep => {
+            let notes = json!({"filePath": file("notes.txt"), "content": canon::MULTISTEP_NOTES});
             let calls = [
                 bash("call_m1", "echo step-1"),
                 call("call_m2", "read", json!({"filePath": file("README.md")})),
                 bash("call_m3", "wc -l README.md"),
-                call(
-                    "call_m4",
-                    "write",
-                    json!({"filePath": file("notes.txt"), "content": canon::MULTISTEP_NOTES}),
-                ),
+                call("call_m4", "write", notes),
                 bash("call_m5", "cat notes.txt"),
             ];
-            let mut script: Vec<Reply> = calls
-                .into_iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let i = i as u64;
-                    Reply::tool_calls(
-                        None,
-                        vec![c],
-                        Usage {
-                            prompt: 2000 + 100 * i,
-                            completion: 31 + i,
-                            cached: 1000 + 200 * i,
-                            reasoning: 0,
-                        },
-                    )
-                })
+            let mut script: Vec<Reply> = (0..)
+                .zip(calls)
+                .map(|(i, c)| step(c, Usage::cached(2000 + 100 * i, 31 + i, 1000 + 200 * i)))
                 .collect();
-            script.push(Reply::text(
+            script.push(answer(
                 canon::MULTISTEP_ANSWER,
-                Usage {
-                    prompt: 2600,
-                    completion: 37,
-                    cached: 2200,
-                    reasoning: 0,
-                },
+                Usage::cached(2600, 37, 2200),
             ));
-            (canon::MULTISTEP_PROMPT, script, vec![])
+            (canon::MULTISTEP_PROMPT, script)
         }
-        Scenario::Stall => (canon::SHORT_PROMPT, vec![Reply::StallBeforeHeaders], vec![]),
+        Scenario::Stall => (canon::SHORT_PROMPT, vec![Reply::StallBeforeHeaders]),
     };
-    (prompt.to_owned(), script, sub)
+    let subagent = match scenario {
+        Scenario::Subagent => vec![answer(canon::SUBAGENT_REPORT, Usage::new(900, 12))],
+        _ => vec![],
+    };
+    (prompt.to_owned(), script, subagent)
 }
 
 fn opencode(scenario: Scenario) -> Option<Prepared> {
     let bin = support::opencode_bin()?;
-    let mut ctx = TestContext::new();
-    work_dir(&ctx);
+    let mut ctx = work_dir();
     let (prompt, script, sub) = opencode_script(scenario, &ctx.work);
     let fake = chat::FakeLlm::start_with_subagent(script.clone(), sub);
     for (k, v) in chat::opencode_env(&ctx.home) {
@@ -467,8 +418,36 @@ fn opencode(scenario: Scenario) -> Option<Prepared> {
     })
 }
 
-/// Runs the prepared scenario; on failure, the events so far are in the message.
-fn run(mut p: Prepared, what: &str) -> (support::Outcome, Vec<Event>, Receipt, Expected) {
+/// What a prepared scenario's run left, with both shown for assertion messages.
+struct Ran {
+    out: support::Outcome,
+    events: Vec<Event>,
+    receipt: Receipt,
+    expected: Expected,
+    /// The body of the last main-conversation model request.
+    last_request: Box<dyn Fn() -> String>,
+    /// What ran, runbook's stderr and the types of the events.
+    why: String,
+}
+
+impl Ran {
+    #[track_caller]
+    fn assert_exit(&self, code: i32) {
+        assert_eq!(self.out.code(), Some(code), "{}", self.why);
+    }
+}
+
+/// Runs `scenario` with `args` added to runbook's command line; `None` when the agent's tests
+/// are skipped. On failure, the events so far are in the message.
+fn run(
+    agent: &str,
+    scenario: Scenario,
+    prepare: fn(Scenario) -> Option<Prepared>,
+    args: &[&str],
+) -> Option<Ran> {
+    let mut p = prepare(scenario)?;
+    p.command.args(args);
+    let what = format!("{agent} {scenario:?} {}", args.join(" "));
     let out =
         match std::panic::catch_unwind(AssertUnwindSafe(|| support::run(&mut p.command, LIMIT))) {
             Ok(out) => out,
@@ -476,36 +455,41 @@ fn run(mut p: Prepared, what: &str) -> (support::Outcome, Vec<Event>, Receipt, E
         };
     let (events, receipt) = support::events_and_receipt(&out.stdout);
     assert_eq!(events, p.ctx.events(), "{what}: --json and the log agree");
-    (out, events, receipt, p.expected)
-}
-
-fn check(agent: &str, scenario: Scenario, prepare: fn(Scenario) -> Option<Prepared>) {
-    let what = format!("{agent} {scenario:?}");
-    let Some(prepared) = prepare(scenario) else {
-        return;
-    };
-    let (out, events, receipt, expected) = run(prepared, &what);
     let why = format!(
         "{what}\nstderr:\n{}\nevents: {:?}",
         out.stderr,
         support::types(&events)
     );
+    Some(Ran {
+        out,
+        events,
+        receipt,
+        expected: p.expected,
+        last_request: p.last_request,
+        why,
+    })
+}
+
+fn check(agent: &str, scenario: Scenario, prepare: fn(Scenario) -> Option<Prepared>) {
+    let Some(ran) = run(agent, scenario, prepare, &[]) else {
+        return;
+    };
+    let why = &ran.why;
     assert_facts(
-        &facts(&events, &receipt),
-        &expected,
+        &facts(&ran.events, &ran.receipt),
+        &ran.expected,
         scenario == Scenario::ProviderError,
         scenario == Scenario::Subagent,
-        &why,
+        why,
     );
-    let code = match expected.outcome {
+    ran.assert_exit(match ran.expected.outcome {
         Outcome::Completed => 0,
         Outcome::Hung => 3,
         _ => 1,
-    };
-    assert_eq!(out.code(), Some(code), "{why}");
+    });
     if scenario == Scenario::Stall {
         assert!(
-            events
+            ran.events
                 .iter()
                 .any(|e| matches!(e.kind, EventKind::WatchdogFired(_))),
             "{why}"
@@ -538,22 +522,15 @@ fn opencode_meets_every_scenario() {
 /// sees the first turn's conversation again) and is a `resume` turn of the same run.
 fn resumes(agent: &str, prepare: fn(Scenario) -> Option<Prepared>) {
     const SECOND: &str = "Now say it once more.";
-    let Some(mut p) = prepare(Scenario::Text) else {
+    let Some(ran) = run(agent, Scenario::Text, prepare, &["--then", SECOND]) else {
         return;
     };
-    p.command.args(["--then", SECOND]);
-    let what = format!("{agent} resume");
-    let last_request = std::mem::replace(&mut p.last_request, Box::new(String::new));
-    let (out, events, receipt, _) = run(p, &what);
-    let why = format!(
-        "{what}\nstderr:\n{}\nevents: {:?}",
-        out.stderr,
-        support::types(&events)
-    );
-    assert_eq!(out.code(), Some(0), "{why}");
-    assert_eq!(receipt.turns.len(), 2, "{why}");
-    assert_eq!(receipt.turns[1].kind, TurnKind::Resume, "{why}");
-    let sessions: Vec<&str> = events
+    let why = &ran.why;
+    ran.assert_exit(0);
+    assert_eq!(ran.receipt.turns.len(), 2, "{why}");
+    assert_eq!(ran.receipt.turns[1].kind, TurnKind::Resume, "{why}");
+    let sessions: Vec<&str> = ran
+        .events
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::SessionStarted { session_id } => Some(session_id.as_str()),
@@ -565,10 +542,10 @@ fn resumes(agent: &str, prepare: fn(Scenario) -> Option<Prepared>) {
         sessions.iter().all(|s| *s == sessions[0]),
         "one session: {sessions:?}"
     );
-    let argv = support::argvs(&events);
+    let argv = support::argvs(&ran.events);
     assert!(argv[1].iter().any(|a| a == sessions[0]), "{why}: {argv:?}");
     // The provider got the first turn's conversation back, with the new prompt.
-    let body = last_request();
+    let body = (ran.last_request)();
     assert!(body.contains(SECOND), "{why}: {body}");
     assert!(body.contains(canon::TEXT_ANSWER), "{why}: {body}");
 }
@@ -583,26 +560,19 @@ fn each_agent_resumes_its_own_session_in_a_second_turn() {
 /// `--plan` without a terminal: a read-only planning turn (each agent's own read-only flags),
 /// the plan kept, then execution resumed in the same session with the run's permissions.
 fn plans_then_executes(agent: &str, prepare: fn(Scenario) -> Option<Prepared>, read_only: &[&str]) {
-    let Some(mut p) = prepare(Scenario::Text) else {
+    let Some(ran) = run(agent, Scenario::Text, prepare, &["--plan"]) else {
         return;
     };
-    p.command.arg("--plan");
-    let what = format!("{agent} plan");
-    let (out, events, receipt, _) = run(p, &what);
-    let why = format!(
-        "{what}\nstderr:\n{}\nevents: {:?}",
-        out.stderr,
-        support::types(&events)
-    );
-    assert_eq!(out.code(), Some(0), "{why}");
-    let plan = receipt.plan.as_ref().expect("a plan");
+    let why = &ran.why;
+    ran.assert_exit(0);
+    let plan = ran.receipt.plan.as_ref().expect("a plan");
     assert_eq!(plan.text, canon::TEXT_ANSWER, "{why}");
     assert_eq!(
         plan.decision,
         Some(runbook::event::Decision::Execute),
         "{why}"
     );
-    let argv = support::argvs(&events);
+    let argv = support::argvs(&ran.events);
     assert_eq!(argv.len(), 2, "{why}");
     let has = |a: &Vec<String>| a.windows(read_only.len()).any(|w| w == read_only);
     assert!(has(argv[0]) && !has(argv[1]), "{why}: {argv:?}");
@@ -619,17 +589,16 @@ fn each_agent_plans_read_only_then_executes_in_the_same_session() {
 /// the steps as they finish and stops the run once the estimate crosses `--max-cost`.
 #[test]
 fn claude_code_is_stopped_by_the_budget_from_its_streamed_usage() {
-    let Some(mut p) = claude(Scenario::Multistep) else {
+    let Some(ran) = run(
+        "claude",
+        Scenario::Multistep,
+        claude,
+        &["--max-cost", "0.03"],
+    ) else {
         return;
     };
-    p.command.args(["--max-cost", "0.03"]);
-    let (out, events, receipt, _) = run(p, "claude budget");
-    let why = format!(
-        "stderr:\n{}\nevents: {:?}",
-        out.stderr,
-        support::types(&events)
-    );
-    assert_eq!(out.code(), Some(4), "{why}");
+    let (receipt, why) = (&ran.receipt, &ran.why);
+    ran.assert_exit(4);
     assert_eq!(receipt.outcome, Outcome::BudgetExceeded, "{why}");
     assert!(receipt.cost.known_usd > 0.03, "{why}");
     assert!(

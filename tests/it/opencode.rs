@@ -93,6 +93,39 @@ impl Setup {
             .collect()
     }
 
+    /// Runs runbook to its end and checks what every run must hold: the exit `code` and a
+    /// well-formed log. Returns runbook's output, the logged events, and both shown for
+    /// assertion messages.
+    fn finish(
+        &self,
+        extra: &[&str],
+        prompt: &str,
+        code: i32,
+    ) -> (support::Outcome, Vec<Event>, String) {
+        let out = self.run(extra, prompt);
+        let events = self.ctx.events();
+        let why = show(&out, &events);
+        assert_eq!(out.code(), Some(code), "{why}");
+        assert_well_formed(&events);
+        (out, events, why)
+    }
+
+    /// The receipt, which must say (as the log's last event does) that the run ended as
+    /// `outcome`.
+    #[track_caller]
+    fn ended_as(&self, outcome: Outcome, events: &[Event], why: &str) -> Receipt {
+        let receipt = self.ctx.receipt();
+        assert_eq!(receipt.outcome, outcome, "{why}");
+        assert!(
+            matches!(
+                events.last().map(|e| &e.kind),
+                Some(EventKind::RunFinished { outcome: last, .. }) if *last == outcome
+            ),
+            "{why}"
+        );
+        receipt
+    }
+
     fn readme(&self) -> PathBuf {
         self.ctx.work.join("README.md")
     }
@@ -293,12 +326,7 @@ fn in_dir(pid: i32, dir: &Path) -> bool {
 
 /// The one text answer of scenario 1 and the usage it is served with.
 fn text_answer(text: &str) -> (Vec<Reply>, Usage) {
-    let usage = Usage {
-        prompt: 1234,
-        completion: 56,
-        cached: 200,
-        reasoning: 0,
-    };
+    let usage = Usage::cached(1234, 56, 200);
     (vec![Reply::text(text, usage)], usage)
 }
 
@@ -307,18 +335,13 @@ fn a_text_answer_completes_with_the_served_usage_cost_and_session() {
     let answer = "The README describes a demo project.";
     let (script, usage) = text_answer(answer);
     let Some(s) = Setup::new(script) else { return };
-    let out = s.run(&[], "Summarize README.md in one sentence.");
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-
-    assert_eq!(out.code(), Some(0), "{why}");
+    let (out, events, why) = s.finish(&[], "Summarize README.md in one sentence.", 0);
     assert!(
         out.stdout.is_empty(),
         "stdout without --json: {:?}",
         out.stdout
     );
-    let receipt = s.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Completed, "{why}");
+    let receipt = s.ended_as(Outcome::Completed, &events, &why);
     assert_eq!(receipt.steps, 1, "{why}");
     assert_usage(&receipt, &[usage]);
 
@@ -338,19 +361,8 @@ fn a_text_answer_completes_with_the_served_usage_cost_and_session() {
     assert_eq!(receipt.model.as_deref(), Some(MODEL));
 
     assert_eq!(texts(&events).concat().trim(), answer, "{why}");
-    assert_well_formed(&events);
     assert_eq!(count(&events, "turn.completed"), 1, "{why}");
     assert_eq!(count(&events, "turn.failed"), 0, "{why}");
-    assert!(
-        matches!(
-            events.last().map(|e| &e.kind),
-            Some(EventKind::RunFinished {
-                outcome: Outcome::Completed,
-                ..
-            })
-        ),
-        "{why}"
-    );
     assert!(
         out.stderr.contains(answer),
         "the human view shows the answer: {why}"
@@ -363,18 +375,8 @@ fn a_read_and_an_edit_change_the_file_and_are_counted() {
     let new = "It has a few lines, and one the agent added.";
     let usages = [
         Usage::new(1500, 40),
-        Usage {
-            prompt: 1700,
-            completion: 60,
-            cached: 1500,
-            reasoning: 0,
-        },
-        Usage {
-            prompt: 1900,
-            completion: 15,
-            cached: 1700,
-            reasoning: 0,
-        },
+        Usage::cached(1700, 60, 1500),
+        Usage::cached(1900, 15, 1700),
     ];
     let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
         let readme = work.join("README.md");
@@ -403,18 +405,13 @@ fn a_read_and_an_edit_change_the_file_and_are_counted() {
     }) else {
         return;
     };
-    let out = s.run(&[], "Change the last line of README.md.");
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-
-    assert_eq!(out.code(), Some(0), "{why}");
+    let (out, events, why) = s.finish(&[], "Change the last line of README.md.", 0);
     assert_eq!(
         std::fs::read_to_string(s.readme()).unwrap(),
         README.replace(old, new),
         "README.md was edited on disk: {why}"
     );
-    let receipt = s.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Completed, "{why}");
+    let receipt = s.ended_as(Outcome::Completed, &events, &why);
     assert_eq!(receipt.steps, 3, "{why}");
     assert_eq!(receipt.tool_calls.total, 2, "{why}");
     assert_eq!(receipt.tool_calls.errors, 0, "{why}");
@@ -442,7 +439,6 @@ fn a_read_and_an_edit_change_the_file_and_are_counted() {
         ],
         "{why}"
     );
-    assert_well_formed(&events);
 
     for tool in ["read", "edit"] {
         let want = format!("✓ {tool} README.md");
@@ -460,15 +456,7 @@ fn a_read_and_an_edit_change_the_file_and_are_counted() {
 
 #[test]
 fn a_failing_tool_is_counted_and_the_agent_recovers() {
-    let usages = [
-        Usage::new(1400, 25),
-        Usage {
-            prompt: 1550,
-            completion: 10,
-            cached: 1400,
-            reasoning: 0,
-        },
-    ];
+    let usages = [Usage::new(1400, 25), Usage::cached(1550, 10, 1400)];
     let answer = "The file missing.txt does not exist.";
     let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
         let missing = work.join("missing.txt");
@@ -487,11 +475,7 @@ fn a_failing_tool_is_counted_and_the_agent_recovers() {
     }) else {
         return;
     };
-    let out = s.run(&[], "Read missing.txt.");
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-
-    assert_eq!(out.code(), Some(0), "{why}");
+    let (out, events, why) = s.finish(&[], "Read missing.txt.", 0);
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 1, "{why}");
     assert_eq!(ends[0].name, "read");
@@ -502,8 +486,7 @@ fn a_failing_tool_is_counted_and_the_agent_recovers() {
         "the error names the file: {error:?}"
     );
 
-    let receipt = s.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Completed, "{why}");
+    let receipt = s.ended_as(Outcome::Completed, &events, &why);
     assert_eq!(receipt.tool_calls.total, 1, "{why}");
     assert_eq!(receipt.tool_calls.errors, 1, "{why}");
     assert_eq!(
@@ -513,7 +496,6 @@ fn a_failing_tool_is_counted_and_the_agent_recovers() {
     assert_eq!(receipt.steps, 2, "{why}");
     assert_usage(&receipt, &usages);
     assert_eq!(texts(&events).concat().trim(), answer, "{why}");
-    assert_well_formed(&events);
     assert!(
         out.stderr
             .lines()
@@ -528,13 +510,8 @@ fn a_provider_error_fails_the_run_with_the_served_status_and_message() {
     let Some(s) = Setup::new(vec![Reply::http_error(400, message)]) else {
         return;
     };
-    let out = s.run(&[], "Summarize README.md.");
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-
-    assert_eq!(out.code(), Some(1), "{why}");
-    let receipt = s.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::AgentError, "{why}");
+    let (out, events, why) = s.finish(&[], "Summarize README.md.", 1);
+    let receipt = s.ended_as(Outcome::AgentError, &events, &why);
     assert_eq!(receipt.provider_errors.len(), 1, "{why}");
     assert_eq!(receipt.provider_errors[0].status, Some(400), "{why}");
     assert_eq!(receipt.provider_errors[0].message, message, "{why}");
@@ -559,7 +536,6 @@ fn a_provider_error_fails_the_run_with_the_served_status_and_message() {
         1,
         "a 400 is not retried: {why}"
     );
-    assert_well_formed(&events);
     assert!(
         out.stderr.contains(message),
         "the human view shows the provider's message: {why}"
@@ -585,16 +561,12 @@ fn assert_a_stall_is_stopped(timeout_secs: u64, grace_secs: u64) {
         return;
     };
     let (timeout, grace) = (format!("{timeout_secs}s"), format!("{grace_secs}s"));
-    let out = s.run(
+    let (out, events, why) = s.finish(
         &["--inactivity-timeout", &timeout, "--kill-grace", &grace],
         "Summarize README.md.",
+        3,
     );
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-    let pgid = agent_pid(&events);
-    let left = leftovers(&s.ctx.work, pgid);
-
-    assert_eq!(out.code(), Some(3), "{why}");
+    let left = leftovers(&s.ctx.work, agent_pid(&events));
     assert!(
         left.is_empty(),
         "processes of the agent outlived runbook: {left:?}\n{why}"
@@ -603,8 +575,7 @@ fn assert_a_stall_is_stopped(timeout_secs: u64, grace_secs: u64) {
         !s.llm.main_requests().is_empty(),
         "the agent was waiting on the provider: {why}"
     );
-    let receipt = s.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Hung, "{why}");
+    let receipt = s.ended_as(Outcome::Hung, &events, &why);
     let timeout_ms = timeout_secs * 1000;
     let d = receipt.watchdog.clone().expect("a watchdog diagnostic");
     assert_eq!(d.timeout_ms, timeout_ms);
@@ -640,17 +611,6 @@ fn assert_a_stall_is_stopped(timeout_secs: u64, grace_secs: u64) {
         "the diagnostic comes before the signals: {why}"
     );
     assert!(
-        matches!(
-            events.last().map(|e| &e.kind),
-            Some(EventKind::RunFinished {
-                outcome: Outcome::Hung,
-                ..
-            })
-        ),
-        "{why}"
-    );
-    assert_well_formed(&events);
-    assert!(
         out.stderr.contains("watchdog: no activity"),
         "the human view says why: {why}"
     );
@@ -675,11 +635,7 @@ fn a_denied_permission_is_reported_and_the_run_is_truncated() {
     }) else {
         return;
     };
-    let out = s.run(&[], "Run echo hi.");
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-
-    assert_eq!(out.code(), Some(1), "{why}");
+    let (out, events, why) = s.finish(&[], "Run echo hi.", 1);
     let denials: Vec<(&str, &str)> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -696,8 +652,7 @@ fn a_denied_permission_is_reported_and_the_run_is_truncated() {
         [("bash", "echo hi", ToolStatus::Denied)],
         "{why}"
     );
-    let receipt = s.ctx.receipt();
-    assert_eq!(receipt.outcome, Outcome::Truncated, "{why}");
+    let receipt = s.ended_as(Outcome::Truncated, &events, &why);
     assert_eq!(receipt.tool_calls.denied, 1, "{why}");
     assert_eq!(receipt.permission_denials.len(), 1, "{why}");
     assert_eq!(receipt.permission_denials[0].tool, "bash");
@@ -707,7 +662,6 @@ fn a_denied_permission_is_reported_and_the_run_is_truncated() {
         1,
         "the agent stopped after the denial: {why}"
     );
-    assert_well_formed(&events);
     assert!(
         out.stderr.contains("permission denied: bash (echo hi)"),
         "the human view shows the denial: {why}"
@@ -719,10 +673,7 @@ fn json_mode_prints_exactly_the_logged_events_and_the_receipt() {
     let answer = "The README describes a demo project.";
     let (script, usage) = text_answer(answer);
     let Some(s) = Setup::new(script) else { return };
-    let out = s.run(&["--json"], "Summarize README.md in one sentence.");
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-    assert_eq!(out.code(), Some(0), "{why}");
+    let (out, events, why) = s.finish(&["--json"], "Summarize README.md in one sentence.", 0);
 
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert!(lines.len() >= 2, "events and a receipt: {:?}", out.stdout);
@@ -763,10 +714,7 @@ fn secrets_from_the_environment_are_masked_in_everything_runbook_writes() {
     s.ctx.env("MY_SERVICE_TOKEN", secret);
     let prompt = format!("Call the service with the token {secret}.");
     // -v: the human view also shows the agent's command line (with the prompt) and all its text.
-    let out = s.run(&["-v"], &prompt);
-    let events = s.ctx.events();
-    let why = show(&out, &events);
-    assert_eq!(out.code(), Some(0), "{why}");
+    let (out, events, why) = s.finish(&["-v"], &prompt, 0);
 
     let served = s.llm.main_requests();
     assert!(

@@ -37,14 +37,18 @@ fn scripted_agent(ctx: &TestContext) -> String {
     ctx.agent_script("planner", SCRIPTED_AGENT)
 }
 
+/// Runs `runbook run --agent-cmd SCRIPTED_AGENT ARGS…` to its end.
+fn run_planner(ctx: &TestContext, args: &[&str]) -> support::Outcome {
+    ctx.run_agent_cmd(&scripted_agent(ctx), args)
+}
+
 const PLAN: &str =
     "# Plan\n\n## Files\n\n- `out.txt`: create it\n\n## Testing\n\nRead it.\n\n## Risks\n\nNone.";
 
 #[test]
 fn without_a_terminal_the_plan_is_made_kept_and_executed() {
     let ctx = TestContext::new();
-    let agent = scripted_agent(&ctx);
-    let out = ctx.run_agent_cmd(&agent, &["--plan", "create out.txt"]);
+    let out = run_planner(&ctx, &["--plan", "create out.txt"]);
     out.assert_exit(0);
     out.assert_stderr_has("## Files")
         .assert_stderr_has("executing the plan (automatically)");
@@ -69,8 +73,7 @@ fn without_a_terminal_the_plan_is_made_kept_and_executed() {
 #[test]
 fn plan_only_stops_at_the_plan_and_prints_it_on_stdout() {
     let ctx = TestContext::new();
-    let agent = scripted_agent(&ctx);
-    let out = ctx.run_agent_cmd(&agent, &["--plan-only", "create out.txt"]);
+    let out = run_planner(&ctx, &["--plan-only", "create out.txt"]);
     out.assert_exit(0);
     assert_eq!(
         out.stdout,
@@ -84,7 +87,7 @@ fn plan_only_stops_at_the_plan_and_prints_it_on_stdout() {
 
     // With --json the plan is an event, and stdout stays JSON lines.
     let ctx = TestContext::new();
-    let out = ctx.run_agent_cmd(&agent, &["--json", "--plan-only", "create out.txt"]);
+    let out = run_planner(&ctx, &["--json", "--plan-only", "create out.txt"]);
     out.assert_exit(0);
     let (events, receipt) = events_and_receipt(&out.stdout);
     assert!(
@@ -99,8 +102,7 @@ fn plan_only_stops_at_the_plan_and_prints_it_on_stdout() {
 fn an_agent_that_changes_files_while_planning_is_stopped_before_executing() {
     let mut ctx = TestContext::new();
     ctx.env("CHANGE_WHILE_PLANNING", "1");
-    let agent = scripted_agent(&ctx);
-    let out = ctx.run_agent_cmd(&agent, &["--plan", "x"]);
+    let out = run_planner(&ctx, &["--plan", "x"]);
     out.assert_exit(1);
     let receipt = ctx.ended_as(Outcome::AgentError);
     assert!(

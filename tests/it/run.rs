@@ -31,6 +31,17 @@ fn lines(parts: &[&str]) -> String {
     parts.join("\n")
 }
 
+/// The signals runbook sent to the agent, in order.
+fn signals_sent(ctx: &TestContext) -> Vec<String> {
+    ctx.events()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::SignalSent { signal, .. } => Some(signal),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn a_completed_run_leaves_a_whole_log_a_receipt_and_the_raw_output() {
     let ctx = TestContext::new();
@@ -260,14 +271,7 @@ fn an_agent_that_ignores_sigterm_is_killed_after_the_grace_period() {
     ]);
     let out = ctx.run_fake(&scenario, &[]);
     out.assert_exit(3);
-    let signals: Vec<String> = ctx
-        .events()
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::SignalSent { signal, .. } => Some(signal),
-            _ => None,
-        })
-        .collect();
+    let signals = signals_sent(&ctx);
     assert_eq!(signals, ["SIGTERM", "SIGKILL"]);
     ctx.assert_agent_gone();
 }
@@ -388,14 +392,7 @@ fn a_second_ctrl_c_kills_at_once() {
     kill(pid, Signal::SIGINT).unwrap();
     let out = support::finish(child, Duration::from_secs(30));
     out.assert_exit(130);
-    let signals: Vec<String> = ctx
-        .events()
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::SignalSent { signal, .. } => Some(signal),
-            _ => None,
-        })
-        .collect();
+    let signals = signals_sent(&ctx);
     assert_eq!(
         signals,
         ["SIGTERM", "SIGKILL"],

@@ -43,7 +43,15 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
-/// Splits `--json` output into events and the final receipt.
+/// Starts a run whose agent hangs in its first step, once that step has started.
+fn start_hanging_run(ctx: &TestContext) -> std::process::Child {
+    let scenario = [STEP_START, r#"{"$hang":true}"#].join("\n");
+    ctx.spawn_until(
+        &mut ctx.fake_run(&scenario, &["--inactivity-timeout", "1m"]),
+        "step.started",
+    )
+}
+
 #[test]
 fn live_follows_a_run_in_another_process_and_sees_every_event_once_in_order() {
     let ctx = TestContext::new();
@@ -146,11 +154,7 @@ fn live_started_before_the_first_event_waits_for_it_and_holds_partial_lines() {
 #[test]
 fn live_notices_a_killed_supervisor_and_says_abandoned() {
     let ctx = TestContext::new();
-    let scenario = [STEP_START, r#"{"$hang":true}"#].join("\n");
-    let mut writer = ctx.spawn_until(
-        &mut ctx.fake_run(&scenario, &["--inactivity-timeout", "1m"]),
-        "step.started",
-    );
+    let mut writer = start_hanging_run(&ctx);
     let follower = ctx
         .runbook(&["status", "--live"])
         .stdout(Stdio::piped())
@@ -253,11 +257,7 @@ fn runs_are_found_by_latest_prefix_and_random_part_with_clear_errors() {
 #[test]
 fn a_damaged_log_is_reported_not_fatal() {
     let ctx = TestContext::new();
-    let scenario = [STEP_START, r#"{"$hang":true}"#].join("\n");
-    let mut writer = ctx.spawn_until(
-        &mut ctx.fake_run(&scenario, &["--inactivity-timeout", "1m"]),
-        "step.started",
-    );
+    let mut writer = start_hanging_run(&ctx);
     writer.kill().unwrap();
     writer.wait().unwrap();
     for pid in ctx.surviving_agent_processes() {

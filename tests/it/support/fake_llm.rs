@@ -78,10 +78,15 @@ pub struct Usage {
 
 impl Usage {
     pub fn new(prompt: u64, completion: u64) -> Usage {
+        Usage::cached(prompt, completion, 0)
+    }
+
+    /// `cached` of the `prompt` tokens were read from the cache.
+    pub fn cached(prompt: u64, completion: u64, cached: u64) -> Usage {
         Usage {
             prompt,
             completion,
-            cached: 0,
+            cached,
             reasoning: 0,
         }
     }

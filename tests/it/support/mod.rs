@@ -127,24 +127,21 @@ impl Outcome {
     /// Fails the test unless stderr, what a person at the terminal reads, holds `text`.
     #[track_caller]
     pub fn assert_stderr_has(&self, text: &str) -> &Self {
-        assert!(
-            self.stderr.contains(text),
-            "no {text:?} in:\n{}",
-            self.stderr
-        );
+        assert_holds("stderr", &self.stderr, text);
         self
     }
 
     /// Fails the test unless stdout holds `text`.
     #[track_caller]
     pub fn assert_stdout_has(&self, text: &str) -> &Self {
-        assert!(
-            self.stdout.contains(text),
-            "no {text:?} in:\n{}",
-            self.stdout
-        );
+        assert_holds("stdout", &self.stdout, text);
         self
     }
+}
+
+#[track_caller]
+fn assert_holds(stream: &str, output: &str, text: &str) {
+    assert!(output.contains(text), "no {text:?} on {stream}:\n{output}");
 }
 
 /// A temporary home, work dir and runs dir, and a `runbook` command pinned to them.
