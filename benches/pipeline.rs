@@ -44,6 +44,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::clock::realtime_ns;
+
+#[path = "../tests/support/clock.rs"]
+mod clock;
+
 /// The binaries under test: the ones cargo built for this bench, or others named by
 /// `BENCH_RUNBOOK` / `BENCH_FAKE_AGENT` (to compare two builds with the same bench).
 fn runbook_bin() -> PathBuf {
@@ -164,16 +169,6 @@ fn runbook_command(runs_dir: &Path, cwd: &Path) -> Command {
 
 fn devnull() -> Stdio {
     Stdio::from(File::create("/dev/null").expect("/dev/null"))
-}
-
-fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// How a reaped child ended and what it used (its own usage plus that of children it reaped).

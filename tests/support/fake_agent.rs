@@ -89,6 +89,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::clock::{clock_ns, realtime_ns};
+
+mod clock;
+
 const VERSION_LINE: &[u8] = b"fake-agent 1.0.0\n";
 const USAGE: &str = "usage: fake-agent run --format json [ARGS] PROMPT  with exactly one of FAKE_AGENT_SCENARIO=<file.ndjson> | FAKE_AGENT_REPLAY=<prefix> | FAKE_AGENT_GENERATE=<n> | FAKE_AGENT_PACED=<n> set (see tests/support/fake_agent.rs); or: fake-agent --version\n";
 const MODE_VARS: [&str; 4] = [
@@ -273,24 +277,8 @@ fn replace_bytes(hay: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
     out
 }
 
-fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 fn sleep_until(deadline: Instant) {
