@@ -258,117 +258,11 @@ fn codex(scenario: Scenario) -> Option<Prepared> {
     })
 }
 
-/// OpenCode's versions of the canonical scripts (Chat Completions): the prompt, the main
-/// session's replies and the subagent's.
-fn opencode_script(
-    scenario: Scenario,
-    work: &Path,
-) -> (String, Vec<chat::Reply>, Vec<chat::Reply>) {
-    use chat::{Reply, ToolCall, Usage};
-    let file = |name: &str| sse::path_str(&work.join(name));
-    let call = |id: &str, name: &str, args: serde_json::Value| ToolCall::new(id, name, args);
-    let bash = |id: &str, command: &str| {
-        let args = json!({"command": command, "description": "Run it"});
-        call(id, "bash", args)
-    };
-    // A step of one tool call, and a final answer, each with the usage it is served with.
-    let step = |call: ToolCall, usage: Usage| Reply::tool_calls(None, vec![call], usage);
-    let answer = |text: &str, usage: Usage| Reply::text(text, usage);
-    let (prompt, script) = match scenario {
-        Scenario::Text => (
-            canon::TEXT_PROMPT,
-            vec![answer(canon::TEXT_ANSWER, Usage::new(1200, 18))],
-        ),
-        Scenario::ReadEdit => {
-            let readme = file("README.md");
-            let edit = json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE});
-            let script = vec![
-                Reply::tool_calls(
-                    Some(canon::READ_EDIT_PREAMBLE),
-                    vec![call("call_read", "read", json!({"filePath": readme}))],
-                    Usage::new(1500, 40),
-                ),
-                step(call("call_edit", "edit", edit), Usage::new(1700, 60)),
-                answer(canon::READ_EDIT_ANSWER, Usage::new(1900, 20)),
-            ];
-            (canon::READ_EDIT_PROMPT, script)
-        }
-        Scenario::Shell => (
-            canon::SHELL_PROMPT,
-            vec![
-                step(bash("call_sh", canon::SHELL_COMMAND), Usage::new(1400, 30)),
-                answer(canon::SHELL_ANSWER, Usage::new(1600, 25)),
-            ],
-        ),
-        Scenario::ToolFail => {
-            let missing = json!({"filePath": file("missing.txt")});
-            let script = vec![
-                step(call("call_missing", "read", missing), Usage::new(1400, 30)),
-                step(
-                    bash("call_fail", canon::FAILING_COMMAND),
-                    Usage::new(1500, 30),
-                ),
-                answer(canon::TOOL_FAIL_ANSWER, Usage::new(1600, 20)),
-            ];
-            (canon::TOOL_FAIL_PROMPT, script)
-        }
-        // 400 is not retried: the run fails at once.
-        Scenario::ProviderError => (
-            canon::SHORT_PROMPT,
-            vec![Reply::http_error(400, canon::PROVIDER_ERROR_MESSAGE)],
-        ),
-        Scenario::PermissionDenied => (
-            canon::PERMISSION_PROMPT,
-            vec![step(
-                bash("call_touch", "touch created_by_agent.txt"),
-                Usage::new(1300, 30),
-            )],
-        ),
-        Scenario::Subagent => {
-            let task = json!({"description": "List workspace files", "prompt": canon::SUBAGENT_TASK, "subagent_type": "general"});
-            let script = vec![
-                Reply::tool_calls(
-                    Some(canon::SUBAGENT_PREAMBLE),
-                    vec![call("call_task", "task", task)],
-                    Usage::new(1700, 50),
-                ),
-                answer(canon::SUBAGENT_ANSWER, Usage::new(1900, 30)),
-            ];
-            (canon::SUBAGENT_PROMPT, script)
-        }
-        Scenario::Multistep => {
-            let notes = json!({"filePath": file("notes.txt"), "content": canon::MULTISTEP_NOTES});
-            let calls = [
-                bash("call_m1", "echo step-1"),
-                call("call_m2", "read", json!({"filePath": file("README.md")})),
-                bash("call_m3", "wc -l README.md"),
-                call("call_m4", "write", notes),
-                bash("call_m5", "cat notes.txt"),
-            ];
-            let mut script: Vec<Reply> = (0..)
-                .zip(calls)
-                .map(|(i, c)| step(c, Usage::cached(2000 + 100 * i, 31 + i, 1000 + 200 * i)))
-                .collect();
-            script.push(answer(
-                canon::MULTISTEP_ANSWER,
-                Usage::cached(2600, 37, 2200),
-            ));
-            (canon::MULTISTEP_PROMPT, script)
-        }
-        Scenario::Stall => (canon::SHORT_PROMPT, vec![Reply::StallBeforeHeaders]),
-    };
-    let subagent = match scenario {
-        Scenario::Subagent => vec![answer(canon::SUBAGENT_REPORT, Usage::new(900, 12))],
-        _ => vec![],
-    };
-    (prompt.to_owned(), script, subagent)
-}
-
 fn opencode(scenario: Scenario) -> Option<Prepared> {
     let bin = support::opencode_bin()?;
     let mut ctx = work_dir();
-    let (prompt, script, sub) = opencode_script(scenario, &ctx.work);
-    let fake = chat::FakeLlm::start_with_subagent(script.clone(), sub);
+    let sc = pick!(chat::scenario, scenario, &ctx.work);
+    let fake = chat::FakeLlm::start_with_subagent(sc.script.clone(), sc.subagent_script);
     for (k, v) in chat::opencode_env(&ctx.home) {
         ctx.env(&k, v);
     }
@@ -379,7 +273,8 @@ fn opencode(scenario: Scenario) -> Option<Prepared> {
     };
     chat::write_opencode_config(&ctx.work, &fake.base_url(), &config).expect("opencode.json");
     // OpenCode reports each step of the main session (its subagents' run in their own).
-    let usage: Vec<chat::Usage> = script
+    let usage: Vec<chat::Usage> = sc
+        .script
         .iter()
         .filter_map(|r| match r {
             chat::Reply::Text { usage, .. } | chat::Reply::ToolCalls { usage, .. } => Some(*usage),
@@ -405,7 +300,7 @@ fn opencode(scenario: Scenario) -> Option<Prepared> {
             .into_iter()
             .filter(|f| *f != "--permissions" && *f != "bypass"),
     );
-    let command = ctx.runbook(&runbook_args("opencode", &bin, &flags, &prompt));
+    let command = ctx.runbook(&runbook_args("opencode", &bin, &flags, &sc.prompt));
     Some(Prepared {
         ctx,
         last_request: Box::new(move || {

@@ -724,25 +724,9 @@ fn secrets_from_the_environment_are_masked_in_everything_runbook_writes() {
         "the provider received the secret in the prompt: {served:?}"
     );
     let dir = s.ctx.run_dir();
-    let mut files = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let bytes = std::fs::read(&path).unwrap();
-        files += 1;
-        assert!(
-            !String::from_utf8_lossy(&bytes).contains(secret),
-            "{} holds the secret:\n{}",
-            path.display(),
-            String::from_utf8_lossy(&bytes)
-        );
-    }
+    let files = s.ctx.assert_no_run_file_holds(secret);
     assert!(files >= 4, "events, two raw logs and the receipt");
-    assert!(
-        !out.stderr.contains(secret),
-        "runbook's stderr holds the secret:\n{}",
-        out.stderr
-    );
-    assert!(!out.stdout.contains(secret));
+    out.assert_hides(secret);
 
     // Masked, not dropped: the places that carried it say so.
     let receipt = s.ctx.receipt();

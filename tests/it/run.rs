@@ -473,20 +473,8 @@ fn secrets_in_the_environment_never_reach_the_run_dir_or_the_terminal() {
     let mut cmd = ctx.fake_run(&scenario, &["-v"]);
     let out = run(&mut cmd, LIMIT);
     out.assert_exit(0);
-    for entry in std::fs::read_dir(ctx.run_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            !text.contains("sk-acme-0123456789"),
-            "secret in {}",
-            path.display()
-        );
-    }
-    assert!(
-        !out.stderr.contains("sk-acme-0123456789"),
-        "secret on the terminal: {}",
-        out.stderr
-    );
+    ctx.assert_no_run_file_holds("sk-acme-0123456789");
+    out.assert_hides("sk-acme-0123456789");
     out.assert_stderr_has("key is [REDACTED]");
 }
 

@@ -659,3 +659,134 @@ pub fn opencode_env(home: &Path) -> Vec<(String, String)> {
     }
     env
 }
+
+/// The canonical scenarios (see [`super::sse::canon`]) as OpenCode's provider serves them.
+/// OpenCode's flags (model, permissions) are the test's, so the scenarios carry none.
+pub mod scenario {
+    use super::*;
+    use crate::support::sse::{README_LAST_LINE, README_NEW_LINE, Scenario, canon, path_str};
+
+    fn file(work: &Path, name: &str) -> String {
+        path_str(&work.join(name))
+    }
+
+    fn call(id: &str, name: &str, args: Value) -> ToolCall {
+        ToolCall::new(id, name, args)
+    }
+
+    fn bash(id: &str, command: &str) -> ToolCall {
+        call(
+            id,
+            "bash",
+            json!({"command": command, "description": "Run it"}),
+        )
+    }
+
+    /// A step of one tool call, with the usage it is served with.
+    fn step(call: ToolCall, usage: Usage) -> Reply {
+        Reply::tool_calls(None, vec![call], usage)
+    }
+
+    /// The answer, in one step.
+    pub fn text(_work: &Path) -> Scenario<Reply> {
+        let script = vec![Reply::text(canon::TEXT_ANSWER, Usage::new(1200, 18))];
+        Scenario::new(canon::TEXT_PROMPT, script, &[])
+    }
+
+    /// A `read` of README.md after a preamble, an `edit` of its last line, the answer.
+    pub fn read_edit(work: &Path) -> Scenario<Reply> {
+        let readme = file(work, "README.md");
+        let edit = json!({"filePath": readme, "oldString": README_LAST_LINE, "newString": README_NEW_LINE});
+        let script = vec![
+            Reply::tool_calls(
+                Some(canon::READ_EDIT_PREAMBLE),
+                vec![call("call_read", "read", json!({"filePath": readme}))],
+                Usage::new(1500, 40),
+            ),
+            step(call("call_edit", "edit", edit), Usage::new(1700, 60)),
+            Reply::text(canon::READ_EDIT_ANSWER, Usage::new(1900, 20)),
+        ];
+        Scenario::new(canon::READ_EDIT_PROMPT, script, &[])
+    }
+
+    /// `bash` [`canon::SHELL_COMMAND`], the answer.
+    pub fn shell(_work: &Path) -> Scenario<Reply> {
+        let script = vec![
+            step(bash("call_sh", canon::SHELL_COMMAND), Usage::new(1400, 30)),
+            Reply::text(canon::SHELL_ANSWER, Usage::new(1600, 25)),
+        ];
+        Scenario::new(canon::SHELL_PROMPT, script, &[])
+    }
+
+    /// A `read` of a missing file, a failing `bash`, the answer.
+    pub fn tool_fail(work: &Path) -> Scenario<Reply> {
+        let missing = json!({"filePath": file(work, "missing.txt")});
+        let script = vec![
+            step(call("call_missing", "read", missing), Usage::new(1400, 30)),
+            step(
+                bash("call_fail", canon::FAILING_COMMAND),
+                Usage::new(1500, 30),
+            ),
+            Reply::text(canon::TOOL_FAIL_ANSWER, Usage::new(1600, 20)),
+        ];
+        Scenario::new(canon::TOOL_FAIL_PROMPT, script, &[])
+    }
+
+    /// A 400, which is not retried: the run fails at once.
+    pub fn provider_error(_work: &Path) -> Scenario<Reply> {
+        let script = vec![Reply::http_error(400, canon::PROVIDER_ERROR_MESSAGE)];
+        Scenario::new(canon::SHORT_PROMPT, script, &[])
+    }
+
+    /// A `bash` call that needs a permission (the test's config asks for it).
+    pub fn permission_denied(_work: &Path) -> Scenario<Reply> {
+        let touch = bash("call_touch", "touch created_by_agent.txt");
+        let script = vec![step(touch, Usage::new(1300, 30))];
+        Scenario::new(canon::PERMISSION_PROMPT, script, &[])
+    }
+
+    /// A `task` for a subagent after a preamble, the answer; the subagent reports in one step.
+    pub fn subagent(_work: &Path) -> Scenario<Reply> {
+        let task = json!({"description": "List workspace files", "prompt": canon::SUBAGENT_TASK, "subagent_type": "general"});
+        let script = vec![
+            Reply::tool_calls(
+                Some(canon::SUBAGENT_PREAMBLE),
+                vec![call("call_task", "task", task)],
+                Usage::new(1700, 50),
+            ),
+            Reply::text(canon::SUBAGENT_ANSWER, Usage::new(1900, 30)),
+        ];
+        let report = vec![Reply::text(canon::SUBAGENT_REPORT, Usage::new(900, 12))];
+        Scenario::new(canon::SUBAGENT_PROMPT, script, &[]).with_subagent(report)
+    }
+
+    /// Five tool calls, one per step, each served with its own usage, then the answer.
+    pub fn multistep(work: &Path) -> Scenario<Reply> {
+        let notes = json!({"filePath": file(work, "notes.txt"), "content": canon::MULTISTEP_NOTES});
+        let calls = [
+            bash("call_m1", "echo step-1"),
+            call(
+                "call_m2",
+                "read",
+                json!({"filePath": file(work, "README.md")}),
+            ),
+            bash("call_m3", "wc -l README.md"),
+            call("call_m4", "write", notes),
+            bash("call_m5", "cat notes.txt"),
+        ];
+        let mut script: Vec<Reply> = (0..)
+            .zip(calls)
+            .map(|(i, c)| step(c, Usage::cached(2000 + 100 * i, 31 + i, 1000 + 200 * i)))
+            .collect();
+        script.push(Reply::text(
+            canon::MULTISTEP_ANSWER,
+            Usage::cached(2600, 37, 2200),
+        ));
+        Scenario::new(canon::MULTISTEP_PROMPT, script, &[])
+    }
+
+    /// The first model request is never answered.
+    pub fn stall(_work: &Path) -> Scenario<Reply> {
+        Scenario::new(canon::SHORT_PROMPT, vec![Reply::StallBeforeHeaders], &[])
+    }
+}

@@ -137,6 +137,22 @@ impl Outcome {
         assert_holds("stdout", &self.stdout, text);
         self
     }
+
+    /// Fails the test if stdout or stderr holds `text` (a secret).
+    #[track_caller]
+    pub fn assert_hides(&self, text: &str) -> &Self {
+        assert!(
+            !self.stdout.contains(text),
+            "{text:?} on stdout:\n{}",
+            self.stdout
+        );
+        assert!(
+            !self.stderr.contains(text),
+            "{text:?} on stderr:\n{}",
+            self.stderr
+        );
+        self
+    }
 }
 
 #[track_caller]
@@ -335,6 +351,26 @@ impl TestContext {
         let receipt = self.receipt();
         assert_eq!(receipt.outcome, outcome, "{}", receipt.message);
         receipt
+    }
+
+    /// Fails the test if a file of any run directory holds `text` (a secret); returns how many
+    /// files were read.
+    #[track_caller]
+    pub fn assert_no_run_file_holds(&self, text: &str) -> usize {
+        let mut files = 0;
+        for dir in self.run_dirs() {
+            for entry in std::fs::read_dir(&dir).expect("read a run dir") {
+                let path = entry.expect("a run dir entry").path();
+                let bytes = std::fs::read(&path).expect("read a file of the run");
+                files += 1;
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(text),
+                    "{text:?} in {}",
+                    path.display()
+                );
+            }
+        }
+        files
     }
 
     /// Every logged event, in order.
