@@ -611,11 +611,28 @@ mod tests {
     fn every_recorded_event_matches_serde_json() {
         use std::time::{Duration, SystemTime};
 
+        use crate::event::{Event, Turn, TurnKind};
+
+        let mut kinds = recorded_kinds();
+        assert!(kinds.len() > 100, "{}", kinds.len());
+        kinds.extend(runbook_kinds());
+        for (seq, kind) in kinds.into_iter().enumerate() {
+            let ev = Event {
+                seq: seq as u64,
+                ts: SystemTime::UNIX_EPOCH + Duration::from_micros(seq as u64 * 1_234_567),
+                turn: Turn {
+                    index: 1,
+                    kind: TurnKind::Resume,
+                },
+                kind,
+            };
+            assert!(same(&ev));
+        }
+    }
+
+    /// Every event the adapters make of the recorded transcripts in `fixtures/`.
+    fn recorded_kinds() -> Vec<crate::event::EventKind> {
         use crate::agent::{Adapter, Claude, Codex, OpenCode, ParseContext};
-        use crate::event::{
-            Diagnostic, Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, Turn, TurnKind,
-        };
-        use crate::provenance::{EnvLayer, EnvVarRecord, Layer, Origin, SettingRecord};
 
         let mut kinds = Vec::new();
         let adapters: [(&str, &dyn Adapter); 3] = [
@@ -644,43 +661,71 @@ mod tests {
                 }
             }
         }
-        assert!(kinds.len() > 100, "{}", kinds.len());
+        kinds
+    }
+
+    /// The run's start: every field filled, with strings that need escaping.
+    fn run_started() -> crate::event::EventKind {
+        use std::time::Duration;
+
+        use crate::event::{EventKind, Limits, RunInfo};
+        use crate::provenance::{EnvLayer, EnvVarRecord, Layer, Origin, SettingRecord};
+
+        EventKind::RunStarted(RunInfo {
+            schema_version: 1,
+            run_id: "r".into(),
+            runbook_version: "0.1.0".into(),
+            agent: "opencode".into(),
+            model: Some("m".into()),
+            prompt: "say \"hi\"\n".into(),
+            cwd: "/w".into(),
+            run_dir: "/w/runs/r".into(),
+            pid: 7,
+            pid_start: Some(99),
+            limits: Limits {
+                inactivity_timeout: Duration::from_secs(1),
+                kill_grace: Duration::from_millis(10),
+                finish_grace: Duration::from_millis(1500),
+                timeout: Some(Duration::from_secs(60)),
+                max_cost_usd: Some(0.5),
+            },
+            settings: vec![SettingRecord {
+                key: "prices.\"gpt-5\"".into(),
+                value: serde_json::json!({"input": 1.25, "n": -3, "big": u64::MAX,
+                    "list": [null, true, "x\ny"], "empty": {}}),
+                from: Origin::in_file(Layer::Repo, "/w/runbook.toml".into(), 3, 1),
+            }],
+            env: vec![EnvVarRecord {
+                name: "A".into(),
+                layer: EnvLayer::Dotenv,
+                file: Some("/w/.env".into()),
+                line: Some(2),
+            }],
+        })
+    }
+
+    /// The events runbook itself emits.
+    fn runbook_kinds() -> Vec<crate::event::EventKind> {
+        use crate::event::{Diagnostic, EventKind, ExitInfo, Outcome};
+
         let exit = ExitInfo {
             code: Some(1),
             signal: None,
         };
-        kinds.extend([
-            EventKind::RunStarted(RunInfo {
-                schema_version: 1,
-                run_id: "r".into(),
-                runbook_version: "0.1.0".into(),
-                agent: "opencode".into(),
-                model: Some("m".into()),
-                prompt: "say \"hi\"\n".into(),
-                cwd: "/w".into(),
-                run_dir: "/w/runs/r".into(),
-                pid: 7,
-                pid_start: Some(99),
-                limits: Limits {
-                    inactivity_timeout: Duration::from_secs(1),
-                    kill_grace: Duration::from_millis(10),
-                    finish_grace: Duration::from_millis(1500),
-                    timeout: Some(Duration::from_secs(60)),
-                    max_cost_usd: Some(0.5),
-                },
-                settings: vec![SettingRecord {
-                    key: "prices.\"gpt-5\"".into(),
-                    value: serde_json::json!({"input": 1.25, "n": -3, "big": u64::MAX,
-                        "list": [null, true, "x\ny"], "empty": {}}),
-                    from: Origin::in_file(Layer::Repo, "/w/runbook.toml".into(), 3, 1),
-                }],
-                env: vec![EnvVarRecord {
-                    name: "A".into(),
-                    layer: EnvLayer::Dotenv,
-                    file: Some("/w/.env".into()),
-                    line: Some(2),
-                }],
-            }),
+        let diagnostic = Diagnostic {
+            timeout_ms: 1,
+            stdout_quiet_ms: 2,
+            stderr_quiet_ms: 3,
+            cpu_quiet_ms: 4,
+            last_event: Some("text".into()),
+            open_step: None,
+            completed_steps: 5,
+            cost_usd: Some(1.0 / 3.0),
+            stderr_tail: vec!["x\ty".into()],
+        };
+        let message = || "m".to_owned();
+        vec![
+            run_started(),
             EventKind::TurnStarted {
                 argv: vec!["a".into(), "b c".into()],
                 pid: 3,
@@ -689,20 +734,10 @@ mod tests {
                 quiet_ms: 1,
                 timeout_ms: 2,
             },
-            EventKind::WatchdogFired(Box::new(Diagnostic {
-                timeout_ms: 1,
-                stdout_quiet_ms: 2,
-                stderr_quiet_ms: 3,
-                cpu_quiet_ms: 4,
-                last_event: Some("text".into()),
-                open_step: None,
-                completed_steps: 5,
-                cost_usd: Some(1.0 / 3.0),
-                stderr_tail: vec!["x\ty".into()],
-            })),
+            EventKind::WatchdogFired(Box::new(diagnostic)),
             EventKind::StopRequested {
                 reason: Outcome::BudgetExceeded,
-                message: "m".into(),
+                message: message(),
             },
             EventKind::SignalSent {
                 signal: "SIGTERM".into(),
@@ -713,27 +748,15 @@ mod tests {
             },
             EventKind::TurnFailed {
                 outcome: Outcome::Hung,
-                message: "m".into(),
+                message: message(),
                 exit,
             },
             EventKind::RunFinished {
                 outcome: Outcome::AgentError,
-                message: "m".into(),
+                message: message(),
                 duration_ms: 12,
                 exit,
             },
-        ]);
-        for (seq, kind) in kinds.into_iter().enumerate() {
-            let ev = Event {
-                seq: seq as u64,
-                ts: SystemTime::UNIX_EPOCH + Duration::from_micros(seq as u64 * 1_234_567),
-                turn: Turn {
-                    index: 1,
-                    kind: TurnKind::Resume,
-                },
-                kind,
-            };
-            assert!(same(&ev));
-        }
+        ]
     }
 }
