@@ -39,9 +39,10 @@ pub(crate) enum Phase {
     Starting,
     /// At work. Every limit applies: watchdog, `--timeout`, `--max-cost`.
     Running,
-    /// It gave its final word and should exit on its own by `by`. Its cost no longer matters
-    /// (there is nothing left to save) and it is not watched for silence; Ctrl-C still stops it,
-    /// and at `by` (or the run's deadline) it is ended as finished work.
+    /// It gave its final word and should exit on its own by `by`. Its cost and its silence no
+    /// longer matter (its work is done: there is nothing left to save, and a quiet finished agent
+    /// is not a hung one); Ctrl-C still stops it, and at `by` (or the run's deadline) it is ended
+    /// as finished work.
     Finishing { by: Instant },
     /// runbook is ending it (SIGTERM sent); SIGKILL at `kill_at` unless it has exited.
     Stopping {
@@ -234,15 +235,17 @@ impl Machine {
         now: Instant,
         actions: &mut Vec<Action>,
     ) {
-        if !self.watched() {
-            return;
-        }
-        self.phase = Phase::Running;
+        // Output is activity in every phase (the status line says how long it has been quiet),
+        // but only a working agent is judged by it.
         let what = match stream {
             Stream::Stdout => Activity::Stdout,
             Stream::Stderr => Activity::Stderr,
         };
         self.watchdog.observe(what, at);
+        if !self.watched() {
+            return;
+        }
+        self.phase = Phase::Running;
         if final_word {
             self.phase = Phase::Finishing {
                 by: now + self.limits.finish_grace,

@@ -8,8 +8,6 @@ pub(crate) struct Signals {
     int: Signal,
     term: Signal,
     hup: Signal,
-    /// How many interrupts have arrived during the run.
-    pub(crate) count: u32,
 }
 
 /// Which signal arrived.
@@ -37,17 +35,14 @@ impl Signals {
             int: signal(SignalKind::interrupt())?,
             term: signal(SignalKind::terminate())?,
             hup: signal(SignalKind::hangup())?,
-            count: 0,
         })
     }
 
     pub(crate) async fn recv(&mut self) -> Received {
-        let got = tokio::select! {
+        tokio::select! {
             _ = self.int.recv() => Received::Interrupt,
             _ = self.term.recv() => Received::Terminate,
             _ = self.hup.recv() => Received::Hangup,
-        };
-        self.count += 1;
-        got
+        }
     }
 }

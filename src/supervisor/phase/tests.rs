@@ -46,11 +46,17 @@ impl Turn {
         })
     }
 
-    /// Lets `d` pass, then tells the machine (an idle tree, when it asks about CPU).
+    /// Lets `d` pass, then tells the machine (an idle tree, when it asks about CPU). Whatever was
+    /// due is then done: the next wake-up is in the future, or the loop would spin.
     async fn wait(&mut self, d: Duration) -> Vec<Action> {
         tokio::time::advance(d).await;
-        let cpu_busy = self.0.wants_cpu(Instant::now()).then_some(false);
-        self.feed(Input::Tick { cpu_busy })
+        let now = Instant::now();
+        let cpu_busy = self.0.wants_cpu(now).then_some(false);
+        let actions = self.feed(Input::Tick { cpu_busy });
+        if let Some(wake) = self.0.next_wake() {
+            assert!(wake > now, "{:?} wakes at once again", self.0.phase());
+        }
+        actions
     }
 
     fn stim(&mut self, s: Stim) -> Vec<Action> {
@@ -61,6 +67,7 @@ impl Turn {
             Stim::Exit => self.feed(Input::Exited(exit(0))),
             Stim::PipesClosed => self.feed(Input::PipesClosed),
             Stim::CtrlC => self.feed(Input::Signal(Received::Interrupt)),
+            Stim::Term => self.feed(Input::Signal(Received::Terminate)),
         }
     }
 
@@ -133,15 +140,18 @@ enum Stim {
     Exit,
     PipesClosed,
     CtrlC,
+    /// SIGTERM (or SIGHUP) to runbook: the same as Ctrl-C.
+    Term,
 }
 
-const STIMS: [Stim; 6] = [
+const STIMS: [Stim; 7] = [
     Stim::Output,
     Stim::FinalWord,
     Stim::OverBudget,
     Stim::Exit,
     Stim::PipesClosed,
     Stim::CtrlC,
+    Stim::Term,
 ];
 
 mod matrix;

@@ -2,31 +2,38 @@
 
 use super::*;
 
-/// The ways into each phase, from a new turn.
+/// The ways into each phase, from a new turn: inputs, then (for the phases the finish grace
+/// leads to) the grace running out, then more inputs.
 async fn reach(phase: &str) -> Turn {
     let mut t = Turn::new();
-    let steps: &[Stim] = match phase {
-        "Starting" => &[],
-        "Running" => &[Stim::Output],
-        "Finishing" => &[Stim::FinalWord],
-        "Stopping[interrupted]" => &[Stim::Output, Stim::CtrlC],
-        "Stopping[finished]" => &[Stim::FinalWord],
-        "Draining" => &[Stim::Output, Stim::Exit],
-        "Draining[interrupted]" => &[Stim::Output, Stim::CtrlC, Stim::Exit],
-        "Ended" => &[Stim::Output, Stim::Exit, Stim::PipesClosed],
+    let (before, grace, after): (&[Stim], bool, &[Stim]) = match phase {
+        "Starting" => (&[], false, &[]),
+        "Running" => (&[Stim::Output], false, &[]),
+        "Finishing" => (&[Stim::FinalWord], false, &[]),
+        "Stopping[interrupted]" => (&[Stim::Output, Stim::CtrlC], false, &[]),
+        "Stopping[budget_exceeded]" => (&[Stim::Output, Stim::OverBudget], false, &[]),
+        "Stopping[finished]" => (&[Stim::FinalWord], true, &[]),
+        "Draining" => (&[Stim::Output, Stim::Exit], false, &[]),
+        "Draining[interrupted]" => (&[Stim::Output, Stim::CtrlC, Stim::Exit], false, &[]),
+        "Draining[finished]" => (&[Stim::FinalWord], true, &[Stim::Exit]),
+        "Ended" => (&[Stim::Output, Stim::Exit, Stim::PipesClosed], false, &[]),
         other => panic!("no way into {other}"),
     };
-    for &s in steps {
+    for &s in before {
         t.stim(s);
     }
-    if phase == "Stopping[finished]" {
+    if grace {
         t.wait(FINISH_GRACE).await;
+    }
+    for &s in after {
+        t.stim(s);
     }
     assert_eq!(describe(t.0.phase()), phase, "reaching {phase}");
     t
 }
 
-/// (phase, input, where it goes | what it does). Inputs a phase ignores leave it as it was.
+/// (phase, input, where it goes | what it does). Inputs a phase ignores leave it as it was. Every
+/// signal to runbook does what Ctrl-C does, so SIGTERM is checked against Ctrl-C's row.
 const TABLE: &[(&str, &[(Stim, &str)])] = &[
     (
         "Starting",
@@ -89,6 +96,17 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
         ],
     ),
     (
+        "Stopping[budget_exceeded]",
+        &[
+            (Stim::Output, "Stopping[budget_exceeded] |"),
+            (Stim::FinalWord, "Stopping[budget_exceeded] |"),
+            (Stim::OverBudget, "Stopping[budget_exceeded] |"),
+            (Stim::Exit, "Draining[budget_exceeded] |"),
+            (Stim::PipesClosed, "Stopping[budget_exceeded] |"),
+            (Stim::CtrlC, "Stopping[budget_exceeded] | SIGKILL"),
+        ],
+    ),
+    (
         "Stopping[finished]",
         &[
             (Stim::Output, "Stopping[finished] |"),
@@ -128,6 +146,20 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
         ],
     ),
     (
+        "Draining[finished]",
+        &[
+            (Stim::Output, "Draining[finished] |"),
+            (Stim::FinalWord, "Draining[finished] |"),
+            (Stim::OverBudget, "Draining[finished] |"),
+            (Stim::Exit, "Draining[finished] |"),
+            (Stim::PipesClosed, "Ended[finished] |"),
+            (
+                Stim::CtrlC,
+                "Draining[interrupted] | announce(interrupted) SIGTERM",
+            ),
+        ],
+    ),
+    (
         "Ended",
         &[
             (Stim::Output, "Ended |"),
@@ -145,7 +177,12 @@ async fn every_phase_answers_every_input() {
     let mut failures = Vec::new();
     for (phase, row) in TABLE {
         for stim in STIMS {
-            let Some((_, want)) = row.iter().find(|(s, _)| *s == stim) else {
+            let like = if stim == Stim::Term {
+                Stim::CtrlC
+            } else {
+                stim
+            };
+            let Some((_, want)) = row.iter().find(|(s, _)| *s == like) else {
                 panic!("{phase} has no expectation for {stim:?}");
             };
             let mut t = reach(phase).await;
@@ -166,18 +203,18 @@ async fn time_passing_with_nothing_due_changes_nothing() {
     }
 }
 
-/// Ctrl-C in each phase: the turn ends interrupted, except that a turn already over keeps its
-/// ending.
+/// Ctrl-C in each phase: the turn ends interrupted, except that a stop for a limit keeps its
+/// reason and a turn already over keeps its ending.
 #[tokio::test(start_paused = true)]
 async fn ctrl_c_in_any_phase_ends_the_turn_interrupted() {
     for (phase, _) in TABLE {
         let mut t = reach(phase).await;
         t.stim(Stim::CtrlC);
         let ending = t.end(StreamEnd::Finished);
-        let want = if *phase == "Ended" {
-            Outcome::Completed
-        } else {
-            Outcome::Interrupted
+        let want = match *phase {
+            "Ended" => Outcome::Completed,
+            "Stopping[budget_exceeded]" => Outcome::BudgetExceeded,
+            _ => Outcome::Interrupted,
         };
         assert_eq!(ending.outcome, want, "Ctrl-C while {phase}");
     }

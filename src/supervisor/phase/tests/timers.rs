@@ -170,3 +170,52 @@ async fn an_exit_with_the_pipes_already_closed_ends_the_turn_at_once() {
     let failed = t.0.ending(StreamEnd::Failed("the agent said no".into()));
     assert_eq!(failed.outcome, Outcome::AgentError);
 }
+
+#[tokio::test(start_paused = true)]
+async fn ctrl_c_while_draining_ends_the_leftovers_with_sigkill_after_the_grace() {
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    t.stim(Stim::Exit);
+    assert_eq!(
+        t.on(Stim::CtrlC),
+        "Draining[interrupted] | announce(interrupted) SIGTERM"
+    );
+    assert_eq!(
+        t.0.next_wake(),
+        Some(Instant::now() + KILL_GRACE),
+        "no linger left"
+    );
+    assert_eq!(t.after(KILL_GRACE).await, "Draining[interrupted] | SIGKILL");
+    assert_eq!(t.0.next_wake(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn cpu_is_looked_at_only_once_the_agent_has_been_quiet_a_while() {
+    let mut t = Turn::new();
+    let every = SECOND * 5;
+    tokio::time::advance(every - SECOND).await;
+    t.stim(Stim::Output);
+    assert!(
+        !t.0.wants_cpu(Instant::now()),
+        "output just proved it alive"
+    );
+    tokio::time::advance(every - SECOND).await;
+    assert!(!t.0.wants_cpu(Instant::now()));
+    tokio::time::advance(SECOND).await;
+    assert!(t.0.wants_cpu(Instant::now()));
+    t.stim(Stim::FinalWord);
+    assert!(
+        !t.0.wants_cpu(Instant::now()),
+        "a finished agent is not watched"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn output_after_the_final_word_still_counts_as_activity_for_the_status_line() {
+    let mut t = Turn::new();
+    t.stim(Stim::FinalWord);
+    tokio::time::advance(SECOND * 3).await;
+    assert_eq!(t.0.quiet_for(Instant::now()), SECOND * 3);
+    t.stim(Stim::Output);
+    assert_eq!(t.0.quiet_for(Instant::now()), Duration::ZERO);
+}
