@@ -174,6 +174,37 @@ sleep 0.5"#,
     assert_eq!(receipt.cost.usd, Some(0.5));
 }
 
+/// A finished agent that stays quiet longer than the inactivity timeout is not hung: it is
+/// ended as finished work once the finish grace is over.
+#[test]
+fn a_quiet_agent_after_its_final_result_is_not_hung() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script(
+        "quiet-agent",
+        r#"echo '{"type":"text","text":"done"}'
+echo '{"type":"agent.result","ok":true}'
+exec sleep 600"#,
+    );
+    let args = [
+        "--inactivity-timeout",
+        "1s",
+        "--finish-grace",
+        "3s",
+        "--kill-grace",
+        "1s",
+        "task",
+    ];
+    let out = ctx.run_agent_cmd(&agent, &args);
+    out.assert_exit(0);
+    let kinds = types(&ctx.events());
+    assert!(
+        !kinds.contains(&"watchdog.warning") && !kinds.contains(&"watchdog.fired"),
+        "{kinds:?}"
+    );
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert!(receipt.message.contains("lingered"), "{}", receipt.message);
+}
+
 #[test]
 fn a_stream_without_a_final_result_is_truncated_and_open_calls_are_closed() {
     let ctx = TestContext::new();
