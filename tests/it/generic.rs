@@ -117,15 +117,15 @@ exit 1"#,
     );
 }
 
+/// Gives its final result, then stays without a word.
+const LINGERING_AGENT: &str = r#"echo '{"type":"text","text":"done"}'
+echo '{"type":"agent.result","ok":true}'
+exec sleep 600"#;
+
 #[test]
 fn an_agent_that_lingers_after_its_final_result_is_ended_and_counts_as_completed() {
     let ctx = TestContext::new();
-    let agent = ctx.agent_script(
-        "lingering-agent",
-        r#"echo '{"type":"text","text":"done"}'
-echo '{"type":"agent.result","ok":true}'
-exec sleep 600"#,
-    );
+    let agent = ctx.agent_script("lingering-agent", LINGERING_AGENT);
     let out = ctx.run_agent_cmd(
         &agent,
         &["--finish-grace", "1s", "--kill-grace", "1s", "task"],
@@ -179,12 +179,7 @@ sleep 0.5"#,
 #[test]
 fn a_quiet_agent_after_its_final_result_is_not_hung() {
     let ctx = TestContext::new();
-    let agent = ctx.agent_script(
-        "quiet-agent",
-        r#"echo '{"type":"text","text":"done"}'
-echo '{"type":"agent.result","ok":true}'
-exec sleep 600"#,
-    );
+    let agent = ctx.agent_script("quiet-agent", LINGERING_AGENT);
     let args = [
         "--inactivity-timeout",
         "1s",
