@@ -295,7 +295,7 @@ pub struct Limits {
     #[schemars(with = "u64")]
     pub kill_grace: Duration,
     /// How long an agent that gave its final result may take to exit before it is ended. Logs
-    /// written before it was recorded ran with the default, 5 s.
+    /// written before it was recorded ran with the built-in default.
     #[serde(rename = "finish_grace_ms", with = "ms", default = "ms::finish_grace")]
     #[schemars(with = "u64")]
     pub finish_grace: Duration,
@@ -332,8 +332,9 @@ mod ms {
         u64::deserialize(d).map(Duration::from_millis)
     }
 
+    /// What runs recorded before the finish grace was ran with: the setting's default.
     pub fn finish_grace() -> Duration {
-        Duration::from_secs(5)
+        crate::config::keys::FINISH_GRACE.default_value()
     }
 
     pub mod option {
@@ -737,6 +738,19 @@ mod tests {
         assert_eq!(ToolKind::of(""), ToolKind::Other);
         assert_eq!(ToolKind::of("bäsh"), ToolKind::Other);
         assert_eq!(ToolKind::of(&"x".repeat(100)), ToolKind::Other);
+    }
+
+    #[test]
+    fn limits_are_milliseconds_on_the_wire_and_old_logs_get_the_default_finish_grace() {
+        let old = r#"{"inactivity_timeout_ms":180000,"kill_grace_ms":10000,"timeout_ms":60000}"#;
+        let limits: Limits = serde_json::from_str(old).unwrap();
+        assert_eq!(limits.finish_grace, Duration::from_secs(5));
+        assert_eq!(limits.timeout, Some(Duration::from_secs(60)));
+        let json = serde_json::to_string(&limits).unwrap();
+        assert_eq!(
+            json,
+            r#"{"inactivity_timeout_ms":180000,"kill_grace_ms":10000,"finish_grace_ms":5000,"timeout_ms":60000}"#
+        );
     }
 
     #[test]

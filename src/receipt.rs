@@ -18,7 +18,7 @@ use crate::event::{
     SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
-use crate::stats::{Denial, RunStats, ToolTally, TurnTotals, UnparsedSample};
+use crate::stats::{Denial, Finish, RunStats, ToolTally, TurnTotals, UnparsedSample};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -154,17 +154,7 @@ impl Receipt {
     /// The receipt of a finished run, from its fold; `None` until the run has both started and
     /// finished.
     pub(crate) fn of(stats: &RunStats) -> Option<Receipt> {
-        let f = stats.finish.as_ref()?;
-        assemble(
-            stats,
-            End {
-                at: f.at,
-                outcome: f.outcome,
-                message: f.message.clone(),
-                exit: f.exit,
-                duration_ms: f.duration_ms,
-            },
-        )
+        assemble(stats, stats.finish.clone()?)
     }
 
     /// A receipt for a run that has not finished (yet): `running` as of `now`, or `abandoned` as
@@ -187,29 +177,19 @@ impl Receipt {
         let duration_ms = at
             .duration_since(started)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        assemble(
-            stats,
-            End {
-                at,
-                outcome,
-                message,
-                exit: ExitInfo::default(),
-                duration_ms,
-            },
-        )
+        let end = Finish {
+            at,
+            outcome,
+            message,
+            exit: ExitInfo::default(),
+            duration_ms,
+        };
+        assemble(stats, end)
     }
 }
 
-/// Where the receipt says the run ended, and how.
-struct End {
-    at: SystemTime,
-    outcome: Outcome,
-    message: String,
-    exit: ExitInfo,
-    duration_ms: u64,
-}
-
-fn assemble(s: &RunStats, end: End) -> Option<Receipt> {
+/// The receipt of the run folded into `s`, ended as `end` says.
+fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
     let info = s.info.as_ref()?;
     let tally = |f: fn(&ToolTally) -> u32| s.tools.values().map(f).sum();
     Some(Receipt {

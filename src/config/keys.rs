@@ -209,6 +209,12 @@ impl<T: FromValue> Defaulted<T> {
         assert!(key.default.is_some(), "a defaulted key needs a default");
         Self(Typed::new(key))
     }
+
+    /// The built-in value.
+    pub(crate) fn default_value(&self) -> T {
+        let value = self.0.key.default_value().expect("declared with a default");
+        T::from_value(&value).expect("a key's default is of its kind")
+    }
 }
 
 /// A configuration key.

@@ -4,7 +4,7 @@
 use std::time::SystemTime;
 
 use super::setup::Setup;
-use crate::agent::{Invocation, Permissions};
+use crate::agent::{Invocation, ParseContext, Permissions};
 use crate::event::{EventKind, ExitInfo, Outcome, Turn, TurnKind};
 use crate::lifecycle::Ending;
 use crate::supervisor::{Supervisor, TurnSpec};
@@ -14,6 +14,8 @@ pub(super) struct Session<'a> {
     pub supervisor: Supervisor<'a>,
     /// The configured variables for the agent.
     env: Vec<(String, String)>,
+    /// What the adapter's parser is told, the same for every turn.
+    parse: ParseContext,
     turns: u32,
 }
 
@@ -21,6 +23,7 @@ impl<'a> Session<'a> {
     pub(super) fn new(setup: &'a Setup, supervisor: Supervisor<'a>) -> Self {
         Self {
             env: setup.agent_env.pairs(),
+            parse: setup.parse_context(),
             setup,
             supervisor,
             turns: 0,
@@ -62,7 +65,7 @@ impl<'a> Session<'a> {
             args: agent.adapter.args(&inv),
             cwd: &self.setup.cwd,
             adapter: agent.adapter,
-            parse: self.setup.parse_context(),
+            parse: self.parse.clone(),
             // The configured variables, then what the invocation itself needs.
             env: self
                 .env
