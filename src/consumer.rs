@@ -6,9 +6,10 @@
 //! no counts of their own.
 
 use std::io;
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use crate::event::{Event, EventKind, Turn};
+use crate::event::{Event, EventKind, Outcome, Turn};
 use crate::stats::RunStats;
 
 /// One event as a consumer receives it.
@@ -34,8 +35,11 @@ pub(crate) trait Consumer: Send {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-    /// A periodic heartbeat (about once a second) for consumers that show elapsed time.
-    fn tick(&mut self, _tick: &Tick<'_>) {}
+    /// A periodic heartbeat (about once a second) for consumers that show elapsed time, and for
+    /// noticing that the reader of an output went away while nothing was written to it.
+    fn tick(&mut self, _tick: &Tick<'_>) -> io::Result<()> {
+        Ok(())
+    }
     /// Someone else needs the terminal for a while (a question for the person at it): stop
     /// drawing until `paused` is false again.
     fn pause(&mut self, _paused: bool) {}
@@ -45,6 +49,18 @@ pub(crate) trait Consumer: Send {
     }
     /// What this consumer is, for the warning when it fails.
     fn name(&self) -> &'static str;
+    /// The file of the run directory this consumer keeps, if it keeps one. Failing to write it
+    /// loses part of the run's record: the run is stopped, as `storage_error`.
+    fn record(&self) -> Option<&Path> {
+        None
+    }
+}
+
+/// Why the run has to stop now, raised by the dispatcher for the supervisor.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Halt {
+    pub outcome: Outcome,
+    pub message: String,
 }
 
 /// The heartbeat.
@@ -63,8 +79,24 @@ pub(crate) struct Dispatcher {
     consumers: Vec<Box<dyn Consumer>>,
     /// The current event as a JSON line, encoded once for every consumer that writes JSON.
     line: Vec<u8>,
-    /// Failures of consumers that were dropped, reported once at the end.
+    faults: Faults,
+    /// A reason to stop the run that the supervisor has not taken yet.
+    halt: Option<Halt>,
+    /// Whether the closing of an output has been turned into a halt already.
+    closed_seen: bool,
+}
+
+/// What went wrong with consumers, as it was seen.
+#[derive(Default)]
+struct Faults {
+    /// Failures of views that were dropped, reported once at the end.
     failures: Vec<String>,
+    /// Files of the run directory that could not be written (path, error), still to be announced.
+    broken: Vec<(String, String)>,
+    /// The reader of an output closed it (`| head`).
+    closed: bool,
+    /// Every file of the run directory that could not be written, one line each.
+    storage: Vec<String>,
 }
 
 impl Dispatcher {
@@ -75,7 +107,9 @@ impl Dispatcher {
             stats: RunStats::default(),
             consumers,
             line: Vec::with_capacity(4096),
-            failures: Vec::new(),
+            faults: Faults::default(),
+            halt: None,
+            closed_seen: false,
         }
     }
 
@@ -135,16 +169,62 @@ impl Dispatcher {
             totals: &self.stats,
             json,
         };
-        let failures = &mut self.failures;
-        self.consumers
-            .retain_mut(|c| keep(c.event(&delivery), c.name(), failures));
+        let faults = &mut self.faults;
+        self.consumers.retain_mut(|c| {
+            let result = c.event(&delivery);
+            keep(result, &**c, faults)
+        });
+        self.raise();
     }
 
     /// Has every consumer write out what it buffered.
     pub(crate) fn flush(&mut self) {
-        let failures = &mut self.failures;
-        self.consumers
-            .retain_mut(|c| keep(c.flush(), c.name(), failures));
+        let faults = &mut self.faults;
+        self.consumers.retain_mut(|c| {
+            let result = c.flush();
+            keep(result, &**c, faults)
+        });
+        self.raise();
+    }
+
+    /// A file of the run directory that no consumer writes (the agent's raw output) could not be
+    /// written.
+    pub(crate) fn storage_failed(&mut self, path: &Path, error: &io::Error) {
+        self.faults
+            .broken
+            .push((path.display().to_string(), error.to_string()));
+        self.raise();
+    }
+
+    /// Why the run has to stop, once: a write to the run directory failed, or the reader of
+    /// runbook's output went away.
+    pub(crate) fn take_halt(&mut self) -> Option<Halt> {
+        self.halt.take()
+    }
+
+    /// Announces each file that could not be written, and turns what went wrong into a halt.
+    fn raise(&mut self) {
+        if !self.faults.broken.is_empty() {
+            for (path, error) in std::mem::take(&mut self.faults.broken) {
+                self.faults
+                    .storage
+                    .push(format!("cannot write {path}: {error}"));
+                self.emit(SystemTime::now(), EventKind::StorageFailed { path, error });
+            }
+            if let Some(message) = &self.stats.storage_error {
+                self.halt = Some(Halt {
+                    outcome: Outcome::StorageError,
+                    message: message.clone(),
+                });
+            }
+        }
+        if self.faults.closed && !self.closed_seen {
+            self.closed_seen = true;
+            self.halt.get_or_insert(Halt {
+                outcome: Outcome::Interrupted,
+                message: "the reader of runbook's output closed it".to_owned(),
+            });
+        }
     }
 
     /// Emits one event and writes it out at once.
@@ -160,9 +240,12 @@ impl Dispatcher {
             quiet_for,
             totals: &self.stats,
         };
-        for c in &mut self.consumers {
-            c.tick(&tick);
-        }
+        let faults = &mut self.faults;
+        self.consumers.retain_mut(|c| {
+            let result = c.tick(&tick);
+            keep(result, &**c, faults)
+        });
+        self.raise();
     }
 
     pub(crate) fn pause(&mut self, paused: bool) {
@@ -172,27 +255,57 @@ impl Dispatcher {
         }
     }
 
-    /// Closes every consumer; returns the failures seen during the run.
-    pub(crate) fn close(mut self) -> Vec<String> {
+    /// Closes every consumer, in order: a file that cannot be written as the run closes (the
+    /// receipt) is still announced to the consumers after it.
+    pub(crate) fn close(mut self) -> Closed {
         self.flush();
-        for c in &mut self.consumers {
-            keep(c.close(), c.name(), &mut self.failures);
+        let mut consumers = std::mem::take(&mut self.consumers);
+        let mut i = 0;
+        while i < consumers.len() {
+            let result = consumers[i].close();
+            if keep(result, &*consumers[i], &mut self.faults) {
+                i += 1;
+                continue;
+            }
+            consumers.remove(i);
+            // Only the consumers after this one hear of it: they have not closed yet.
+            let rest = consumers.split_off(i);
+            self.consumers = rest;
+            self.raise();
+            self.flush();
+            consumers.append(&mut self.consumers);
         }
-        self.failures
+        Closed {
+            failures: self.faults.failures,
+            storage_errors: self.faults.storage,
+        }
     }
 }
 
-/// A consumer that cannot write (full disk, closed pipe) is dropped and the others go on, so
-/// nothing already received is lost from the places that still work. A closed pipe is the
-/// reader's choice (`| head`), not a failure worth reporting.
-fn keep(result: io::Result<()>, name: &str, failures: &mut Vec<String>) -> bool {
-    match result {
-        Ok(()) => true,
-        Err(e) => {
-            if e.kind() != io::ErrorKind::BrokenPipe {
-                failures.push(format!("{name} stopped: {e}"));
-            }
-            false
-        }
+/// What a closed dispatcher leaves to say.
+pub(crate) struct Closed {
+    /// Views that stopped working, one line each.
+    pub failures: Vec<String>,
+    /// Each file of the run directory that could not be written, with why: the first is the
+    /// run's ending.
+    pub storage_errors: Vec<String>,
+}
+
+/// A consumer that cannot write is dropped and the others go on, so nothing already received is
+/// lost from the places that still work. A file of the run directory that fails is a fault that
+/// stops the run; a closed pipe is the reader's choice (`| head`), which ends it quietly.
+fn keep(result: io::Result<()>, consumer: &dyn Consumer, faults: &mut Faults) -> bool {
+    let Err(e) = result else {
+        return true;
+    };
+    match consumer.record() {
+        Some(path) => faults
+            .broken
+            .push((path.display().to_string(), e.to_string())),
+        None if e.kind() == io::ErrorKind::BrokenPipe => faults.closed = true,
+        None => faults
+            .failures
+            .push(format!("{} stopped: {e}", consumer.name())),
     }
+    false
 }

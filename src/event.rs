@@ -146,6 +146,11 @@ pub enum EventKind {
     /// runbook decided to stop the agent for a reason other than the watchdog.
     #[serde(rename = "stop.requested")]
     StopRequested { reason: Outcome, message: String },
+    /// A write to the run directory failed (`path`, with the OS error): what happens from here on
+    /// can no longer be recorded, so runbook stops the agent and the run ends as `storage_error`.
+    /// The event log itself may be the file that failed, so this event may be missing from it.
+    #[serde(rename = "storage.failed")]
+    StorageFailed { path: String, error: String },
     /// runbook sent a signal to the agent's process tree.
     #[serde(rename = "signal.sent")]
     SignalSent { signal: String, processes: u32 },
@@ -199,6 +204,7 @@ impl EventKind {
             EventKind::WatchdogWarning { .. } => "watchdog.warning",
             EventKind::WatchdogFired(_) => "watchdog.fired",
             EventKind::StopRequested { .. } => "stop.requested",
+            EventKind::StorageFailed { .. } => "storage.failed",
             EventKind::SignalSent { .. } => "signal.sent",
             EventKind::TurnCompleted { .. } => "turn.completed",
             EventKind::TurnFailed { .. } => "turn.failed",
@@ -217,6 +223,7 @@ impl EventKind {
                 | EventKind::WatchdogFired(_)
                 | EventKind::StopRequested { .. }
                 | EventKind::SignalSent { .. }
+                | EventKind::StorageFailed { .. }
                 | EventKind::TurnCompleted { .. }
                 | EventKind::TurnFailed { .. }
                 | EventKind::RunFinished { .. }
@@ -620,6 +627,9 @@ pub enum Outcome {
     Interrupted,
     /// The plan was not approved (`--plan`): nothing was executed.
     Aborted,
+    /// A write to the run directory failed (a full disk, a read-only filesystem): the run was
+    /// stopped, since what it did could no longer be recorded.
+    StorageError,
     /// Not an ending: the run has no receipt yet and its supervisor is alive (`runbook status`).
     Running,
     /// The supervising runbook process is gone and left no receipt (it was killed).
@@ -638,6 +648,7 @@ impl Outcome {
             Outcome::TimedOut => "timed_out",
             Outcome::Interrupted => "interrupted",
             Outcome::Aborted => "aborted",
+            Outcome::StorageError => "storage_error",
             Outcome::Running => "running",
             Outcome::Abandoned => "abandoned",
         }

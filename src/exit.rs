@@ -19,7 +19,8 @@ pub enum ExitStatus {
     Budget = 4,
     /// `--timeout` was reached.
     Timeout = 5,
-    /// runbook itself failed (for example, the runs directory is not writable).
+    /// runbook itself failed: a write to the run directory failed mid-run (`storage_error`), or
+    /// the runs directory is not writable.
     Internal = 6,
     /// The run's supervising runbook process died without finishing the run.
     Abandoned = 7,
@@ -43,6 +44,7 @@ impl ExitStatus {
             Outcome::Running => Self::Completed,
             Outcome::Abandoned => Self::Abandoned,
             Outcome::Aborted => Self::Aborted,
+            Outcome::StorageError => Self::Internal,
         }
     }
 }
@@ -80,7 +82,7 @@ Exit codes:
   3    hung: the inactivity watchdog stopped the agent
   4    budget: --max-cost was crossed
   5    timeout: --timeout was reached
-  6    runbook error: e.g. the runs directory is not writable
+  6    runbook error: a write to the run directory failed (storage_error), or it is not writable
   7    abandoned: the supervising runbook process died (runbook status --live)
   8    aborted: the plan was not approved (--plan)
   127  agent not found

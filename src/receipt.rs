@@ -154,7 +154,7 @@ impl Receipt {
     /// The receipt of a finished run, from its fold; `None` until the run has both started and
     /// finished.
     pub(crate) fn of(stats: &RunStats) -> Option<Receipt> {
-        assemble(stats, stats.finish.clone()?)
+        assemble(stats, stats.ending()?)
     }
 
     /// A receipt for a run that has not finished (yet): `running` as of `now`, or `abandoned` as
@@ -255,42 +255,65 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
     })
 }
 
-/// Writes `result.json` into the run directory when the run finishes.
+/// Writes `result.json` into the run directory once the run is over: from the totals at
+/// `run.finished`, or at whatever came after it (a write that failed as the run ended).
 pub(crate) struct ReceiptWriter {
     path: PathBuf,
+    /// Space set aside in the run directory when it was made, given back just before the receipt
+    /// is written, so that a run stopped by a full disk still leaves its receipt.
+    reserve: PathBuf,
+    receipt: Option<Receipt>,
 }
 
 impl ReceiptWriter {
     pub(crate) fn new(run_dir: &Path) -> Self {
         Self {
             path: run_dir.join(crate::rundir::RECEIPT),
+            reserve: run_dir.join(crate::rundir::RESERVE),
+            receipt: None,
         }
     }
 }
 
 impl Consumer for ReceiptWriter {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
-        if matches!(d.event.kind, EventKind::RunFinished { .. })
-            && let Some(receipt) = Receipt::of(d.totals)
-        {
-            write_atomically(&self.path, &receipt)?;
+        if matches!(d.event.kind, EventKind::RunFinished { .. }) || self.receipt.is_some() {
+            self.receipt = Receipt::of(d.totals);
         }
         Ok(())
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        let _ = fs::remove_file(&self.reserve);
+        match self.receipt.take() {
+            Some(receipt) => write_atomically(&self.path, &receipt),
+            None => Ok(()),
+        }
     }
 
     fn name(&self) -> &'static str {
         "the receipt"
     }
+
+    fn record(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
 }
 
 /// Writes JSON to a temporary file beside `path`, syncs it, then renames it into place: a reader
-/// sees either no receipt or a whole one.
+/// sees either no receipt or a whole one, and a failed write leaves nothing behind. Only the
+/// user can read it.
 pub(crate) fn write_atomically(path: &Path, value: &impl Serialize) -> io::Result<()> {
     let tmp = path.with_extension("json.tmp");
-    let mut file = fs::File::create(&tmp)?;
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    file.write_all(&bytes)?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)
+    let written = crate::rundir::create_private(&tmp).and_then(|mut file| {
+        file.write_all(&bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    });
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }

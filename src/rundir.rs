@@ -2,11 +2,14 @@
 //!
 //! Each run gets `<runs dir>/<run id>/` with `events.ndjson` (universal events), `stdout.log` and
 //! `stderr.log` (the agent's raw output) and `result.json` (the receipt, written at the end).
+//! They hold prompts, tool output and environment names: directories are made `0700` and files
+//! `0600`, whatever the umask.
 //! Run ids sort by start time: `20261122-043355-7k3mq` (UTC date and time, then the milliseconds
 //! and three random characters).
 
-use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
+use std::io::{self, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -19,6 +22,10 @@ pub(crate) const STDOUT: &str = "stdout.log";
 pub(crate) const STDERR: &str = "stderr.log";
 pub(crate) const RECEIPT: &str = "result.json";
 pub(crate) const PLAN: &str = "plan.md";
+/// Space set aside for the receipt while the run goes on (see [`RunDir::create`]).
+pub(crate) const RESERVE: &str = ".receipt-reserve";
+/// Enough for the receipt of a long run.
+const RESERVE_BYTES: usize = 128 * 1024;
 
 /// The default runs dir: `$XDG_STATE_HOME/runbook/runs` (`~/.local/state/runbook/runs`).
 pub(crate) fn default_runs_dir() -> anyhow::Result<PathBuf> {
@@ -48,22 +55,38 @@ pub(crate) struct RunDir {
 
 impl RunDir {
     /// Creates a new, uniquely named run directory under `runs_dir`.
+    ///
+    /// Space for the receipt is set aside at once, so that a run stopped by a full disk can still
+    /// say so in its receipt.
     pub(crate) fn create(runs_dir: &Path, now: SystemTime) -> anyhow::Result<Self> {
-        fs::create_dir_all(runs_dir)
-            .with_context(|| format!("cannot create the runs directory {}", runs_dir.display()))?;
+        if !runs_dir.is_dir() {
+            DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(runs_dir)
+                .and_then(|()| fs::set_permissions(runs_dir, Permissions::from_mode(0o700)))
+                .with_context(|| {
+                    format!("cannot create the runs directory {}", runs_dir.display())
+                })?;
+        }
         let stamp = id_stamp(now);
         for _ in 0..100 {
             let id = format!("{stamp}-{}", suffix(now));
             let path = runs_dir.join(&id);
-            match fs::create_dir(&path) {
+            match DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => {
+                    let ctx = || format!("cannot create files in {}", path.display());
+                    fs::set_permissions(&path, Permissions::from_mode(0o700)).with_context(ctx)?;
                     let open = |name: &str| -> io::Result<File> {
-                        OpenOptions::new()
+                        let file = OpenOptions::new()
                             .create_new(true)
                             .append(true)
-                            .open(path.join(name))
+                            .mode(0o600)
+                            .open(path.join(name))?;
+                        file.set_permissions(Permissions::from_mode(0o600))?;
+                        Ok(file)
                     };
-                    let ctx = || format!("cannot create files in {}", path.display());
+                    reserve(&path.join(RESERVE));
                     return Ok(Self {
                         events: open(EVENTS).with_context(ctx)?,
                         stdout: open(STDOUT).with_context(ctx)?,
@@ -79,6 +102,37 @@ impl RunDir {
             }
         }
         anyhow::bail!("cannot find a free run id in {}", runs_dir.display())
+    }
+}
+
+/// Creates (or replaces) a file in a run directory that only the user can read.
+pub(crate) fn create_private(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(Permissions::from_mode(0o600))?;
+    Ok(file)
+}
+
+/// Sets [`RESERVE_BYTES`] aside at `path`. Best effort: on a disk already too full for it, the
+/// run goes on without.
+fn reserve(path: &Path) {
+    let made = create_private(path).and_then(|mut file| {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: fallocate on a descriptor this frame owns.
+        let got = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, RESERVE_BYTES as i64) };
+        match got {
+            0 => Ok(()),
+            // A filesystem without fallocate: the blocks are taken by writing them.
+            libc::EOPNOTSUPP | libc::EINVAL => file.write_all(&[0; RESERVE_BYTES]),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    });
+    if made.is_err() {
+        let _ = fs::remove_file(path);
     }
 }
 
@@ -121,5 +175,22 @@ mod tests {
         assert_ne!(a.id, b.id);
         assert!(a.id < c.id && b.id < c.id);
         assert!(a.path.join(EVENTS).exists() && a.path.join(STDOUT).exists());
+    }
+
+    #[test]
+    fn run_directories_and_their_files_are_private_whatever_the_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("state/runs");
+        // SAFETY: umask has no preconditions; the test restores it.
+        let old = unsafe { libc::umask(0o000) };
+        let made = RunDir::create(&runs, SystemTime::now());
+        unsafe { libc::umask(old) };
+        let run = made.unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&runs), 0o700);
+        assert_eq!(mode(&run.path), 0o700);
+        for name in [EVENTS, STDOUT, STDERR, RESERVE] {
+            assert_eq!(mode(&run.path.join(name)), 0o600, "{name}");
+        }
     }
 }

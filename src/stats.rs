@@ -167,6 +167,9 @@ pub struct RunStats {
     pub watchdog: Option<Diagnostic>,
     pub plan: Option<PlanState>,
     pub finish: Option<Finish>,
+    /// The first write to the run directory that failed, as one line. The run then ends as
+    /// `storage_error`, whatever else it did.
+    pub storage_error: Option<String>,
     pub session_id: Option<String>,
     pub steps_started: u32,
     pub steps_finished: u32,
@@ -205,6 +208,10 @@ impl RunStats {
             }
             EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
+            EventKind::StorageFailed { path, error } => {
+                self.storage_error
+                    .get_or_insert_with(|| format!("cannot write {path}: {error}"));
+            }
             EventKind::PlanProposed { revision, text } => {
                 let feedback = self.plan.take().map(|p| p.feedback).unwrap_or_default();
                 self.plan = Some(PlanState {
@@ -237,6 +244,19 @@ impl RunStats {
             }
             _ => {}
         }
+    }
+
+    /// How the run ended: as `run.finished` said, unless a write to the run directory failed,
+    /// which no run survives as anything but `storage_error`.
+    pub fn ending(&self) -> Option<Finish> {
+        let mut end = self.finish.clone()?;
+        if let Some(message) = &self.storage_error
+            && end.outcome != Outcome::StorageError
+        {
+            end.outcome = Outcome::StorageError;
+            end.message.clone_from(message);
+        }
+        Some(end)
     }
 
     /// Tool calls that failed or were denied.

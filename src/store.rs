@@ -1,39 +1,85 @@
 //! The run's event log (`events.ndjson`): every event, one JSON object per line, appended as it
-//! happens so another process can follow it; a crash loses at most a partial last line.
+//! happens so another process can follow it. It only ever holds whole lines: a crash loses at most
+//! a partial last line, and a write that fails part-way (a full disk) is cut back to the last
+//! whole line it wrote.
 
 use std::fs::File;
 use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
 
-use crate::batched::Batched;
 use crate::consumer::{Consumer, Delivery};
 
 /// Appends every event to `events.ndjson`.
 pub(crate) struct EventLog {
-    writer: Batched<File>,
+    file: File,
+    path: PathBuf,
+    /// The lines of the batch being collected.
+    buf: Vec<u8>,
+    /// How long the file is: whole lines only.
+    len: u64,
 }
 
 impl EventLog {
-    pub(crate) fn new(file: File) -> Self {
-        Self {
-            writer: Batched::new(file),
-        }
+    pub(crate) fn new(file: File, path: PathBuf) -> io::Result<Self> {
+        let len = file.metadata()?.len();
+        Ok(Self {
+            file,
+            path,
+            buf: Vec::with_capacity(64 * 1024),
+            len,
+        })
     }
 }
 
 impl Consumer for EventLog {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
-        self.writer.push_event(d)
+        match d.json {
+            Some(line) => self.buf.extend_from_slice(line),
+            None => {
+                crate::encode::write(&mut self.buf, d.event).map_err(io::Error::other)?;
+                self.buf.push(b'\n');
+            }
+        }
+        Ok(())
     }
 
     fn wants_json(&self) -> bool {
         true
     }
 
+    /// Writes the batch in one call where it can. Should the disk refuse part of it, the file is
+    /// cut back to the end of the last line that was written whole.
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.flush()
+        let mut written = 0;
+        let result = loop {
+            if written == self.buf.len() {
+                break Ok(());
+            }
+            match self.file.write(&self.buf[written..]) {
+                Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let whole = match result {
+            Ok(()) => written,
+            Err(_) => memchr::memrchr(b'\n', &self.buf[..written]).map_or(0, |nl| nl + 1),
+        };
+        self.len += whole as u64;
+        self.buf.clear();
+        if result.is_err() && whole < written {
+            // Best effort: on a filesystem that has gone read-only, nothing was written anyway.
+            let _ = self.file.set_len(self.len);
+        }
+        result
     }
 
     fn name(&self) -> &'static str {
         "the event log"
+    }
+
+    fn record(&self) -> Option<&Path> {
+        Some(&self.path)
     }
 }

@@ -57,7 +57,7 @@ pub(crate) async fn replay(
             .await?
         }
     }
-    for failure in dispatch.close() {
+    for failure in dispatch.close().failures {
         warn(&failure);
     }
     Ok(ExitStatus::Completed)

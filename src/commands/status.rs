@@ -29,7 +29,7 @@ pub(crate) async fn status(
         let consumers = render::views(color, args.json, args.verbosity);
         let mut dispatch = Dispatcher::new(consumers);
         let ending = follow::follow(&dir, &mut dispatch, &mut warn).await?;
-        for failure in dispatch.close() {
+        for failure in dispatch.close().failures {
             warn(failure);
         }
         return Ok(match ending {

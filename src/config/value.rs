@@ -58,7 +58,10 @@ impl Kind {
             Kind::Text => "a string".to_owned(),
             Kind::Dir => "a directory path".to_owned(),
             Kind::Program => "a program's path or name".to_owned(),
-            Kind::Duration => "a duration above zero such as \"90s\", \"3m\" or \"1h30m\"".to_owned(),
+            Kind::Duration => {
+                "a duration above zero and at most a year, such as \"90s\", \"3m\" or \"1h30m\""
+                    .to_owned()
+            }
             Kind::Usd => "a positive amount of US dollars such as 2.5".to_owned(),
             Kind::Bool => "true or false".to_owned(),
             Kind::Color => format!("one of {}", names::<ColorChoice>()),
@@ -123,7 +126,9 @@ impl Kind {
                 Ok(Value::Path(dir.join(expand_home(s))))
             }
             (Kind::Duration, toml::Value::Integer(secs)) => match u64::try_from(*secs) {
-                Ok(secs) if secs > 0 => Ok(Value::Duration(Duration::from_secs(secs))),
+                Ok(secs) if secs > 0 && Duration::from_secs(secs) <= MAX_DURATION => {
+                    Ok(Value::Duration(Duration::from_secs(secs)))
+                }
                 _ => Err(found()),
             },
             (Kind::Usd, toml::Value::Integer(_) | toml::Value::Float(_)) => {
@@ -270,6 +275,10 @@ fn expand_home(path: &str) -> PathBuf {
     }
 }
 
+/// The longest duration a setting may have. Longer ones are surely mistakes, and deadlines that
+/// far out would overflow the clock's arithmetic.
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
 /// `90s`, `3m`, `1h 30m`, or plain seconds.
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let d = match s.trim().parse::<u64>() {
@@ -278,6 +287,9 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     };
     if d.is_zero() {
         return Err("it must be longer than zero".to_owned());
+    }
+    if d > MAX_DURATION {
+        return Err("it must be at most a year".to_owned());
     }
     Ok(d)
 }
@@ -310,6 +322,10 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
         assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("366days").is_err());
+        assert!(parse_duration("18446744073709551615s").is_err());
+        assert!(parse_duration("18446744073709551615").is_err());
+        assert_eq!(parse_duration("365days"), Ok(MAX_DURATION));
         assert!(parse_duration("soon").is_err());
         assert_eq!(parse_usd("$2.5"), Ok(2.5));
         assert!(parse_usd("-1").is_err());

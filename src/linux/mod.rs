@@ -42,3 +42,16 @@ pub(crate) fn grow_pipe(pipe: &impl AsRawFd, bytes: libc::c_int) {
     // SAFETY: fcntl on a descriptor that `pipe` owns for the whole call.
     unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
 }
+
+/// Whether the reader at the other end of `out` has gone away: a pipe whose reading end is
+/// closed (`runbook run --json | head -1`), or a terminal that hung up. Never blocks.
+pub(crate) fn reader_gone(out: &impl AsRawFd) -> bool {
+    let mut fd = libc::pollfd {
+        fd: out.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, owned by this frame, with a zero timeout.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+}

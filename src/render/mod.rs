@@ -24,7 +24,7 @@ pub(crate) fn views(
     let mut views: Vec<Box<dyn Consumer>> = Vec::new();
     if json {
         // stdout carries everything; the human view would show nothing.
-        views.push(Box::new(json::JsonLines::new(std::io::stdout())));
+        views.push(Box::new(json::JsonLines::stdout()));
     } else {
         let term = TermEnv::detect();
         let styles = Styles::new(term.color(color));

@@ -16,5 +16,5 @@ mod turn;
 mod version;
 
 pub(crate) use signals::Signals;
-pub(crate) use spawn::{RawLogs, TurnSpec};
+pub(crate) use spawn::{RawFile, RawLogs, TurnSpec};
 pub(crate) use turn::Supervisor;

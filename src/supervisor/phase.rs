@@ -87,6 +87,9 @@ pub(crate) enum Input {
     PipesClosed,
     /// runbook itself received a signal (Ctrl-C, SIGTERM, SIGHUP).
     Signal(Received),
+    /// The run cannot go on (a write to the run directory failed, or the reader of runbook's
+    /// output went away): the agent is stopped as for Ctrl-C, the turn ending as `outcome`.
+    Halt { outcome: Outcome, message: String },
     /// Time passed. `cpu_busy`: whether the agent's tree used CPU lately, when it was measured
     /// (see [`Machine::wants_cpu`]).
     Tick { cpu_busy: Option<bool> },
@@ -199,6 +202,9 @@ impl Machine {
             Input::Exited(exit) => self.exited(exit, now),
             Input::PipesClosed => self.pipes_closed(),
             Input::Signal(got) => self.signal(got, now, &mut actions),
+            Input::Halt { outcome, message } => {
+                self.halt(outcome, message, false, now, &mut actions);
+            }
             Input::Tick { cpu_busy } => self.tick(cpu_busy, now, &mut actions),
         }
         actions
@@ -294,6 +300,19 @@ impl Machine {
             Received::Interrupt => "interrupted by Ctrl-C (SIGINT)".to_owned(),
             other => format!("runbook received {}", other.name()),
         };
+        self.halt(Outcome::Interrupted, message, true, now, actions);
+    }
+
+    /// Ends the run for `outcome`, in whatever phase. A stop already under way for a limit keeps
+    /// its reason; `hurry` (a signal to runbook) also takes away its grace.
+    fn halt(
+        &mut self,
+        outcome: Outcome,
+        message: String,
+        hurry: bool,
+        now: Instant,
+        actions: &mut Vec<Action>,
+    ) {
         match &mut self.phase {
             Phase::Ended { .. } => {}
             Phase::Stopping {
@@ -305,8 +324,10 @@ impl Machine {
                 kill_at,
                 ..
             } => {
-                *kill_at = None;
-                actions.push(Action::Signal(Signal::SIGKILL));
+                if hurry {
+                    *kill_at = None;
+                    actions.push(Action::Signal(Signal::SIGKILL));
+                }
             }
             Phase::Draining {
                 stop,
@@ -316,13 +337,13 @@ impl Machine {
             } => {
                 // The agent is gone; what it left behind is ended now, and the run with it.
                 *stop = Some(Stop::Limit {
-                    outcome: Outcome::Interrupted,
+                    outcome,
                     message: message.clone(),
                 });
                 *linger_until = None;
                 kill_at.get_or_insert(now + self.limits.kill_grace);
                 actions.push(Action::Announce {
-                    reason: Outcome::Interrupted,
+                    reason: outcome,
                     message,
                 });
                 actions.push(Action::Signal(Signal::SIGTERM));
@@ -333,7 +354,7 @@ impl Machine {
             | Phase::Stopping {
                 stop: Stop::Finished,
                 ..
-            } => self.stop(Outcome::Interrupted, message, now, actions),
+            } => self.stop(outcome, message, now, actions),
         }
     }
 

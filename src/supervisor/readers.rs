@@ -2,7 +2,6 @@
 //! Each runs on its own task, writes the raw bytes to the run's log, and sends batches of events
 //! to the supervisor, so neither stream can hold up the other.
 
-use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -12,6 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::spawn::RawSink;
 use crate::agent::{StderrFeed, StderrParser, StdoutFeed, StdoutParser, StreamEnd};
 use crate::event::{EventKind, Stream};
 use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
@@ -102,7 +102,7 @@ impl Recycler {
 /// Reads stdout to EOF; returns the parser's verdict on how the stream ended.
 pub(crate) async fn stdout(
     pipe: impl AsyncRead + AsRawFd + Unpin,
-    raw: File,
+    raw: RawSink,
     parser: Box<dyn StdoutParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
@@ -131,7 +131,7 @@ pub(crate) async fn stdout(
 /// Reads stderr to EOF. Colour codes are removed from the events but kept in the raw log.
 pub(crate) async fn stderr(
     pipe: impl AsyncRead + Unpin,
-    raw: File,
+    raw: RawSink,
     parser: Box<dyn StderrParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
@@ -152,7 +152,7 @@ pub(crate) async fn stderr(
 
 async fn pump(
     mut pipe: impl AsyncRead + Unpin,
-    raw: File,
+    raw: RawSink,
     redactor: &Redactor,
     stream: Stream,
     read_size: usize,
@@ -269,7 +269,7 @@ impl RawWriter {
 /// With secrets to mask, bytes are held back until a newline (or, within a very long line, until
 /// no secret can straddle the cut) so that a secret split across two reads is still masked.
 struct RawLog {
-    file: File,
+    sink: RawSink,
     redactor: Redactor,
     carry: Vec<u8>,
     failed: bool,
@@ -279,9 +279,9 @@ struct RawLog {
 const CARRY_LIMIT: usize = 1024 * 1024;
 
 impl RawLog {
-    fn new(file: File, redactor: Redactor) -> Self {
+    fn new(sink: RawSink, redactor: Redactor) -> Self {
         Self {
-            file,
+            sink,
             redactor,
             carry: Vec::new(),
             failed: false,
@@ -311,15 +311,20 @@ impl RawLog {
     }
 
     fn put(&mut self, bytes: &[u8]) {
-        // A log that cannot be written must not stop the agent's output from being read.
-        if !self.failed && self.file.write_all(bytes).is_err() {
+        // A log that cannot be written must not stop the agent's output from being read: the
+        // supervisor hears of it and stops the run.
+        if !self.failed
+            && let Err(e) = self.sink.file.write_all(bytes)
+        {
             self.failed = true;
+            self.sink.failed(e);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
     use std::io::Read as _;
     use std::os::fd::{FromRawFd, OwnedFd};
 
@@ -358,7 +363,9 @@ mod tests {
         let rx_pipe = pipe::Receiver::from_owned_fd(read_end).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
-        let raw = File::create(&raw_path).unwrap();
+        let raw =
+            super::super::spawn::RawFile::new(File::create(&raw_path).unwrap(), raw_path.clone());
+        let raw = raw.sink().unwrap();
         let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let reader = tokio::spawn(stdout(rx_pipe, raw, parser, Redactor::default(), tx));

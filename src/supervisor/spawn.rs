@@ -2,8 +2,10 @@
 //! that send batches of events to the supervisor.
 
 use std::fs::File;
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use tokio::process::{Child, Command};
@@ -33,8 +35,52 @@ pub(crate) struct TurnSpec<'a> {
 /// Where the agent's raw output goes (appended; shared by all turns of a run).
 #[derive(Clone, Copy)]
 pub(crate) struct RawLogs<'a> {
-    pub stdout: &'a File,
-    pub stderr: &'a File,
+    pub stdout: &'a RawFile,
+    pub stderr: &'a RawFile,
+}
+
+/// One of the agent's raw logs: the file, where it is, and the first write to it that failed.
+pub(crate) struct RawFile {
+    file: File,
+    pub path: PathBuf,
+    failure: Arc<Mutex<Option<io::Error>>>,
+}
+
+/// What a reader writes a raw log through.
+pub(super) struct RawSink {
+    pub file: File,
+    failure: Arc<Mutex<Option<io::Error>>>,
+}
+
+impl RawFile {
+    pub(crate) fn new(file: File, path: PathBuf) -> Self {
+        Self {
+            file,
+            path,
+            failure: Arc::default(),
+        }
+    }
+
+    pub(super) fn sink(&self) -> io::Result<RawSink> {
+        Ok(RawSink {
+            file: self.file.try_clone()?,
+            failure: Arc::clone(&self.failure),
+        })
+    }
+
+    /// The first write that failed, once.
+    pub(super) fn take_failure(&self) -> Option<io::Error> {
+        self.failure.lock().ok()?.take()
+    }
+}
+
+impl RawSink {
+    /// Keeps the first failure for the supervisor, which stops the run over it.
+    pub(super) fn failed(&self, error: io::Error) {
+        if let Ok(mut failure) = self.failure.lock() {
+            failure.get_or_insert(error);
+        }
+    }
 }
 
 /// A started agent and its readers.
@@ -75,7 +121,7 @@ pub(crate) fn spawn(
     let (tx, batches) = mpsc::channel::<Batch>(readers::QUEUE);
     let out_reader = readers::stdout(
         child.stdout.take().context("stdout is piped")?,
-        logs.stdout.try_clone()?,
+        logs.stdout.sink()?,
         spec.adapter.stdout_parser(spec.parse.clone()),
         redactor.clone(),
         tx.clone(),
@@ -87,7 +133,7 @@ pub(crate) fn spawn(
     let stdout = tokio::task::spawn_blocking(move || runtime.block_on(out_reader));
     let stderr = tokio::spawn(readers::stderr(
         child.stderr.take().context("stderr is piped")?,
-        logs.stderr.try_clone()?,
+        logs.stderr.sink()?,
         spec.adapter.stderr_parser(),
         redactor.clone(),
         tx,

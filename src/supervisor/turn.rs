@@ -14,7 +14,7 @@ use super::spawn::{RawLogs, Spawned, TurnSpec, spawn};
 use super::tree::{CpuMeter, Tree};
 use super::version;
 use crate::consumer::Dispatcher;
-use crate::event::{EventKind, ExitInfo, Limits, millis};
+use crate::event::{EventKind, ExitInfo, Limits, Outcome, millis};
 use crate::lifecycle::Ending;
 use crate::redact::Redactor;
 use crate::watchdog;
@@ -92,12 +92,30 @@ impl Supervisor<'_> {
                 }
             }
             self.dispatch.flush();
+            self.check_raw_logs();
+            if let Some(halt) = self.dispatch.take_halt() {
+                let input = Input::Halt {
+                    outcome: halt.outcome,
+                    message: halt.message,
+                };
+                for action in machine.step(input, Instant::now()) {
+                    self.carry_out(action, &agent.tree);
+                }
+                self.dispatch.flush();
+            }
         }
 
         if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
             self.version(v);
         }
         let ending = machine.ending(self.finish(agent).await);
+        self.check_raw_logs();
+        self.dispatch.flush();
+        // Whatever the agent did, a run that could not be recorded whole did not complete.
+        let ending = match &self.dispatch.totals().storage_error {
+            Some(message) => Ending::new(Outcome::StorageError, message.clone(), ending.exit),
+            None => ending,
+        };
         self.dispatch
             .emit_now(SystemTime::now(), ending.turn_event());
         ending
@@ -118,6 +136,15 @@ impl Supervisor<'_> {
         };
         batch.recycle();
         input
+    }
+
+    /// Hands on a failed write to a raw log, which stops the run.
+    fn check_raw_logs(&mut self) {
+        for raw in [self.logs.stdout, self.logs.stderr] {
+            if let Some(error) = raw.take_failure() {
+                self.dispatch.storage_failed(&raw.path, &error);
+            }
+        }
     }
 
     fn carry_out(&mut self, action: Action, tree: &Tree) {

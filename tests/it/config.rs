@@ -608,7 +608,7 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
         ),
         (
             "timeout = \"soon\"\n",
-            "runbook.toml:1:11: `timeout`: expected a duration above zero such as \"90s\", \"3m\" or \"1h30m\", found \"soon\"",
+            "runbook.toml:1:11: `timeout`: expected a duration above zero and at most a year, such as \"90s\", \"3m\" or \"1h30m\", found \"soon\"",
         ),
         (
             "timeout = 0\n",

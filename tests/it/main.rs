@@ -4,6 +4,8 @@
 mod config;
 mod conformance;
 mod fakes;
+mod faults_edges;
+mod faults_storage;
 mod generic;
 mod live;
 mod opencode;

@@ -13,15 +13,16 @@ use crate::cli::RunArgs;
 use crate::config::{self, Flags};
 use crate::consumer::{Consumer, Dispatcher};
 use crate::event::EventKind;
+use crate::event::Outcome;
 use crate::exit::ExitStatus;
 use crate::lifecycle::Ending;
 use crate::plan;
 use crate::receipt::ReceiptWriter;
 use crate::redact::Redactor;
 use crate::render;
-use crate::rundir::RunDir;
+use crate::rundir::{self, RunDir};
 use crate::store::EventLog;
-use crate::supervisor::{RawLogs, Signals, Supervisor};
+use crate::supervisor::{RawFile, RawLogs, Signals, Supervisor};
 use crate::term::print;
 use planned::{PlanMode, planned, prompt_possible};
 use session::Session;
@@ -45,19 +46,33 @@ pub(crate) async fn run(
     let info = setup.run_info(&args.prompt, &run_dir, &redactor);
     dispatch.emit_now(started, EventKind::RunStarted(info));
 
+    let raw_stdout = RawFile::new(
+        run_dir.stdout.try_clone()?,
+        run_dir.path.join(rundir::STDOUT),
+    );
+    let raw_stderr = RawFile::new(
+        run_dir.stderr.try_clone()?,
+        run_dir.path.join(rundir::STDERR),
+    );
     let supervisor = Supervisor {
         limits: setup.limits,
         deadline: (setup.limits.timeout).map(|t| tokio::time::Instant::now() + t),
         logs: RawLogs {
-            stdout: &run_dir.stdout,
-            stderr: &run_dir.stderr,
+            stdout: &raw_stdout,
+            stderr: &raw_stderr,
         },
         redactor: &redactor,
         dispatch: &mut dispatch,
         signals: &mut signals,
     };
-    let ending = turns(&mut Session::new(&setup, supervisor), &args).await;
+    let mut ending = turns(&mut Session::new(&setup, supervisor), &args).await;
 
+    // Everything is written out before the run's ending is told, so that a write that failed
+    // (a full disk) is known by then.
+    dispatch.flush();
+    if let Some(message) = &dispatch.totals().storage_error {
+        ending = Ending::new(Outcome::StorageError, message.clone(), ending.exit);
+    }
     let answer = dispatch.totals().final_text.clone();
     let completed = ending.is_completed();
     let outcome = ending.outcome;
@@ -65,8 +80,19 @@ pub(crate) async fn run(
         SystemTime::now(),
         ending.run_event(started.elapsed().unwrap_or_default()),
     );
-    for failure in dispatch.close() {
-        print::warn(&failure);
+    let closed = dispatch.close();
+    for failure in &closed.failures {
+        print::warn(failure);
+    }
+    if !closed.storage_errors.is_empty() {
+        // The terminal view has shown them; with `--json`, stderr has one line for each.
+        if args.json {
+            let color = crate::term::TermEnv::detect().color(setup.color);
+            for message in &closed.storage_errors {
+                print::error(message, color);
+            }
+        }
+        return Ok(ExitStatus::Internal);
     }
     // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event).
     if args.plan_only && !args.json && completed {
@@ -83,7 +109,10 @@ fn consumers(
     args: &RunArgs,
 ) -> anyhow::Result<Vec<Box<dyn Consumer>>> {
     let mut consumers: Vec<Box<dyn Consumer>> = vec![
-        Box::new(EventLog::new(run_dir.events.try_clone()?)),
+        Box::new(EventLog::new(
+            run_dir.events.try_clone()?,
+            run_dir.path.join(rundir::EVENTS),
+        )?),
         Box::new(ReceiptWriter::new(&run_dir.path)),
         Box::new(plan::PlanFile::new(&run_dir.path)),
     ];

@@ -133,7 +133,8 @@ impl Human {
             | K::Stderr { .. }
             | K::Unparsed(_)
             | K::WatchdogWarning { .. }
-            | K::WatchdogFired(_) => warnings::show(&mut lines, kind),
+            | K::WatchdogFired(_)
+            | K::StorageFailed { .. } => warnings::show(&mut lines, kind),
             K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
         }
         lines.out
@@ -245,11 +246,12 @@ impl Consumer for Human {
         self.out.flush()
     }
 
-    fn tick(&mut self, tick: &Tick<'_>) {
+    fn tick(&mut self, tick: &Tick<'_>) -> io::Result<()> {
         self.quiet_for = tick.quiet_for;
         if let Some(bar) = &self.bar {
             bar.set_message(self.status_line(tick.now, tick.totals));
         }
+        Ok(())
     }
 
     fn pause(&mut self, paused: bool) {

@@ -1,5 +1,6 @@
 //! What went wrong or may: provider errors and retries, the agent's warnings and errors, its
-//! stderr, output lines that could not be read, and the watchdog's warning and diagnosis.
+//! stderr, output lines that could not be read, the watchdog's warning and diagnosis, and a run
+//! directory that could not be written.
 
 use super::Lines;
 use crate::event::{Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason};
@@ -33,6 +34,10 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             l.alert(s.warn.apply_to(text));
         }
         EventKind::WatchdogFired(d) => watchdog_fired(l, d),
+        EventKind::StorageFailed { path, error } => {
+            let text = format!("✗ cannot write {path}: {error}");
+            l.alert(s.error.apply_to(text));
+        }
         _ => {}
     }
 }

@@ -68,6 +68,10 @@ impl Turn {
             Stim::PipesClosed => self.feed(Input::PipesClosed),
             Stim::CtrlC => self.feed(Input::Signal(Received::Interrupt)),
             Stim::Term => self.feed(Input::Signal(Received::Terminate)),
+            Stim::StorageFault => self.feed(Input::Halt {
+                outcome: Outcome::StorageError,
+                message: "cannot write events.ndjson: No space left on device".to_owned(),
+            }),
         }
     }
 
@@ -142,9 +146,11 @@ enum Stim {
     CtrlC,
     /// SIGTERM (or SIGHUP) to runbook: the same as Ctrl-C.
     Term,
+    /// A write to the run directory failed.
+    StorageFault,
 }
 
-const STIMS: [Stim; 7] = [
+const STIMS: [Stim; 8] = [
     Stim::Output,
     Stim::FinalWord,
     Stim::OverBudget,
@@ -152,6 +158,7 @@ const STIMS: [Stim; 7] = [
     Stim::PipesClosed,
     Stim::CtrlC,
     Stim::Term,
+    Stim::StorageFault,
 ];
 
 mod matrix;

@@ -33,7 +33,8 @@ async fn reach(phase: &str) -> Turn {
 }
 
 /// (phase, input, where it goes | what it does). Inputs a phase ignores leave it as it was. Every
-/// signal to runbook does what Ctrl-C does, so SIGTERM is checked against Ctrl-C's row.
+/// signal to runbook does what Ctrl-C does, so SIGTERM is checked against Ctrl-C's row. A failed
+/// write stops the turn like Ctrl-C, but does not hurry a stop already under way.
 const TABLE: &[(&str, &[(Stim, &str)])] = &[
     (
         "Starting",
@@ -49,6 +50,10 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
             (
                 Stim::CtrlC,
                 "Stopping[interrupted] | announce(interrupted) SIGTERM",
+            ),
+            (
+                Stim::StorageFault,
+                "Stopping[storage_error] | announce(storage_error) SIGTERM",
             ),
         ],
     ),
@@ -67,6 +72,10 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
                 Stim::CtrlC,
                 "Stopping[interrupted] | announce(interrupted) SIGTERM",
             ),
+            (
+                Stim::StorageFault,
+                "Stopping[storage_error] | announce(storage_error) SIGTERM",
+            ),
         ],
     ),
     (
@@ -82,6 +91,10 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
                 Stim::CtrlC,
                 "Stopping[interrupted] | announce(interrupted) SIGTERM",
             ),
+            (
+                Stim::StorageFault,
+                "Stopping[storage_error] | announce(storage_error) SIGTERM",
+            ),
         ],
     ),
     (
@@ -93,6 +106,7 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
             (Stim::Exit, "Draining[interrupted] |"),
             (Stim::PipesClosed, "Stopping[interrupted] |"),
             (Stim::CtrlC, "Stopping[interrupted] | SIGKILL"),
+            (Stim::StorageFault, "Stopping[interrupted] |"),
         ],
     ),
     (
@@ -104,6 +118,7 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
             (Stim::Exit, "Draining[budget_exceeded] |"),
             (Stim::PipesClosed, "Stopping[budget_exceeded] |"),
             (Stim::CtrlC, "Stopping[budget_exceeded] | SIGKILL"),
+            (Stim::StorageFault, "Stopping[budget_exceeded] |"),
         ],
     ),
     (
@@ -117,6 +132,10 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
             (
                 Stim::CtrlC,
                 "Stopping[interrupted] | announce(interrupted) SIGTERM",
+            ),
+            (
+                Stim::StorageFault,
+                "Stopping[storage_error] | announce(storage_error) SIGTERM",
             ),
         ],
     ),
@@ -132,6 +151,10 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
                 Stim::CtrlC,
                 "Draining[interrupted] | announce(interrupted) SIGTERM",
             ),
+            (
+                Stim::StorageFault,
+                "Draining[storage_error] | announce(storage_error) SIGTERM",
+            ),
         ],
     ),
     (
@@ -143,6 +166,7 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
             (Stim::Exit, "Draining[interrupted] |"),
             (Stim::PipesClosed, "Ended[interrupted] |"),
             (Stim::CtrlC, "Draining[interrupted] | SIGKILL"),
+            (Stim::StorageFault, "Draining[interrupted] |"),
         ],
     ),
     (
@@ -157,6 +181,10 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
                 Stim::CtrlC,
                 "Draining[interrupted] | announce(interrupted) SIGTERM",
             ),
+            (
+                Stim::StorageFault,
+                "Draining[storage_error] | announce(storage_error) SIGTERM",
+            ),
         ],
     ),
     (
@@ -168,6 +196,7 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
             (Stim::Exit, "Ended |"),
             (Stim::PipesClosed, "Ended |"),
             (Stim::CtrlC, "Ended |"),
+            (Stim::StorageFault, "Ended |"),
         ],
     ),
 ];
