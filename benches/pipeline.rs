@@ -12,11 +12,14 @@
 //! 2. peak memory (VmHWM of the runbook process itself) for 200,000 and 1,000,000 events;
 //! 3. latency from the agent's write(2) to the line being on runbook's `--json` stdout and in
 //!    `events.ndjson` (paced mode: events carry the CLOCK_REALTIME of their write);
-//! 4. CPU used by runbook while a silent agent hangs for 60 s.
+//! 4. CPU used by runbook while a silent agent hangs for 60 s;
+//! 5. soak: 200 runs at once, and one run of 10,000,000 events (peak RSS, open descriptors,
+//!    processes left behind). Not in the default set: `BENCH_ONLY=soak`.
 //!
-//! Knobs (environment): `BENCH_ONLY=throughput,memory,latency,idle` (default: all),
+//! Knobs (environment): `BENCH_ONLY=throughput,memory,latency,idle,soak` (default: all but soak),
 //! `BENCH_REPS` (5), `BENCH_EVENTS` (200000), `BENCH_BIG_EVENTS` (1000000),
 //! `BENCH_PACED` (2000), `BENCH_INTERVAL_MS` (2), `BENCH_IDLE_SECS` (60),
+//! `BENCH_SOAK_RUNS` (200), `BENCH_SOAK_EVENTS` (10000000),
 //! `BENCH_DIR` (scratch directory; default a temporary directory under the system's),
 //! `BENCH_QUIET_WAIT` (seconds to wait for an idle machine before each measurement; 120),
 //! `BENCH_RUNBOOK` / `BENCH_FAKE_AGENT` (other binaries to measure, e.g. an older build).
@@ -48,6 +51,8 @@ use crate::clock::realtime_ns;
 
 #[path = "../tests/support/clock.rs"]
 mod clock;
+#[path = "pipeline/soak.rs"]
+mod soak;
 
 /// The binaries under test: the ones cargo built for this bench, or others named by
 /// `BENCH_RUNBOOK` / `BENCH_FAKE_AGENT` (to compare two builds with the same bench).
@@ -75,6 +80,8 @@ struct Config {
     paced: u64,
     interval_ms: u64,
     idle_secs: u64,
+    soak_runs: usize,
+    soak_events: u64,
     dir: PathBuf,
     _tmp: Option<tempfile::TempDir>,
 }
@@ -112,15 +119,19 @@ impl Config {
             paced: num("BENCH_PACED", 2000),
             interval_ms: num("BENCH_INTERVAL_MS", 2),
             idle_secs: num("BENCH_IDLE_SECS", 60),
+            soak_runs: num("BENCH_SOAK_RUNS", 200).max(1) as usize,
+            soak_events: num("BENCH_SOAK_EVENTS", 10_000_000),
             dir,
             _tmp: tmp,
         }
     }
 
     fn wants(&self, part: &str) -> bool {
-        self.only
-            .as_ref()
-            .is_none_or(|o| o.iter().any(|p| p == part))
+        match &self.only {
+            Some(only) => only.iter().any(|p| p == part),
+            // The soak takes minutes and gigabytes of disk: only when asked for.
+            None => part != "soak",
+        }
     }
 }
 
@@ -142,6 +153,9 @@ fn main() {
     }
     if cfg.wants("idle") {
         idle(&cfg);
+    }
+    if cfg.wants("soak") {
+        soak::soak(&cfg);
     }
 }
 
