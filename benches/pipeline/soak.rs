@@ -1,5 +1,5 @@
-//! 5. Soak: many runs at once, and one very long run, with runbook's peak memory, its open file
-//! descriptors and the processes left behind measured.
+//! The soak: many runs at once, and one very long run, with runbook's peak memory, its open
+//! file descriptors and the processes left behind measured.
 
 use std::fs;
 use std::path::Path;
