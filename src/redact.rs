@@ -1,6 +1,13 @@
 //! Keeps secrets out of everything runbook writes: the values of environment variables whose names
 //! look like keys, tokens, secrets or passwords, and every value runbook sets in the agent's
-//! environment, are replaced wherever they appear.
+//! environment, are replaced wherever they appear, however JSON spells them.
+//!
+//! Masking is done on text as written, before any JSON in it is read: the plain value and its
+//! usual JSON spelling are found directly (the fast path); text with a `\u` or `\/` escape,
+//! which may spell a value another way, is also decoded and a value found in the decoded text
+//! is masked where it was written. So every string read from a masked line is masked too.
+
+mod escapes;
 
 use std::borrow::Cow;
 
@@ -93,38 +100,58 @@ impl Redactor {
         }
     }
 
-    /// The bytes with every secret masked; borrowed when there was nothing to mask.
+    /// The bytes with every secret masked, in any spelling; borrowed when there was nothing to
+    /// mask.
     pub(crate) fn bytes<'a>(&self, input: &'a [u8]) -> Cow<'a, [u8]> {
-        match &self.matcher {
-            Some(m) if m.is_match(input) => {
-                Cow::Owned(m.replace_all_bytes(input, &vec![MASK.as_bytes(); m.patterns_len()]))
-            }
-            _ => Cow::Borrowed(input),
+        let Some(m) = &self.matcher else {
+            return Cow::Borrowed(input);
+        };
+        let plain = if m.is_match(input) {
+            Cow::Owned(m.replace_all_bytes(input, &vec![MASK.as_bytes(); m.patterns_len()]))
+        } else {
+            Cow::Borrowed(input)
+        };
+        if !escapes::may_hide(&plain) {
+            return plain;
         }
+        let spans = escapes::spans(m, &plain);
+        if spans.is_empty() {
+            return plain;
+        }
+        Cow::Owned(escapes::replace(&plain, &spans, MASK.as_bytes()))
     }
 
     pub(crate) fn str<'a>(&self, input: &'a str) -> Cow<'a, str> {
-        match &self.matcher {
-            Some(m) if m.is_match(input) => {
-                Cow::Owned(m.replace_all(input, &vec![MASK; m.patterns_len()]))
-            }
-            _ => Cow::Borrowed(input),
+        match self.bytes(input.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(input),
+            // Whole characters and whole escapes are replaced by ASCII: still UTF-8.
+            Cow::Owned(bytes) => Cow::Owned(
+                String::from_utf8(bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
         }
     }
 
     /// A position in `buf` where it can be cut without splitting a secret that is, or may turn
-    /// out to be once more bytes arrive, in it.
+    /// out to be once more bytes arrive, in it, in any spelling, nor an escape. `buf` must not
+    /// begin inside an escape (it begins where the last cut was).
     pub(crate) fn safe_cut(&self, buf: &[u8]) -> usize {
         let Some(m) = &self.matcher else {
             return buf.len();
         };
-        let mut cut = buf.len().saturating_sub(self.longest.saturating_sub(1));
-        for found in m.find_iter(buf) {
-            if found.start() < cut && found.end() > cut {
-                cut = found.end();
+        let longest = self.longest * escapes::MAX_SPELLING;
+        let mut cut = buf.len().saturating_sub(longest.saturating_sub(1));
+        let mut found: Vec<std::ops::Range<usize>> = m.find_iter(buf).map(|f| f.range()).collect();
+        if escapes::may_hide(buf) {
+            found.extend(escapes::spans(m, buf));
+            found.sort_by_key(|r| r.start);
+        }
+        for span in found {
+            if span.start < cut && span.end > cut {
+                cut = span.end;
             }
         }
-        cut
+        escapes::escape_boundary(buf, cut)
     }
 
     /// Whether there is anything to mask at all.
