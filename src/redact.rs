@@ -212,4 +212,109 @@ mod tests {
         ));
         assert!(!Redactor::from_vars([("PATH".to_owned(), "/usr/bin".to_owned())]).is_active());
     }
+
+    #[test]
+    fn a_secret_spelled_with_escapes_is_masked_and_the_line_stays_json() {
+        let r = redactor();
+        let line = r#"{"output":"key \u0073k-live-\u0061bc123 and sk\u002dlive\u002dabc123"}"#;
+        let masked = r.str(line);
+        assert_eq!(masked, r#"{"output":"key [REDACTED] and [REDACTED]"}"#);
+        let slash = Redactor::for_agent(["https://user:pw@host/x"]);
+        assert_eq!(
+            slash.str(r#""https:\/\/user:pw@host\/x""#),
+            r#""[REDACTED]""#
+        );
+        assert!(matches!(
+            r.str(r#"{"text":"\u001b[31mred\u001b[0m"}"#),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_cut_never_splits_a_secret_spelled_with_escapes() {
+        let r = redactor();
+        let spelled = r"\u0073\u006b\u002d\u006c\u0069\u0076\u0065\u002d\u0061\u0062\u0063\u0031\u0032\u0033";
+        let buf = format!("{}{spelled}{}", "a".repeat(100), "b".repeat(200));
+        let cut = r.safe_cut(buf.as_bytes());
+        assert!(cut <= 100 || cut >= 100 + spelled.len(), "{cut}");
+        let (done, rest) = buf.split_at(cut);
+        assert!(!r.str(done).contains("0073") || r.str(done).contains("[REDACTED]"));
+        assert!(r.str(&format!("{}{}", r.str(done), r.str(rest))).contains("[REDACTED]"));
+        let tail = format!("{}{}", "a".repeat(300), &spelled[..30]);
+        assert!(r.safe_cut(tail.as_bytes()) <= 300, "a possible secret spelling is held back");
+    }
+
+    mod spellings {
+        //! Every JSON spelling of a secret, inside any JSON string, is masked: the masked line
+        //! reads back as JSON (when the spelling was valid JSON) without the secret in it.
+
+        use proptest::prelude::*;
+
+        use super::super::{MASK, Redactor};
+
+        /// Characters secrets are made of here, the awkward ones included.
+        fn secret_char() -> impl Strategy<Value = char> {
+            prop_oneof![
+                4 => proptest::char::range('a', 'z'),
+                2 => proptest::char::range('0', '9'),
+                1 => prop::sample::select(vec!['/', '"', '\\', '-', '_', ':', '@', '+', '=', '\t']),
+                1 => prop::sample::select(vec!['é', 'ß', '中', '😀', '\u{1}']),
+            ]
+        }
+
+        /// One character as JSON may write it inside a string.
+        fn spell(c: char, how: u8) -> String {
+            let mut units = [0u16; 2];
+            let escaped: String = c
+                .encode_utf16(&mut units)
+                .iter()
+                .map(|u| {
+                    if how % 2 == 0 {
+                        format!("\\u{u:04x}")
+                    } else {
+                        format!("\\u{u:04X}")
+                    }
+                })
+                .collect();
+            match (c, how % 4) {
+                ('/', 1) => "\\/".to_owned(),
+                (_, 0 | 1) => escaped,
+                _ => {
+                    let canonical = serde_json::to_string(&c.to_string()).unwrap();
+                    canonical[1..canonical.len() - 1].to_owned()
+                }
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn every_spelling_of_a_secret_is_masked(
+                secret in proptest::collection::vec(secret_char(), 6..20),
+                hows in proptest::collection::vec(any::<u8>(), 20),
+                before in "[ a-z]{0,8}",
+                after in "[ a-z]{0,8}",
+            ) {
+                let secret: String = secret.into_iter().collect();
+                let spelled: String = secret
+                    .chars()
+                    .zip(hows.iter().cycle())
+                    .map(|(c, &how)| spell(c, how))
+                    .collect();
+                let line = format!(r#"{{"output":"{before}{spelled}{after}","n":1}}"#);
+                let decoded: serde_json::Value = serde_json::from_str(&line).unwrap();
+                prop_assert_eq!(
+                    decoded["output"].as_str().unwrap(),
+                    format!("{before}{secret}{after}")
+                );
+                let r = Redactor::for_agent([secret.as_str()]);
+                let masked = r.str(&line);
+                let read: serde_json::Value = serde_json::from_str(&masked)
+                    .map_err(|e| TestCaseError::fail(format!("{e}: {masked}")))?;
+                let output = read["output"].as_str().unwrap();
+                prop_assert!(!output.contains(&secret), "{} in {}", secret, masked);
+                prop_assert!(output.contains(MASK), "{}", masked);
+                prop_assert_eq!(&read["n"], &serde_json::json!(1));
+            }
+        }
+    }
 }
