@@ -81,8 +81,7 @@ pub(crate) fn read(path: &Path, limit: u64, links: Links) -> Result<Vec<u8>, Fil
     let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     // One byte more than allowed tells a file over the limit from one exactly at it; the size
     // on record is not trusted (files in /proc say 0, a file may grow while it is read).
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)?;
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(FileError::TooLarge(limit));
     }
@@ -159,9 +158,15 @@ mod tests {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         let err = read(&fifo, 5, Links::Follow).unwrap_err();
-        assert_eq!(err.to_string(), "it is a named pipe (FIFO), not a regular file");
+        assert_eq!(
+            err.to_string(),
+            "it is a named pipe (FIFO), not a regular file"
+        );
         let err = read(Path::new("/dev/zero"), 5, Links::Follow).unwrap_err();
-        assert_eq!(err.to_string(), "it is a character device, not a regular file");
+        assert_eq!(
+            err.to_string(),
+            "it is a character device, not a regular file"
+        );
         let err = read(dir.path(), 5, Links::Follow).unwrap_err();
         assert_eq!(err.to_string(), "it is a directory, not a regular file");
 

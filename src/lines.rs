@@ -155,7 +155,8 @@ impl<R: Read> LineReader<R> {
             let ready = &mut self.ready;
             if n == 0 {
                 self.done = true;
-                self.splitter.finish(|piece| ready.push_back(owned(piece, false)));
+                self.splitter
+                    .finish(|piece| ready.push_back(owned(piece, false)));
             } else {
                 self.splitter
                     .feed(&self.buf[..n], |piece| ready.push_back(owned(piece, true)));
@@ -245,7 +246,12 @@ mod tests {
         let mut reader = LineReader::new(&input[..], 1000);
         let mut lines = Vec::new();
         while let Some(line) = reader.next_line().unwrap() {
-            lines.push((line.bytes.len(), line.total, line.is_overlong(), line.newline));
+            lines.push((
+                line.bytes.len(),
+                line.total,
+                line.is_overlong(),
+                line.newline,
+            ));
         }
         assert_eq!(
             lines,

@@ -233,15 +233,22 @@ mod tests {
     #[test]
     fn a_cut_never_splits_a_secret_spelled_with_escapes() {
         let r = redactor();
-        let spelled = r"\u0073\u006b\u002d\u006c\u0069\u0076\u0065\u002d\u0061\u0062\u0063\u0031\u0032\u0033";
+        let spelled =
+            r"\u0073\u006b\u002d\u006c\u0069\u0076\u0065\u002d\u0061\u0062\u0063\u0031\u0032\u0033";
         let buf = format!("{}{spelled}{}", "a".repeat(100), "b".repeat(200));
         let cut = r.safe_cut(buf.as_bytes());
         assert!(cut <= 100 || cut >= 100 + spelled.len(), "{cut}");
         let (done, rest) = buf.split_at(cut);
         assert!(!r.str(done).contains("0073") || r.str(done).contains("[REDACTED]"));
-        assert!(r.str(&format!("{}{}", r.str(done), r.str(rest))).contains("[REDACTED]"));
+        assert!(
+            r.str(&format!("{}{}", r.str(done), r.str(rest)))
+                .contains("[REDACTED]")
+        );
         let tail = format!("{}{}", "a".repeat(300), &spelled[..30]);
-        assert!(r.safe_cut(tail.as_bytes()) <= 300, "a possible secret spelling is held back");
+        assert!(
+            r.safe_cut(tail.as_bytes()) <= 300,
+            "a possible secret spelling is held back"
+        );
     }
 
     mod spellings {

@@ -180,7 +180,10 @@ mod tests {
             })
             .collect();
         use UnparsedReason::*;
-        assert_eq!(reasons, [UnknownType, UnexpectedJson, UnexpectedJson, NotJson]);
+        assert_eq!(
+            reasons,
+            [UnknownType, UnexpectedJson, UnexpectedJson, NotJson]
+        );
     }
 
     #[test]

@@ -212,11 +212,18 @@ mod tests {
             r#"{"a":"x [M] y","b":"\n\u00e9"}"#
         );
         assert_eq!(
-            masked(s, r#"\u0073\u006b\u002d\u006c\u0069\u0076\u0065\u002f\u0061\u0062\u0063"#),
+            masked(
+                s,
+                r#"\u0073\u006b\u002d\u006c\u0069\u0076\u0065\u002f\u0061\u0062\u0063"#
+            ),
             "[M]"
         );
         assert_eq!(masked(s, r"sk-live\/abc\/abc"), r"[M]\/abc");
-        assert_eq!(masked(s, r"\\u0073k-live/abc"), r"\\u0073k-live/abc", "an escaped backslash");
+        assert_eq!(
+            masked(s, r"\\u0073k-live/abc"),
+            r"\\u0073k-live/abc",
+            "an escaped backslash"
+        );
         assert_eq!(masked("pässwörd", r"p\u00e4ssw\u00f6rd!"), "[M]!");
         assert_eq!(masked("a😀bcdef", r"a\ud83d\ude00bcdef"), "[M]");
         assert_eq!(masked(s, r"\u12 \ud800 \x"), r"\u12 \ud800 \x");
