@@ -103,7 +103,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Read the file as this agent''s native output [default: detected from its content; a runbook events.ndjson is always recognised]')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model the recording used, for estimating costs the agent did not report (Codex)')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the recording used, for estimating costs the agent did not report (Codex)')
-            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Play the recording this many times faster')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Play the recording this many times faster (0.001 to 1000000)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('--instant', '--instant', [CompletionResultType]::ParameterName, 'Don''t wait between events')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the universal events as JSON lines instead')

@@ -96,7 +96,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --agent 'Read the file as this agent''s native output [default: detected from its content; a runbook events.ndjson is always recognised]'
             cand -m 'The model the recording used, for estimating costs the agent did not report (Codex)'
             cand --model 'The model the recording used, for estimating costs the agent did not report (Codex)'
-            cand --speed 'Play the recording this many times faster'
+            cand --speed 'Play the recording this many times faster (0.001 to 1000000)'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --instant 'Don''t wait between events'
             cand --json 'Print the universal events as JSON lines instead'

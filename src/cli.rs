@@ -133,7 +133,7 @@ pub struct ReplayArgs {
     #[arg(short, long)]
     pub model: Option<String>,
 
-    /// Play the recording this many times faster.
+    /// Play the recording this many times faster (0.001 to 1000000).
     #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = parse_speed)]
     pub speed: f64,
 
@@ -208,10 +208,18 @@ fn parse_outcome(s: &str) -> Result<Outcome, String> {
         .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, running, abandoned)"))
 }
 
+/// The slowest and fastest replay: beyond them a recording's waits are either longer than any
+/// clock can hold or all zero (`--instant` says that).
+const SPEEDS: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
+
 fn parse_speed(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a positive number (example: 10)")),
+        Ok(v) if SPEEDS.contains(&v) => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a speed from {} to {} (example: 10)",
+            SPEEDS.start(),
+            SPEEDS.end()
+        )),
     }
 }
 

@@ -586,10 +586,17 @@ pub enum Stream {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UnparsedReason {
+    /// Not JSON text at all (or nested too deeply to read).
     NotJson,
+    /// Not UTF-8.
     NotUtf8,
+    /// Longer than the longest line runbook reads (4 MiB); only its head is kept.
     TooLong,
+    /// A JSON object whose `type` the adapter does not know.
     UnknownType,
+    /// Valid JSON, but not what the agent's lines look like: not an object, or a field of the
+    /// wrong type.
+    UnexpectedJson,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

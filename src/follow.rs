@@ -3,7 +3,7 @@
 //! or its supervisor is found dead.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -13,8 +13,11 @@ use tokio::time::Instant;
 
 use crate::consumer::Dispatcher;
 use crate::event::{Event, EventKind, ExitInfo, Outcome};
+use crate::files::{self, FileError, Links};
+use crate::lines::{LineSplitter, Piece};
 use crate::linux::procfs;
 use crate::rundir::EVENTS;
+use crate::runs::{EVENT_LINE_LIMIT, too_long};
 
 /// How often, without file changes, the supervisor's liveness is checked and the view ticks.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -26,60 +29,66 @@ pub(crate) struct Tail {
     path: PathBuf,
     /// Kept open: reopening would itself be a file event and wake the follower again.
     file: Option<File>,
-    offset: u64,
-    partial: Vec<u8>,
+    /// Holds a half-written last line, and only the head of a line too long to be an event.
+    splitter: LineSplitter,
+    buf: Vec<u8>,
     line: u64,
 }
+
+/// How much of the log one call of [`Tail::read_new`] reads, so that the events waiting to be
+/// shown stay few however long the log already is.
+const READ_AT_ONCE: usize = 1024 * 1024;
 
 impl Tail {
     pub(crate) fn new(path: PathBuf) -> Self {
         Self {
             path,
             file: None,
-            offset: 0,
-            partial: Vec::new(),
+            splitter: LineSplitter::new(EVENT_LINE_LIMIT),
+            buf: Vec::new(),
             line: 0,
         }
     }
 
     /// Appends the new complete events to `out`; a line that is not an event becomes a warning.
-    /// A half-written last line is held until its newline arrives.
+    /// A half-written last line is held until its newline arrives. Reads at most about 1 MiB;
+    /// returns whether there may be more to read at once.
     pub(crate) fn read_new(
         &mut self,
         out: &mut Vec<Event>,
         warnings: &mut Vec<String>,
-    ) -> io::Result<()> {
+    ) -> io::Result<bool> {
         if self.file.is_none() {
-            match File::open(&self.path) {
+            match files::open(&self.path, Links::Refuse) {
                 Ok(f) => self.file = Some(f),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-                Err(e) => return Err(e),
+                Err(e) if e.is_not_found() => return Ok(false),
+                Err(FileError::Io(e)) => return Err(e),
+                Err(e) => {
+                    return Err(io::Error::other(format!(
+                        "cannot read {}: {e}",
+                        self.path.display()
+                    )));
+                }
             }
         }
         let file = self.file.as_mut().expect("opened above");
-        file.seek(SeekFrom::Start(self.offset))?;
-        let mut fresh = Vec::new();
-        let n = file.read_to_end(&mut fresh)?;
-        self.offset += n as u64;
-        let mut data = std::mem::take(&mut self.partial);
-        data.extend_from_slice(&fresh);
-        let mut rest = &data[..];
-        while let Some(nl) = memchr::memchr(b'\n', rest) {
-            self.line += 1;
-            match serde_json::from_slice::<Event>(&rest[..nl]) {
-                Ok(ev) => out.push(ev),
-                Err(e) => {
-                    warnings.push(format!(
-                        "{} line {} is not a valid event ({e}); skipped",
-                        self.path.display(),
-                        self.line
-                    ));
-                }
+        self.buf.resize(READ_AT_ONCE, 0);
+        let n = file.read(&mut self.buf)?;
+        let (path, line) = (&self.path, &mut self.line);
+        self.splitter.feed(&self.buf[..n], |piece| {
+            *line += 1;
+            match piece {
+                Piece::Line(bytes) => match serde_json::from_slice::<Event>(bytes) {
+                    Ok(ev) => out.push(ev),
+                    Err(e) => warnings.push(format!(
+                        "{} line {line} is not a valid event ({e}); skipped",
+                        path.display()
+                    )),
+                },
+                Piece::Overlong { total, .. } => warnings.push(too_long(path, *line, total)),
             }
-            rest = &rest[nl + 1..];
-        }
-        self.partial = rest.to_vec();
-        Ok(())
+        });
+        Ok(n == self.buf.len())
     }
 }
 
@@ -180,21 +189,25 @@ impl Seen {
         dispatch: &mut Dispatcher,
         warn: &mut dyn FnMut(String),
     ) -> io::Result<Option<Outcome>> {
-        self.tail.read_new(&mut self.batch, &mut self.warnings)?;
-        for w in self.warnings.drain(..) {
-            warn(w);
-        }
-        let mut finished = None;
-        for ev in self.batch.drain(..) {
-            self.last_event = Instant::now();
-            dispatch.forward(&ev);
-            finished = dispatch.totals().finish.as_ref().map(|f| f.outcome);
-            if finished.is_some() {
-                break;
+        loop {
+            let more = self.tail.read_new(&mut self.batch, &mut self.warnings)?;
+            for w in self.warnings.drain(..) {
+                warn(w);
+            }
+            let mut finished = None;
+            for ev in self.batch.drain(..) {
+                self.last_event = Instant::now();
+                dispatch.forward(&ev);
+                finished = dispatch.totals().finish.as_ref().map(|f| f.outcome);
+                if finished.is_some() {
+                    break;
+                }
+            }
+            dispatch.flush();
+            if finished.is_some() || !more {
+                return Ok(finished);
             }
         }
-        dispatch.flush();
-        Ok(finished)
     }
 }
 

@@ -14,6 +14,7 @@ mod consumer;
 mod encode;
 pub mod event;
 mod exit;
+mod files;
 mod follow;
 #[cfg(test)]
 mod generated;

@@ -31,6 +31,12 @@ impl Ending {
         let (outcome, message) = match stream {
             StreamEnd::Failed(message) => (Outcome::AgentError, message),
             _ if exit.signal.is_some() => (Outcome::Killed, format!("the agent was {exit}")),
+            // Neither a code nor a signal (a replay whose recorded exit cannot be read): not a
+            // clean exit.
+            _ if exit.code.is_none() => (
+                Outcome::AgentError,
+                "the agent's exit status is unknown".to_owned(),
+            ),
             _ if exit.code != Some(0) => {
                 (Outcome::AgentError, format!("the agent failed with {exit}"))
             }
@@ -131,6 +137,11 @@ mod tests {
             signal: Some(9),
         };
         assert_eq!(outcome(StreamEnd::Finished, killed), Outcome::Killed);
+        let unknown = Ending::of_agent(StreamEnd::Finished, ExitInfo::default());
+        assert_eq!(
+            (unknown.outcome, unknown.message.as_str()),
+            (Outcome::AgentError, "the agent's exit status is unknown")
+        );
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Splits a byte stream into lines with bounded memory: a line longer than the limit is never held
 //! whole; only its head is kept and the rest is counted.
 
+use std::collections::VecDeque;
+use std::io::{self, Read};
+
 use memchr::memchr;
 
 /// Longest line handed to a parser. Real agent lines (tool outputs included) stay far below this.
@@ -12,20 +15,6 @@ pub(crate) enum Piece<'a> {
     Line(&'a [u8]),
     /// A line over the limit ended: its first bytes and its full length.
     Overlong { head: &'a [u8], total: u64 },
-}
-
-impl<'a> Piece<'a> {
-    /// A line already cut from its stream, as the splitter would hand it over.
-    pub(crate) fn of(line: &'a [u8]) -> Self {
-        if line.len() <= MAX_LINE_BYTES {
-            Piece::Line(line)
-        } else {
-            Piece::Overlong {
-                head: &line[..MAX_LINE_BYTES],
-                total: line.len() as u64,
-            }
-        }
-    }
 }
 
 /// Turns chunks into lines. Keeps at most `limit` bytes of a pending line.
@@ -103,6 +92,95 @@ impl LineSplitter {
     }
 }
 
+/// A line read by [`LineReader`]: whole, or only its head when it was over the limit.
+pub(crate) struct OwnedLine {
+    /// The line without its newline, or its first bytes when it was overlong.
+    pub bytes: Vec<u8>,
+    /// The whole line's length.
+    pub total: u64,
+    /// Whether the line ended with a newline (only the last line of a file may not).
+    pub newline: bool,
+}
+
+impl OwnedLine {
+    pub(crate) fn is_overlong(&self) -> bool {
+        self.total > self.bytes.len() as u64
+    }
+
+    /// The line as the splitter would have handed it over.
+    pub(crate) fn piece(&self) -> Piece<'_> {
+        if self.is_overlong() {
+            Piece::Overlong {
+                head: &self.bytes,
+                total: self.total,
+            }
+        } else {
+            Piece::Line(&self.bytes)
+        }
+    }
+}
+
+/// Reads a file (or any reader) line by line with bounded memory: at most one read's worth of
+/// lines and one line of at most `limit` bytes are held at a time.
+pub(crate) struct LineReader<R> {
+    reader: R,
+    splitter: LineSplitter,
+    ready: VecDeque<OwnedLine>,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+/// How much one read takes.
+const READ_SIZE: usize = 64 * 1024;
+
+impl<R: Read> LineReader<R> {
+    pub(crate) fn new(reader: R, limit: usize) -> Self {
+        Self {
+            reader,
+            splitter: LineSplitter::new(limit),
+            ready: VecDeque::new(),
+            buf: vec![0; READ_SIZE],
+            done: false,
+        }
+    }
+
+    /// The next line; `None` at the end.
+    pub(crate) fn next_line(&mut self) -> io::Result<Option<OwnedLine>> {
+        while self.ready.is_empty() && !self.done {
+            let n = match self.reader.read(&mut self.buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let ready = &mut self.ready;
+            if n == 0 {
+                self.done = true;
+                self.splitter
+                    .finish(|piece| ready.push_back(owned(piece, false)));
+            } else {
+                self.splitter
+                    .feed(&self.buf[..n], |piece| ready.push_back(owned(piece, true)));
+            }
+        }
+        Ok(self.ready.pop_front())
+    }
+}
+
+fn owned(piece: Piece<'_>, newline: bool) -> OwnedLine {
+    match piece {
+        Piece::Line(line) => OwnedLine {
+            bytes: line.to_vec(),
+            total: line.len() as u64,
+            newline,
+        },
+        Piece::Overlong { head, total } => OwnedLine {
+            bytes: head.to_vec(),
+            total,
+            newline,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +236,30 @@ mod tests {
             }
         });
         assert_eq!(total, 800 * 64 * 1024);
+    }
+
+    #[test]
+    fn a_line_reader_keeps_only_the_head_of_a_huge_line_and_knows_an_unfinished_last_line() {
+        let mut input = b"first\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 200_000));
+        input.extend_from_slice(b"\nlast");
+        let mut reader = LineReader::new(&input[..], 1000);
+        let mut lines = Vec::new();
+        while let Some(line) = reader.next_line().unwrap() {
+            lines.push((
+                line.bytes.len(),
+                line.total,
+                line.is_overlong(),
+                line.newline,
+            ));
+        }
+        assert_eq!(
+            lines,
+            [
+                (5, 5, false, true),
+                (1000, 200_000, true, true),
+                (4, 4, false, false)
+            ]
+        );
     }
 }

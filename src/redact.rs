@@ -1,6 +1,13 @@
 //! Keeps secrets out of everything runbook writes: the values of environment variables whose names
 //! look like keys, tokens, secrets or passwords, and every value runbook sets in the agent's
-//! environment, are replaced wherever they appear.
+//! environment, are replaced wherever they appear, however JSON spells them.
+//!
+//! Masking is done on text as written, before any JSON in it is read: the plain value and its
+//! usual JSON spelling are found directly (the fast path); text with a `\u` or `\/` escape,
+//! which may spell a value another way, is also decoded and a value found in the decoded text
+//! is masked where it was written. So every string read from a masked line is masked too.
+
+mod escapes;
 
 use std::borrow::Cow;
 
@@ -93,38 +100,58 @@ impl Redactor {
         }
     }
 
-    /// The bytes with every secret masked; borrowed when there was nothing to mask.
+    /// The bytes with every secret masked, in any spelling; borrowed when there was nothing to
+    /// mask.
     pub(crate) fn bytes<'a>(&self, input: &'a [u8]) -> Cow<'a, [u8]> {
-        match &self.matcher {
-            Some(m) if m.is_match(input) => {
-                Cow::Owned(m.replace_all_bytes(input, &vec![MASK.as_bytes(); m.patterns_len()]))
-            }
-            _ => Cow::Borrowed(input),
+        let Some(m) = &self.matcher else {
+            return Cow::Borrowed(input);
+        };
+        let plain = if m.is_match(input) {
+            Cow::Owned(m.replace_all_bytes(input, &vec![MASK.as_bytes(); m.patterns_len()]))
+        } else {
+            Cow::Borrowed(input)
+        };
+        if !escapes::may_hide(&plain) {
+            return plain;
         }
+        let spans = escapes::spans(m, &plain);
+        if spans.is_empty() {
+            return plain;
+        }
+        Cow::Owned(escapes::replace(&plain, &spans, MASK.as_bytes()))
     }
 
     pub(crate) fn str<'a>(&self, input: &'a str) -> Cow<'a, str> {
-        match &self.matcher {
-            Some(m) if m.is_match(input) => {
-                Cow::Owned(m.replace_all(input, &vec![MASK; m.patterns_len()]))
-            }
-            _ => Cow::Borrowed(input),
+        match self.bytes(input.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(input),
+            // Whole characters and whole escapes are replaced by ASCII: still UTF-8.
+            Cow::Owned(bytes) => Cow::Owned(
+                String::from_utf8(bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
         }
     }
 
     /// A position in `buf` where it can be cut without splitting a secret that is, or may turn
-    /// out to be once more bytes arrive, in it.
+    /// out to be once more bytes arrive, in it, in any spelling, nor an escape. `buf` must not
+    /// begin inside an escape (it begins where the last cut was).
     pub(crate) fn safe_cut(&self, buf: &[u8]) -> usize {
         let Some(m) = &self.matcher else {
             return buf.len();
         };
-        let mut cut = buf.len().saturating_sub(self.longest.saturating_sub(1));
-        for found in m.find_iter(buf) {
-            if found.start() < cut && found.end() > cut {
-                cut = found.end();
+        let longest = self.longest * escapes::MAX_SPELLING;
+        let mut cut = buf.len().saturating_sub(longest.saturating_sub(1));
+        let mut found: Vec<std::ops::Range<usize>> = m.find_iter(buf).map(|f| f.range()).collect();
+        if escapes::may_hide(buf) {
+            found.extend(escapes::spans(m, buf));
+            found.sort_by_key(|r| r.start);
+        }
+        for span in found {
+            if span.start < cut && span.end > cut {
+                cut = span.end;
             }
         }
-        cut
+        escapes::escape_boundary(buf, cut)
     }
 
     /// Whether there is anything to mask at all.
@@ -184,5 +211,117 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert!(!Redactor::from_vars([("PATH".to_owned(), "/usr/bin".to_owned())]).is_active());
+    }
+
+    #[test]
+    fn a_secret_spelled_with_escapes_is_masked_and_the_line_stays_json() {
+        let r = redactor();
+        let line = r#"{"output":"key \u0073k-live-\u0061bc123 and sk\u002dlive\u002dabc123"}"#;
+        let masked = r.str(line);
+        assert_eq!(masked, r#"{"output":"key [REDACTED] and [REDACTED]"}"#);
+        let slash = Redactor::for_agent(["https://user:pw@host/x"]);
+        assert_eq!(
+            slash.str(r#""https:\/\/user:pw@host\/x""#),
+            r#""[REDACTED]""#
+        );
+        assert!(matches!(
+            r.str(r#"{"text":"\u001b[31mred\u001b[0m"}"#),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_cut_never_splits_a_secret_spelled_with_escapes() {
+        let r = redactor();
+        let spelled =
+            r"\u0073\u006b\u002d\u006c\u0069\u0076\u0065\u002d\u0061\u0062\u0063\u0031\u0032\u0033";
+        let buf = format!("{}{spelled}{}", "a".repeat(100), "b".repeat(200));
+        let cut = r.safe_cut(buf.as_bytes());
+        assert!(cut <= 100 || cut >= 100 + spelled.len(), "{cut}");
+        let (done, rest) = buf.split_at(cut);
+        assert!(!r.str(done).contains("0073") || r.str(done).contains("[REDACTED]"));
+        assert!(
+            r.str(&format!("{}{}", r.str(done), r.str(rest)))
+                .contains("[REDACTED]")
+        );
+        let tail = format!("{}{}", "a".repeat(300), &spelled[..30]);
+        assert!(
+            r.safe_cut(tail.as_bytes()) <= 300,
+            "a possible secret spelling is held back"
+        );
+    }
+
+    mod spellings {
+        //! Every JSON spelling of a secret, inside any JSON string, is masked: the masked line
+        //! reads back as JSON (when the spelling was valid JSON) without the secret in it.
+
+        use proptest::prelude::*;
+
+        use super::super::{MASK, Redactor};
+
+        /// Characters secrets are made of here, the awkward ones included.
+        fn secret_char() -> impl Strategy<Value = char> {
+            prop_oneof![
+                4 => proptest::char::range('a', 'z'),
+                2 => proptest::char::range('0', '9'),
+                1 => prop::sample::select(vec!['/', '"', '\\', '-', '_', ':', '@', '+', '=', '\t']),
+                1 => prop::sample::select(vec!['é', 'ß', '中', '😀', '\u{1}']),
+            ]
+        }
+
+        /// One character as JSON may write it inside a string.
+        fn spell(c: char, how: u8) -> String {
+            let mut units = [0u16; 2];
+            let escaped: String = c
+                .encode_utf16(&mut units)
+                .iter()
+                .map(|u| {
+                    if how.is_multiple_of(2) {
+                        format!("\\u{u:04x}")
+                    } else {
+                        format!("\\u{u:04X}")
+                    }
+                })
+                .collect();
+            match (c, how % 4) {
+                ('/', 1) => "\\/".to_owned(),
+                (_, 0 | 1) => escaped,
+                _ => {
+                    let canonical = serde_json::to_string(&c.to_string()).unwrap();
+                    canonical[1..canonical.len() - 1].to_owned()
+                }
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn every_spelling_of_a_secret_is_masked(
+                secret in proptest::collection::vec(secret_char(), 6..20),
+                hows in proptest::collection::vec(any::<u8>(), 20),
+                before in "[ a-z]{0,8}",
+                after in "[ a-z]{0,8}",
+            ) {
+                let secret: String = secret.into_iter().collect();
+                let spelled: String = secret
+                    .chars()
+                    .zip(hows.iter().cycle())
+                    .map(|(c, &how)| spell(c, how))
+                    .collect();
+                let line = format!(r#"{{"output":"{before}{spelled}{after}","n":1}}"#);
+                let decoded: serde_json::Value = serde_json::from_str(&line).unwrap();
+                prop_assert_eq!(
+                    decoded["output"].as_str().unwrap(),
+                    format!("{before}{secret}{after}")
+                );
+                let r = Redactor::for_agent([secret.as_str()]);
+                let masked = r.str(&line);
+                let read: serde_json::Value = serde_json::from_str(&masked)
+                    .map_err(|e| TestCaseError::fail(format!("{e}: {masked}")))?;
+                let output = read["output"].as_str().unwrap();
+                prop_assert!(!output.contains(&secret), "{} in {}", secret, masked);
+                prop_assert!(output.contains(MASK), "{}", masked);
+                prop_assert_eq!(&read["n"], &serde_json::json!(1));
+            }
+        }
     }
 }

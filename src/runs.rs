@@ -2,12 +2,14 @@
 //! left behind (its receipt, or its log folded so far).
 
 use std::fs;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::event::{Event, Outcome};
 use crate::exit::Error;
+use crate::files::{self, Links};
+use crate::lines::{LineReader, MAX_LINE_BYTES};
 use crate::linux::procfs;
 use crate::receipt::Receipt;
 use crate::rundir::{EVENTS, RECEIPT};
@@ -141,26 +143,17 @@ pub(crate) struct RunState {
 /// is `running` while its supervisor lives, `abandoned` once it is gone.
 pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
     let receipt_path = run_dir.join(RECEIPT);
-    match fs::read(&receipt_path) {
-        Ok(bytes) => {
-            let receipt = serde_json::from_slice(&bytes).map_err(|e| {
-                anyhow::anyhow!(
-                    "{} is not a valid receipt ({e}); the run's events are in {EVENTS}",
-                    receipt_path.display()
-                )
-            })?;
-            return Ok(RunState {
-                receipt,
-                warnings: Vec::new(),
-            });
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(anyhow::anyhow!(
-                "cannot read {}: {e}",
+    if let Some(bytes) = read_receipt(&receipt_path)? {
+        let receipt = serde_json::from_slice(&bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is not a valid receipt ({e}); the run's events are in {EVENTS}",
                 receipt_path.display()
-            ));
-        }
+            )
+        })?;
+        return Ok(RunState {
+            receipt,
+            warnings: Vec::new(),
+        });
     }
     let (stats, warnings) = fold_log(&run_dir.join(EVENTS))?;
     let Some(info) = stats.info.as_ref() else {
@@ -179,26 +172,32 @@ pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
     Ok(RunState { receipt, warnings })
 }
 
+/// The bytes of a run's receipt; `None` when the run has none (yet). A receipt that is not a
+/// regular file, is a link, or is far larger than any receipt runbook writes is an error.
+pub(crate) fn read_receipt(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    files::read_optional(path, files::RECEIPT_LIMIT, Links::Refuse)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+}
+
 /// Folds every complete, valid line of an event log; reports the lines that are not.
 fn fold_log(path: &Path) -> anyhow::Result<(RunStats, Vec<String>)> {
-    let file =
-        fs::File::open(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    let mut reader = BufReader::new(file);
+    let file = files::open(path, Links::Refuse)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut reader = LineReader::new(file, EVENT_LINE_LIMIT);
     let mut stats = RunStats::default();
     let mut warnings = Vec::new();
-    let mut line = Vec::new();
     let mut number = 0;
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
+    while let Some(line) = reader.next_line()? {
         number += 1;
         // A last line without its newline is still being written: not damage.
-        if line.last() != Some(&b'\n') {
+        if !line.newline {
             break;
         }
-        match serde_json::from_slice::<Event>(&line) {
+        if line.is_overlong() {
+            warnings.push(too_long(path, number, line.total));
+            continue;
+        }
+        match serde_json::from_slice::<Event>(&line.bytes) {
             Ok(ev) => stats.observe(&ev),
             Err(e) => warnings.push(format!(
                 "{} line {number} is not a valid event ({e}); skipped",
@@ -207,6 +206,18 @@ fn fold_log(path: &Path) -> anyhow::Result<(RunStats, Vec<String>)> {
         }
     }
     Ok((stats, warnings))
+}
+
+/// The longest line of an event log that is read: far above any event runbook writes (an event
+/// comes from one agent line of at most 4 MiB).
+pub(crate) const EVENT_LINE_LIMIT: usize = 3 * MAX_LINE_BYTES;
+
+/// The warning for an event log line over [`EVENT_LINE_LIMIT`].
+pub(crate) fn too_long(path: &Path, number: u64, bytes: u64) -> String {
+    format!(
+        "{} line {number} is too long to be an event ({bytes} bytes); skipped",
+        path.display()
+    )
 }
 
 #[cfg(test)]

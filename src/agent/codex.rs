@@ -24,6 +24,7 @@ use crate::event::{
     AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Tokens, ToolStart,
     ToolStatus, UnparsedReason,
 };
+use crate::files;
 use crate::prices::PriceTable;
 
 /// Longest tool error text kept in an event.
@@ -92,8 +93,13 @@ fn configured_model() -> Option<String> {
     let home = std::env::var_os("CODEX_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".codex")))?;
-    let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
-    model_from_config(&text)
+    let bytes = files::read(
+        &home.join("config.toml"),
+        files::CONFIG_LIMIT,
+        files::Links::Follow,
+    )
+    .ok()?;
+    model_from_config(&String::from_utf8(bytes).ok()?)
 }
 
 fn model_from_config(text: &str) -> Option<String> {

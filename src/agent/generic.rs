@@ -62,10 +62,12 @@ impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
         let kind: EventKind = match serde_json::from_slice(line) {
             Ok(kind) => kind,
-            Err(_) => {
-                let reason = match serde_json::from_slice::<serde_json::Value>(line) {
-                    Ok(_) => UnparsedReason::UnknownType,
-                    Err(_) => unreadable_reason(line),
+            Err(e) => {
+                // An object naming a type no event has, or anything else that did not read.
+                let reason = if e.is_data() && e.to_string().starts_with("unknown variant") {
+                    UnparsedReason::UnknownType
+                } else {
+                    unreadable_reason(line)
                 };
                 out.push(unparsed_line(reason, line));
                 return;
@@ -160,6 +162,28 @@ mod tests {
             matches!(&events[1], EventKind::ToolCompleted(t) if t.duration_ms == Some(5) && t.status == ToolStatus::Ok)
         );
         assert_eq!(end, StreamEnd::Finished);
+    }
+
+    #[test]
+    fn unreadable_lines_say_whether_the_type_or_the_shape_was_wrong() {
+        let (events, _) = parse(&[
+            r#"{"type":"brand.new","x":1}"#,
+            r#"{"type":"text","text":5}"#,
+            r#"[1,2]"#,
+            r#"{"type":"text""#,
+        ]);
+        let reasons: Vec<_> = events
+            .iter()
+            .map(|e| match e {
+                EventKind::Unparsed(u) => u.reason,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        use UnparsedReason::*;
+        assert_eq!(
+            reasons,
+            [UnknownType, UnexpectedJson, UnexpectedJson, NotJson]
+        );
     }
 
     #[test]

@@ -233,10 +233,14 @@ pub(crate) fn announce_session(announced: &mut bool, id: Option<&str>, out: &mut
     }
 }
 
-/// Whether a line that failed to parse was not UTF-8 (rather than not JSON).
+/// Why a line failed to parse: it was not UTF-8, not JSON, or JSON of the wrong shape (not an
+/// object, or a field of the wrong type). Only asked of lines that failed, so the second look
+/// at the line costs nothing on the common path.
 pub(crate) fn unreadable_reason(line: &[u8]) -> UnparsedReason {
     if std::str::from_utf8(line).is_err() {
         UnparsedReason::NotUtf8
+    } else if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() {
+        UnparsedReason::UnexpectedJson
     } else {
         UnparsedReason::NotJson
     }
@@ -325,6 +329,17 @@ mod tests {
             );
             assert!(hint.ends_with(&format!(" or point --agent-bin / {variable} at it")));
         }
+    }
+
+    #[test]
+    fn a_line_that_did_not_parse_says_why() {
+        use UnparsedReason::*;
+        assert_eq!(unreadable_reason(b"this is not json"), NotJson);
+        assert_eq!(unreadable_reason(br#"{"type":"text""#), NotJson);
+        assert_eq!(unreadable_reason(b"[1,2]"), UnexpectedJson);
+        assert_eq!(unreadable_reason(br#"{"type":5}"#), UnexpectedJson);
+        assert_eq!(unreadable_reason(b"\"ok\""), UnexpectedJson);
+        assert_eq!(unreadable_reason(b"{\"a\":\"\xff\"}"), NotUtf8);
     }
 
     #[test]

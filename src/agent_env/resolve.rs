@@ -4,13 +4,12 @@
 //! `${VAR}` in a value is the shell's `VAR`.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use super::dotenv;
 use crate::config::{Config, ConfigError, EnvDefault, line_column};
 use crate::exit;
+use crate::files::{self, Links};
 use crate::provenance::{EnvLayer, EnvVarRecord};
 
 /// A variable set for the agent.
@@ -131,11 +130,11 @@ fn read_into(
     optional: bool,
     shell: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), ConfigError> {
-    let text = match fs::read(path) {
+    let text = match files::read(path, files::CONFIG_LIMIT, Links::Follow) {
         Ok(bytes) => {
             String::from_utf8(bytes).map_err(|_| ConfigError::file(path, "expected UTF-8 text"))?
         }
-        Err(e) if optional && e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if optional && e.is_not_found() => return Ok(()),
         Err(e) => return Err(ConfigError::file(path, format!("cannot read it: {e}"))),
     };
     let assignments = dotenv::parse(&text, shell).map_err(|e| {
@@ -150,6 +149,8 @@ fn read_into(
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
     use crate::provenance::{Layer, Origin};
 

@@ -1,6 +1,5 @@
 //! `runbook list`: runs newest first, one row each, filtered by outcome, agent or directory.
 
-use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -92,8 +91,8 @@ fn load(dir: &Path) -> anyhow::Result<Receipt> {
 
 /// Just what a row shows, read cheaply from the receipt when there is one.
 fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
-    match fs::read(dir.join(RECEIPT)) {
-        Ok(bytes) => {
+    match runs::read_receipt(&dir.join(RECEIPT))? {
+        Some(bytes) => {
             let s: Summary = serde_json::from_slice(&bytes)?;
             let started_at = humantime::parse_rfc3339_weak(&s.started_at)?;
             let row = Row {
@@ -109,8 +108,7 @@ fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
             };
             Ok((row, PathBuf::from(s.cwd)))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(row_of(&load(dir)?)),
-        Err(e) => Err(e.into()),
+        None => Ok(row_of(&load(dir)?)),
     }
 }
 

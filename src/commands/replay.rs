@@ -1,7 +1,9 @@
 //! `runbook replay`: a recorded agent transcript, or a runbook event log, shown through the same
-//! adapters and renderer as a live run, with its recorded timing.
+//! adapters and renderer as a live run, with its recorded timing. Every file is read a line at a
+//! time, and a line longer than 4 MiB is never held whole.
 
-use std::fs;
+use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -16,11 +18,13 @@ use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
 use crate::event::{Event, EventKind, ExitInfo, Limits, RunInfo, SCHEMA_VERSION, Stream, Turn};
 use crate::exit::{Error, ExitStatus};
+use crate::files::{self, FileError, Links};
 use crate::lifecycle::Ending;
-use crate::lines::Piece;
+use crate::lines::{LineReader, MAX_LINE_BYTES, OwnedLine};
 use crate::prices::PriceTable;
 use crate::redact::Redactor;
 use crate::render;
+use crate::runs;
 use crate::term::print::warn;
 
 pub(crate) async fn replay(
@@ -29,11 +33,19 @@ pub(crate) async fn replay(
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values())?;
     let color = config.value(&config::keys::COLOR);
-    let bytes =
-        fs::read(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let cannot_read = || format!("cannot read {}", args.file.display());
+    let mut lines = open_lines(&args.file)?.with_context(cannot_read)?;
+    // The first line that says something tells what the file holds.
+    let mut first = None;
+    while let Some(line) = lines.next_line().with_context(cannot_read)? {
+        if !line.bytes.iter().all(u8::is_ascii_whitespace) {
+            first = Some(line);
+            break;
+        }
+    }
     let format = match args.agent {
         Some(agent) => Format::Native(agent),
-        None => detect(&bytes, &args.file)?,
+        None => detect(first.as_ref(), &args.file)?,
     };
     let consumers = render::views(color, args.json, args.verbosity);
     let mut dispatch = Dispatcher::new(consumers);
@@ -41,26 +53,67 @@ pub(crate) async fn replay(
         start: Instant::now(),
         speed: (!args.instant).then_some(args.speed),
     };
+    // Masks what this machine holds secret, as a live run would.
+    let redactor = Redactor::for_agent([]);
+    let stdout = Stdout { first, rest: lines };
     match format {
-        Format::Events => events(&bytes, &mut dispatch, &pace).await,
+        Format::Events => events(stdout, &args.file, &redactor, &mut dispatch, &pace).await?,
         Format::Native(agent) => {
-            let model = args.model.as_deref();
-            native(
-                &args.file,
-                &bytes,
-                agent.adapter(),
-                model,
-                config.prices(),
-                &mut dispatch,
-                &pace,
-            )
-            .await?
+            let source = Source {
+                path: &args.file,
+                adapter: agent.adapter(),
+                model: args.model.as_deref(),
+                prices: config.prices(),
+                redactor,
+            };
+            native(source, stdout, &mut dispatch, &pace).await?;
         }
     }
     for failure in dispatch.close().failures {
         warn(&failure);
     }
     Ok(ExitStatus::Completed)
+}
+
+type Lines = LineReader<File>;
+
+/// The lines of a file given to `replay` (or recorded beside it). The inner error is the
+/// file's own (it may be missing); a file that is not a regular file is a usage error.
+fn open_lines(path: &Path) -> anyhow::Result<io::Result<Lines>> {
+    match files::open(path, Links::Follow) {
+        Ok(file) => Ok(Ok(LineReader::new(file, MAX_LINE_BYTES))),
+        Err(FileError::Io(e)) => Ok(Err(e)),
+        Err(e) => Err(Error::Usage(format!(
+            "cannot replay {}: {e}; give a recorded transcript or an events.ndjson",
+            path.display()
+        ))
+        .into()),
+    }
+}
+
+/// A file recorded beside a transcript; `None` when there is none.
+fn open_sidecar(path: &Path) -> anyhow::Result<Option<Lines>> {
+    match open_lines(path)? {
+        Ok(lines) => Ok(Some(lines)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// The replayed file's lines: the first one that said something (already read to tell the
+/// format), then the rest.
+struct Stdout {
+    first: Option<OwnedLine>,
+    rest: Lines,
+}
+
+impl Stdout {
+    fn next_line(&mut self) -> io::Result<Option<OwnedLine>> {
+        match self.first.take() {
+            Some(line) => Ok(Some(line)),
+            None => self.rest.next_line(),
+        }
+    }
 }
 
 /// What a file given to `replay` holds.
@@ -73,18 +126,15 @@ enum Format {
 }
 
 /// Tells a runbook event log from an agent's native output by its first line.
-fn detect(bytes: &[u8], path: &Path) -> anyhow::Result<Format> {
-    let first = bytes
-        .split(|&b| b == b'\n')
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace))
-        .unwrap_or_default();
+fn detect(first: Option<&OwnedLine>, path: &Path) -> anyhow::Result<Format> {
     let unknown = || {
         Error::Usage(format!(
             "cannot tell what {} holds; pass --agent opencode|claude|codex to say whose output it is",
             path.display()
         ))
     };
-    let value: serde_json::Value = serde_json::from_slice(first).map_err(|_| unknown())?;
+    let first = first.filter(|l| !l.is_overlong()).ok_or_else(unknown)?;
+    let value: serde_json::Value = serde_json::from_slice(&first.bytes).map_err(|_| unknown())?;
     let kind = value
         .get("type")
         .and_then(|t| t.as_str())
@@ -126,25 +176,51 @@ struct Pace {
 impl Pace {
     async fn at(&self, offset: Duration) {
         if let Some(speed) = self.speed {
-            tokio::time::sleep_until(self.start + offset.div_f64(speed)).await;
+            // Whatever the recording says, a wait is a moment the clock can hold: an offset
+            // beyond any real recording waits about as long as forever would.
+            let wait = Duration::try_from_secs_f64(offset.as_secs_f64() / speed)
+                .unwrap_or(FOREVER)
+                .min(FOREVER);
+            let until = self
+                .start
+                .checked_add(wait)
+                .unwrap_or_else(|| Instant::now() + FOREVER);
+            tokio::time::sleep_until(until).await;
         }
     }
 }
 
+/// A wait no replay outlives.
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// A runbook `events.ndjson`: the events as they were, at their recorded pace.
-async fn events(bytes: &[u8], dispatch: &mut Dispatcher, pace: &Pace) {
+async fn events(
+    mut lines: Stdout,
+    path: &Path,
+    redactor: &Redactor,
+    dispatch: &mut Dispatcher,
+    pace: &Pace,
+) -> anyhow::Result<()> {
     let mut first_ts = None;
-    for (i, line) in bytes
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .filter(|(_, l)| !l.is_empty())
+    let mut number = 0;
+    while let Some(line) = lines
+        .next_line()
+        .with_context(|| format!("cannot read {}", path.display()))?
     {
-        let ev: Event = match serde_json::from_slice(line) {
+        number += 1;
+        if line.bytes.is_empty() {
+            continue;
+        }
+        if line.is_overlong() {
+            warn(runs::too_long(path, number, line.total));
+            continue;
+        }
+        let ev: Event = match serde_json::from_slice(&redactor.bytes(&line.bytes)) {
             Ok(ev) => ev,
             Err(e) => {
                 warn(format_args!(
-                    "line {} is not a valid event ({e}); skipped",
-                    i + 1
+                    "{} line {number} is not a valid event ({e}); skipped",
+                    path.display()
                 ));
                 continue;
             }
@@ -155,21 +231,61 @@ async fn events(bytes: &[u8], dispatch: &mut Dispatcher, pace: &Pace) {
         dispatch.forward(&ev);
         dispatch.flush();
     }
+    Ok(())
+}
+
+/// What a native transcript is replayed as.
+struct Source<'a> {
+    path: &'a Path,
+    adapter: &'static dyn Adapter,
+    model: Option<&'a str>,
+    prices: PriceTable,
+    redactor: Redactor,
+}
+
+/// How a recorded line arrived.
+#[derive(serde::Deserialize)]
+struct Arrival {
+    t: f64,
+    stream: Stream,
 }
 
 /// An agent's recorded stdout, with its stderr, exit status and line timing when they were
 /// recorded beside it (`X.stdout.ndjson`, `X.stderr.txt`, `X.exit`, `X.timing.ndjson`), played
 /// through the adapter as a run of one turn.
+///
+/// Lines arrive as the timing file says when there is one; the rest of stdout by the
+/// `timestamp` (ms) OpenCode puts on each line; stderr lines without timing come last.
 async fn native(
-    path: &Path,
-    bytes: &[u8],
-    adapter: &dyn Adapter,
-    model: Option<&str>,
-    prices: PriceTable,
+    source: Source<'_>,
+    stdout: Stdout,
     dispatch: &mut Dispatcher,
     pace: &Pace,
 ) -> anyhow::Result<()> {
-    let recording = Recording::read(path, bytes);
+    let Source {
+        path,
+        adapter,
+        model,
+        prices,
+        redactor,
+    } = source;
+    let sidecar = |ext: &str| -> Option<PathBuf> {
+        let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
+        Some(path.with_file_name(format!("{name}.{ext}")))
+    };
+    let open = |ext: &str| -> anyhow::Result<Option<(PathBuf, Lines)>> {
+        let Some(p) = sidecar(ext) else {
+            return Ok(None);
+        };
+        Ok(open_sidecar(&p)?.map(|lines| (p, lines)))
+    };
+    let exit = match sidecar("exit") {
+        Some(p) => recorded_exit(&p)?,
+        None => Recorded::Clean,
+    };
+    let mut timing = open("timing.ndjson")?;
+    let stderr = open("stderr.txt")?;
+
     let cwd = path
         .parent()
         .and_then(|p| p.canonicalize().ok())
@@ -182,82 +298,177 @@ async fn native(
     dispatch.emit(base, EventKind::TurnStarted { argv, pid: 0 });
     dispatch.flush();
 
-    // Masks what this machine holds secret, as a live run would.
-    let redactor = Redactor::for_agent([]);
     let parse = ParseContext {
         model: model.map(str::to_owned),
         prices: Arc::new(prices),
         ..ParseContext::new(cwd)
     };
-    let mut stdout = StdoutFeed::new(adapter.stdout_parser(parse), redactor.clone());
-    let mut stderr = StderrFeed::new(adapter.stderr_parser(), redactor);
-    let mut events = Vec::new();
-    let mut last = Duration::ZERO;
-    for &(offset, stream, index) in &recording.schedule {
-        pace.at(offset).await;
-        last = offset;
-        match stream {
-            Stream::Stdout => stdout.piece(Piece::of(recording.stdout[index]), &mut events),
-            Stream::Stderr => {
-                stderr.piece(Piece::of(recording.stderr[index].as_bytes()), &mut events)
+    let mut play = Player {
+        stdout: StdoutFeed::new(adapter.stdout_parser(parse), redactor.clone()),
+        stderr: StderrFeed::new(adapter.stderr_parser(), redactor),
+        stdout_lines: stdout,
+        stderr_lines: stderr,
+        path,
+        events: Vec::new(),
+        base,
+        last: Duration::ZERO,
+    };
+
+    if let Some((timing_path, lines)) = &mut timing {
+        while let Some(line) = lines
+            .next_line()
+            .with_context(|| format!("cannot read {}", timing_path.display()))?
+        {
+            let arrival = (!line.is_overlong())
+                .then(|| serde_json::from_slice::<Arrival>(&line.bytes).ok())
+                .flatten();
+            if let Some(arrival) = arrival {
+                let at = Duration::try_from_secs_f64(arrival.t).unwrap_or_default();
+                play.next(arrival.stream, at, dispatch, pace).await?;
             }
         }
-        for kind in events.drain(..) {
-            dispatch.emit(base + offset, kind);
-        }
-        dispatch.flush();
     }
-    let end = base + last;
-    let stream_end = stdout.end(&mut events);
-    for kind in events.drain(..) {
+    let stamp = |line: &OwnedLine| {
+        (!line.is_overlong())
+            .then(|| serde_json::from_slice::<serde_json::Value>(&line.bytes).ok())
+            .flatten()
+            .and_then(|v| v.get("timestamp")?.as_u64())
+    };
+    let mut at = play.last;
+    let mut first = None;
+    while let Some(line) = play.next_stdout()? {
+        let ts = stamp(&line);
+        if let (Some(first), Some(ts)) = (*first.get_or_insert(ts), ts) {
+            at = at.max(Duration::from_millis(ts.saturating_sub(first)));
+        }
+        play.line(Stream::Stdout, &line, at, dispatch, pace).await;
+    }
+    while play.next(Stream::Stderr, at, dispatch, pace).await? {}
+
+    let end = base + play.last;
+    let stream_end = play.stdout.end(&mut play.events);
+    for kind in play.events.drain(..) {
         dispatch.emit(end, kind);
     }
-    let ending = Ending::of_agent(stream_end, recording.exit);
+    let exit = match exit {
+        Recorded::Clean => ExitInfo {
+            code: Some(0),
+            signal: None,
+        },
+        Recorded::Exit(exit) => exit,
+        // Neither a code nor a signal: never a clean exit.
+        Recorded::Unreadable => ExitInfo::default(),
+    };
+    let ending = Ending::of_agent(stream_end, exit);
     dispatch.emit(end, ending.turn_event());
-    dispatch.emit(end, ending.run_event(last));
+    dispatch.emit(end, ending.run_event(play.last));
     dispatch.flush();
     Ok(())
 }
 
-/// A recorded transcript and what was recorded beside it.
-struct Recording<'a> {
-    stdout: Vec<&'a [u8]>,
-    stderr: Vec<String>,
-    exit: ExitInfo,
-    /// When each line arrived: (offset, stream, index into that stream's lines).
-    schedule: Vec<(Duration, Stream, usize)>,
+/// Plays recorded lines through the adapter as they arrive.
+struct Player<'a> {
+    stdout: StdoutFeed,
+    stderr: StderrFeed,
+    stdout_lines: Stdout,
+    stderr_lines: Option<(PathBuf, Lines)>,
+    path: &'a Path,
+    events: Vec<EventKind>,
+    base: SystemTime,
+    /// When the last line arrived.
+    last: Duration,
 }
 
-impl<'a> Recording<'a> {
-    fn read(path: &Path, bytes: &'a [u8]) -> Self {
-        let sidecar = |ext: &str| -> Option<PathBuf> {
-            let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
-            Some(path.with_file_name(format!("{name}.{ext}")))
-        };
-        let read = |ext: &str| sidecar(ext).and_then(|p| fs::read_to_string(p).ok());
-        let stdout: Vec<&[u8]> = bytes
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .collect();
-        let stderr_text = read("stderr.txt").unwrap_or_default();
-        let stderr: Vec<String> = stderr_text.lines().map(str::to_owned).collect();
-        let exit = read("exit")
-            .and_then(|s| s.trim().parse::<i32>().ok())
-            .map_or(
-                ExitInfo {
-                    code: Some(0),
-                    signal: None,
-                },
-                exit_from_code,
-            );
-        let schedule = schedule(&stdout, stderr.len(), read("timing.ndjson").as_deref());
-        Self {
-            stdout,
-            stderr,
-            exit,
-            schedule,
+impl Player<'_> {
+    /// The next line the agent printed on stdout (empty lines of a transcript are not).
+    fn next_stdout(&mut self) -> anyhow::Result<Option<OwnedLine>> {
+        loop {
+            let line = self
+                .stdout_lines
+                .next_line()
+                .with_context(|| format!("cannot read {}", self.path.display()))?;
+            if !line.as_ref().is_some_and(|l| l.bytes.is_empty()) {
+                return Ok(line);
+            }
         }
     }
+
+    /// Plays the next line of `stream` at `at`; false when that stream has no line left.
+    async fn next(
+        &mut self,
+        stream: Stream,
+        at: Duration,
+        dispatch: &mut Dispatcher,
+        pace: &Pace,
+    ) -> anyhow::Result<bool> {
+        let line = match stream {
+            Stream::Stdout => self.next_stdout()?,
+            Stream::Stderr => match &mut self.stderr_lines {
+                Some((path, lines)) => lines
+                    .next_line()
+                    .with_context(|| format!("cannot read {}", path.display()))?,
+                None => None,
+            },
+        };
+        let Some(line) = line else {
+            return Ok(false);
+        };
+        self.line(stream, &line, at, dispatch, pace).await;
+        Ok(true)
+    }
+
+    async fn line(
+        &mut self,
+        stream: Stream,
+        line: &OwnedLine,
+        at: Duration,
+        dispatch: &mut Dispatcher,
+        pace: &Pace,
+    ) {
+        pace.at(at).await;
+        self.last = at;
+        match stream {
+            Stream::Stdout => self.stdout.piece(line.piece(), &mut self.events),
+            Stream::Stderr => self.stderr.piece(line.piece(), &mut self.events),
+        }
+        for kind in self.events.drain(..) {
+            dispatch.emit(self.base + at, kind);
+        }
+        dispatch.flush();
+    }
+}
+
+/// The exit status recorded beside a transcript.
+enum Recorded {
+    /// No exit status was recorded: a clean exit is assumed.
+    Clean,
+    Exit(ExitInfo),
+    /// There is an exit file, but it does not hold an exit status.
+    Unreadable,
+}
+
+/// Reads `NAME.exit`: an exit code from 0 to 255, as a shell reports it.
+fn recorded_exit(path: &Path) -> anyhow::Result<Recorded> {
+    let bytes = match files::read_optional(path, files::EXIT_LIMIT, Links::Follow) {
+        Ok(None) => return Ok(Recorded::Clean),
+        Ok(Some(bytes)) => Some(bytes),
+        Err(FileError::TooLarge(_)) => None,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let code = bytes
+        .as_deref()
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|s| s.trim().parse::<u8>().ok());
+    Ok(match code {
+        Some(code) => Recorded::Exit(exit_from_code(i32::from(code))),
+        None => {
+            warn(format_args!(
+                "{} does not hold an exit status (a number from 0 to 255); the run is not shown as completed",
+                path.display()
+            ));
+            Recorded::Unreadable
+        }
+    })
 }
 
 /// A recorded exit code; above 128 it is death by signal (code - 128), as shells report it.
@@ -292,53 +503,4 @@ fn replay_info(path: &Path, adapter: &dyn Adapter, model: Option<&str>, cwd: &Pa
         settings: Vec::new(),
         env: Vec::new(),
     }
-}
-
-/// When each recorded line arrived: from the timing file when there is one, else from the
-/// `timestamp` (ms) OpenCode puts on each line; stderr lines without timing come last.
-fn schedule(
-    stdout: &[&[u8]],
-    stderr_lines: usize,
-    timing: Option<&str>,
-) -> Vec<(Duration, Stream, usize)> {
-    let mut out = Vec::with_capacity(stdout.len() + stderr_lines);
-    let (mut next_out, mut next_err) = (0, 0);
-    #[derive(serde::Deserialize)]
-    struct Arrival {
-        t: f64,
-        stream: Stream,
-    }
-    for arrival in timing
-        .into_iter()
-        .flat_map(str::lines)
-        .filter_map(|l| serde_json::from_str::<Arrival>(l).ok())
-    {
-        let at = Duration::try_from_secs_f64(arrival.t).unwrap_or_default();
-        match arrival.stream {
-            Stream::Stdout if next_out < stdout.len() => {
-                out.push((at, Stream::Stdout, next_out));
-                next_out += 1;
-            }
-            Stream::Stderr if next_err < stderr_lines => {
-                out.push((at, Stream::Stderr, next_err));
-                next_err += 1;
-            }
-            _ => {}
-        }
-    }
-    let stamp = |line: &[u8]| {
-        serde_json::from_slice::<serde_json::Value>(line)
-            .ok()
-            .and_then(|v| v.get("timestamp")?.as_u64())
-    };
-    let first = stdout.get(next_out).and_then(|l| stamp(l));
-    let mut at = out.last().map_or(Duration::ZERO, |(t, ..)| *t);
-    for (i, line) in stdout.iter().enumerate().skip(next_out) {
-        if let (Some(first), Some(ts)) = (first, stamp(line)) {
-            at = at.max(Duration::from_millis(ts.saturating_sub(first)));
-        }
-        out.push((at, Stream::Stdout, i));
-    }
-    out.extend((next_err..stderr_lines).map(|i| (at, Stream::Stderr, i)));
-    out
 }

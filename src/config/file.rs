@@ -1,8 +1,6 @@
 //! Reading one configuration file: every key in it with the line and column it is on, checked
 //! against the key table, and errors that say where and what was expected.
 
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize as _;
@@ -14,6 +12,7 @@ use super::error::{ConfigError, line_column};
 use super::keys::{self, Slot, agent_name, agent_names, agents};
 use super::value::{Kind, Value};
 use crate::agent_env::is_var_name;
+use crate::files::{self, Links};
 use crate::provenance::{Layer, Origin};
 
 /// A value given in a configuration layer.
@@ -42,9 +41,9 @@ pub(crate) struct FileLayer {
 
 /// Reads the file at `path`; `None` when there is no such file.
 pub(crate) fn read(layer: Layer, path: &Path) -> Result<Option<FileLayer>, ConfigError> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+    let bytes = match files::read_optional(path, files::CONFIG_LIMIT, Links::Follow) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(None),
         Err(e) => return Err(ConfigError::file(path, format!("cannot read it: {e}"))),
     };
     let text = match String::from_utf8(bytes) {

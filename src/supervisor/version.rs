@@ -4,20 +4,27 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use tokio::io::AsyncReadExt as _;
 use tokio::process::Command;
 
 use crate::agent::Adapter;
 
 /// How long the agent's `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most of its output read: a version is one short line, and a program that prints more
+/// than this is not answering the question.
+const VERSION_OUTPUT: u64 = 4096;
+/// The longest version line kept.
+const VERSION_LINE: usize = 200;
 
 /// Runs `AGENT --version` in its own process group, with a time limit; the first line it prints
-/// when it succeeds.
+/// when it succeeds. Reads at most [`VERSION_OUTPUT`] bytes; a program that prints more, or
+/// does not exit in time, is ended with its process group.
 pub(crate) async fn probe(program: &Path, adapter: &dyn Adapter, enabled: bool) -> Option<String> {
     if !enabled {
         return None;
     }
-    let child = Command::new(program)
+    let mut child = Command::new(program)
         .args(adapter.version_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -26,11 +33,41 @@ pub(crate) async fn probe(program: &Path, adapter: &dyn Adapter, enabled: bool) 
         .kill_on_drop(true)
         .spawn()
         .ok()?;
-    let out = tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output())
-        .await
-        .ok()?
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let group = child.id();
+    let stdout = child.stdout.take()?;
+    // `None`: no answer in time or in size; the program may still be running.
+    let answer = tokio::time::timeout(VERSION_TIMEOUT, async {
+        let mut out = Vec::new();
+        stdout
+            .take(VERSION_OUTPUT + 1)
+            .read_to_end(&mut out)
+            .await
+            .ok()?;
+        if out.len() as u64 > VERSION_OUTPUT {
+            return None;
+        }
+        let status = child.wait().await.ok()?;
+        Some(status.success().then_some(out))
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(answer) = answer else {
+        end_group(group);
+        return None;
+    };
+    let out = answer?;
+    let text = String::from_utf8_lossy(&out);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    (out.status.success() && line.len() < 200).then(|| line.to_owned())
+    (line.len() < VERSION_LINE).then(|| line.to_owned())
+}
+
+/// Ends the probe's process group: the program and anything it started.
+fn end_group(pgid: Option<u32>) {
+    if let Some(pgid) = pgid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pgid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
 }

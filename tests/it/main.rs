@@ -5,6 +5,7 @@ mod config;
 mod conformance;
 mod fakes;
 mod faults_edges;
+mod faults_input;
 mod faults_known;
 mod faults_storage;
 mod generic;
