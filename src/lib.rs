@@ -15,6 +15,9 @@ mod encode;
 pub mod event;
 mod exit;
 mod follow;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(test)]
 mod generated;
 mod lifecycle;
