@@ -9,6 +9,8 @@
 
 #[cfg(test)]
 mod prop;
+#[cfg(test)]
+mod regressions;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -248,7 +250,7 @@ fn agent_output(adapter: &dyn Adapter, model: Option<&str>, data: &[u8]) {
     for line in data.split(|&b| b == b'\n') {
         stderr.piece(Piece::of(line), &mut events);
         assert!(
-            events.len() <= 2,
+            events.len() <= MAX_STDERR_EVENTS,
             "{} events from a stderr line",
             events.len()
         );
@@ -263,6 +265,10 @@ fn agent_output(adapter: &dyn Adapter, model: Option<&str>, data: &[u8]) {
     let receipt = Receipt::of(&run.stats).expect("a finished run has a receipt");
     check_receipt(&receipt);
 }
+
+/// Most events one stderr line may give: the line itself, or a tool call that failed as told
+/// there (started, ended, and the agent's error).
+const MAX_STDERR_EVENTS: usize = 4;
 
 /// Most events one line may give: an agent's line can hold several tool calls, each as long as
 /// its JSON.
