@@ -16,6 +16,9 @@ pub mod event;
 mod exit;
 mod files;
 mod follow;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(test)]
 mod generated;
 mod lifecycle;

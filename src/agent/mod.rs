@@ -22,6 +22,8 @@ pub(crate) use codex::Codex;
 pub(crate) use feed::{StderrFeed, StdoutFeed};
 pub(crate) use generic::Generic;
 pub(crate) use opencode::OpenCode;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use opencode::fast_path_agrees as opencode_fast_path_agrees;
 
 /// The agents runbook knows how to drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,6 +7,9 @@
 
 mod fast;
 
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use fast::agrees as fast_path_agrees;
+
 use std::borrow::Cow;
 use std::path::PathBuf;
 
@@ -298,7 +301,7 @@ impl StderrParser for Stderr {
 // The wire format. Borrowed where possible; large strings (tool output) are only measured.
 
 #[derive(Deserialize)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct Line<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
@@ -311,7 +314,7 @@ struct Line<'a> {
 }
 
 #[derive(Deserialize)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct Part<'a> {
     #[serde(rename = "messageID", default, borrow)]
     message_id: Option<Cow<'a, str>>,
@@ -333,7 +336,7 @@ struct Part<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct ToolState<'a> {
     #[serde(default, borrow)]
     status: Cow<'a, str>,
@@ -352,7 +355,7 @@ struct ToolState<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct ToolInput<'a> {
     #[serde(rename = "filePath", default, borrow)]
     file_path: Option<Cow<'a, str>>,
@@ -376,7 +379,7 @@ struct ToolInput<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct ToolMeta<'a> {
     #[serde(rename = "sessionId", default, borrow)]
     session_id: Option<Cow<'a, str>>,
@@ -385,14 +388,14 @@ struct ToolMeta<'a> {
 }
 
 #[derive(Deserialize, Clone, Copy)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct Span {
     start: Option<u64>,
     end: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct WireTokens {
     #[serde(default)]
     input: u64,
@@ -405,7 +408,7 @@ struct WireTokens {
 }
 
 #[derive(Deserialize, Default)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct WireCache {
     #[serde(default)]
     read: u64,
@@ -414,7 +417,7 @@ struct WireCache {
 }
 
 #[derive(Deserialize)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct ErrorLine<'a> {
     #[serde(default, borrow)]
     name: Option<Cow<'a, str>>,
@@ -423,7 +426,7 @@ struct ErrorLine<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct ErrorData<'a> {
     #[serde(default, borrow)]
     message: Option<Cow<'a, str>>,
@@ -434,7 +437,7 @@ struct ErrorData<'a> {
 }
 
 /// The length in bytes of a JSON string, without keeping it.
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct StrLen(usize);
 
 impl<'de> Deserialize<'de> for StrLen {
@@ -454,7 +457,7 @@ impl<'de> Deserialize<'de> for StrLen {
 }
 
 /// The number of elements of a JSON array, without keeping them.
-#[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct SeqLen(usize);
 
 impl<'de> Deserialize<'de> for SeqLen {

@@ -90,7 +90,7 @@ fn load(dir: &Path) -> anyhow::Result<Receipt> {
 }
 
 /// Just what a row shows, read cheaply from the receipt when there is one.
-fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
+pub(crate) fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
     match runs::read_receipt(&dir.join(RECEIPT))? {
         Some(bytes) => {
             let s: Summary = serde_json::from_slice(&bytes)?;

@@ -14,7 +14,14 @@ mod value;
 pub(crate) use discover::{REPO_FILE, repository_root};
 pub(crate) use error::{ConfigError, line_column};
 pub(crate) use file::EnvDefault;
+#[cfg(test)]
+pub(crate) use file::parse as parse_file;
 pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
 pub(crate) use resolve::{Config, Setting, load, load_here};
 pub(crate) use starter::starter;
 pub(crate) use value::Value;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use {
+    file::read as read_file,
+    resolve::{ConfigFile, resolve},
+};

@@ -237,28 +237,30 @@ fn error_data<'a>(c: &mut Cursor<'a>) -> Option<ErrorData<'a>> {
     })
 }
 
+/// Whatever the fast path accepts, serde_json accepts with the same value: panics otherwise, and
+/// says whether the fast path read the line.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn agrees(text: &str) -> bool {
+    let ascii = ascii_line(text.as_bytes());
+    let Some(fast) = line(text) else {
+        assert!(ascii.is_none(), "{text}");
+        return false;
+    };
+    if text.bytes().all(|b| (0x20..0x80).contains(&b)) {
+        assert_eq!(ascii.as_ref(), Some(&fast), "{text}");
+    } else {
+        assert!(ascii.is_none(), "{text}");
+    }
+    match serde_json::from_str::<Line<'_>>(text) {
+        Ok(slow) => assert_eq!(fast, slow, "{text}"),
+        Err(e) => panic!("the fast path read what serde_json refuses ({e}): {text}"),
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Whatever the fast path accepts, serde_json accepts with the same value.
-    fn agrees(text: &str) -> bool {
-        let ascii = ascii_line(text.as_bytes());
-        let Some(fast) = line(text) else {
-            assert!(ascii.is_none(), "{text}");
-            return false;
-        };
-        if text.bytes().all(|b| (0x20..0x80).contains(&b)) {
-            assert_eq!(ascii.as_ref(), Some(&fast), "{text}");
-        } else {
-            assert!(ascii.is_none(), "{text}");
-        }
-        match serde_json::from_str::<Line<'_>>(text) {
-            Ok(slow) => assert_eq!(fast, slow, "{text}"),
-            Err(e) => panic!("the fast path read what serde_json refuses ({e}): {text}"),
-        }
-        true
-    }
 
     fn corpus() -> Vec<String> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/opencode");
