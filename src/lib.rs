@@ -73,6 +73,9 @@ pub fn main() -> ExitCode {
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Completions { shell } => commands::completions::completions(shell),
+            cli::Command::Guardian(args) => {
+                Ok(supervisor::guard(&args.tag, args.cgroup.as_deref()))
+            }
         }
     });
     // Don't wait for stray blocking tasks (a read on a pipe a leftover process holds) at exit.

@@ -2,6 +2,7 @@
 //! (output read, the agent's exit, its pipes closing, a signal to runbook, time passing) and
 //! carries out what it decides. The decisions themselves are all in `phase`.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use nix::sys::signal::Signal;
@@ -9,21 +10,25 @@ use tokio::time::{Instant, MissedTickBehavior, sleep_until};
 
 use super::phase::{Action, Input, Machine};
 use super::readers::Batch;
+use super::scope::Scope;
 use super::signals::Signals;
 use super::spawn::{RawLogs, Spawned, TurnSpec, spawn};
-use super::tree::{CpuMeter, Tree};
+use super::tree::CpuMeter;
 use super::version;
 use crate::consumer::Dispatcher;
 use crate::event::{EventKind, ExitInfo, Limits, millis};
 use crate::lifecycle::Ending;
 use crate::redact::Redactor;
+use crate::term::print;
 use crate::watchdog;
 
 /// How long, after the agent is done, its `--version` may still take to answer.
 const VERSION_GRACE: Duration = Duration::from_secs(2);
+/// How long runbook keeps killing a tree before it reports what it could not end.
+const KILL_BOUND: Duration = Duration::from_secs(5);
 
-/// What every turn of a run shares: its limits, where raw output goes, the consumers and the
-/// signals sent to runbook.
+/// What every turn of a run shares: its limits, where raw output goes, the consumers, the
+/// signals sent to runbook and what makes a process the run's.
 pub(crate) struct Supervisor<'a> {
     pub limits: Limits,
     /// The run's wall-clock deadline (shared by all turns).
@@ -32,6 +37,7 @@ pub(crate) struct Supervisor<'a> {
     pub redactor: &'a Redactor,
     pub dispatch: &'a mut Dispatcher,
     pub signals: &'a mut Signals,
+    pub scope: Arc<Scope>,
 }
 
 impl Supervisor<'_> {
@@ -40,7 +46,8 @@ impl Supervisor<'_> {
     /// tree wrote has been read and nothing of the tree is left.
     pub(crate) async fn run_turn(&mut self, spec: TurnSpec<'_>) -> Ending {
         self.dispatch.set_turn(spec.turn);
-        let mut agent = match spawn(&spec, self.logs, self.redactor) {
+        let scope = Arc::clone(&self.scope);
+        let mut agent = match spawn(&spec, self.logs, self.redactor, &scope) {
             Ok(agent) => agent,
             Err(e) => return Ending::not_started(&e),
         };
@@ -53,11 +60,11 @@ impl Supervisor<'_> {
                 pid: agent.pid,
             },
         );
-        let version = version::probe(spec.program, spec.adapter, spec.probe_version);
+        let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
         let mut version = std::pin::pin!(version);
         let mut version_done = !spec.probe_version;
         let mut machine = Machine::new(self.limits, self.deadline, Instant::now());
-        let mut cpu = CpuMeter::new(agent.tree, self.limits.inactivity_timeout);
+        let mut cpu = CpuMeter::new(agent.tree.clone(), self.limits.inactivity_timeout);
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
 
@@ -83,12 +90,14 @@ impl Supervisor<'_> {
                 }
                 _ = ticker.tick() => {
                     self.dispatch.tick(SystemTime::now(), machine.quiet_for(Instant::now()));
+                    // Orphans of a tree that forks a lot would pile up as zombies meanwhile.
+                    agent.tree.reap_orphans();
                     None
                 }
             };
             if let Some(input) = input {
                 for action in machine.step(input, Instant::now()) {
-                    self.carry_out(action, &agent.tree);
+                    self.carry_out(action, &agent).await;
                 }
             }
             self.dispatch.flush();
@@ -120,12 +129,25 @@ impl Supervisor<'_> {
         input
     }
 
-    fn carry_out(&mut self, action: Action, tree: &Tree) {
+    async fn carry_out(&mut self, action: Action, agent: &Spawned) {
         let now = SystemTime::now();
         match action {
+            Action::Signal(Signal::SIGKILL) => {
+                let tree = agent.tree.clone();
+                let killed = tokio::task::spawn_blocking(move || tree.kill_all(KILL_BOUND))
+                    .await
+                    .unwrap_or_default();
+                self.signal_sent(Signal::SIGKILL, killed.processes);
+            }
             Action::Signal(signal) => {
-                let processes = tree.signal(signal);
+                let processes = agent.tree.signal(signal);
                 self.signal_sent(signal, processes);
+            }
+            Action::StopReading => {
+                print::warn(
+                    "the agent's output is still held open by a process runbook could not end; no longer reading it",
+                );
+                agent.stop_reading();
             }
             Action::Announce { reason, message } => self
                 .dispatch
@@ -172,12 +194,18 @@ impl Supervisor<'_> {
             crate::agent::StreamEnd::Truncated(format!("stdout reader failed: {e}"))
         });
         let _ = agent.stderr.await;
-        agent
+        let left = agent
             .tree
-            .end_all(self.limits.kill_grace, agent.pid, |signal, n| {
+            .end_all(self.limits.kill_grace, KILL_BOUND, |signal, n| {
                 self.signal_sent(signal, n)
             })
             .await;
+        if !left.is_empty() {
+            print::warn(format_args!(
+                "{} processes of the agent's could not be ended (pids {left:?}); they may still be running",
+                left.len()
+            ));
+        }
         stream_end
     }
 }
