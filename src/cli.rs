@@ -40,20 +40,6 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Started by `runbook run` itself: ends the run's processes if runbook is killed.
-    #[command(hide = true)]
-    Guardian(GuardianArgs),
-}
-
-/// The run a guardian watches over.
-#[derive(Debug, Args)]
-pub struct GuardianArgs {
-    /// The run's tag (its processes carry `RUNBOOK_RUN=<tag>`).
-    #[arg(long)]
-    pub tag: String,
-    /// The run's cgroup, if it has one.
-    #[arg(long)]
-    pub cgroup: Option<std::path::PathBuf>,
 }
 
 /// How much the human view shows.

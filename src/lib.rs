@@ -49,6 +49,9 @@ pub use exit::ExitStatus;
 
 /// Parses the command line, runs the command, and turns the result into an exit code.
 pub fn main() -> ExitCode {
+    if let Some(exit) = supervisor::guardian_invocation() {
+        return exit;
+    }
     let cli = cli::Cli::parse();
     // For runbook's own errors, which may be about the configuration: the flag alone decides.
     let color = term::TermEnv::detect().color(config::color_flag(&cli.global));
@@ -73,9 +76,6 @@ pub fn main() -> ExitCode {
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Completions { shell } => commands::completions::completions(shell),
-            cli::Command::Guardian(args) => {
-                Ok(supervisor::guard(&args.tag, args.cgroup.as_deref()))
-            }
         }
     });
     // Don't wait for stray blocking tasks (a read on a pipe a leftover process holds) at exit.

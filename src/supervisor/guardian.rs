@@ -1,5 +1,6 @@
-//! The guardian: a small process runbook starts (itself, run as `runbook guardian`) before the
-//! agent, that ends every process of the run if runbook dies without doing so (SIGKILL, a
+//! The guardian: a small process runbook starts (itself, run as `runbook __guardian TAG
+//! [CGROUP]`, which is not a command for people and is read before the command line is) before
+//! the agent, that ends every process of the run if runbook dies without doing so (SIGKILL, a
 //! crash). The kernel ends the agent with runbook (`PR_SET_PDEATHSIG`), but not what the agent
 //! started.
 //!
@@ -12,15 +13,16 @@ use std::ffi::CStr;
 use std::io::{BufRead as _, Write as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::scope::Scope;
 use super::tree::Tree;
-use crate::exit::ExitStatus;
 use crate::linux::cgroup::Cgroup;
 
+/// The first argument that makes runbook a guardian.
+const ARG: &str = "__guardian";
 /// What runbook writes when the run has ended normally.
 const DONE: &str = "done";
 /// How long the guardian keeps killing before it gives up on what it cannot end.
@@ -47,14 +49,14 @@ impl Guardian {
         let mut command = Command::new("/proc/self/exe");
         command
             .arg0("runbook")
-            .args(["guardian", "--tag", tag])
+            .args([ARG, tag])
             .current_dir("/")
             .stdin(read)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
         if let Some(cgroup) = cgroup {
-            command.arg("--cgroup").arg(cgroup.dir());
+            command.arg(cgroup.dir());
         }
         let child = command.spawn()?;
         Ok(Self { child, pipe })
@@ -80,9 +82,20 @@ impl Guardian {
     }
 }
 
-/// `runbook guardian --tag TAG [--cgroup DIR]`: waits for runbook's word or its death; on its
-/// death, ends every process of the run.
-pub(crate) fn serve(tag: &str, cgroup: Option<&Path>) -> ExitStatus {
+/// When runbook was started as a guardian (`runbook __guardian TAG [CGROUP]`), serves as one and
+/// says how that ended.
+pub(crate) fn invocation() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != ARG {
+        return None;
+    }
+    let tag = args.next()?.into_string().ok()?;
+    let cgroup = args.next().map(PathBuf::from);
+    Some(serve(&tag, cgroup.as_deref()))
+}
+
+/// Waits for runbook's word or its death; on its death, ends every process of the run `tag`.
+fn serve(tag: &str, cgroup: Option<&Path>) -> ExitCode {
     crate::linux::set_name(NAME);
     // Signals meant for runbook's terminal or session are not the guardian's business.
     for sig in [libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGTSTP] {
@@ -95,7 +108,7 @@ pub(crate) fn serve(tag: &str, cgroup: Option<&Path>) -> ExitStatus {
         line.clear();
         match stdin.read_line(&mut line) {
             Ok(0) | Err(_) => break,
-            Ok(_) if line.trim() == DONE => return ExitStatus::Completed,
+            Ok(_) if line.trim() == DONE => return ExitCode::SUCCESS,
             Ok(_) => {}
         }
     }
@@ -107,8 +120,8 @@ pub(crate) fn serve(tag: &str, cgroup: Option<&Path>) -> ExitStatus {
         let _ = cgroup.remove();
     }
     if ended.left.is_empty() {
-        ExitStatus::Completed
+        ExitCode::SUCCESS
     } else {
-        ExitStatus::Internal
+        ExitCode::FAILURE
     }
 }

@@ -21,7 +21,7 @@ mod tree;
 mod turn;
 mod version;
 
-pub(crate) use guardian::serve as guard;
+pub(crate) use guardian::invocation as guardian_invocation;
 pub(crate) use scope::Scope;
 pub(crate) use signals::Signals;
 pub(crate) use spawn::{RawLogs, TurnSpec};

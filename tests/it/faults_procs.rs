@@ -536,11 +536,11 @@ fn end_reforker_once(grouping: Grouping, i: usize) -> Duration {
     assert!(m.settled().is_err(), "the grandchild is re-forking");
     let mut guardian = Command::new(support::runbook_bin());
     guardian
-        .args(["guardian", "--tag", &tag])
+        .args(["__guardian", &tag])
         .env(MARK, &m.mark)
         .stdin(std::process::Stdio::piped());
     if let Some(dir) = &cgroup {
-        guardian.arg("--cgroup").arg(dir);
+        guardian.arg(dir);
     }
     let mut guardian = guardian.spawn().unwrap();
     thread::sleep(Duration::from_millis(100));
