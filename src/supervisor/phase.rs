@@ -335,10 +335,7 @@ impl Machine {
     /// A signal to runbook means the run is to end. A stop already under way for a limit keeps
     /// its reason but loses its grace: SIGKILL at once. Otherwise the turn is interrupted.
     fn signal(&mut self, got: Received, now: Instant, actions: &mut Vec<Action>) {
-        let message = match got {
-            Received::Interrupt => "interrupted by Ctrl-C (SIGINT)".to_owned(),
-            other => format!("runbook received {}", other.name()),
-        };
+        let message = got.message();
         match &mut self.phase {
             Phase::Ended { .. } => {}
             Phase::Stopping {

@@ -153,14 +153,15 @@ impl Tree {
         }
     }
 
-    /// Ends whatever is left of the tree: SIGTERM, up to `grace` for it to go, then the kill
-    /// (for at most `bound`). Reaps what was re-parented to runbook. `sent(signal, processes)`
-    /// hears of each signal that reached a living process. Returns the processes that could not
-    /// be ended.
+    /// Ends whatever is left of the tree: SIGTERM, up to `grace` for it to go (or until `hurry`
+    /// resolves), then the kill (for at most `bound`). Reaps what was re-parented to runbook.
+    /// `sent(signal, processes)` hears of each signal that reached a living process. Returns the
+    /// processes that could not be ended.
     pub(crate) async fn end_all(
         &self,
         grace: Duration,
         bound: Duration,
+        hurry: impl Future<Output = ()>,
         mut sent: impl FnMut(Signal, u32),
     ) -> Vec<i32> {
         self.reap_orphans();
@@ -169,8 +170,13 @@ impl Tree {
         }
         sent(Signal::SIGTERM, self.signal(Signal::SIGTERM));
         let until = tokio::time::Instant::now() + grace;
-        while tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut hurry = std::pin::pin!(hurry);
+        let mut hurried = false;
+        while !hurried && tokio::time::Instant::now() < until {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+                () = &mut hurry => hurried = true,
+            }
             self.reap_orphans();
             if self.is_empty() {
                 return Vec::new();

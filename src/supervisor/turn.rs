@@ -11,12 +11,13 @@ use tokio::time::{Instant, MissedTickBehavior, sleep_until};
 use super::phase::{Action, Input, Machine};
 use super::readers::Batch;
 use super::scope::Scope;
-use super::signals::Signals;
+use super::signals::{Received, Signals};
 use super::spawn::{RawLogs, Spawned, TurnSpec, spawn};
 use super::tree::CpuMeter;
 use super::version;
+use crate::agent::StreamEnd;
 use crate::consumer::Dispatcher;
-use crate::event::{EventKind, ExitInfo, Limits, millis};
+use crate::event::{EventKind, ExitInfo, Limits, Outcome, millis};
 use crate::lifecycle::Ending;
 use crate::redact::Redactor;
 use crate::term::print;
@@ -106,7 +107,13 @@ impl Supervisor<'_> {
         if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
             self.version(v);
         }
-        let ending = machine.ending(self.finish(agent).await);
+        let (stream, interrupted) = self.finish(agent).await;
+        let mut ending = machine.ending(stream);
+        if let Some(got) = interrupted {
+            // Ended while runbook was still ending what the agent left: as in the drain.
+            ending.outcome = Outcome::Interrupted;
+            ending.message = got.message();
+        }
         self.dispatch
             .emit_now(SystemTime::now(), ending.turn_event());
         ending
@@ -168,15 +175,7 @@ impl Supervisor<'_> {
     }
 
     fn signal_sent(&mut self, signal: Signal, processes: u32) {
-        if processes > 0 {
-            self.dispatch.emit_now(
-                SystemTime::now(),
-                EventKind::SignalSent {
-                    signal: signal.as_str().to_owned(),
-                    processes,
-                },
-            );
-        }
+        signal_sent(self.dispatch, signal, processes);
     }
 
     fn version(&mut self, version: Option<String>) {
@@ -188,16 +187,27 @@ impl Supervisor<'_> {
     }
 
     /// Waits for both readers and ends whatever the tree left behind; returns how the stdout
-    /// reader says the stream ended.
-    async fn finish(&mut self, agent: Spawned) -> crate::agent::StreamEnd {
-        let stream_end = agent.stdout.await.unwrap_or_else(|e| {
-            crate::agent::StreamEnd::Truncated(format!("stdout reader failed: {e}"))
-        });
+    /// reader says the stream ended, and the signal to runbook that cut the ending short, if one
+    /// did (the run's deadline cuts it short too).
+    async fn finish(&mut self, agent: Spawned) -> (StreamEnd, Option<Received>) {
+        let stream_end = agent
+            .stdout
+            .await
+            .unwrap_or_else(|e| StreamEnd::Truncated(format!("stdout reader failed: {e}")));
         let _ = agent.stderr.await;
+        let mut interrupted = None;
+        let (signals, dispatch, deadline) =
+            (&mut *self.signals, &mut *self.dispatch, self.deadline);
+        let hurry = async {
+            tokio::select! {
+                got = signals.recv() => interrupted = Some(got),
+                () = sleep_until(deadline.unwrap_or_else(far)) => {}
+            }
+        };
         let left = agent
             .tree
-            .end_all(self.limits.kill_grace, KILL_BOUND, |signal, n| {
-                self.signal_sent(signal, n)
+            .end_all(self.limits.kill_grace, KILL_BOUND, hurry, |signal, n| {
+                signal_sent(dispatch, signal, n);
             })
             .await;
         if !left.is_empty() {
@@ -206,7 +216,20 @@ impl Supervisor<'_> {
                 left.len()
             ));
         }
-        stream_end
+        (stream_end, interrupted)
+    }
+}
+
+/// Says that runbook sent `signal` to the tree, when it reached a living process.
+fn signal_sent(dispatch: &mut Dispatcher, signal: Signal, processes: u32) {
+    if processes > 0 {
+        dispatch.emit_now(
+            SystemTime::now(),
+            EventKind::SignalSent {
+                signal: signal.as_str().to_owned(),
+                processes,
+            },
+        );
     }
 }
 

@@ -356,6 +356,39 @@ fn ctrl_c_while_a_reforking_grandchild_holds_the_pipes_ends_the_run_interrupted(
 }
 
 // ------------------------------------------------------------------------------------------------
+// The limits still apply while runbook ends what the agent left behind: a re-forking grandchild
+// that closed its output (so the agent's pipes closed with it) and ignores SIGTERM, with a long
+// grace before SIGKILL.
+
+#[test]
+fn ctrl_c_while_ending_a_reforking_grandchild_that_ignores_sigterm_kills_it_at_once() {
+    let m = Marked::new(Grouping::Cgroup);
+    let mut cmd = m.command(
+        &[STEP_START, IGNORE_TERM, REFORK_CLOSED, TEXT, FINAL],
+        &["--kill-grace", "1m"],
+    );
+    let child = m.ctx.spawn_until(&mut cmd, "signal.sent");
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = support::finish(child, LIMIT);
+    out.assert_exit(130);
+    m.ctx.ended_as(Outcome::Interrupted);
+    m.assert_nothing_left();
+}
+
+#[test]
+fn the_timeout_while_ending_a_reforking_grandchild_that_ignores_sigterm_kills_it() {
+    let m = Marked::new(Grouping::Sweep);
+    let out = m.run(
+        &[STEP_START, IGNORE_TERM, REFORK_CLOSED, TEXT, FINAL],
+        &["--kill-grace", "1m", "--timeout", "2s"],
+    );
+    // The agent finished its work before the deadline: what it left is ended, its verdict stays.
+    out.assert_exit(0);
+    m.ctx.ended_as(Outcome::Completed);
+    m.assert_nothing_left();
+}
+
+// ------------------------------------------------------------------------------------------------
 // runbook itself is killed (SIGKILL): the agent dies with it, and so must everything it started.
 
 fn sigkill_runbook(grouping: Grouping, leftover: &str) {
