@@ -119,6 +119,13 @@ mod tests {
             .unwrap();
         let pid = child.id() as i32;
         let mut buf = Vec::new();
+        // Right after exec the kernel may not have set up the new environment yet.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !environ_has(pid, b"PROCFS_TEST_ENTRY=yes", &mut buf)
+            && std::time::Instant::now() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         assert!(environ_has(pid, b"PROCFS_TEST_ENTRY=yes", &mut buf));
         assert!(!environ_has(pid, b"PROCFS_TEST_ENTRY=ye", &mut buf));
         assert!(!environ_has(pid, b"PROCFS_TEST_ENTRY", &mut buf));

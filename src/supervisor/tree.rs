@@ -309,6 +309,18 @@ mod tests {
         Arc::new(Scope::orphaned(tag, None))
     }
 
+    /// Waits until `pid` shows the environment it was started with (right after exec the
+    /// kernel may not have set it up yet).
+    fn wait_for_environment(pid: u32, tag: &str) {
+        let entry = format!("{}={tag}", super::super::scope::MARK_VAR);
+        let until = Instant::now() + Duration::from_secs(5);
+        let mut buf = Vec::new();
+        while !procfs::environ_has(pid as i32, entry.as_bytes(), &mut buf) && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn a_spawned_child_is_a_member_by_its_group_and_by_its_mark() {
         let tag = format!("tree-test-{}", std::process::id());
@@ -318,6 +330,7 @@ mod tests {
             .process_group(0)
             .spawn()
             .unwrap();
+        wait_for_environment(child.id(), &tag);
         let by_group = Tree::new(scope("another"), Some(child.id()));
         assert!(
             by_group
@@ -350,6 +363,9 @@ mod tests {
                     .unwrap()
             })
             .collect();
+        for child in &children {
+            wait_for_environment(child.id(), &tag);
+        }
         let tree = Tree::new(scope(&tag), None);
         let killed = tree.kill_all(Duration::from_secs(5));
         for child in &mut children {
