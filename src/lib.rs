@@ -53,6 +53,9 @@ pub use exit::ExitStatus;
 
 /// Parses the command line, runs the command, and turns the result into an exit code.
 pub fn main() -> ExitCode {
+    if let Some(exit) = supervisor::guardian_invocation() {
+        return exit;
+    }
     let cli = cli::Cli::parse();
     // For runbook's own errors, which may be about the configuration: the flag alone decides.
     let color = term::TermEnv::detect().color(config::color_flag(&cli.global));

@@ -1,9 +1,11 @@
-//! Everything runbook asks of Linux in particular: the process table in `/proc`, `prctl` (the
-//! agent dies with runbook; orphans are re-parented to runbook) and the pipe size. runbook is
-//! built for Linux only (see the crate root); the rest of the code is plain POSIX.
+//! Everything runbook asks of Linux in particular: the process table in `/proc`, cgroups,
+//! `prctl` (the agent dies with runbook; orphans are re-parented to runbook) and the pipe size.
+//! runbook is built for Linux only (see the crate root); the rest of the code is plain POSIX.
 
+pub(crate) mod cgroup;
 pub(crate) mod procfs;
 
+use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt as _;
 
@@ -28,11 +30,51 @@ pub(crate) fn die_with_parent(command: &mut std::process::Command) {
     }
 }
 
+/// Has the child move itself into a cgroup before it runs anything, through that cgroup's
+/// `cgroup.procs` opened by the caller (who keeps `procs` open until the child is started). If
+/// the kernel refuses, the child starts anyway, outside it: the caller checks.
+pub(crate) fn join_cgroup(command: &mut std::process::Command, procs: &File) {
+    let fd = procs.as_raw_fd();
+    // SAFETY: between fork and exec only write(2), which is async-signal-safe, is called, on a
+    // descriptor the parent keeps open until the child has started.
+    unsafe {
+        command.pre_exec(move || {
+            libc::write(fd, b"0".as_ptr().cast(), 1);
+            Ok(())
+        });
+    }
+}
+
+/// Names this process (`comm`, what `ps` and `/proc/PID/comm` show).
+pub(crate) fn set_name(name: &std::ffi::CStr) {
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string, which `name` is.
+    unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr()) };
+}
+
 /// Asks the kernel to re-parent orphaned descendants to this process instead of init, so that
 /// the agent's tree stays under runbook even when a middle process exits.
 pub(crate) fn become_subreaper() {
     // Best effort: without it, a grandchild that escapes with setsid after its parent died is missed.
     let _ = nix::sys::prctl::set_child_subreaper(true);
+}
+
+/// A child of this process that has exited and waits to be reaped, if there is one; it is left
+/// unreaped (`WNOWAIT`), for the caller to decide whether it is theirs to reap.
+pub(crate) fn exited_child() -> Option<i32> {
+    // SAFETY: an all-zero siginfo_t is a valid value for waitid(2) to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a valid, writable siginfo_t.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: waitid filled `info` (si_pid is 0 when no child has exited).
+    let pid = unsafe { info.si_pid() };
+    (r == 0 && pid > 0).then_some(pid)
 }
 
 /// Asks for a pipe of `bytes` capacity, so that a fast writer is not stopped every 64 KiB (the

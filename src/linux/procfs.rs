@@ -1,4 +1,6 @@
-//! Reading `/proc/PID/stat`: parent, group, state, CPU time and start time of a process.
+//! Reading `/proc`: a process's parent, group, state, CPU time and start time (`/proc/PID/stat`),
+//! whether its environment holds an entry (`/proc/PID/environ`), which pids exist, and which was
+//! handed out last.
 
 use std::fs;
 use std::io::Read as _;
@@ -30,30 +32,37 @@ pub(crate) fn is_alive(pid: u32, start: Option<u64>) -> bool {
     stat(pid).is_some_and(|s| !s.zombie && start.is_none_or(|t| t == s.start))
 }
 
-/// Every process on the machine. Processes that vanish while being read are skipped.
-pub(crate) fn all() -> Vec<Stat> {
+/// The pids in `/proc`, in the order the kernel lists them.
+pub(crate) fn pids() -> Vec<i32> {
     let Ok(dir) = fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let mut buf = String::with_capacity(512);
-    let mut out = Vec::with_capacity(256);
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        buf.clear();
-        let Ok(mut f) = fs::File::open(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        if f.read_to_string(&mut buf).is_err() {
-            continue;
-        }
-        if let Some(p) = parse(pid, &buf) {
-            out.push(p);
-        }
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
+/// The pid the kernel handed out last (the last field of `/proc/loadavg`).
+pub(crate) fn last_pid() -> Option<i32> {
+    let text = fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_ascii_whitespace().last()?.parse().ok()
+}
+
+/// At most this much of a process's environment is read.
+const ENVIRON_CAP: u64 = 4 * 1024 * 1024;
+
+/// Whether the environment process `pid` started with holds exactly `entry` (`NAME=value`).
+/// `buf` is reused between calls. Processes of another user (unreadable) and zombies (no
+/// environment left) do not.
+pub(crate) fn environ_has(pid: i32, entry: &[u8], buf: &mut Vec<u8>) -> bool {
+    buf.clear();
+    let Ok(file) = fs::File::open(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    if file.take(ENVIRON_CAP).read_to_end(buf).is_err() {
+        return false;
     }
-    out
+    buf.split(|&b| b == 0).any(|e| e == entry)
 }
 
 /// The start time of this process, which with its pid names it uniquely.
@@ -99,6 +108,31 @@ mod tests {
             "missing fields are not guessed"
         );
         assert!(parse(1, "1 (x) Z 0 1").unwrap().zombie);
+    }
+
+    #[test]
+    fn this_processs_environment_is_read_entry_by_entry() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .env("PROCFS_TEST_ENTRY", "yes")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let mut buf = Vec::new();
+        // Right after exec the kernel may not have set up the new environment yet.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !environ_has(pid, b"PROCFS_TEST_ENTRY=yes", &mut buf)
+            && std::time::Instant::now() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(environ_has(pid, b"PROCFS_TEST_ENTRY=yes", &mut buf));
+        assert!(!environ_has(pid, b"PROCFS_TEST_ENTRY=ye", &mut buf));
+        assert!(!environ_has(pid, b"PROCFS_TEST_ENTRY", &mut buf));
+        assert!(pids().contains(&pid));
+        assert!(last_pid().is_some_and(|last| last > 0));
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]

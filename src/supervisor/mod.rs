@@ -6,15 +6,23 @@
 //! word, `Stopping` when runbook ends it, `Draining` once it exited with its pipes still open, and
 //! `Ended`. The machine decides; the loop signals the tree (`tree`), emits the events, and asks
 //! `lifecycle` how the turn ended.
+//!
+//! What makes a process the run's (`scope`: the run's mark, its cgroup) is settled once per run,
+//! before the first turn, together with the `guardian` that ends the run's processes if runbook
+//! is killed.
 
+mod guardian;
 mod phase;
 mod readers;
+mod scope;
 mod signals;
 mod spawn;
 mod tree;
 mod turn;
 mod version;
 
+pub(crate) use guardian::invocation as guardian_invocation;
+pub(crate) use scope::Scope;
 pub(crate) use signals::Signals;
 pub(crate) use spawn::{RawFile, RawLogs, TurnSpec};
 pub(crate) use turn::Supervisor;

@@ -10,7 +10,11 @@
 //!  Stopping (SIGTERM sent; SIGKILL after kill_grace) ── exit ──▶ Draining ──────┘
 //! ```
 //!
-//! An exit with the pipes already closed goes straight to `Ended`. [`Machine::step`] takes one
+//! An exit with the pipes already closed goes straight to `Ended`. `Draining` is bounded whatever
+//! is left holding the pipes: the rest of the tree is ended after [`LINGER`] (or at once when the
+//! run reaches its deadline, its budget or a signal), SIGKILL follows the grace, and
+//! [`READ_AFTER_KILL`] after the kill runbook stops reading pipes that something outside its
+//! reach still holds. [`Machine::step`] takes one
 //! input (output read, the agent's exit, its pipes closing, a signal to runbook, or time passing)
 //! and the time, and returns the actions to carry out. It never touches a process, a clock or a
 //! consumer, so every transition is tested without an agent; the supervisor's loop only feeds it
@@ -32,6 +36,10 @@ use crate::watchdog::{Activity, Quiet, Verdict, Watchdog};
 /// the rest of its tree is ended.
 pub(crate) const LINGER: Duration = Duration::from_secs(2);
 
+/// Once the tree has been killed, how long its pipes may stay open before runbook stops reading
+/// them: whatever still holds them is out of runbook's reach, and the run ends without it.
+pub(crate) const READ_AFTER_KILL: Duration = Duration::from_secs(1);
+
 /// Where a turn is.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Phase {
@@ -50,12 +58,14 @@ pub(crate) enum Phase {
         kill_at: Option<Instant>,
     },
     /// It exited, but its pipes are still open: a leftover process holds them. At
-    /// `linger_until` the rest of the tree is ended; SIGKILL at `kill_at`.
+    /// `linger_until` (or the run's deadline, if sooner) the rest of the tree is ended; SIGKILL at
+    /// `kill_at`; at `read_until` (set by the kill) runbook stops reading the pipes.
     Draining {
         exit: ExitInfo,
         stop: Option<Stop>,
         linger_until: Option<Instant>,
         kill_at: Option<Instant>,
+        read_until: Option<Instant>,
     },
     /// It exited and its output has been read to the end.
     Ended { exit: ExitInfo, stop: Option<Stop> },
@@ -98,8 +108,12 @@ pub(crate) enum Input {
 /// What the supervisor is to do.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Action {
-    /// Send a signal to the agent's whole tree.
+    /// Send a signal to the agent's whole tree. SIGKILL is not one signal but the end of the
+    /// tree: runbook kills until no process of it is left.
     Signal(Signal),
+    /// Stop reading the agent's pipes: close runbook's ends and keep what was read. Whatever
+    /// still holds them could not be ended.
+    StopReading,
     /// Say that runbook is stopping the agent, and why (`stop.requested`).
     Announce { reason: Outcome, message: String },
     /// Say that the agent has been quiet for a while (`watchdog.warning`).
@@ -117,6 +131,8 @@ pub(crate) struct Machine {
     /// The run's wall-clock deadline (shared by all turns).
     deadline: Option<Instant>,
     watchdog: Watchdog,
+    /// Whether the agent gave its final word: from then on its cost no longer matters.
+    final_word: bool,
     /// How often a quiet agent's CPU use is looked at, and when next.
     cpu_every: Duration,
     next_cpu: Instant,
@@ -131,6 +147,7 @@ impl Machine {
             phase: Phase::Starting,
             pipes_open: true,
             watchdog: Watchdog::new(limits.inactivity_timeout, now),
+            final_word: false,
             limits,
             deadline,
             cpu_every,
@@ -176,15 +193,23 @@ impl Machine {
                 Some(self.watchdog.next_check()),
                 Some(self.next_cpu),
                 self.deadline,
+                None,
             ],
-            Phase::Finishing { by } => [Some(*by), self.deadline, None],
-            Phase::Stopping { kill_at, .. } => [*kill_at, None, None],
+            Phase::Finishing { by } => [Some(*by), self.deadline, None, None],
+            Phase::Stopping { kill_at, .. } => [*kill_at, None, None, None],
             Phase::Draining {
                 linger_until,
                 kill_at,
+                read_until,
                 ..
-            } => [*linger_until, *kill_at, None],
-            Phase::Ended { .. } => [None, None, None],
+            } => [
+                *linger_until,
+                // The deadline cuts the linger short; once that is over it has nothing to do.
+                self.deadline.filter(|_| linger_until.is_some()),
+                *kill_at,
+                *read_until,
+            ],
+            Phase::Ended { .. } => [None, None, None, None],
         };
         timers.into_iter().flatten().min()
     }
@@ -248,10 +273,20 @@ impl Machine {
             Stream::Stderr => Activity::Stderr,
         };
         self.watchdog.observe(what, at);
+        if let Phase::Draining { stop: None, .. } = self.phase
+            && !self.final_word
+            && let Some(max) = self.limits.max_cost_usd.filter(|max| spent > *max)
+        {
+            // Read after the agent exited, but still its spending: the budget holds to the end.
+            let message = format!("cost ${spent:.4} crossed --max-cost ${max:.2}");
+            self.end_leftovers(Outcome::BudgetExceeded, message, now, actions);
+            return;
+        }
         if !self.watched() {
             return;
         }
         self.phase = Phase::Running;
+        self.final_word |= final_word;
         if final_word {
             self.phase = Phase::Finishing {
                 by: now + self.limits.finish_grace,
@@ -263,23 +298,33 @@ impl Machine {
     }
 
     fn exited(&mut self, exit: ExitInfo, now: Instant) {
-        let (stop, kill_at) = match std::mem::replace(&mut self.phase, Phase::Starting) {
-            Phase::Stopping { stop, kill_at } => (Some(stop), kill_at),
-            Phase::Starting | Phase::Running | Phase::Finishing { .. } => (None, None),
+        let (stop, kill_at, killed) = match std::mem::replace(&mut self.phase, Phase::Starting) {
+            Phase::Stopping { stop, kill_at } => (Some(stop), kill_at, kill_at.is_none()),
+            Phase::Starting | Phase::Running | Phase::Finishing { .. } => (None, None, false),
             done @ (Phase::Draining { .. } | Phase::Ended { .. }) => {
                 self.phase = done;
                 return;
             }
         };
-        self.phase = if self.pipes_open {
+        self.phase = if !self.pipes_open {
+            Phase::Ended { exit, stop }
+        } else if killed {
+            // The tree was killed already: what still holds the pipes is out of reach.
+            Phase::Draining {
+                exit,
+                stop,
+                linger_until: None,
+                kill_at: None,
+                read_until: Some(now + READ_AFTER_KILL),
+            }
+        } else {
             Phase::Draining {
                 exit,
                 stop,
                 linger_until: Some(now + LINGER),
                 kill_at,
+                read_until: None,
             }
-        } else {
-            Phase::Ended { exit, stop }
         };
     }
 
@@ -296,10 +341,7 @@ impl Machine {
     /// A signal to runbook means the run is to end. A stop already under way for a limit keeps
     /// its reason but loses its grace: SIGKILL at once. Otherwise the turn is interrupted.
     fn signal(&mut self, got: Received, now: Instant, actions: &mut Vec<Action>) {
-        let message = match got {
-            Received::Interrupt => "interrupted by Ctrl-C (SIGINT)".to_owned(),
-            other => format!("runbook received {}", other.name()),
-        };
+        let message = got.message();
         self.halt(Outcome::Interrupted, message, true, now, actions);
     }
 
@@ -318,11 +360,6 @@ impl Machine {
             Phase::Stopping {
                 stop: Stop::Limit { .. },
                 kill_at,
-            }
-            | Phase::Draining {
-                stop: Some(Stop::Limit { .. }),
-                kill_at,
-                ..
             } => {
                 if hurry {
                     *kill_at = None;
@@ -330,23 +367,20 @@ impl Machine {
                 }
             }
             Phase::Draining {
-                stop,
-                linger_until,
+                stop: Some(Stop::Limit { .. }),
                 kill_at,
+                read_until,
                 ..
             } => {
+                if hurry {
+                    *kill_at = None;
+                    read_until.get_or_insert(now + READ_AFTER_KILL);
+                    actions.push(Action::Signal(Signal::SIGKILL));
+                }
+            }
+            Phase::Draining { .. } => {
                 // The agent is gone; what it left behind is ended now, and the run with it.
-                *stop = Some(Stop::Limit {
-                    outcome,
-                    message: message.clone(),
-                });
-                *linger_until = None;
-                kill_at.get_or_insert(now + self.limits.kill_grace);
-                actions.push(Action::Announce {
-                    reason: outcome,
-                    message,
-                });
-                actions.push(Action::Signal(Signal::SIGTERM));
+                self.end_leftovers(outcome, message, now, actions);
             }
             Phase::Starting
             | Phase::Running
@@ -383,18 +417,28 @@ impl Machine {
                 });
                 actions.push(Action::Signal(Signal::SIGTERM));
             }
-            Phase::Stopping { kill_at, .. } => kill_when_due(kill_at, now, actions),
+            Phase::Stopping { kill_at, .. } => {
+                kill_when_due(kill_at, now, actions);
+            }
             Phase::Draining {
                 linger_until,
                 kill_at,
+                read_until,
                 ..
             } => {
-                if linger_until.is_some_and(|t| now >= t) && self.pipes_open {
+                let due = |t: Option<Instant>| t.is_some_and(|t| now >= t);
+                if linger_until.is_some() && (due(*linger_until) || due(self.deadline)) {
                     *linger_until = None;
                     kill_at.get_or_insert(now + self.limits.kill_grace);
                     actions.push(Action::Signal(Signal::SIGTERM));
                 }
-                kill_when_due(kill_at, now, actions);
+                if kill_when_due(kill_at, now, actions) {
+                    read_until.get_or_insert(now + READ_AFTER_KILL);
+                }
+                if due(*read_until) {
+                    *read_until = None;
+                    actions.push(Action::StopReading);
+                }
             }
             Phase::Ended { .. } => {}
         }
@@ -430,6 +474,37 @@ impl Machine {
         }
     }
 
+    /// The agent has exited and the turn is to end as `outcome`: says so, ends what the agent
+    /// left with SIGTERM at once (no more linger), and SIGKILL after the grace.
+    fn end_leftovers(
+        &mut self,
+        outcome: Outcome,
+        message: String,
+        now: Instant,
+        actions: &mut Vec<Action>,
+    ) {
+        let Phase::Draining {
+            stop,
+            linger_until,
+            kill_at,
+            ..
+        } = &mut self.phase
+        else {
+            return;
+        };
+        *stop = Some(Stop::Limit {
+            outcome,
+            message: message.clone(),
+        });
+        *linger_until = None;
+        kill_at.get_or_insert(now + self.limits.kill_grace);
+        actions.push(Action::Announce {
+            reason: outcome,
+            message,
+        });
+        actions.push(Action::Signal(Signal::SIGTERM));
+    }
+
     /// Stops the agent for `outcome`: says so, then SIGTERM, and SIGKILL after the grace.
     fn stop(&mut self, outcome: Outcome, message: String, now: Instant, actions: &mut Vec<Action>) {
         actions.push(Action::Announce {
@@ -454,12 +529,14 @@ impl Machine {
     }
 }
 
-/// SIGKILL once the grace after SIGTERM is over.
-fn kill_when_due(kill_at: &mut Option<Instant>, now: Instant, actions: &mut Vec<Action>) {
-    if kill_at.is_some_and(|t| now >= t) {
+/// SIGKILL once the grace after SIGTERM is over; whether it was sent now.
+fn kill_when_due(kill_at: &mut Option<Instant>, now: Instant, actions: &mut Vec<Action>) -> bool {
+    let due = kill_at.is_some_and(|t| now >= t);
+    if due {
         *kill_at = None;
         actions.push(Action::Signal(Signal::SIGKILL));
     }
+    due
 }
 
 #[cfg(test)]

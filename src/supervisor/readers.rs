@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::spawn::RawSink;
@@ -99,19 +99,21 @@ impl Recycler {
     }
 }
 
-/// Reads stdout to EOF; returns the parser's verdict on how the stream ended.
+/// Reads stdout to EOF (or until `stop` says so); returns the parser's verdict on how the stream
+/// ended.
 pub(crate) async fn stdout(
     pipe: impl AsyncRead + AsRawFd + Unpin,
     raw: RawSink,
     parser: Box<dyn StdoutParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
+    stop: watch::Receiver<bool>,
 ) -> StreamEnd {
     crate::linux::grow_pipe(&pipe, STDOUT_PIPE);
     let mut feed = StdoutFeed::new(parser, redactor.clone());
     let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| feed.piece(piece, events);
     pump(
-        pipe,
+        Stoppable { pipe, stop },
         raw,
         &redactor,
         Stream::Stdout,
@@ -128,18 +130,20 @@ pub(crate) async fn stdout(
     end
 }
 
-/// Reads stderr to EOF. Colour codes are removed from the events but kept in the raw log.
+/// Reads stderr to EOF (or until `stop` says so). Colour codes are removed from the events but
+/// kept in the raw log.
 pub(crate) async fn stderr(
     pipe: impl AsyncRead + Unpin,
     raw: RawSink,
     parser: Box<dyn StderrParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
+    stop: watch::Receiver<bool>,
 ) {
     let mut feed = StderrFeed::new(parser, redactor.clone());
     let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| feed.piece(piece, events);
     pump(
-        pipe,
+        Stoppable { pipe, stop },
         raw,
         &redactor,
         Stream::Stderr,
@@ -151,7 +155,7 @@ pub(crate) async fn stderr(
 }
 
 async fn pump(
-    mut pipe: impl AsyncRead + Unpin,
+    mut pipe: Stoppable<impl AsyncRead + Unpin>,
     raw: RawSink,
     redactor: &Redactor,
     stream: Stream,
@@ -197,6 +201,30 @@ async fn pump(
     splitter.finish(|piece| on_line(piece, &mut events));
     if !events.is_empty() {
         let _ = tx.send(Batch::now(stream, events)).await;
+    }
+}
+
+/// A pipe that reads as ended once the supervisor says to stop reading it (runbook's end is
+/// closed when the pipe is dropped, whoever holds the other end).
+struct Stoppable<R> {
+    pipe: R,
+    stop: watch::Receiver<bool>,
+}
+
+impl<R: AsyncRead + Unpin> Stoppable<R> {
+    async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let stop = &mut self.stop;
+        let stopped = async move {
+            // The supervisor gone without a word is no reason to stop.
+            if stop.wait_for(|stop| *stop).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            biased;
+            () = stopped => Ok(0),
+            read = self.pipe.read(buf) => read,
+        }
     }
 }
 
@@ -368,7 +396,8 @@ mod tests {
         let raw = raw.sink().unwrap();
         let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
         let (tx, mut rx) = mpsc::channel(QUEUE);
-        let reader = tokio::spawn(stdout(rx_pipe, raw, parser, Redactor::default(), tx));
+        let (_keep, stop) = watch::channel(false);
+        let reader = tokio::spawn(stdout(rx_pipe, raw, parser, Redactor::default(), tx, stop));
 
         let mut texts = Vec::new();
         let mut batches = 0;

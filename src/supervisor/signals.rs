@@ -26,6 +26,14 @@ impl Received {
             Received::Hangup => "SIGHUP",
         }
     }
+
+    /// Why a run it interrupted ended, in a sentence.
+    pub(crate) fn message(self) -> String {
+        match self {
+            Received::Interrupt => "interrupted by Ctrl-C (SIGINT)".to_owned(),
+            other => format!("runbook received {}", other.name()),
+        }
+    }
 }
 
 impl Signals {

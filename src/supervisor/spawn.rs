@@ -1,5 +1,5 @@
-//! Starting the agent: its own process group, stdin closed, both pipes read on tasks of their own
-//! that send batches of events to the supervisor.
+//! Starting the agent: its own process group, in the run's scope (its mark, its cgroup), stdin
+//! closed, both pipes read on tasks of their own that send batches of events to the supervisor.
 
 use std::fs::File;
 use std::io;
@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::readers::{self, Batch};
+use super::scope::Scope;
 use super::tree::Tree;
 use crate::agent::{Adapter, ParseContext, StreamEnd};
 use crate::redact::Redactor;
@@ -93,13 +94,25 @@ pub(crate) struct Spawned {
     /// The stdout reader, with the adapter's verdict on how the stream ended.
     pub stdout: JoinHandle<StreamEnd>,
     pub stderr: JoinHandle<()>,
+    /// Tells both readers to stop: close runbook's ends of the pipes and finish with what was
+    /// read.
+    stop_reading: watch::Sender<bool>,
 }
 
-/// Starts the agent in its own process group, with its pipes read into `batches`.
+impl Spawned {
+    /// Stops reading the pipes, whoever still holds them; `batches` closes soon after.
+    pub(crate) fn stop_reading(&self) {
+        self.stop_reading.send_replace(true);
+    }
+}
+
+/// Starts the agent in its own process group and the run's scope, with its pipes read into
+/// `batches`.
 pub(crate) fn spawn(
     spec: &TurnSpec<'_>,
     logs: RawLogs<'_>,
     redactor: &Redactor,
+    scope: &Arc<Scope>,
 ) -> anyhow::Result<Spawned> {
     let mut command = Command::new(spec.program);
     command
@@ -111,20 +124,25 @@ pub(crate) fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    let cgroup = scope.enter(command.as_std_mut());
     crate::linux::die_with_parent(command.as_std_mut());
     let mut child = command
         .spawn()
         .with_context(|| format!("failed to start {}", spec.program.display()))?;
+    drop(cgroup);
     let pid = child
         .id()
         .context("the agent exited before it could be watched")?;
+    scope.entered(pid);
     let (tx, batches) = mpsc::channel::<Batch>(readers::QUEUE);
+    let (stop_reading, stop) = watch::channel(false);
     let out_reader = readers::stdout(
         child.stdout.take().context("stdout is piped")?,
         logs.stdout.sink()?,
         spec.adapter.stdout_parser(spec.parse.clone()),
         redactor.clone(),
         tx.clone(),
+        stop.clone(),
     );
     // The stdout reader parses a fast agent's output nonstop: on a thread of its own it stays on
     // one core, with its allocator arena and caches, instead of hopping between the runtime's
@@ -137,13 +155,15 @@ pub(crate) fn spawn(
         spec.adapter.stderr_parser(),
         redactor.clone(),
         tx,
+        stop,
     ));
     Ok(Spawned {
         child,
         pid,
-        tree: Tree::new(pid),
+        tree: Tree::new(Arc::clone(scope), Some(pid)),
         batches,
         stdout,
         stderr,
+        stop_reading,
     })
 }

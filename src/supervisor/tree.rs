@@ -1,130 +1,275 @@
-//! The agent's process tree, read from `/proc`: who is in it, how much CPU it has used, and how to
-//! signal all of it.
+//! The agent's process tree: who is in it, how much CPU it has used, and how to end all of it.
 //!
-//! runbook makes itself a child subreaper, so a grandchild whose parent died is re-parented to
-//! runbook rather than to init: "the tree" is every descendant of runbook plus every member of the
-//! agent's process group. That catches processes that left the group with `setsid` too.
+//! A process is the run's when any of these holds: it is in the run's cgroup; runbook is its
+//! parent (runbook is a child subreaper, so a process whose parent died is re-parented to runbook
+//! rather than to init); it is in the agent's process group; its environment carries the run's
+//! mark; its parent is the run's. That catches processes that left the group with `setsid`, and
+//! ones whose parents are long gone.
+//!
+//! Ending the tree is a loop, not one signal to a list read once: a process can fork between
+//! being listed and being signalled. SIGTERM goes to every process found, round after round
+//! (with the cgroup frozen where it can be, so that nothing forks meanwhile) until a round finds
+//! none new; the kill writes `cgroup.kill` and sweeps `/proc` with SIGKILL, again and again,
+//! until two rounds in a row find nothing of the run, or a time bound passes.
 
-use std::collections::{HashMap, HashSet};
-use std::time::Duration;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
-use tokio::time::Instant;
 
+use super::scope::Scope;
 use crate::linux::procfs::{self, Stat as Proc};
 use crate::watchdog::CpuWindow;
 
+/// How many of the pids handed out last are looked at before the others: a process that
+/// re-forks all the time is always among the newest.
+const RECENT: i32 = 256;
+/// How long the cgroup may take to freeze before runbook signals it anyway.
+const FREEZE_WAIT: Duration = Duration::from_millis(50);
+/// At most this many rounds of a graceful signal.
+const SIGNAL_ROUNDS: usize = 8;
+/// Between two rounds of the kill.
+const KILL_PAUSE: Duration = Duration::from_millis(2);
+
 /// The tree of one agent process.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Tree {
-    /// runbook itself: everything below it is ours.
-    root: i32,
+    scope: Arc<Scope>,
     /// The agent's process group (the agent's pid).
-    pgid: i32,
+    pgid: Option<i32>,
     tick: Duration,
 }
 
+/// How ending the tree went.
+#[derive(Debug, Default)]
+pub(crate) struct Killed {
+    /// How many processes were killed.
+    pub processes: u32,
+    /// Those still alive when the time bound passed.
+    pub left: Vec<i32>,
+}
+
 impl Tree {
-    pub(crate) fn new(pgid: u32) -> Self {
+    pub(crate) fn new(scope: Arc<Scope>, pgid: Option<u32>) -> Self {
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
         let hz = if hz > 0 { hz as u64 } else { 100 };
         Self {
-            root: std::process::id() as i32,
-            pgid: pgid as i32,
+            scope,
+            pgid: pgid.and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 1),
             tick: Duration::from_nanos(1_000_000_000 / hz),
         }
     }
 
-    /// The living and zombie processes of the tree.
+    /// The living processes of the tree.
     pub(crate) fn members(&self) -> Vec<Proc> {
-        let all = procfs::all();
-        let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
-        for (i, p) in all.iter().enumerate() {
-            children.entry(p.ppid).or_default().push(i);
-        }
-        let mut seen = HashSet::new();
-        let mut stack = vec![self.root];
-        let mut out = Vec::new();
-        while let Some(pid) = stack.pop() {
-            for &i in children.get(&pid).map_or(&[][..], Vec::as_slice) {
-                if seen.insert(all[i].pid) {
-                    out.push(all[i]);
-                    stack.push(all[i].pid);
-                }
-            }
-        }
-        for p in &all {
-            if p.pgrp == self.pgid && seen.insert(p.pid) {
-                out.push(*p);
-            }
-        }
-        out
+        self.visit(&mut |_| {})
     }
 
-    /// CPU time used so far by the tree's processes.
+    /// Whether nothing of the tree is alive: two looks in a row find nothing (a process that
+    /// forks and exits all the time could be between two pids in one look).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.members().is_empty() && self.members().is_empty()
+    }
+
+    /// CPU time used so far by the tree: the cgroup's count when there is one (it includes
+    /// processes that have exited), else the sum over its living processes.
     pub(crate) fn cpu_time(&self) -> Duration {
+        if let Some(time) = self.scope.cgroup().and_then(|c| c.cpu_time()) {
+            return time;
+        }
         self.tick
             * u32::try_from(self.members().iter().map(|p| p.ticks).sum::<u64>()).unwrap_or(u32::MAX)
     }
 
-    /// Sends `sig` to the agent's group and to every other living process of the tree.
-    /// Returns how many processes were alive to receive it.
+    /// Sends `sig` once to every living process of the tree; returns how many got it. Rounds go
+    /// on until one finds no process that has not had it (or a few rounds have passed).
     pub(crate) fn signal(&self, sig: Signal) -> u32 {
-        let members = self.members();
-        let _ = killpg(Pid::from_raw(self.pgid), sig);
-        let mut alive = 0;
-        for p in &members {
-            if !p.zombie {
-                alive += 1;
-                let _ = kill(Pid::from_raw(p.pid), sig);
+        let frozen = self.scope.cgroup().filter(|c| c.freeze(FREEZE_WAIT));
+        if let Some(pgid) = self.pgid {
+            let _ = killpg(Pid::from_raw(pgid), sig);
+        }
+        let mut sent = HashSet::new();
+        for _ in 0..SIGNAL_ROUNDS {
+            let before = sent.len();
+            self.visit(&mut |p| {
+                // The group had it from killpg.
+                if sent.insert(p.pid) && Some(p.pgrp) != self.pgid {
+                    let _ = kill(Pid::from_raw(p.pid), sig);
+                }
+            });
+            if sent.len() == before {
+                break;
             }
         }
-        alive
+        if let Some(cgroup) = frozen {
+            cgroup.thaw();
+        }
+        u32::try_from(sent.len()).unwrap_or(u32::MAX)
     }
 
-    /// How many processes of the tree are still alive (zombies excluded).
-    pub(crate) fn alive(&self) -> usize {
-        self.members().iter().filter(|p| !p.zombie).count()
+    /// Kills the tree, round after round, until two rounds in a row find nothing of it or
+    /// `bound` has passed. Blocks; reaps the orphans it kills.
+    pub(crate) fn kill_all(&self, bound: Duration) -> Killed {
+        let until = Instant::now() + bound;
+        let mut killed = HashSet::new();
+        let mut empty_rounds = 0;
+        loop {
+            if let Some(cgroup) = self.scope.cgroup() {
+                // Counted as they are listed: once killed, they may be gone before a look.
+                killed.extend(cgroup.pids());
+                cgroup.kill();
+            }
+            if let Some(pgid) = self.pgid {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+            let found = self.visit(&mut |p| {
+                killed.insert(p.pid);
+                let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
+            });
+            self.reap_orphans();
+            let populated = self.scope.cgroup().is_some_and(|c| c.populated());
+            if found.is_empty() && !populated {
+                empty_rounds += 1;
+            } else {
+                empty_rounds = 0;
+            }
+            let processes = u32::try_from(killed.len()).unwrap_or(u32::MAX);
+            if empty_rounds >= 2 {
+                return Killed {
+                    processes,
+                    left: Vec::new(),
+                };
+            }
+            if Instant::now() >= until {
+                return Killed {
+                    processes,
+                    left: found.iter().map(|p| p.pid).collect(),
+                };
+            }
+            std::thread::sleep(KILL_PAUSE);
+        }
     }
 
-    /// Ends whatever is left of the tree: SIGTERM, up to `grace` for it to go, then SIGKILL.
-    /// Reaps what was re-parented to runbook, except `keep` (tokio waits for that one).
-    /// `sent(signal, processes)` hears of each signal that reached a living process.
+    /// Ends whatever is left of the tree: SIGTERM, up to `grace` for it to go (or until `hurry`
+    /// resolves), then the kill (for at most `bound`). Reaps what was re-parented to runbook.
+    /// `sent(signal, processes)` hears of each signal that reached a living process. Returns the
+    /// processes that could not be ended.
     pub(crate) async fn end_all(
         &self,
         grace: Duration,
-        keep: u32,
+        bound: Duration,
+        hurry: impl Future<Output = ()>,
         mut sent: impl FnMut(Signal, u32),
-    ) {
-        if self.alive() > 0 {
-            sent(Signal::SIGTERM, self.signal(Signal::SIGTERM));
-            let until = Instant::now() + grace;
-            while self.alive() > 0 && Instant::now() < until {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                self.reap_orphans(Some(keep));
+    ) -> Vec<i32> {
+        self.reap_orphans();
+        if self.is_empty() {
+            return Vec::new();
+        }
+        sent(Signal::SIGTERM, self.signal(Signal::SIGTERM));
+        let until = tokio::time::Instant::now() + grace;
+        let mut hurry = std::pin::pin!(hurry);
+        let mut hurried = false;
+        while !hurried && tokio::time::Instant::now() < until {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+                () = &mut hurry => hurried = true,
             }
-            if self.alive() > 0 {
-                sent(Signal::SIGKILL, self.signal(Signal::SIGKILL));
-                while self.alive() > 0 {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    self.reap_orphans(Some(keep));
-                }
+            self.reap_orphans();
+            if self.is_empty() {
+                return Vec::new();
             }
         }
-        self.reap_orphans(Some(keep));
+        let tree = self.clone();
+        let killed = tokio::task::spawn_blocking(move || tree.kill_all(bound))
+            .await
+            .unwrap_or_default();
+        if killed.processes > 0 {
+            sent(Signal::SIGKILL, killed.processes);
+        }
+        killed.left
     }
 
-    /// Reaps orphans re-parented to runbook that have exited, except `keep` (tokio waits for that one).
-    pub(crate) fn reap_orphans(&self, keep: Option<u32>) {
-        for p in self.members() {
-            if p.zombie && p.ppid == self.root && Some(p.pid as u32) != keep {
-                let _ = nix::sys::wait::waitpid(
-                    Pid::from_raw(p.pid),
-                    Some(nix::sys::wait::WaitPidFlag::WNOHANG),
-                );
+    /// Reaps orphans re-parented to runbook that have exited; not the processes runbook started
+    /// itself, whose owners wait for them.
+    pub(crate) fn reap_orphans(&self) {
+        if self.scope.root().is_none() {
+            return;
+        }
+        // Plenty for a tree that forks all the time, and a bound for one that never stops.
+        for _ in 0..10_000 {
+            match crate::linux::exited_child() {
+                Some(pid) if !self.scope.is_own(pid) && !self.scope.is_waited_for(pid) => {
+                    let _ = nix::sys::wait::waitpid(
+                        Pid::from_raw(pid),
+                        Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+                    );
+                }
+                _ => return,
             }
+        }
+    }
+
+    /// Finds the tree's living processes, calling `act` on each as soon as it is found (to
+    /// signal it before it can fork again), and returns them.
+    ///
+    /// The cgroup's list comes first, then the pids handed out last (newest first), then every
+    /// other pid (newest first); then the descendants of what was found.
+    fn visit(&self, act: &mut dyn FnMut(&Proc)) -> Vec<Proc> {
+        let mut seen = HashSet::new();
+        let mut members: Vec<Proc> = Vec::new();
+        let mut others: Vec<Proc> = Vec::new();
+        let mut buf = Vec::new();
+        let root = self.scope.root();
+        let mut consider = |pid: i32, known: bool| {
+            if pid <= 1 || !seen.insert(pid) || self.scope.is_own(pid) {
+                return;
+            }
+            let Some(p) = procfs::stat(pid) else { return };
+            if p.zombie {
+                return;
+            }
+            let member = known
+                || Some(p.ppid) == root
+                || (self.pgid.is_some() && Some(p.pgrp) == self.pgid)
+                || procfs::environ_has(pid, self.scope.mark(), &mut buf);
+            if member {
+                act(&p);
+                members.push(p);
+            } else {
+                others.push(p);
+            }
+        };
+        if let Some(cgroup) = self.scope.cgroup() {
+            for pid in cgroup.pids() {
+                consider(pid, true);
+            }
+        }
+        if let Some(last) = procfs::last_pid() {
+            for pid in (last.saturating_sub(RECENT)..=last).rev() {
+                consider(pid, false);
+            }
+        }
+        let mut pids = procfs::pids();
+        pids.sort_unstable_by(|a, b| b.cmp(a));
+        for pid in pids {
+            consider(pid, false);
+        }
+        // Below a member, whatever it did to its environment and its group.
+        loop {
+            let known: HashSet<i32> = members.iter().map(|p| p.pid).collect();
+            let (below, rest): (Vec<Proc>, Vec<Proc>) =
+                others.into_iter().partition(|p| known.contains(&p.ppid));
+            others = rest;
+            if below.is_empty() {
+                return members;
+            }
+            for p in &below {
+                act(p);
+            }
+            members.extend(below);
         }
     }
 }
@@ -144,7 +289,7 @@ impl CpuMeter {
     }
 
     /// Whether the tree has been busy over the window ending now.
-    pub(crate) fn busy(&mut self, now: Instant) -> bool {
+    pub(crate) fn busy(&mut self, now: tokio::time::Instant) -> bool {
         self.window.record(now, self.tree.cpu_time())
     }
 
@@ -156,17 +301,80 @@ impl CpuMeter {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::process::CommandExt as _;
+
     use super::*;
 
+    fn scope(tag: &str) -> Arc<Scope> {
+        Arc::new(Scope::orphaned(tag, None))
+    }
+
+    /// Waits until `pid` shows the environment it was started with (right after exec the
+    /// kernel may not have set it up yet).
+    fn wait_for_environment(pid: u32, tag: &str) {
+        let entry = format!("{}={tag}", super::super::scope::MARK_VAR);
+        let until = Instant::now() + Duration::from_secs(5);
+        let mut buf = Vec::new();
+        while !procfs::environ_has(pid as i32, entry.as_bytes(), &mut buf) && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
-    fn a_spawned_child_is_a_member_and_its_cpu_counts() {
+    fn a_spawned_child_is_a_member_by_its_group_and_by_its_mark() {
+        let tag = format!("tree-test-{}", std::process::id());
         let mut child = std::process::Command::new("sleep")
             .arg("5")
+            .env(super::super::scope::MARK_VAR, &tag)
+            .process_group(0)
             .spawn()
             .unwrap();
-        let tree = Tree::new(child.id());
-        assert!(tree.members().iter().any(|p| p.pid == child.id() as i32));
+        wait_for_environment(child.id(), &tag);
+        let by_group = Tree::new(scope("another"), Some(child.id()));
+        assert!(
+            by_group
+                .members()
+                .iter()
+                .any(|p| p.pid == child.id() as i32)
+        );
+        let by_mark = Tree::new(scope(&tag), None);
+        assert!(by_mark.members().iter().any(|p| p.pid == child.id() as i32));
+        let unrelated = Tree::new(scope("another"), None);
+        assert!(
+            unrelated
+                .members()
+                .iter()
+                .all(|p| p.pid != child.id() as i32)
+        );
         child.kill().unwrap();
         child.wait().unwrap();
+    }
+
+    #[test]
+    fn the_kill_ends_every_marked_process() {
+        let tag = format!("tree-kill-{}", std::process::id());
+        let mut children: Vec<_> = (0..3)
+            .map(|_| {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .env(super::super::scope::MARK_VAR, &tag)
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in &children {
+            wait_for_environment(child.id(), &tag);
+        }
+        let tree = Tree::new(scope(&tag), None);
+        let killed = tree.kill_all(Duration::from_secs(5));
+        for child in &mut children {
+            let status = child.wait().unwrap();
+            assert_eq!(
+                std::os::unix::process::ExitStatusExt::signal(&status),
+                Some(9)
+            );
+        }
+        assert_eq!((killed.processes, killed.left.len()), (3, 0));
     }
 }

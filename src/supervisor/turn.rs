@@ -2,6 +2,7 @@
 //! (output read, the agent's exit, its pipes closing, a signal to runbook, time passing) and
 //! carries out what it decides. The decisions themselves are all in `phase`.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use nix::sys::signal::Signal;
@@ -9,21 +10,26 @@ use tokio::time::{Instant, MissedTickBehavior, sleep_until};
 
 use super::phase::{Action, Input, Machine};
 use super::readers::Batch;
-use super::signals::Signals;
+use super::scope::Scope;
+use super::signals::{Received, Signals};
 use super::spawn::{RawLogs, Spawned, TurnSpec, spawn};
-use super::tree::{CpuMeter, Tree};
+use super::tree::CpuMeter;
 use super::version;
+use crate::agent::StreamEnd;
 use crate::consumer::Dispatcher;
 use crate::event::{EventKind, ExitInfo, Limits, Outcome, millis};
 use crate::lifecycle::Ending;
 use crate::redact::Redactor;
+use crate::term::print;
 use crate::watchdog;
 
 /// How long, after the agent is done, its `--version` may still take to answer.
 const VERSION_GRACE: Duration = Duration::from_secs(2);
+/// How long runbook keeps killing a tree before it reports what it could not end.
+const KILL_BOUND: Duration = Duration::from_secs(5);
 
-/// What every turn of a run shares: its limits, where raw output goes, the consumers and the
-/// signals sent to runbook.
+/// What every turn of a run shares: its limits, where raw output goes, the consumers, the
+/// signals sent to runbook and what makes a process the run's.
 pub(crate) struct Supervisor<'a> {
     pub limits: Limits,
     /// The run's wall-clock deadline (shared by all turns).
@@ -32,6 +38,7 @@ pub(crate) struct Supervisor<'a> {
     pub redactor: &'a Redactor,
     pub dispatch: &'a mut Dispatcher,
     pub signals: &'a mut Signals,
+    pub scope: Arc<Scope>,
 }
 
 impl Supervisor<'_> {
@@ -40,7 +47,8 @@ impl Supervisor<'_> {
     /// tree wrote has been read and nothing of the tree is left.
     pub(crate) async fn run_turn(&mut self, spec: TurnSpec<'_>) -> Ending {
         self.dispatch.set_turn(spec.turn);
-        let mut agent = match spawn(&spec, self.logs, self.redactor) {
+        let scope = Arc::clone(&self.scope);
+        let mut agent = match spawn(&spec, self.logs, self.redactor, &scope) {
             Ok(agent) => agent,
             Err(e) => return Ending::not_started(&e),
         };
@@ -53,11 +61,11 @@ impl Supervisor<'_> {
                 pid: agent.pid,
             },
         );
-        let version = version::probe(spec.program, spec.adapter, spec.probe_version);
+        let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
         let mut version = std::pin::pin!(version);
         let mut version_done = !spec.probe_version;
         let mut machine = Machine::new(self.limits, self.deadline, Instant::now());
-        let mut cpu = CpuMeter::new(agent.tree, self.limits.inactivity_timeout);
+        let mut cpu = CpuMeter::new(agent.tree.clone(), self.limits.inactivity_timeout);
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
 
@@ -83,12 +91,14 @@ impl Supervisor<'_> {
                 }
                 _ = ticker.tick() => {
                     self.dispatch.tick(SystemTime::now(), machine.quiet_for(Instant::now()));
+                    // Orphans of a tree that forks a lot would pile up as zombies meanwhile.
+                    agent.tree.reap_orphans();
                     None
                 }
             };
             if let Some(input) = input {
                 for action in machine.step(input, Instant::now()) {
-                    self.carry_out(action, &agent.tree);
+                    self.carry_out(action, &agent).await;
                 }
             }
             self.dispatch.flush();
@@ -99,7 +109,7 @@ impl Supervisor<'_> {
                     message: halt.message,
                 };
                 for action in machine.step(input, Instant::now()) {
-                    self.carry_out(action, &agent.tree);
+                    self.carry_out(action, &agent).await;
                 }
                 self.dispatch.flush();
             }
@@ -108,14 +118,19 @@ impl Supervisor<'_> {
         if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
             self.version(v);
         }
-        let ending = machine.ending(self.finish(agent).await);
+        let (stream, interrupted) = self.finish(agent).await;
+        let mut ending = machine.ending(stream);
+        if let Some(got) = interrupted {
+            // Ended while runbook was still ending what the agent left: as in the drain.
+            ending.outcome = Outcome::Interrupted;
+            ending.message = got.message();
+        }
         self.check_raw_logs();
         self.dispatch.flush();
         // Whatever the agent did, a run that could not be recorded whole did not complete.
-        let ending = match &self.dispatch.totals().storage_error {
-            Some(message) => Ending::new(Outcome::StorageError, message.clone(), ending.exit),
-            None => ending,
-        };
+        if let Some(message) = &self.dispatch.totals().storage_error {
+            ending = Ending::new(Outcome::StorageError, message.clone(), ending.exit);
+        }
         self.dispatch
             .emit_now(SystemTime::now(), ending.turn_event());
         ending
@@ -147,12 +162,25 @@ impl Supervisor<'_> {
         }
     }
 
-    fn carry_out(&mut self, action: Action, tree: &Tree) {
+    async fn carry_out(&mut self, action: Action, agent: &Spawned) {
         let now = SystemTime::now();
         match action {
+            Action::Signal(Signal::SIGKILL) => {
+                let tree = agent.tree.clone();
+                let killed = tokio::task::spawn_blocking(move || tree.kill_all(KILL_BOUND))
+                    .await
+                    .unwrap_or_default();
+                self.signal_sent(Signal::SIGKILL, killed.processes);
+            }
             Action::Signal(signal) => {
-                let processes = tree.signal(signal);
+                let processes = agent.tree.signal(signal);
                 self.signal_sent(signal, processes);
+            }
+            Action::StopReading => {
+                print::warn(
+                    "the agent's output is still held open by a process runbook could not end; no longer reading it",
+                );
+                agent.stop_reading();
             }
             Action::Announce { reason, message } => self
                 .dispatch
@@ -173,15 +201,7 @@ impl Supervisor<'_> {
     }
 
     fn signal_sent(&mut self, signal: Signal, processes: u32) {
-        if processes > 0 {
-            self.dispatch.emit_now(
-                SystemTime::now(),
-                EventKind::SignalSent {
-                    signal: signal.as_str().to_owned(),
-                    processes,
-                },
-            );
-        }
+        signal_sent(self.dispatch, signal, processes);
     }
 
     fn version(&mut self, version: Option<String>) {
@@ -193,19 +213,49 @@ impl Supervisor<'_> {
     }
 
     /// Waits for both readers and ends whatever the tree left behind; returns how the stdout
-    /// reader says the stream ended.
-    async fn finish(&mut self, agent: Spawned) -> crate::agent::StreamEnd {
-        let stream_end = agent.stdout.await.unwrap_or_else(|e| {
-            crate::agent::StreamEnd::Truncated(format!("stdout reader failed: {e}"))
-        });
+    /// reader says the stream ended, and the signal to runbook that cut the ending short, if one
+    /// did (the run's deadline cuts it short too).
+    async fn finish(&mut self, agent: Spawned) -> (StreamEnd, Option<Received>) {
+        let stream_end = agent
+            .stdout
+            .await
+            .unwrap_or_else(|e| StreamEnd::Truncated(format!("stdout reader failed: {e}")));
         let _ = agent.stderr.await;
-        agent
+        let mut interrupted = None;
+        let (signals, dispatch, deadline) =
+            (&mut *self.signals, &mut *self.dispatch, self.deadline);
+        let hurry = async {
+            tokio::select! {
+                got = signals.recv() => interrupted = Some(got),
+                () = sleep_until(deadline.unwrap_or_else(far)) => {}
+            }
+        };
+        let left = agent
             .tree
-            .end_all(self.limits.kill_grace, agent.pid, |signal, n| {
-                self.signal_sent(signal, n)
+            .end_all(self.limits.kill_grace, KILL_BOUND, hurry, |signal, n| {
+                signal_sent(dispatch, signal, n);
             })
             .await;
-        stream_end
+        if !left.is_empty() {
+            print::warn(format_args!(
+                "{} processes of the agent's could not be ended (pids {left:?}); they may still be running",
+                left.len()
+            ));
+        }
+        (stream_end, interrupted)
+    }
+}
+
+/// Says that runbook sent `signal` to the tree, when it reached a living process.
+fn signal_sent(dispatch: &mut Dispatcher, signal: Signal, processes: u32) {
+    if processes > 0 {
+        dispatch.emit_now(
+            SystemTime::now(),
+            EventKind::SignalSent {
+                signal: signal.as_str().to_owned(),
+                processes,
+            },
+        );
     }
 }
 

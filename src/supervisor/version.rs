@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt as _;
 use tokio::process::Command;
 
+use super::scope::Scope;
 use crate::agent::Adapter;
 
 /// How long the agent's `--version` may take.
@@ -17,23 +18,33 @@ const VERSION_OUTPUT: u64 = 4096;
 /// The longest version line kept.
 const VERSION_LINE: usize = 200;
 
-/// Runs `AGENT --version` in its own process group, with a time limit; the first line it prints
-/// when it succeeds. Reads at most [`VERSION_OUTPUT`] bytes; a program that prints more, or
-/// does not exit in time, is ended with its process group.
-pub(crate) async fn probe(program: &Path, adapter: &dyn Adapter, enabled: bool) -> Option<String> {
+/// Runs `AGENT --version` in its own process group and the run's scope (it is a process of the
+/// run like any other), with a time limit; the first line it prints when it succeeds. Reads at
+/// most [`VERSION_OUTPUT`] bytes; a program that prints more, or does not exit in time, is ended
+/// with its process group.
+pub(crate) async fn probe(
+    program: &Path,
+    adapter: &dyn Adapter,
+    enabled: bool,
+    scope: &Scope,
+) -> Option<String> {
     if !enabled {
         return None;
     }
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(adapter.version_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .ok()?;
+        .kill_on_drop(true);
+    let cgroup = scope.enter(command.as_std_mut());
+    crate::linux::die_with_parent(command.as_std_mut());
+    let mut child = command.spawn().ok()?;
+    drop(cgroup);
     let group = child.id();
+    scope.entered(group?);
     let stdout = child.stdout.take()?;
     // `None`: no answer in time or in size; the program may still be running.
     let answer = tokio::time::timeout(VERSION_TIMEOUT, async {

@@ -7,6 +7,7 @@ mod fakes;
 mod faults_edges;
 mod faults_input;
 mod faults_known;
+mod faults_procs;
 mod faults_storage;
 mod generic;
 mod live;

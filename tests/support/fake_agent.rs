@@ -16,6 +16,7 @@
 //!                              forked child (written by the parent right after fork)
 //!   FAKE_AGENT_ARGV_FILE=path  write {"argv":[argv0, args...],"cwd":"<getcwd>"}
 //!                              (argv[0] included; written to path.tmp.PID then renamed)
+//!   FAKE_AGENT_CGROUP_FILE=path  copy /proc/self/cgroup there (not for --version)
 //!
 //! Mode A  FAKE_AGENT_SCENARIO=file.ndjson   (whole file parsed up front)
 //!   line not starting with {"$   written to stdout + "\n" in one write(2)
@@ -43,6 +44,17 @@
 //!   {"$burn_cpu_child_ms": N}    fork a child that spins N ms of CPU; the
 //!                                parent blocks in waitpid (no CPU, no output)
 //!   {"$close_stdout": true}      close fds 1 and 2, keep going
+//!   {"$refork_holding_stdout": {"every_ms": N, "setsid": B, "close_output": B}}
+//!                                fork a child that, forever, sleeps N ms, forks
+//!                                the next generation and exits (each generation
+//!                                re-parented, each a new pid), holding stdout
+//!                                and stderr (and the pipes) unless close_output
+//!                                (default false); setsid (default false): each
+//!                                generation starts a session of its own. Every
+//!                                generation's pid goes to FAKE_AGENT_PID_FILE.
+//!                                The last generation exits 30 s after the first
+//!                                started (a failed test cannot leave it behind
+//!                                for good). The parent continues at once
 //!   "{{CWD}}" is replaced by getcwd(), and "{{ENV:NAME}}" by the value of the
 //!   environment variable NAME (empty when unset), in verbatim lines (raw, not
 //!   JSON-escaped) and in directive string values. At the end of the file: exit 0.
@@ -145,6 +157,14 @@ fn main() {
     }
     if let Some(path) = env_os("FAKE_AGENT_ARGV_FILE") {
         write_argv_file(Path::new(&path), &args, &ctx.cwd);
+    }
+    if let Some(path) = env_os("FAKE_AGENT_CGROUP_FILE") {
+        let cgroup = std::fs::read("/proc/self/cgroup").unwrap_or_default();
+        if let Err(e) = std::fs::write(&path, cgroup) {
+            fatal(&format!(
+                "cannot write FAKE_AGENT_CGROUP_FILE {path:?}: {e}"
+            ));
+        }
     }
 
     let set: Vec<&str> = MODE_VARS
@@ -435,6 +455,43 @@ fn spawn_grandchild(ctx: &Ctx, sleep_ms: u64, setsid: bool) {
     }
 }
 
+/// A process that never stays: each generation sleeps `every_ms`, forks the next and exits; for
+/// [`REFORK_LIFETIME`] at most.
+fn refork(ctx: &Ctx, every_ms: u64, setsid: bool, close_output: bool) {
+    let until = Instant::now() + REFORK_LIFETIME;
+    fork_child(ctx, || {
+        if close_output {
+            // SAFETY: closing our own standard fds; nothing else owns them.
+            unsafe {
+                libc::close(1);
+                libc::close(2);
+            }
+        }
+        loop {
+            if setsid {
+                // SAFETY: setsid has no arguments.
+                unsafe { libc::setsid() };
+            }
+            std::thread::sleep(Duration::from_millis(every_ms));
+            if Instant::now() > until {
+                // SAFETY: ending the last generation without running atexit handlers.
+                unsafe { libc::_exit(0) };
+            }
+            // SAFETY: single-threaded process; both sides only sleep, fork, write and _exit.
+            let pid = unsafe { libc::fork() };
+            if pid > 0 {
+                ctx.record_pid(pid);
+                // SAFETY: ending this generation without running atexit handlers.
+                unsafe { libc::_exit(0) };
+            }
+            // pid == 0: the next generation goes on; pid < 0: this one tries again.
+        }
+    });
+}
+
+/// How long a re-forking grandchild goes on, whatever happens to the test that started it.
+const REFORK_LIFETIME: Duration = Duration::from_secs(30);
+
 fn burn_cpu(ms: u64) {
     let target = thread_cpu_ns() + ms * 1_000_000;
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -466,7 +523,15 @@ enum Step {
     KillSelf(i32),
     IgnoreSigterm(bool),
     Hang,
-    SpawnGrandchild { sleep_ms: u64, setsid: bool },
+    SpawnGrandchild {
+        sleep_ms: u64,
+        setsid: bool,
+    },
+    Refork {
+        every_ms: u64,
+        setsid: bool,
+        close_output: bool,
+    },
     BurnCpu(u64),
     BurnCpuChild(u64),
     CloseStdout,
@@ -615,6 +680,32 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
             };
             Step::SpawnGrandchild { sleep_ms, setsid }
         }
+        "$refork_holding_stdout" => {
+            let o = val
+                .as_object()
+                .ok_or("$refork_holding_stdout needs an object")?;
+            if let Some(k) = o
+                .keys()
+                .find(|k| !["every_ms", "setsid", "close_output"].contains(&k.as_str()))
+            {
+                return Err(format!("$refork_holding_stdout: unknown key {k:?}"));
+            }
+            let every_ms = o
+                .get("every_ms")
+                .and_then(Value::as_u64)
+                .ok_or("$refork_holding_stdout.every_ms needs a non-negative integer")?;
+            let flag = |name: &str| match o.get(name) {
+                None => Ok(false),
+                Some(b) => b
+                    .as_bool()
+                    .ok_or(format!("$refork_holding_stdout.{name} needs a bool")),
+            };
+            Step::Refork {
+                every_ms,
+                setsid: flag("setsid")?,
+                close_output: flag("close_output")?,
+            }
+        }
         other => return Err(format!("unknown directive {other:?}")),
     })
 }
@@ -650,6 +741,11 @@ fn exec_step(ctx: &Ctx, step: &Step) {
         }
         Step::Hang => hang(),
         Step::SpawnGrandchild { sleep_ms, setsid } => spawn_grandchild(ctx, *sleep_ms, *setsid),
+        Step::Refork {
+            every_ms,
+            setsid,
+            close_output,
+        } => refork(ctx, *every_ms, *setsid, *close_output),
         Step::BurnCpu(ms) => burn_cpu(*ms),
         Step::BurnCpuChild(ms) => burn_cpu_in_child(ctx, *ms),
         Step::CloseStdout => {

@@ -5,6 +5,7 @@ mod session;
 mod setup;
 
 use std::io::Write as _;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
@@ -22,7 +23,7 @@ use crate::redact::Redactor;
 use crate::render;
 use crate::rundir::{self, RunDir};
 use crate::store::EventLog;
-use crate::supervisor::{RawFile, RawLogs, Signals, Supervisor};
+use crate::supervisor::{RawFile, RawLogs, Scope, Signals, Supervisor};
 use crate::term::print;
 use planned::{PlanMode, planned, prompt_possible};
 use session::Session;
@@ -45,6 +46,9 @@ pub(crate) async fn run(
     let mut dispatch = Dispatcher::new(consumers(&run_dir, &setup, &args)?);
     let info = setup.run_info(&args.prompt, &run_dir, &redactor);
     dispatch.emit_now(started, EventKind::RunStarted(info));
+    // Before the agent starts: its mark, its cgroup and the guardian that ends its processes
+    // should runbook be killed.
+    let scope = Arc::new(Scope::open(&run_dir.id));
 
     let raw_stdout = RawFile::new(
         run_dir.stdout.try_clone()?,
@@ -64,8 +68,11 @@ pub(crate) async fn run(
         redactor: &redactor,
         dispatch: &mut dispatch,
         signals: &mut signals,
+        scope: Arc::clone(&scope),
     };
     let mut ending = turns(&mut Session::new(&setup, supervisor), &args).await;
+    // Every turn ended its tree: nothing of the run is left to guard.
+    scope.close();
 
     // Everything is written out before the run's ending is told, so that a write that failed
     // (a full disk) is known by then.

@@ -98,6 +98,7 @@ impl Turn {
                 Action::Announce { reason, .. } => format!("announce({reason})"),
                 Action::Warn { .. } => "warn".to_owned(),
                 Action::Hung(_) => "hung".to_owned(),
+                Action::StopReading => "stop-reading".to_owned(),
             });
         }
         out

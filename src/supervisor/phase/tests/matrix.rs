@@ -144,7 +144,11 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
         &[
             (Stim::Output, "Draining |"),
             (Stim::FinalWord, "Draining |"),
-            (Stim::OverBudget, "Draining |"),
+            // Output read after the exit is still the agent's spending.
+            (
+                Stim::OverBudget,
+                "Draining[budget_exceeded] | announce(budget_exceeded) SIGTERM",
+            ),
             (Stim::Exit, "Draining |"),
             (Stim::PipesClosed, "Ended |"),
             (
@@ -174,6 +178,7 @@ const TABLE: &[(&str, &[(Stim, &str)])] = &[
         &[
             (Stim::Output, "Draining[finished] |"),
             (Stim::FinalWord, "Draining[finished] |"),
+            // It gave its final word: its cost no longer stops anything.
             (Stim::OverBudget, "Draining[finished] |"),
             (Stim::Exit, "Draining[finished] |"),
             (Stim::PipesClosed, "Ended[finished] |"),

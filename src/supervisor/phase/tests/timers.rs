@@ -105,18 +105,104 @@ async fn the_deadline_during_the_finish_grace_ends_the_agent_as_finished() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_timeout_during_the_drain_leaves_the_agents_verdict_and_ends_what_it_left() {
+async fn a_timeout_during_the_drain_cuts_the_linger_short_and_leaves_the_agents_verdict() {
     let mut t = Turn::with_deadline(Some(SECOND));
     t.stim(Stim::Output);
     t.stim(Stim::Exit);
-    assert_eq!(t.0.next_wake(), Some(Instant::now() + LINGER));
-    assert_eq!(t.after(SECOND).await, "Draining |", "the deadline is past");
-    let lingered = t.wait(LINGER - SECOND).await;
-    assert_eq!(t.says(&lingered), "Draining | SIGTERM");
+    assert_eq!(
+        t.0.next_wake(),
+        Some(Instant::now() + SECOND),
+        "the deadline"
+    );
+    assert_eq!(
+        t.after(SECOND).await,
+        "Draining | SIGTERM",
+        "at the deadline"
+    );
+    assert_eq!(t.0.next_wake(), Some(Instant::now() + KILL_GRACE));
     let killed = t.wait(KILL_GRACE).await;
     assert_eq!(t.says(&killed), "Draining | SIGKILL");
     t.stim(Stim::PipesClosed);
     assert_eq!(t.0.ending(StreamEnd::Finished).outcome, Outcome::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_drain_ends_in_bounded_time_whatever_holds_the_pipes() {
+    // Something the kill cannot reach keeps the pipes open and keeps writing to them.
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    t.stim(Stim::Exit);
+    let mut said = Vec::new();
+    let step = Duration::from_millis(100);
+    let mut waited = Duration::ZERO;
+    while waited < LINGER + KILL_GRACE + READ_AFTER_KILL {
+        t.stim(Stim::Output);
+        let actions = t.wait(step).await;
+        waited += step;
+        if !actions.is_empty() {
+            said.push(t.says(&actions));
+        }
+    }
+    assert_eq!(
+        said,
+        [
+            "Draining | SIGTERM",
+            "Draining | SIGKILL",
+            "Draining | stop-reading"
+        ]
+    );
+    assert_eq!(
+        t.0.next_wake(),
+        None,
+        "it waits only for the readers to finish"
+    );
+    t.stim(Stim::PipesClosed);
+    assert!(t.0.is_ended());
+    assert_eq!(t.0.ending(StreamEnd::Finished).outcome, Outcome::Completed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_killed_before_it_exited_leaves_pipes_that_are_read_only_a_little_longer() {
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    t.stim(Stim::CtrlC);
+    assert_eq!(t.after(KILL_GRACE).await, "Stopping[interrupted] | SIGKILL");
+    t.stim(Stim::Exit);
+    // The tree was killed already: no linger, no second round of signals.
+    assert_eq!(t.0.next_wake(), Some(Instant::now() + READ_AFTER_KILL));
+    assert_eq!(
+        t.after(READ_AFTER_KILL).await,
+        "Draining[interrupted] | stop-reading"
+    );
+    t.stim(Stim::PipesClosed);
+    assert_eq!(
+        t.0.ending(StreamEnd::Finished).outcome,
+        Outcome::Interrupted
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_budget_crossed_in_output_read_after_the_exit_ends_the_run_over_budget() {
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    t.stim(Stim::Exit);
+    assert_eq!(
+        t.on(Stim::OverBudget),
+        "Draining[budget_exceeded] | announce(budget_exceeded) SIGTERM"
+    );
+    assert_eq!(
+        t.0.next_wake(),
+        Some(Instant::now() + KILL_GRACE),
+        "no linger left"
+    );
+    t.stim(Stim::PipesClosed);
+    let ending = t.0.ending(StreamEnd::Finished);
+    assert_eq!(ending.outcome, Outcome::BudgetExceeded);
+    // Once the final word was given, it is not.
+    let mut t = Turn::new();
+    t.stim(Stim::FinalWord);
+    t.stim(Stim::Exit);
+    assert_eq!(t.on(Stim::OverBudget), "Draining |");
 }
 
 #[tokio::test(start_paused = true)]
@@ -186,6 +272,10 @@ async fn ctrl_c_while_draining_ends_the_leftovers_with_sigkill_after_the_grace()
         "no linger left"
     );
     assert_eq!(t.after(KILL_GRACE).await, "Draining[interrupted] | SIGKILL");
+    assert_eq!(
+        t.after(READ_AFTER_KILL).await,
+        "Draining[interrupted] | stop-reading"
+    );
     assert_eq!(t.0.next_wake(), None);
 }
 

@@ -1,0 +1,155 @@
+//! What makes a process part of a run, beyond being below runbook: the mark every process runbook
+//! starts for the run inherits (`RUNBOOK_RUN=<run id>.<runbook's pid>` in its environment), the
+//! run's cgroup where the kernel lets runbook make one, and the guardian that ends them all if
+//! runbook itself is killed.
+//!
+//! `RUNBOOK_NO_CGROUP=1` leaves the cgroup out (the mark, the process group and runbook's
+//! subreaper still find every process): a troubleshooting knob, and how the tests try both ways.
+
+use std::fs::File;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::guardian::Guardian;
+use crate::linux::cgroup::Cgroup;
+use crate::term::print;
+
+/// The variable that marks the run's processes.
+pub(crate) const MARK_VAR: &str = "RUNBOOK_RUN";
+/// Set to `1`, runbook makes no cgroup for its runs.
+pub(crate) const NO_CGROUP_VAR: &str = "RUNBOOK_NO_CGROUP";
+
+/// The processes of one run, as the kernel and `/proc` can tell them apart.
+#[derive(Debug)]
+pub(crate) struct Scope {
+    /// `<run id>.<runbook's pid>`: unique on the machine while runbook lives.
+    tag: String,
+    /// `RUNBOOK_RUN=<tag>`, as it appears in `/proc/PID/environ`.
+    mark: Vec<u8>,
+    cgroup: Option<Cgroup>,
+    /// Cleared when the kernel would not put the agent in the cgroup after all.
+    cgroup_in_use: AtomicBool,
+    /// runbook, whose descendants are the run's (none in the guardian: runbook is gone).
+    root: Option<i32>,
+    guardian: Mutex<Option<Guardian>>,
+    guardian_pid: Option<i32>,
+    /// The processes runbook started itself (each turn's agent, its version probe): tokio waits
+    /// for them, so they are never reaped as orphans.
+    started: Mutex<Vec<u32>>,
+}
+
+impl Scope {
+    /// The scope of a new run: its mark, its cgroup when the hierarchy lets runbook make one
+    /// (and `RUNBOOK_NO_CGROUP` is not `1`), and its guardian.
+    pub(crate) fn open(run_id: &str) -> Self {
+        let tag = format!("{run_id}.{}", std::process::id());
+        let cgroup = if std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| v == "1") {
+            None
+        } else {
+            Cgroup::create(&format!("runbook-{tag}")).ok()
+        };
+        let guardian = match Guardian::start(&tag, cgroup.as_ref()) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                print::warn(format_args!(
+                    "cannot start the process that ends the agent's processes if runbook is killed ({e}); they may outlive a killed runbook"
+                ));
+                None
+            }
+        };
+        Self {
+            mark: mark(&tag),
+            tag,
+            cgroup_in_use: AtomicBool::new(cgroup.is_some()),
+            cgroup,
+            root: Some(std::process::id() as i32),
+            guardian_pid: guardian.as_ref().map(Guardian::pid),
+            guardian: Mutex::new(guardian),
+            started: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The scope of a run whose runbook is gone, as its guardian sees it.
+    pub(crate) fn orphaned(tag: &str, cgroup: Option<Cgroup>) -> Self {
+        Self {
+            mark: mark(tag),
+            tag: tag.to_owned(),
+            cgroup_in_use: AtomicBool::new(cgroup.is_some()),
+            cgroup,
+            root: None,
+            guardian: Mutex::new(None),
+            guardian_pid: None,
+            started: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Marks a process runbook is about to start as the run's, and has it join the run's cgroup
+    /// before it runs anything. The file returned must stay open until the process has started.
+    pub(crate) fn enter(&self, command: &mut std::process::Command) -> Option<File> {
+        command.env(MARK_VAR, &self.tag);
+        let procs = self.cgroup()?.procs_writer().ok()?;
+        crate::linux::join_cgroup(command, &procs);
+        Some(procs)
+    }
+
+    /// A process runbook started for the run is `pid`; its owner waits for it. If the kernel did
+    /// not put it in the cgroup after all, the run goes on without the cgroup.
+    pub(crate) fn entered(&self, pid: u32) {
+        if let Ok(mut started) = self.started.lock() {
+            started.push(pid);
+        }
+        if let Some(cgroup) = self.cgroup()
+            && !cgroup.holds(pid)
+        {
+            self.cgroup_in_use.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// The run's cgroup, while it is in use.
+    pub(crate) fn cgroup(&self) -> Option<&Cgroup> {
+        self.cgroup
+            .as_ref()
+            .filter(|_| self.cgroup_in_use.load(Ordering::Relaxed))
+    }
+
+    /// `RUNBOOK_RUN=<tag>`.
+    pub(crate) fn mark(&self) -> &[u8] {
+        &self.mark
+    }
+
+    /// runbook, when it is the one looking.
+    pub(crate) fn root(&self) -> Option<i32> {
+        self.root
+    }
+
+    /// Whether `pid` is one runbook started itself, whose owner waits for it.
+    pub(crate) fn is_waited_for(&self, pid: i32) -> bool {
+        self.started
+            .lock()
+            .is_ok_and(|s| s.iter().any(|&p| p as i32 == pid))
+    }
+
+    /// Whether `pid` is runbook's own (runbook itself, its guardian), never the run's.
+    pub(crate) fn is_own(&self, pid: i32) -> bool {
+        pid == std::process::id() as i32 || Some(pid) == self.guardian_pid
+    }
+
+    /// The run is over and its processes ended: lets the guardian go and removes the cgroup.
+    pub(crate) fn close(&self) {
+        if let Some(guardian) = self.guardian.lock().ok().and_then(|mut g| g.take()) {
+            guardian.dismiss();
+        }
+        if let Some(cgroup) = &self.cgroup
+            && let Err(e) = cgroup.remove()
+        {
+            print::warn(format_args!(
+                "cannot remove the run's cgroup {}: {e}",
+                cgroup.dir().display()
+            ));
+        }
+    }
+}
+
+fn mark(tag: &str) -> Vec<u8> {
+    format!("{MARK_VAR}={tag}").into_bytes()
+}
