@@ -106,19 +106,25 @@ impl Redactor {
         let Some(m) = &self.matcher else {
             return Cow::Borrowed(input);
         };
-        let plain = if m.is_match(input) {
-            Cow::Owned(m.replace_all_bytes(input, &vec![MASK.as_bytes(); m.patterns_len()]))
-        } else {
-            Cow::Borrowed(input)
-        };
-        if !escapes::may_hide(&plain) {
-            return plain;
+        if !escapes::may_hide(input) {
+            if !m.is_match(input) {
+                return Cow::Borrowed(input);
+            }
+            let masks = vec![MASK.as_bytes(); m.patterns_len()];
+            return Cow::Owned(m.replace_all_bytes(input, &masks));
         }
-        let spans = escapes::spans(m, &plain);
+        // Every spelling at once, on the text as written: a plain match may begin inside an
+        // escape, which it then covers whole.
+        let mut spans: Vec<std::ops::Range<usize>> = m
+            .find_iter(input)
+            .map(|f| escapes::whole(input, f.range()))
+            .collect();
+        spans.extend(escapes::spans(m, input));
         if spans.is_empty() {
-            return plain;
+            return Cow::Borrowed(input);
         }
-        Cow::Owned(escapes::replace(&plain, &spans, MASK.as_bytes()))
+        spans.sort_by_key(|r| r.start);
+        Cow::Owned(escapes::replace(input, &spans, MASK.as_bytes()))
     }
 
     pub(crate) fn str<'a>(&self, input: &'a str) -> Cow<'a, str> {
@@ -181,6 +187,19 @@ mod tests {
         let json = serde_json::to_string("tok ghp_\"quoted\"").unwrap();
         assert_eq!(r.str(&json), r#""tok [REDACTED]""#);
         assert_eq!(&*r.bytes(b"x sk-live-abc123 y"), b"x [REDACTED] y");
+    }
+
+    #[test]
+    fn a_plain_match_that_begins_inside_an_escape_masks_the_whole_escape() {
+        let r = Redactor::from_vars([("API_KEY".to_owned(), "0abcdef1".to_owned())]);
+        let masked = r.str(r#"{"output":"\u0030abcdef1","n":1}"#);
+        assert_eq!(masked, r#"{"output":"[REDACTED]","n":1}"#);
+        let masked = r.str(r#"{"output":"\u00300abcdef1"}"#);
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&masked).is_ok(),
+            "{masked}"
+        );
+        assert!(!masked.contains("abcdef1"), "{masked}");
     }
 
     #[test]

@@ -96,6 +96,21 @@ pub(super) fn escape_boundary(text: &[u8], pos: usize) -> usize {
     boundary
 }
 
+/// `range` widened to whole escapes: a plain match that begins or ends inside an escape (the
+/// `0` that ends `\u0030`) covers all of it, so that masking it never leaves half an escape.
+pub(super) fn whole(text: &[u8], range: Range<usize>) -> Range<usize> {
+    let mut start = range.start;
+    walk(text, |written, piece| {
+        if matches!(piece, Piece::Escape(_))
+            && written.start < range.start
+            && written.end > range.start
+        {
+            start = written.start;
+        }
+    });
+    start..escape_boundary(text, range.end)
+}
+
 /// A piece of text: plain bytes, or one escape and the character it stands for (UTF-8).
 #[derive(Clone, Copy)]
 enum Piece<'a> {
