@@ -88,15 +88,22 @@ impl Tree {
     /// on until one finds no process that has not had it (or a few rounds have passed).
     pub(crate) fn signal(&self, sig: Signal) -> u32 {
         let frozen = self.scope.cgroup().filter(|c| c.freeze(FREEZE_WAIT));
+        let mut sent = HashSet::new();
         if let Some(pgid) = self.pgid {
+            // The group's members are counted before it gets the signal: one that it ends at
+            // once is gone by the next look.
+            self.visit(&mut |p| {
+                if p.pgrp == pgid {
+                    sent.insert(p.pid);
+                }
+            });
             let _ = killpg(Pid::from_raw(pgid), sig);
         }
-        let mut sent = HashSet::new();
         for _ in 0..SIGNAL_ROUNDS {
             let before = sent.len();
             self.visit(&mut |p| {
-                // The group had it from killpg.
-                if sent.insert(p.pid) && Some(p.pgrp) != self.pgid {
+                // The group's members counted above had it from killpg.
+                if sent.insert(p.pid) {
                     let _ = kill(Pid::from_raw(p.pid), sig);
                 }
             });
