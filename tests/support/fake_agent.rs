@@ -43,6 +43,10 @@
 //!   {"$burn_cpu_child_ms": N}    fork a child that spins N ms of CPU; the
 //!                                parent blocks in waitpid (no CPU, no output)
 //!   {"$close_stdout": true}      close fds 1 and 2, keep going
+//!   {"$repeat": {"line": "s", "times": N, "stream": "stdout"}}
+//!                                s + "\n" written N times, in writes of
+//!                                >= 256 KiB; stream "stdout" (default) or
+//!                                "stderr"; stops at the first failed write
 //!   "{{CWD}}" is replaced by getcwd(), and "{{ENV:NAME}}" by the value of the
 //!   environment variable NAME (empty when unset), in verbatim lines (raw, not
 //!   JSON-escaped) and in directive string values. At the end of the file: exit 0.
@@ -470,6 +474,7 @@ enum Step {
     BurnCpu(u64),
     BurnCpuChild(u64),
     CloseStdout,
+    Repeat { fd: i32, line: Vec<u8>, times: u64 },
     Nop,
 }
 
@@ -615,6 +620,31 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
             };
             Step::SpawnGrandchild { sleep_ms, setsid }
         }
+        "$repeat" => {
+            let o = val.as_object().ok_or("$repeat needs an object")?;
+            if let Some(k) = o
+                .keys()
+                .find(|k| !["line", "times", "stream"].contains(&k.as_str()))
+            {
+                return Err(format!("$repeat: unknown key {k:?}"));
+            }
+            let line = o
+                .get("line")
+                .and_then(Value::as_str)
+                .ok_or("$repeat.line needs a string")?;
+            let times = o
+                .get("times")
+                .and_then(Value::as_u64)
+                .ok_or("$repeat.times needs a non-negative integer")?;
+            let fd = match o.get("stream").map(|s| s.as_str()) {
+                None | Some(Some("stdout")) => 1,
+                Some(Some("stderr")) => 2,
+                Some(_) => return Err("$repeat.stream is \"stdout\" or \"stderr\"".into()),
+            };
+            let mut line = line.as_bytes().to_vec();
+            line.push(b'\n');
+            Step::Repeat { fd, line, times }
+        }
         other => return Err(format!("unknown directive {other:?}")),
     })
 }
@@ -659,7 +689,23 @@ fn exec_step(ctx: &Ctx, step: &Step) {
                 libc::close(2);
             }
         }
+        Step::Repeat { fd, line, times } => repeat(*fd, line, *times),
         Step::Nop => {}
+    }
+}
+
+/// `line` written `times` times to `fd`, many copies to a write(2).
+fn repeat(fd: i32, line: &[u8], times: u64) {
+    const WRITE: usize = 256 * 1024;
+    let per_write = (WRITE / line.len().max(1)).max(1) as u64;
+    let block = line.repeat(per_write as usize);
+    let mut left = times;
+    while left > 0 {
+        let n = left.min(per_write);
+        if write_all_fd(fd, &block[..n as usize * line.len()]).is_err() {
+            return;
+        }
+        left -= n;
     }
 }
 
