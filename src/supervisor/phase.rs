@@ -160,10 +160,15 @@ impl Machine {
         self.watchdog.quiet_for(now)
     }
 
+    /// Whether the tree's CPU use matters at all: while the agent is watched.
+    pub(crate) fn watches_cpu(&self) -> bool {
+        self.watched()
+    }
+
     /// Whether the next [`Input::Tick`] should say if the tree used CPU: only while it is watched,
-    /// and only once it has been quiet for a while (output already proves it alive).
+    /// and only once it has printed nothing for a while (output already proves it alive).
     pub(crate) fn wants_cpu(&self, now: Instant) -> bool {
-        self.watched() && self.watchdog.quiet_for(now) >= self.cpu_every
+        self.watched() && self.watchdog.output_quiet_for(now) >= self.cpu_every
     }
 
     /// When time passing next matters, if it can.
