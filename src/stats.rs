@@ -21,6 +21,16 @@ use crate::event::{
 const STDERR_TAIL: usize = 10;
 /// How many unparsed lines and errors are kept as examples.
 const KEEP_EXAMPLES: usize = 20;
+/// How many permission denials are kept (each is also counted in its tool's tally).
+const KEEP_DENIALS: usize = 100;
+/// How many tool names get a tally of their own; calls of further names are tallied together
+/// under [`OTHER_TOOLS`].
+const KEEP_TOOL_NAMES: usize = 100;
+/// The tally of the tools past [`KEEP_TOOL_NAMES`].
+pub const OTHER_TOOLS: &str = "(other tools)";
+/// How much of a turn's final text is kept (it is the plan of a planning turn); the rest is
+/// counted, not kept.
+const KEEP_FINAL_TEXT: usize = 1024 * 1024;
 
 /// Tool calls of one tool name.
 #[derive(
@@ -189,7 +199,10 @@ pub struct RunStats {
     pub last_agent_event: Option<&'static str>,
     pub last_text: Option<String>,
     /// The current turn's text since its last tool call: its final answer, once it has ended.
+    /// At most [`KEEP_FINAL_TEXT`] bytes, then a note of how much more there was.
     pub final_text: String,
+    /// Bytes of the current turn's final text that were not kept.
+    final_text_dropped: u64,
     pub turns: Vec<TurnTotals>,
 }
 
@@ -264,9 +277,9 @@ impl RunStats {
         match kind {
             EventKind::TurnStarted { .. } => {
                 self.turns.push(TurnTotals::new(turn));
-                self.final_text.clear();
+                self.clear_final_text();
             }
-            EventKind::ToolStarted(_) => self.final_text.clear(),
+            EventKind::ToolStarted(_) => self.clear_final_text(),
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
             EventKind::StepStarted { .. } => {
                 self.steps_started += 1;
@@ -286,10 +299,14 @@ impl RunStats {
             EventKind::Text { text } => self.text(text),
             EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
             EventKind::SubagentStarted { .. } => self.subagents += 1,
-            EventKind::PermissionDenied { tool, detail } => self.permission_denials.push(Denial {
-                tool: tool.clone(),
-                detail: detail.clone(),
-            }),
+            EventKind::PermissionDenied { tool, detail }
+                if self.permission_denials.len() < KEEP_DENIALS =>
+            {
+                self.permission_denials.push(Denial {
+                    tool: tool.clone(),
+                    detail: detail.clone(),
+                });
+            }
             EventKind::ProviderError(err) => push_bounded(&mut self.provider_errors, err.clone()),
             EventKind::AgentError { name, message } => {
                 push_bounded(&mut self.agent_errors, format!("{name}: {message}"));
@@ -310,18 +327,50 @@ impl RunStats {
 
     /// The agent's text: the latest, and the turn's answer so far.
     fn text(&mut self, text: &str) {
-        if !self.final_text.is_empty() {
-            self.final_text.push_str("\n\n");
-        }
-        self.final_text.push_str(text);
         set(&mut self.last_text, text);
+        if self.final_text_dropped > 0 {
+            self.final_text_dropped += text.len() as u64;
+            return;
+        }
+        let sep = if self.final_text.is_empty() {
+            ""
+        } else {
+            "\n\n"
+        };
+        if self.final_text.len() + sep.len() + text.len() <= KEEP_FINAL_TEXT {
+            self.final_text.push_str(sep);
+            self.final_text.push_str(text);
+            return;
+        }
+        let mut room = KEEP_FINAL_TEXT.saturating_sub(self.final_text.len() + sep.len());
+        while !text.is_char_boundary(room) {
+            room -= 1;
+        }
+        self.final_text.push_str(sep);
+        self.final_text.push_str(&text[..room]);
+        self.final_text_dropped = (text.len() - room) as u64;
+        self.final_text
+            .push_str("\n\n[… the rest of the text was not kept: it is in events.ndjson]");
+    }
+
+    fn clear_final_text(&mut self) {
+        self.final_text.clear();
+        self.final_text_dropped = 0;
+        if self.final_text.capacity() > 64 * 1024 {
+            self.final_text.shrink_to(4096);
+        }
     }
 
     fn tool_completed(&mut self, turn: Turn, end: &ToolEnd) {
         self.tool_calls += 1;
-        let tally = match self.tools.get_mut(&end.name) {
+        let name = if self.tools.contains_key(&end.name) || self.tools.len() < KEEP_TOOL_NAMES {
+            &end.name
+        } else {
+            OTHER_TOOLS
+        };
+        let tally = match self.tools.get_mut(name) {
             Some(tally) => tally,
-            None => self.tools.entry(end.name.clone()).or_default(),
+            None => self.tools.entry(name.to_owned()).or_default(),
         };
         tally.calls += 1;
         match end.status {

@@ -29,6 +29,9 @@ use crate::prices::PriceTable;
 
 /// Longest tool error text kept in an event.
 const MAX_ERROR_CHARS: usize = 2000;
+/// How many denied call ids are remembered (so the result's list of denials does not repeat
+/// them); past it, a denial may be told twice rather than memory grow.
+const MAX_DENIED_IDS: usize = 4096;
 /// What Claude Code prints on stderr when bypass is refused to root.
 const ROOT_REFUSAL: &str = "cannot be used with root/sudo privileges";
 /// Tool results that mean the call was not allowed, in Claude Code's words.
@@ -355,7 +358,9 @@ impl Parser {
                 continue;
             };
             if status == ToolStatus::Denied {
-                self.denied.insert(id.clone());
+                if self.denied.len() < MAX_DENIED_IDS {
+                    self.denied.insert(id.clone());
+                }
                 out.push(EventKind::PermissionDenied {
                     tool: call.name.clone(),
                     detail: call.input.clone(),

@@ -28,6 +28,9 @@ use crate::prices::PriceTable;
 
 /// Longest tool error text kept in an event.
 const MAX_ERROR_CHARS: usize = 2000;
+/// How many running subagents are followed (to tell when each finishes); more are shown
+/// starting, not finishing.
+const MAX_SUBAGENTS: usize = 1000;
 /// The stderr line Codex always prints, stdin being /dev/null.
 const STDIN_NOTICE: &str = "Reading additional input from stdin...";
 /// The tracing target of a tool call Codex refused or could not make.
@@ -312,7 +315,9 @@ impl Parser {
         match item.tool.as_deref() {
             Some("spawn_agent") => {
                 for thread in &item.receiver_thread_ids {
-                    self.subagents.insert(thread.clone(), item.id.clone());
+                    if self.subagents.len() < MAX_SUBAGENTS {
+                        self.subagents.insert(thread.clone(), item.id.clone());
+                    }
                     out.push(EventKind::SubagentStarted {
                         session_id: Some(thread.clone()),
                         call_id: item.id.clone(),
