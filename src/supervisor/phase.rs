@@ -23,9 +23,10 @@ use tokio::time::Instant;
 
 use super::signals::Received;
 use crate::agent::StreamEnd;
-use crate::event::{ExitInfo, Limits, Outcome, Stream};
+use crate::event::{CostIssue, ExitInfo, Limits, Outcome, Stream};
 use crate::lifecycle::Ending;
 use crate::render::format;
+use crate::stats::Spent;
 use crate::watchdog::{Activity, Quiet, Verdict, Watchdog};
 
 /// After the agent exits, how long its pipes may stay open (held by a leftover process) before
@@ -74,12 +75,12 @@ pub(crate) enum Stop {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Input {
     /// Output was read from one pipe at `at`. `final_word`: it held the agent's final result;
-    /// `spent`: the run's known cost with it counted.
+    /// `spent`: what the run has spent with it counted.
     Output {
         stream: Stream,
         at: Instant,
         final_word: bool,
-        spent: f64,
+        spent: Spent,
     },
     /// The agent's process exited.
     Exited(ExitInfo),
@@ -236,7 +237,7 @@ impl Machine {
         stream: Stream,
         at: Instant,
         final_word: bool,
-        spent: f64,
+        spent: Spent,
         now: Instant,
         actions: &mut Vec<Action>,
     ) {
@@ -255,8 +256,7 @@ impl Machine {
             self.phase = Phase::Finishing {
                 by: now + self.limits.finish_grace,
             };
-        } else if let Some(max) = self.limits.max_cost_usd.filter(|max| spent > *max) {
-            let message = format!("cost ${spent:.4} crossed --max-cost ${max:.2}");
+        } else if let Some(message) = self.limits.max_cost_usd.and_then(|max| over(spent, max)) {
             self.stop(Outcome::BudgetExceeded, message, now, actions);
         }
     }
@@ -435,6 +435,25 @@ impl Machine {
             kill_at: Some(now + self.limits.kill_grace),
         };
         actions.push(Action::Signal(Signal::SIGTERM));
+    }
+}
+
+/// Why `spent` is over the budget `max`, if it is. Spending that has no bound is over any budget:
+/// fail closed.
+fn over(spent: Spent, max: f64) -> Option<String> {
+    match spent {
+        Spent::AtLeast(cost) if cost > max => {
+            Some(format!("cost ${cost:.4} crossed --max-cost ${max:.2}"))
+        }
+        Spent::AtLeast(_) => None,
+        Spent::Unbounded(CostIssue::Infinite) => Some(format!(
+            "the agent reported {}: over --max-cost ${max:.2}",
+            CostIssue::Infinite.describe()
+        )),
+        Spent::Unbounded(issue) => Some(format!(
+            "the agent reported {} and the model has no price to estimate it from: the run's spending can no longer be held to --max-cost ${max:.2}",
+            issue.describe()
+        )),
     }
 }
 

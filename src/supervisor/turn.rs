@@ -114,7 +114,7 @@ impl Supervisor<'_> {
             stream: batch.stream,
             at: batch.at,
             final_word,
-            spent: self.dispatch.totals().known_cost(),
+            spent: self.dispatch.totals().spent(),
         };
         batch.recycle();
         input

@@ -4,6 +4,7 @@
 mod config;
 mod conformance;
 mod fakes;
+mod faults_budget;
 mod generic;
 mod live;
 mod opencode;

@@ -133,7 +133,8 @@ impl Human {
             | K::Stderr { .. }
             | K::Unparsed(_)
             | K::WatchdogWarning { .. }
-            | K::WatchdogFired(_) => warnings::show(&mut lines, kind),
+            | K::WatchdogFired(_)
+            | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
             K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
         }
         lines.out

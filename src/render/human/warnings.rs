@@ -1,5 +1,6 @@
 //! What went wrong or may: provider errors and retries, the agent's warnings and errors, its
-//! stderr, output lines that could not be read, and the watchdog's warning and diagnosis.
+//! stderr, output lines that could not be read, what it printed after its final word, and the
+//! watchdog's warning and diagnosis.
 
 use super::Lines;
 use crate::event::{Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason};
@@ -33,6 +34,11 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             l.alert(s.warn.apply_to(text));
         }
         EventKind::WatchdogFired(d) => watchdog_fired(l, d),
+        EventKind::AfterFinalWord { .. } => {
+            crate::warning::of(kind, l.totals.steps_finished, |w| {
+                l.alert(s.warn.apply_to(format!("⚠ {w}")));
+            });
+        }
         _ => {}
     }
 }
