@@ -9,7 +9,8 @@
 //!
 //! 1. throughput: `FAKE_AGENT_GENERATE=200000` (~150 MB of real-format OpenCode NDJSON) through
 //!    `runbook run --json > /dev/null`, next to baselines (`/dev/null`, `cat`, `tee`, `jq -c .`);
-//! 2. peak memory (VmHWM of the runbook process itself) for 200,000 and 1,000,000 events;
+//! 2. peak memory (VmHWM of the runbook process itself) for 200,000 and 1,000,000 events, and for
+//!    3,000,000 two-byte junk lines, 1,000,000 stderr lines and 1,000,000 text events;
 //! 3. latency from the agent's write(2) to the line being on runbook's `--json` stdout and in
 //!    `events.ndjson` (paced mode: events carry the CLOCK_REALTIME of their write);
 //! 4. CPU used by runbook while a silent agent hangs for 60 s;
@@ -18,6 +19,7 @@
 //!
 //! Knobs (environment): `BENCH_ONLY=throughput,memory,latency,idle,soak` (default: all but soak),
 //! `BENCH_REPS` (5), `BENCH_EVENTS` (200000), `BENCH_BIG_EVENTS` (1000000),
+//! `BENCH_JUNK_LINES` (3000000), `BENCH_STDERR_LINES` (1000000), `BENCH_TEXT_EVENTS` (1000000),
 //! `BENCH_PACED` (2000), `BENCH_INTERVAL_MS` (2), `BENCH_IDLE_SECS` (60),
 //! `BENCH_SOAK_RUNS` (200), `BENCH_SOAK_EVENTS` (10000000),
 //! `BENCH_DIR` (scratch directory; default a temporary directory under the system's),
@@ -77,6 +79,9 @@ struct Config {
     reps: usize,
     events: u64,
     big_events: u64,
+    junk_lines: u64,
+    stderr_lines: u64,
+    text_events: u64,
     paced: u64,
     interval_ms: u64,
     idle_secs: u64,
@@ -116,6 +121,9 @@ impl Config {
             reps: num("BENCH_REPS", 5).max(1) as usize,
             events: num("BENCH_EVENTS", 200_000),
             big_events: num("BENCH_BIG_EVENTS", 1_000_000),
+            junk_lines: num("BENCH_JUNK_LINES", 3_000_000),
+            stderr_lines: num("BENCH_STDERR_LINES", 1_000_000),
+            text_events: num("BENCH_TEXT_EVENTS", 1_000_000),
             paced: num("BENCH_PACED", 2000),
             interval_ms: num("BENCH_INTERVAL_MS", 2),
             idle_secs: num("BENCH_IDLE_SECS", 60),
@@ -684,16 +692,74 @@ fn throughput(cfg: &Config) {
 
 // ------------------------------------------------------------------------------------- memory
 
+/// One stream runbook's memory is measured over: what the fake agent is told to do.
+struct MemoryCase {
+    what: String,
+    /// The fake agent's mode variable and its value.
+    mode: (&'static str, String),
+}
+
+/// The cases: real-format OpenCode output, and three streams of many small lines that each
+/// become an event (unreadable lines, stderr lines, text events), which must not cost memory per
+/// line either.
+fn memory_cases(cfg: &Config, dir: &Path) -> Vec<MemoryCase> {
+    let mut cases: Vec<MemoryCase> = [cfg.events, cfg.big_events]
+        .into_iter()
+        .map(|n| MemoryCase {
+            what: format!("{n} events"),
+            mode: ("FAKE_AGENT_GENERATE", n.to_string()),
+        })
+        .collect();
+    let step_start = r#"{"type":"step_start","sessionID":"ses_bench","part":{"messageID":"m1"}}"#;
+    let step_finish = r#"{"type":"step_finish","part":{"messageID":"m1","reason":"stop","tokens":{"input":10,"output":1},"cost":0.001}}"#;
+    let streams = [
+        (
+            "junk",
+            cfg.junk_lines,
+            "2-byte junk lines on stdout",
+            r#"{"$repeat": {"line": "x", "times": TIMES}}"#,
+        ),
+        (
+            "stderr",
+            cfg.stderr_lines,
+            "1-byte stderr lines",
+            r#"{"$repeat": {"line": "w", "times": TIMES, "stream": "stderr"}}"#,
+        ),
+        (
+            "text",
+            cfg.text_events,
+            "text events",
+            r#"{"$repeat": {"line": "{\"type\":\"text\",\"part\":{\"text\":\"a short piece of the answer\"}}", "times": TIMES}}"#,
+        ),
+    ];
+    for (name, n, what, directive) in streams {
+        let path = dir.join(format!("{name}.scenario.ndjson"));
+        let body = directive.replace("TIMES", &n.to_string());
+        fs::write(&path, format!("{step_start}\n{body}\n{step_finish}\n")).expect("write scenario");
+        cases.push(MemoryCase {
+            what: format!("{n} {what}"),
+            mode: ("FAKE_AGENT_SCENARIO", path.display().to_string()),
+        });
+    }
+    cases
+}
+
 fn memory(cfg: &Config) {
     let dir = fresh_dir(&cfg.dir.join("memory"));
     let runs = dir.join("runs");
     let mut lines = Vec::new();
-    for n in [cfg.events, cfg.big_events] {
-        eprintln!("== memory: {n} events, {} repetitions", cfg.reps);
+    for case in memory_cases(cfg, &dir) {
+        let (var, value) = &case.mode;
+        eprintln!("== memory: {}, {} repetitions", case.what, cfg.reps);
         wait_quiet();
         let fake = {
-            let child = fake_generate(n, &dir)
+            let mut cmd = clean_command(fake_bin());
+            let child = cmd
+                .current_dir(&dir)
+                .args(["run", "--format", "json", "--", "bench"])
+                .env(var, value)
                 .stdout(devnull())
+                .stderr(devnull())
                 .spawn()
                 .expect("spawn");
             reap(&child)
@@ -701,7 +767,7 @@ fn memory(cfg: &Config) {
         let (mut hwms, mut maxrss, mut out, mut walls) = (Vec::new(), 0, 0, Vec::new());
         for _ in 0..cfg.reps {
             let mut cmd = runbook_command(&runs, &dir);
-            cmd.env("FAKE_AGENT_GENERATE", n.to_string())
+            cmd.env(var, value)
                 .args(["--json", "bench"])
                 .stdout(devnull())
                 .stderr(devnull());
@@ -716,16 +782,17 @@ fn memory(cfg: &Config) {
             }
             let r = reap(&child);
             walls.push(start.elapsed().as_secs_f64());
-            assert_eq!(r.exit_code(), Some(0), "runbook failed");
+            assert_eq!(r.exit_code(), Some(0), "runbook failed on {}", case.what);
             let rd = run_dir(&runs).expect("run dir");
-            out = file_len(&rd.join("stdout.log"));
+            out = file_len(&rd.join("stdout.log")) + file_len(&rd.join("stderr.log"));
             fs::remove_dir_all(&rd).expect("clean up");
             hwms.push(hwm as f64 / 1024.0);
             maxrss = maxrss.max(r.maxrss_kib);
         }
         let max = hwms.iter().copied().fold(0.0, f64::max);
         lines.push(format!(
-            "| {n} | {:.0} MB | **{max:.1} MiB** | {:.1} MiB | {} | {:.1} MiB | {:.1} MiB | {:.2} s |",
+            "| {} | {:.0} MB | **{max:.1} MiB** | {:.1} MiB | {} | {:.1} MiB | {:.1} MiB | {:.2} s |",
+            case.what,
             out as f64 / 1e6,
             median(&mut hwms.clone()),
             hwms.iter()
@@ -738,19 +805,20 @@ fn memory(cfg: &Config) {
         ));
     }
     println!(
-        "## 2. Peak memory\n\n`runbook run --json > /dev/null` over `FAKE_AGENT_GENERATE=N`, {} runs \
-         each. VmHWM is runbook's own peak RSS, read from /proc/PID/status every millisecond \
-         until the process exits (it only grows, so the last reading is the peak). wait4's \
-         ru_maxrss is the largest of runbook's, its reaped children's (the fake agent), and this \
-         bench's RSS when it spawned runbook (a vfork'd child inherits its parent's high-water \
-         mark; this bench's own VmHWM: {:.1} MiB), so it is only an upper bound.\n",
+        "## 2. Peak memory\n\n`runbook run --json > /dev/null` over `FAKE_AGENT_GENERATE=N`, and over \
+         scenarios of N small lines (`$repeat`), {} runs each. VmHWM is runbook's own peak RSS, read \
+         from /proc/PID/status every millisecond until the process exits (it only grows, so the \
+         last reading is the peak). wait4's ru_maxrss is the largest of runbook's, its reaped \
+         children's (the fake agent), and this bench's RSS when it spawned runbook (a vfork'd child \
+         inherits its parent's high-water mark; this bench's own VmHWM: {:.1} MiB), so it is only \
+         an upper bound.\n",
         cfg.reps,
         proc_status_kib(std::process::id(), "VmHWM:").unwrap_or(0) as f64 / 1024.0
     );
     println!(
-        "| events | agent output | runbook VmHWM (max) | VmHWM (median) | every run (MiB) | wait4 ru_maxrss (max) | fake agent alone ru_maxrss | wall (median) |"
+        "| stream | agent output | runbook VmHWM (max) | VmHWM (median) | every run (MiB) | wait4 ru_maxrss (max) | fake agent alone ru_maxrss | wall (median) |"
     );
-    println!("|---:|---:|---:|---:|---|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---|---:|---:|---:|");
     for line in lines {
         println!("{line}");
     }

@@ -37,6 +37,7 @@ mod stats;
 mod store;
 mod supervisor;
 mod term;
+mod warning;
 mod watchdog;
 
 #[cfg(not(target_os = "linux"))]

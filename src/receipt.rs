@@ -18,7 +18,9 @@ use crate::event::{
     SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
-use crate::stats::{Denial, Finish, RunStats, ToolTally, TurnTotals, UnparsedSample};
+use crate::stats::{
+    AfterFinalWord, Denial, Finish, RunStats, ToolTally, TurnTotals, UnparsedSample, Warnings,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -56,6 +58,13 @@ pub struct Receipt {
     pub agent_errors: Vec<String>,
     pub unparsed_lines: UnparsedLines,
     pub stderr: StderrSummary,
+    /// What a reader of the totals must know: costs that could not be used, token counts that
+    /// could not be read, work after the agent's final word. Receipts from before it have none.
+    #[serde(default)]
+    pub warnings: Warnings,
+    /// What the agent printed after its final word (counted in the totals too).
+    #[serde(default)]
+    pub after_final_word: AfterFinalWord,
     pub watchdog: Option<Diagnostic>,
     pub limits: Limits,
     /// The settings that did not come from runbook's defaults, and where each was set.
@@ -134,6 +143,14 @@ pub struct Cost {
     pub source: Option<CostSource>,
     /// The sum of the costs that are known (a lower bound when `usd` is null).
     pub known_usd: f64,
+    /// Some of the cost is unknown: a step without a cost, a model without a price, or a cost the
+    /// agent reported that could not be used nor estimated. `usd` is then null.
+    #[serde(default)]
+    pub incomplete: bool,
+    /// Costs the agent reported that were not used: negative, infinite or not a number (each is
+    /// estimated from its tokens when the model has a price; see `warnings`).
+    #[serde(default)]
+    pub rejected: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -224,6 +241,8 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             usd: s.cost(),
             source: s.cost_source,
             known_usd: s.known_cost(),
+            incomplete: s.cost_incomplete(),
+            rejected: s.costs_rejected,
         },
         turns: s.turns.clone(),
         permission_denials: s.permission_denials.clone(),
@@ -237,6 +256,8 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             lines: s.stderr_lines,
             tail: s.stderr_tail.iter().cloned().collect(),
         },
+        warnings: s.warnings.clone(),
+        after_final_word: s.after_final_word,
         watchdog: s.watchdog.clone(),
         limits: info.limits,
         plan: s.plan.as_ref().map(|plan| {

@@ -13,14 +13,25 @@ use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 
 use crate::event::{
-    AgentResult, CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Outcome,
-    ProviderError, RunInfo, StepUsage, Tokens, ToolEnd, ToolStatus, Turn, TurnKind, UnparsedReason,
+    AgentResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Late,
+    Outcome, ProviderError, RunInfo, StepUsage, Tokens, ToolEnd, ToolStatus, Turn, TurnKind,
+    UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
 const STDERR_TAIL: usize = 10;
 /// How many unparsed lines and errors are kept as examples.
 const KEEP_EXAMPLES: usize = 20;
+/// How many permission denials are kept (each is also counted in its tool's tally).
+const KEEP_DENIALS: usize = 100;
+/// How many tool names get a tally of their own; calls of further names are tallied together
+/// under [`OTHER_TOOLS`].
+const KEEP_TOOL_NAMES: usize = 100;
+/// The tally of the tools past [`KEEP_TOOL_NAMES`].
+pub const OTHER_TOOLS: &str = "(other tools)";
+/// How much of a turn's final text is kept (it is the plan of a planning turn); the rest is
+/// counted, not kept.
+const KEEP_FINAL_TEXT: usize = 1024 * 1024;
 
 /// Tool calls of one tool name.
 #[derive(
@@ -40,18 +51,27 @@ pub struct TurnTotals {
     pub steps: u32,
     pub tool_calls: u32,
     pub tokens: Tokens,
-    /// USD; absent when unknown. While `cost_final` is false this is the sum of the known step
-    /// costs, a lower bound when `unpriced_steps` is not zero.
+    /// USD known so far: the sum of the known step costs, or the agent's own total for the turn
+    /// (plus whatever it spent after giving it). A lower bound when `cost_incomplete`; absent when
+    /// nothing of it is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,
-    /// Steps that finished without a known cost.
+    /// Some of the turn's cost is unknown: a step or the agent's result had no cost, or one that
+    /// could not be used and could not be estimated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_incomplete: bool,
+    /// Steps since the agent's result (all of them, before one) that finished without a known
+    /// cost.
     #[serde(skip)]
     unpriced_steps: u32,
-    /// Whether the agent's own result set the turn's cost (known or unknown) once and for all.
+    /// Whether the agent's own result set the turn's cost, replacing the sum of its steps.
     #[serde(skip)]
     cost_final: bool,
+    /// Whether that result's cost is unknown.
+    #[serde(skip)]
+    result_unpriced: bool,
 }
 
 impl TurnTotals {
@@ -64,8 +84,10 @@ impl TurnTotals {
             tokens: Tokens::default(),
             cost_usd: None,
             cost_source: None,
+            cost_incomplete: false,
             unpriced_steps: 0,
             cost_final: false,
+            result_unpriced: false,
         }
     }
 
@@ -76,37 +98,54 @@ impl TurnTotals {
 
     /// The turn's cost, or `None` when some of it is unknown.
     fn known_total(&self) -> Option<f64> {
-        if self.cost_final || self.unpriced_steps == 0 {
-            self.cost_usd
-        } else {
+        if self.cost_incomplete {
             None
+        } else {
+            self.cost_usd
         }
     }
 
+    /// A step: its tokens count, and its cost (after the agent's result too: the result's total
+    /// covers only what came before it). A cost that is not a usable amount counts as unknown,
+    /// never as less.
     fn step(&mut self, usage: &StepUsage) {
         self.steps += 1;
         self.tokens.add(&usage.tokens);
-        if self.cost_final {
-            return;
-        }
-        match usage.cost_usd {
+        match usage.usable_cost() {
             Some(cost) => {
                 *self.cost_usd.get_or_insert(0.0) += cost;
                 self.cost_source = merge_source(self.cost_source, usage.cost_source);
             }
             None => self.unpriced_steps += 1,
         }
+        self.update();
     }
 
+    /// The agent's own totals replace the sum of the steps, except that a cost it did not give
+    /// (or gave unusable) leaves what the steps cost as what is known.
     fn result(&mut self, result: &AgentResult) {
         if let Some(tokens) = result.tokens {
             self.tokens = tokens;
         }
-        if result.tokens.is_some() || result.cost_usd.is_some() {
-            self.cost_final = true;
-            self.cost_usd = result.cost_usd;
-            self.cost_source = result.cost_usd.and(result.cost_source);
+        let cost = result.usable_cost();
+        if result.tokens.is_none() && result.cost_usd.is_none() && result.cost_rejected.is_none() {
+            return;
         }
+        self.cost_final = true;
+        self.unpriced_steps = 0;
+        match cost {
+            Some(cost) => {
+                self.cost_usd = Some(cost);
+                self.cost_source = result.cost_source;
+                self.result_unpriced = false;
+            }
+            None => self.result_unpriced = true,
+        }
+        self.update();
+    }
+
+    fn update(&mut self) {
+        self.cost_incomplete = self.unpriced_steps > 0 || self.result_unpriced;
     }
 }
 
@@ -124,6 +163,33 @@ fn merge_source(a: Option<CostSource>, b: Option<CostSource>) -> Option<CostSour
 pub struct Denial {
     pub tool: String,
     pub detail: String,
+}
+
+/// What the run's budget knows of its spending.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spent {
+    /// At least this much, in USD: the costs known so far.
+    AtLeast(f64),
+    /// The agent reported a cost that puts no bound on the spending: an infinite one, or one that
+    /// could not be used and could not be estimated.
+    Unbounded(CostIssue),
+}
+
+/// Warnings about the run (see `crate::warning`): how many, and the first few.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Warnings {
+    pub count: u64,
+    pub samples: Vec<String>,
+}
+
+/// What the agent printed after its final word, across the run.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct AfterFinalWord {
+    pub texts: u32,
+    pub tool_calls: u32,
+    pub model_calls: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -189,10 +255,20 @@ pub struct RunStats {
     pub unparsed_samples: Vec<UnparsedSample>,
     pub stderr_lines: u64,
     pub stderr_tail: VecDeque<String>,
+    /// Costs the agent reported that were not used (negative, infinite or not a number).
+    pub costs_rejected: u32,
+    /// The first reported cost that left the spending unbounded, if one did.
+    pub unbounded_cost: Option<CostIssue>,
+    /// What the agent printed after its final word.
+    pub after_final_word: AfterFinalWord,
+    pub warnings: Warnings,
     pub last_agent_event: Option<&'static str>,
     pub last_text: Option<String>,
     /// The current turn's text since its last tool call: its final answer, once it has ended.
+    /// At most [`KEEP_FINAL_TEXT`] bytes, then a note of how much more there was.
     pub final_text: String,
+    /// Bytes of the current turn's final text that were not kept.
+    final_text_dropped: u64,
     pub turns: Vec<TurnTotals>,
 }
 
@@ -271,7 +347,7 @@ impl RunStats {
         Some((
             planning().map(|t| t.tokens.total()).sum(),
             planning()
-                .map(|t| t.cost_usd)
+                .map(TurnTotals::known_total)
                 .try_fold(0.0, |sum, c| c.map(|c| sum + c)),
         ))
     }
@@ -284,9 +360,9 @@ impl RunStats {
         match kind {
             EventKind::TurnStarted { .. } => {
                 self.turns.push(TurnTotals::new(turn));
-                self.final_text.clear();
+                self.clear_final_text();
             }
-            EventKind::ToolStarted(_) => self.final_text.clear(),
+            EventKind::ToolStarted(_) => self.clear_final_text(),
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
             EventKind::StepStarted { .. } => {
                 self.steps_started += 1;
@@ -298,18 +374,35 @@ impl RunStats {
                 set(&mut self.last_finish_reason, &usage.reason);
                 self.turn_mut(turn).step(usage);
                 self.sum_turns();
+                self.cost_checked(usage.rejected(), usage.usable_cost());
+                self.warn(kind);
             }
             EventKind::AgentResult(result) => {
                 self.turn_mut(turn).result(result);
                 self.sum_turns();
+                self.cost_checked(result.rejected(), result.usable_cost());
+                self.warn(kind);
+            }
+            EventKind::AfterFinalWord { what, .. } => {
+                let late = &mut self.after_final_word;
+                match what {
+                    Late::Text => late.texts += 1,
+                    Late::Tool => late.tool_calls += 1,
+                    Late::Step => late.model_calls += 1,
+                }
+                self.warn(kind);
             }
             EventKind::Text { text } => self.text(text),
             EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
             EventKind::SubagentStarted { .. } => self.subagents += 1,
-            EventKind::PermissionDenied { tool, detail } => self.permission_denials.push(Denial {
-                tool: tool.clone(),
-                detail: detail.clone(),
-            }),
+            EventKind::PermissionDenied { tool, detail }
+                if self.permission_denials.len() < KEEP_DENIALS =>
+            {
+                self.permission_denials.push(Denial {
+                    tool: tool.clone(),
+                    detail: detail.clone(),
+                });
+            }
             EventKind::ProviderError(err) => push_bounded(&mut self.provider_errors, err.clone()),
             EventKind::AgentError { name, message } => {
                 push_bounded(&mut self.agent_errors, format!("{name}: {message}"));
@@ -330,18 +423,50 @@ impl RunStats {
 
     /// The agent's text: the latest, and the turn's answer so far.
     fn text(&mut self, text: &str) {
-        if !self.final_text.is_empty() {
-            self.final_text.push_str("\n\n");
-        }
-        self.final_text.push_str(text);
         set(&mut self.last_text, text);
+        if self.final_text_dropped > 0 {
+            self.final_text_dropped += text.len() as u64;
+            return;
+        }
+        let sep = if self.final_text.is_empty() {
+            ""
+        } else {
+            "\n\n"
+        };
+        if self.final_text.len() + sep.len() + text.len() <= KEEP_FINAL_TEXT {
+            self.final_text.push_str(sep);
+            self.final_text.push_str(text);
+            return;
+        }
+        let mut room = KEEP_FINAL_TEXT.saturating_sub(self.final_text.len() + sep.len());
+        while !text.is_char_boundary(room) {
+            room -= 1;
+        }
+        self.final_text.push_str(sep);
+        self.final_text.push_str(&text[..room]);
+        self.final_text_dropped = (text.len() - room) as u64;
+        self.final_text
+            .push_str("\n\n[… the rest of the text was not kept: it is in events.ndjson]");
+    }
+
+    fn clear_final_text(&mut self) {
+        self.final_text.clear();
+        self.final_text_dropped = 0;
+        if self.final_text.capacity() > 64 * 1024 {
+            self.final_text.shrink_to(4096);
+        }
     }
 
     fn tool_completed(&mut self, turn: Turn, end: &ToolEnd) {
         self.tool_calls += 1;
-        let tally = match self.tools.get_mut(&end.name) {
+        let name = if self.tools.contains_key(&end.name) || self.tools.len() < KEEP_TOOL_NAMES {
+            &end.name
+        } else {
+            OTHER_TOOLS
+        };
+        let tally = match self.tools.get_mut(name) {
             Some(tally) => tally,
-            None => self.tools.entry(end.name.clone()).or_default(),
+            None => self.tools.entry(name.to_owned()).or_default(),
         };
         tally.calls += 1;
         match end.status {
@@ -350,6 +475,38 @@ impl RunStats {
             ToolStatus::Denied => tally.denied += 1,
         }
         self.turn_mut(turn).tool_calls += 1;
+    }
+
+    /// A cost the agent reported, as checked: one not used is counted, and one that leaves the
+    /// spending without a bound (infinite, or without an estimate) is remembered for the budget.
+    fn cost_checked(&mut self, rejected: Option<CostIssue>, usable: Option<f64>) {
+        let Some(issue) = rejected else { return };
+        self.costs_rejected += 1;
+        if issue == CostIssue::Infinite || usable.is_none() {
+            self.unbounded_cost.get_or_insert(issue);
+        }
+    }
+
+    fn warn(&mut self, kind: &EventKind) {
+        let (warnings, step) = (&mut self.warnings, self.steps_finished);
+        crate::warning::of(kind, step, |text| {
+            warnings.count += 1;
+            push_bounded(&mut warnings.samples, text);
+        });
+    }
+
+    /// What `--max-cost` is checked against.
+    pub fn spent(&self) -> Spent {
+        match self.unbounded_cost {
+            Some(issue) => Spent::Unbounded(issue),
+            None => Spent::AtLeast(self.known_cost()),
+        }
+    }
+
+    /// Whether some of the cost is unknown: the total is then `None` and the known cost a lower
+    /// bound.
+    pub fn cost_incomplete(&self) -> bool {
+        self.turns.iter().any(|t| t.cost_incomplete)
     }
 
     fn stderr(&mut self, line: &str) {
@@ -440,6 +597,8 @@ mod tests {
             },
             cost_usd: cost,
             cost_source: cost.map(|_| CostSource::Reported),
+            cost_rejected: None,
+            tokens_unreadable: false,
         })
     }
 

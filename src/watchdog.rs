@@ -77,6 +77,12 @@ impl Watchdog {
         now.saturating_duration_since(self.last_activity())
     }
 
+    /// How long the agent has printed nothing, on either stream (CPU use aside).
+    pub(crate) fn output_quiet_for(&self, now: Instant) -> Duration {
+        self.quiet(Activity::Stdout, now)
+            .min(self.quiet(Activity::Stderr, now))
+    }
+
     fn last_activity(&self) -> Instant {
         self.last.iter().copied().max().unwrap_or_else(Instant::now)
     }
@@ -152,28 +158,46 @@ pub(crate) fn diagnostic(quiet: Quiet, totals: &RunStats) -> Diagnostic {
 
 /// A tree using at least this share of one core is busy, not hung.
 const BUSY_CPU_SHARE: f64 = 0.03;
-/// CPU time is judged over at least this long: the kernel counts it in 10 ms ticks, and an idle
-/// agent's timers cost about one tick a second, which over a short window would look busy.
-const MIN_CPU_SPAN: Duration = Duration::from_secs(1);
+/// ... and at least this much CPU time over the span judged: the kernel counts CPU time in 10 ms
+/// ticks, and an idle agent's timers cost about one tick a second, which over a short span would
+/// look like a large share.
+const MIN_BUSY_CPU: Duration = Duration::from_millis(30);
+/// CPU time is judged over at least a fifth of the inactivity timeout, within these bounds: long
+/// enough to count ticks, short enough that a busy agent is seen busy before the watchdog warns
+/// (at half the timeout), however short the timeout.
+const MIN_CPU_SPAN: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(1));
 
 /// Judges whether the agent's process tree is busy from successive readings of its CPU time,
-/// over a sliding window (half the inactivity timeout, between 1 and 10 seconds).
+/// over a sliding window (half the inactivity timeout, up to 10 seconds).
 #[derive(Debug, Clone)]
 pub(crate) struct CpuWindow {
+    /// The shortest span a judgement is made over.
+    span: Duration,
     window: Duration,
     samples: std::collections::VecDeque<(Instant, Duration)>,
 }
 
 impl CpuWindow {
     pub(crate) fn new(timeout: Duration) -> Self {
+        let span = (timeout / 5).clamp(MIN_CPU_SPAN.0, MIN_CPU_SPAN.1);
         Self {
-            window: (timeout / 2).clamp(MIN_CPU_SPAN, Duration::from_secs(10)),
+            span,
+            window: (timeout / 2).clamp(span, Duration::from_secs(10)),
             samples: Default::default(),
         }
     }
 
     /// Records the tree's total CPU time at `now`; says whether the window shows a busy tree.
     pub(crate) fn record(&mut self, now: Instant, used: Duration) -> bool {
+        // Samples from before a gap longer than the window (no tick came while output poured
+        // in) say nothing about now.
+        if self
+            .samples
+            .back()
+            .is_some_and(|&(last, _)| now.saturating_duration_since(last) > self.window)
+        {
+            self.samples.clear();
+        }
         self.samples.push_back((now, used));
         // Keep one sample at or before the window's start as the baseline.
         if let Some(start) = now.checked_sub(self.window) {
@@ -183,11 +207,11 @@ impl CpuWindow {
         }
         let (then, before) = self.samples[0];
         let span = now.saturating_duration_since(then);
-        span >= MIN_CPU_SPAN
-            && used.saturating_sub(before).as_secs_f64() >= BUSY_CPU_SHARE * span.as_secs_f64()
+        let busy = MIN_BUSY_CPU.max(span.mul_f64(BUSY_CPU_SHARE));
+        span >= self.span && used.saturating_sub(before) >= busy
     }
 
-    /// Starts over (output showed the agent alive; CPU only matters in silence).
+    /// Starts over (the agent is no longer watched).
     pub(crate) fn clear(&mut self) {
         self.samples.clear();
     }
@@ -214,6 +238,35 @@ mod tests {
             assert!(
                 !cpu.record(now, used),
                 "sample {i} called an idle agent busy"
+            );
+        }
+    }
+
+    #[test]
+    fn at_short_timeouts_a_busy_tree_is_seen_busy_before_the_warning_and_an_idle_one_is_not() {
+        for timeout in [1, 2, 3, 10].map(Duration::from_secs) {
+            // Sampled as the turn samples: every tenth of the timeout (at least 100 ms).
+            let every = (timeout / 10).max(Duration::from_millis(100));
+            let t0 = Instant::now();
+            let (mut busy, mut idle) = (CpuWindow::new(timeout), CpuWindow::new(timeout));
+            let mut seen_busy = None;
+            for i in 1..=40u32 {
+                let now = t0 + every * i;
+                // A whole core, from the first sample on.
+                if busy.record(now, every * (i - 1)) && seen_busy.is_none() {
+                    seen_busy = Some(every * i);
+                }
+                // A 10 ms tick a second.
+                let ticks = (every * i).as_millis() as u32 / 1000;
+                assert!(
+                    !idle.record(now, TICK * ticks),
+                    "{timeout:?}: idle called busy"
+                );
+            }
+            let seen = seen_busy.expect("a busy tree is seen busy");
+            assert!(
+                seen < timeout / 2,
+                "{timeout:?}: busy seen only after {seen:?}"
             );
         }
     }

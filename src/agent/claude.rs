@@ -15,6 +15,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::late::AfterFinal;
+use super::reported::{self, Cost, Count};
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
@@ -29,6 +31,9 @@ use crate::prices::PriceTable;
 
 /// Longest tool error text kept in an event.
 const MAX_ERROR_CHARS: usize = 2000;
+/// How many denied call ids are remembered (so the result's list of denials does not repeat
+/// them); past it, a denial may be told twice rather than memory grow.
+const MAX_DENIED_IDS: usize = 4096;
 /// What Claude Code prints on stderr when bypass is refused to root.
 const ROOT_REFUSAL: &str = "cannot be used with root/sudo privileges";
 /// Tool results that mean the call was not allowed, in Claude Code's words.
@@ -109,6 +114,8 @@ impl Adapter for Claude {
 struct Step {
     id: String,
     tokens: Tokens,
+    /// Some token count Claude reported for it was not a whole number.
+    tokens_unreadable: bool,
     model: Option<String>,
     has_tool_use: bool,
 }
@@ -128,6 +135,8 @@ struct Parser {
     result: Option<Result<(), String>>,
     /// Whether an API failure was already told (by Claude's own error message).
     told_api_error: bool,
+    /// What came after the `result`.
+    after: AfterFinal,
 }
 
 impl StdoutParser for Parser {
@@ -141,6 +150,7 @@ impl StdoutParser for Parser {
             out,
         );
         let parent = parsed.parent_tool_use_id.as_deref();
+        let (late, from) = (self.result.is_some(), out.len());
         match (parsed.kind.as_str(), parsed.subtype.as_deref()) {
             ("system", Some("init")) => {
                 if let Some(cwd) = parsed.cwd {
@@ -189,17 +199,23 @@ impl StdoutParser for Parser {
             ("result", _) => self.result(parsed, out),
             _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
+        if late {
+            self.after.mark(out, from);
+        }
     }
 
     fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
         self.calls.close_all(out);
-        match self.result.take() {
+        // A model call the output stopped inside of still spent its tokens.
+        self.finish_step(Some("unfinished".to_owned()), out);
+        let end = match self.result.take() {
             Some(Ok(())) => StreamEnd::Finished,
             Some(Err(message)) => StreamEnd::Failed(message),
             None => StreamEnd::Truncated(
                 "the output ended before Claude Code's final result".to_owned(),
             ),
-        }
+        };
+        self.after.end(end)
     }
 }
 
@@ -227,7 +243,7 @@ impl Parser {
                 if let Some(step) = &mut self.step
                     && let Some(output) = output
                 {
-                    step.tokens.output = output;
+                    step.tokens.output = output.get(&mut step.tokens_unreadable);
                 }
                 let reason = event.delta.and_then(|d| d.stop_reason);
                 self.finish_step(reason, out);
@@ -239,16 +255,20 @@ impl Parser {
     fn start_step(&mut self, message: &Message, out: &mut Vec<EventKind>) {
         let Some(id) = message.id.clone() else { return };
         let usage = message.usage.clone().unwrap_or_default();
+        let mut tokens_unreadable = false;
+        let mut get = |n: Option<Count>| n.unwrap_or_default().get(&mut tokens_unreadable);
+        let tokens = Tokens {
+            input: get(usage.input_tokens),
+            // `message_start` carries a placeholder output count; the real one comes later.
+            output: 0,
+            reasoning: 0,
+            cache_read: get(usage.cache_read_input_tokens),
+            cache_write: get(usage.cache_creation_input_tokens),
+        };
         self.step = Some(Step {
             id: id.clone(),
-            tokens: Tokens {
-                input: usage.input_tokens.unwrap_or(0),
-                // `message_start` carries a placeholder output count; the real one comes later.
-                output: 0,
-                reasoning: 0,
-                cache_read: usage.cache_read_input_tokens.unwrap_or(0),
-                cache_write: usage.cache_creation_input_tokens.unwrap_or(0),
-            },
+            tokens,
+            tokens_unreadable,
             model: message.model.clone(),
             has_tool_use: false,
         });
@@ -266,13 +286,17 @@ impl Parser {
             .to_owned()
         });
         let model = step.model.as_deref().or(self.model.as_deref());
-        let cost = model.and_then(|m| self.prices.estimate(m, &step.tokens));
+        // Tokens that could not all be read give no estimate: it would be too low.
+        let cost = reported::estimate(&self.prices, model, &step.tokens)
+            .filter(|_| !step.tokens_unreadable);
         out.push(EventKind::StepFinished(StepUsage {
             id: Some(step.id),
             reason,
             tokens: step.tokens,
             cost_usd: cost,
             cost_source: cost.map(|_| CostSource::Estimated),
+            cost_rejected: None,
+            tokens_unreadable: step.tokens_unreadable,
         }));
     }
 
@@ -355,7 +379,9 @@ impl Parser {
                 continue;
             };
             if status == ToolStatus::Denied {
-                self.denied.insert(id.clone());
+                if self.denied.len() < MAX_DENIED_IDS {
+                    self.denied.insert(id.clone());
+                }
                 out.push(EventKind::PermissionDenied {
                     tool: call.name.clone(),
                     detail: call.input.clone(),
@@ -401,21 +427,43 @@ impl Parser {
                 retryable: None,
             }));
         }
-        let tokens = line.model_usage.as_ref().map(sum_model_usage).or_else(|| {
-            line.usage.as_ref().map(|u| Tokens {
-                input: u.input_tokens.unwrap_or(0),
-                output: u.output_tokens.unwrap_or(0),
-                reasoning: 0,
-                cache_read: u.cache_read_input_tokens.unwrap_or(0),
-                cache_write: u.cache_creation_input_tokens.unwrap_or(0),
-            })
-        });
+        let mut tokens_unreadable = false;
+        let by_model = line
+            .model_usage
+            .as_ref()
+            .map(|usage| tokens_by_model(usage, &mut tokens_unreadable));
+        let tokens = match &by_model {
+            Some(by_model) => Some(by_model.iter().fold(Tokens::default(), |mut sum, (_, t)| {
+                sum.add(t);
+                sum
+            })),
+            None => line.usage.as_ref().map(|u| {
+                let mut get = |n: Option<Count>| n.unwrap_or_default().get(&mut tokens_unreadable);
+                Tokens {
+                    input: get(u.input_tokens),
+                    output: get(u.output_tokens),
+                    reasoning: 0,
+                    cache_read: get(u.cache_read_input_tokens),
+                    cache_write: get(u.cache_creation_input_tokens),
+                }
+            }),
+        };
+        // A reported total that cannot be used is priced from each model's tokens.
+        let estimate = || match &by_model {
+            Some(by_model) => by_model.iter().try_fold(0.0, |sum, (model, t)| {
+                Some(sum + self.prices.estimate(model, t)?)
+            }),
+            None => reported::estimate(&self.prices, self.model.as_deref(), &tokens?),
+        };
+        let cost = reported::check(line.total_cost_usd, estimate, tokens_unreadable);
         out.push(EventKind::AgentResult(AgentResult {
             ok: !failed,
             message: message.clone(),
             tokens,
-            cost_usd: line.total_cost_usd,
-            cost_source: line.total_cost_usd.map(|_| CostSource::Reported),
+            cost_usd: cost.cost_usd,
+            cost_source: cost.cost_source,
+            cost_rejected: cost.cost_rejected,
+            tokens_unreadable,
             model_calls: None,
             duration_ms: line.duration_ms,
         }));
@@ -435,19 +483,24 @@ impl Parser {
     }
 }
 
-/// Tokens of every model Claude used, subagents included.
-fn sum_model_usage(usage: &std::collections::BTreeMap<String, ModelUsage>) -> Tokens {
-    let mut total = Tokens::default();
-    for u in usage.values() {
-        total.add(&Tokens {
-            input: u.input_tokens,
-            output: u.output_tokens,
-            reasoning: 0,
-            cache_read: u.cache_read_input_tokens,
-            cache_write: u.cache_creation_input_tokens,
-        });
-    }
-    total
+/// Tokens of each model Claude used, subagents included.
+fn tokens_by_model<'a>(
+    usage: &'a std::collections::BTreeMap<String, ModelUsage>,
+    unreadable: &mut bool,
+) -> Vec<(&'a str, Tokens)> {
+    usage
+        .iter()
+        .map(|(model, u)| {
+            let tokens = Tokens {
+                input: u.input_tokens.get(unreadable),
+                output: u.output_tokens.get(unreadable),
+                reasoning: 0,
+                cache_read: u.cache_read_input_tokens.get(unreadable),
+                cache_write: u.cache_creation_input_tokens.get(unreadable),
+            };
+            (model.as_str(), tokens)
+        })
+        .collect()
 }
 
 /// `API Error: 500 …` → 500.
@@ -548,7 +601,9 @@ struct Line {
     result: Option<String>,
     errors: Option<Vec<String>>,
     stop_reason: Option<String>,
-    total_cost_usd: Option<f64>,
+    /// Read whatever it holds: a cost that is not a usable number must not cost the line the
+    /// final result.
+    total_cost_usd: Option<Cost>,
     duration_ms: Option<u64>,
     usage: Option<Usage>,
     #[serde(rename = "modelUsage")]
@@ -635,23 +690,23 @@ impl ResultContent {
 
 #[derive(Deserialize, Clone, Default)]
 struct Usage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-    cache_creation_input_tokens: Option<u64>,
-    cache_read_input_tokens: Option<u64>,
+    input_tokens: Option<Count>,
+    output_tokens: Option<Count>,
+    cache_creation_input_tokens: Option<Count>,
+    cache_read_input_tokens: Option<Count>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ModelUsage {
     #[serde(default)]
-    input_tokens: u64,
+    input_tokens: Count,
     #[serde(default)]
-    output_tokens: u64,
+    output_tokens: Count,
     #[serde(default)]
-    cache_read_input_tokens: u64,
+    cache_read_input_tokens: Count,
     #[serde(default)]
-    cache_creation_input_tokens: u64,
+    cache_creation_input_tokens: Count,
 }
 
 #[derive(Deserialize)]

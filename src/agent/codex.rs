@@ -14,6 +14,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::late::AfterFinal;
+use super::reported::{self, Count};
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
@@ -29,6 +31,9 @@ use crate::prices::PriceTable;
 
 /// Longest tool error text kept in an event.
 const MAX_ERROR_CHARS: usize = 2000;
+/// How many running subagents are followed (to tell when each finishes); more are shown
+/// starting, not finishing.
+const MAX_SUBAGENTS: usize = 1000;
 /// The stderr line Codex always prints, stdin being /dev/null.
 const STDIN_NOTICE: &str = "Reading additional input from stdin...";
 /// The tracing target of a tool call Codex refused or could not make.
@@ -129,6 +134,8 @@ struct Parser {
     /// Reconnects announced so far.
     retries: u32,
     end: Option<Result<(), String>>,
+    /// What came after `turn.completed` (or `turn.failed`).
+    after: AfterFinal,
 }
 
 impl StdoutParser for Parser {
@@ -136,6 +143,7 @@ impl StdoutParser for Parser {
         let Some(parsed) = parse_line::<Line>(line, out) else {
             return;
         };
+        let (late, from) = (self.end.is_some(), out.len());
         match parsed.kind.as_str() {
             "thread.started" => out.push(EventKind::SessionStarted {
                 session_id: parsed.thread_id.unwrap_or_default(),
@@ -167,6 +175,8 @@ impl StdoutParser for Parser {
                     tokens: None,
                     cost_usd: None,
                     cost_source: None,
+                    cost_rejected: None,
+                    tokens_unreadable: false,
                     model_calls: None,
                     duration_ms: None,
                 }));
@@ -174,17 +184,21 @@ impl StdoutParser for Parser {
             }
             _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
+        if late {
+            self.after.mark(out, from);
+        }
     }
 
     fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
         self.calls.close_all(out);
-        match self.end.take() {
+        let end = match self.end.take() {
             Some(Ok(())) => StreamEnd::Finished,
             Some(Err(message)) => StreamEnd::Failed(format!("Codex: {message}")),
             None => {
                 StreamEnd::Truncated("the output ended before Codex's turn.completed".to_owned())
             }
-        }
+        };
+        self.after.end(end)
     }
 }
 
@@ -318,7 +332,9 @@ impl Parser {
         match item.tool.as_deref() {
             Some("spawn_agent") => {
                 for thread in &item.receiver_thread_ids {
-                    self.subagents.insert(thread.clone(), item.id.clone());
+                    if self.subagents.len() < MAX_SUBAGENTS {
+                        self.subagents.insert(thread.clone(), item.id.clone());
+                    }
                     out.push(EventKind::SubagentStarted {
                         session_id: Some(thread.clone()),
                         call_id: item.id.clone(),
@@ -392,24 +408,28 @@ impl Parser {
     }
 
     fn turn_completed(&mut self, usage: Usage, out: &mut Vec<EventKind>) {
-        let reasoning = usage.reasoning_output_tokens;
+        let mut tokens_unreadable = false;
+        let mut get = |n: Count| n.get(&mut tokens_unreadable);
+        let (input, cached) = (get(usage.input_tokens), get(usage.cached_input_tokens));
+        let (output, reasoning) = (get(usage.output_tokens), get(usage.reasoning_output_tokens));
         let tokens = Tokens {
-            input: usage.input_tokens.saturating_sub(usage.cached_input_tokens),
-            output: usage.output_tokens.saturating_sub(reasoning),
+            input: input.saturating_sub(cached),
+            output: output.saturating_sub(reasoning),
             reasoning,
-            cache_read: usage.cached_input_tokens,
-            cache_write: usage.cache_write_input_tokens,
+            cache_read: cached,
+            cache_write: get(usage.cache_write_input_tokens),
         };
-        let cost = self
-            .model
-            .as_deref()
-            .and_then(|m| self.prices.estimate(m, &tokens));
+        // Tokens that could not all be read give no estimate: it would be too low.
+        let cost = reported::estimate(&self.prices, self.model.as_deref(), &tokens)
+            .filter(|_| !tokens_unreadable);
         out.push(EventKind::AgentResult(AgentResult {
             ok: true,
             message: None,
             tokens: Some(tokens),
             cost_usd: cost,
             cost_source: cost.map(|_| CostSource::Estimated),
+            cost_rejected: None,
+            tokens_unreadable,
             model_calls: None,
             duration_ms: None,
         }));
@@ -555,11 +575,11 @@ struct ErrorBody {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Usage {
-    input_tokens: u64,
-    cached_input_tokens: u64,
-    cache_write_input_tokens: u64,
-    output_tokens: u64,
-    reasoning_output_tokens: u64,
+    input_tokens: Count,
+    cached_input_tokens: Count,
+    cache_write_input_tokens: Count,
+    output_tokens: Count,
+    reasoning_output_tokens: Count,
 }
 
 #[derive(Deserialize)]

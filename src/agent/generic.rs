@@ -3,6 +3,7 @@
 //! every event itself. Events that only runbook may make (`run.*`, `turn.*`, `watchdog.*`, …)
 //! are refused as `unparsed`.
 
+use super::late::AfterFinal;
 use super::tools::OpenCalls;
 use super::{
     Adapter, Cli, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd, unparsed_line,
@@ -56,6 +57,8 @@ struct Parser {
     open_step: bool,
     last_reason: Option<String>,
     result: Option<Result<(), String>>,
+    /// What came after `agent.result`.
+    after: AfterFinal,
 }
 
 impl StdoutParser for Parser {
@@ -77,6 +80,31 @@ impl StdoutParser for Parser {
             out.push(unparsed_line(UnparsedReason::UnknownType, line));
             return;
         }
+        let (late, from) = (self.result.is_some(), out.len());
+        self.event(kind, out);
+        if late {
+            self.after.mark(out, from);
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
+        self.calls.close_all(out);
+        let end = match self.result.take() {
+            Some(Ok(())) => StreamEnd::Finished,
+            Some(Err(message)) => StreamEnd::Failed(message),
+            None if self.open_step => {
+                StreamEnd::Truncated("the output ended inside a step".to_owned())
+            }
+            None => {
+                StreamEnd::Truncated("the agent ended without an agent.result event".to_owned())
+            }
+        };
+        self.after.end(end)
+    }
+}
+
+impl Parser {
+    fn event(&mut self, kind: EventKind, out: &mut Vec<EventKind>) {
         match kind {
             EventKind::ToolStarted(start) => self.calls.start(start, out),
             EventKind::ToolCompleted(end) => self.calls.complete(end, out),
@@ -101,20 +129,6 @@ impl StdoutParser for Parser {
                 out.push(kind);
             }
             other => out.push(other),
-        }
-    }
-
-    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
-        self.calls.close_all(out);
-        match self.result.take() {
-            Some(Ok(())) => StreamEnd::Finished,
-            Some(Err(message)) => StreamEnd::Failed(message),
-            None if self.open_step => {
-                StreamEnd::Truncated("the output ended inside a step".to_owned())
-            }
-            None => {
-                StreamEnd::Truncated("the agent ended without an agent.result event".to_owned())
-            }
         }
     }
 }

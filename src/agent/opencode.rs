@@ -12,19 +12,23 @@ pub(crate) use fast::agrees as fast_path_agrees;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
 
+use super::late::AfterFinal;
+use super::reported::{self, Cost, Count};
 use super::summary::{self, InputFields};
 use super::{
     Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
     announce_session, npm_cli, unparsed_line, unreadable_reason,
 };
 use crate::event::{
-    CostSource, EventKind, ProviderError, StepUsage, Tokens, ToolEnd, ToolKind, ToolStart,
-    ToolStatus, UnparsedReason,
+    EventKind, ProviderError, StepUsage, Tokens, ToolEnd, ToolKind, ToolStart, ToolStatus,
+    UnparsedReason,
 };
+use crate::prices::PriceTable;
 
 /// The error text OpenCode puts on a tool call whose permission was auto-rejected.
 const REJECTED: &str = "The user rejected permission to use this specific tool call.";
@@ -62,6 +66,8 @@ impl Adapter for OpenCode {
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
         Box::new(Parser {
             cwd: ctx.cwd,
+            model: ctx.model,
+            prices: ctx.prices,
             ..Parser::default()
         })
     }
@@ -74,12 +80,17 @@ impl Adapter for OpenCode {
 #[derive(Default)]
 struct Parser {
     cwd: PathBuf,
+    /// The model asked for, to price a step whose reported cost cannot be used.
+    model: Option<String>,
+    prices: Arc<PriceTable>,
     session_announced: bool,
     /// The message id of the step in progress, if any.
     open_step: Option<Option<String>>,
     last_reason: Option<String>,
     error: Option<String>,
     denied_in_last_step: bool,
+    /// What came after the last finished step, outside any step.
+    after: AfterFinal,
 }
 
 impl StdoutParser for Parser {
@@ -106,6 +117,10 @@ impl StdoutParser for Parser {
             parsed.session_id.as_deref(),
             out,
         );
+        // OpenCode's final word is its last finished step: a new step is more work of the turn,
+        // anything else outside a step comes after the word.
+        let late = self.finished() && parsed.kind != "step_start";
+        let from = out.len();
         match (&*parsed.kind, parsed.part, parsed.error) {
             ("step_start", Some(part), _) => self.step_start(part, out),
             ("step_finish", Some(part), _) => self.step_finish(part, out),
@@ -121,9 +136,29 @@ impl StdoutParser for Parser {
             ("error", _, Some(err)) => self.error(err, out),
             _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
+        if late {
+            self.after.mark(out, from);
+        }
     }
 
     fn end(&mut self, _out: &mut Vec<EventKind>) -> StreamEnd {
+        let end = self.stream_end();
+        self.after.end(end)
+    }
+}
+
+impl Parser {
+    /// Whether the last step finished the agent's work, and no step is open.
+    fn finished(&self) -> bool {
+        self.open_step.is_none()
+            && self
+                .last_reason
+                .as_deref()
+                .is_some_and(|r| r != "tool-calls" && r != "length")
+    }
+
+    /// How the stream ended, by the steps.
+    fn stream_end(&self) -> StreamEnd {
         if let Some(message) = &self.error {
             return StreamEnd::Failed(message.clone());
         }
@@ -142,9 +177,7 @@ impl StdoutParser for Parser {
             Some(_) => StreamEnd::Finished,
         }
     }
-}
 
-impl Parser {
     fn step_start(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
         let id = part.message_id.map(Cow::into_owned);
         // A retried request re-announces the same message: one step, not two.
@@ -163,18 +196,28 @@ impl Parser {
             .map_or_else(|| "unknown".to_owned(), Cow::into_owned);
         self.last_reason = Some(reason.clone());
         let t = part.tokens.unwrap_or_default();
+        let mut tokens_unreadable = false;
+        let mut get = |n: Count| n.get(&mut tokens_unreadable);
+        let tokens = Tokens {
+            input: get(t.input),
+            output: get(t.output),
+            reasoning: get(t.reasoning),
+            cache_read: get(t.cache.read),
+            cache_write: get(t.cache.write),
+        };
+        let cost = reported::check(
+            part.cost,
+            || reported::estimate(&self.prices, self.model.as_deref(), &tokens),
+            tokens_unreadable,
+        );
         out.push(EventKind::StepFinished(StepUsage {
             id: part.message_id.map(Cow::into_owned),
             reason,
-            tokens: Tokens {
-                input: t.input,
-                output: t.output,
-                reasoning: t.reasoning,
-                cache_read: t.cache.read,
-                cache_write: t.cache.write,
-            },
-            cost_usd: part.cost,
-            cost_source: part.cost.map(|_| CostSource::Reported),
+            tokens,
+            cost_usd: cost.cost_usd,
+            cost_source: cost.cost_source,
+            cost_rejected: cost.cost_rejected,
+            tokens_unreadable,
         }));
     }
 
@@ -331,8 +374,10 @@ struct Part<'a> {
     reason: Option<Cow<'a, str>>,
     #[serde(default)]
     tokens: Option<WireTokens>,
+    /// Read whatever it holds: a cost that is not a usable number must not cost the line its
+    /// tokens.
     #[serde(default)]
-    cost: Option<f64>,
+    cost: Option<Cost>,
 }
 
 #[derive(Deserialize, Default)]
@@ -398,11 +443,11 @@ struct Span {
 #[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct WireTokens {
     #[serde(default)]
-    input: u64,
+    input: Count,
     #[serde(default)]
-    output: u64,
+    output: Count,
     #[serde(default)]
-    reasoning: u64,
+    reasoning: Count,
     #[serde(default)]
     cache: WireCache,
 }
@@ -411,9 +456,9 @@ struct WireTokens {
 #[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 struct WireCache {
     #[serde(default)]
-    read: u64,
+    read: Count,
     #[serde(default)]
-    write: u64,
+    write: Count,
 }
 
 #[derive(Deserialize)]
@@ -485,6 +530,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::event::CostIssue;
 
     fn read(stdout_path: &Path) -> super::super::transcript::Reading {
         let name = super::super::transcript::name(stdout_path);
@@ -540,9 +586,59 @@ mod tests {
         assert!(
             out.iter().all(|e| matches!(
                 e,
-                EventKind::Unparsed(_) | EventKind::ToolStarted(_) | EventKind::ToolCompleted(_)
+                EventKind::Unparsed(_)
+                    | EventKind::ToolStarted(_)
+                    | EventKind::ToolCompleted(_)
+                    | EventKind::StepFinished(StepUsage {
+                        tokens_unreadable: true,
+                        ..
+                    })
             )),
             "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_step_whose_cost_cannot_be_used_keeps_its_tokens_and_is_priced_when_it_can_be() {
+        let ctx = ParseContext {
+            model: Some("anthropic/claude-sonnet-4-5".to_owned()),
+            ..ParseContext::new(PathBuf::from("/"))
+        };
+        let mut parser = OpenCode.stdout_parser(ctx);
+        let mut out = Vec::new();
+        for cost in ["-0.45", "1e400", "\"0.3\"", "{}", "0.5"] {
+            let line = format!(
+                r#"{{"type":"step_finish","part":{{"reason":"stop","tokens":{{"input":1000,"output":10}},"cost":{cost}}}}}"#
+            );
+            parser.line(line.as_bytes(), &mut out);
+        }
+        parser.line(
+            br#"{"type":"step_finish","part":{"reason":"stop","tokens":{"input":"1000"},"cost":-1}}"#,
+            &mut out,
+        );
+        let steps: Vec<(u64, Option<f64>, Option<CostIssue>, bool)> = out
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::StepFinished(s) => Some((
+                    s.tokens.total(),
+                    s.cost_usd,
+                    s.cost_rejected,
+                    s.tokens_unreadable,
+                )),
+                _ => None,
+            })
+            .collect();
+        let priced = Some(0.003_15);
+        assert_eq!(
+            steps,
+            [
+                (1010, priced, Some(CostIssue::Negative), false),
+                (1010, priced, Some(CostIssue::Infinite), false),
+                (1010, priced, Some(CostIssue::Unreadable), false),
+                (1010, priced, Some(CostIssue::Unreadable), false),
+                (1010, Some(0.5), None, false),
+                (0, None, Some(CostIssue::Negative), true),
+            ]
         );
     }
 }

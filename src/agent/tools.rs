@@ -5,6 +5,11 @@ use crate::event::{EventKind, ToolEnd, ToolKind, ToolStart, ToolStatus};
 
 /// Error text of a call the agent never finished.
 pub(crate) const UNFINISHED: &str = "the agent stopped before this tool call finished";
+/// How many calls may be open at once; past it the oldest is closed, so that an agent starting
+/// calls it never ends cannot make runbook's memory grow with them.
+const MAX_OPEN: usize = 1000;
+/// Error text of a call closed because too many were open.
+const TOO_MANY_OPEN: &str = "runbook stopped following this call: too many calls were open at once";
 
 /// How a call ended.
 pub(crate) struct Ending {
@@ -41,6 +46,11 @@ impl OpenCalls {
     pub(crate) fn start(&mut self, start: ToolStart, out: &mut Vec<EventKind>) {
         if self.get(&start.call_id).is_some() {
             return;
+        }
+        if self.open.len() >= MAX_OPEN {
+            let oldest = self.open[0].call_id.clone();
+            let ending = Ending::failed(ToolStatus::Error, TOO_MANY_OPEN.to_owned(), None);
+            self.finish(&oldest, ending, out);
         }
         out.push(EventKind::ToolStarted(start.clone()));
         self.open.push(start);
@@ -109,5 +119,31 @@ pub(crate) fn start(call_id: &str, name: &str, input: String, parent: Option<&st
         kind: ToolKind::of(name),
         input,
         parent: parent.map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_that_never_end_are_closed_once_too_many_are_open() {
+        let mut calls = OpenCalls::default();
+        let mut out = Vec::new();
+        for i in 0..MAX_OPEN + 5 {
+            calls.start(
+                start(&format!("c{i}"), "bash", String::new(), None),
+                &mut out,
+            );
+        }
+        assert_eq!(calls.open.len(), MAX_OPEN);
+        let closed: Vec<&str> = out
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::ToolCompleted(end) => Some(end.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(closed, ["c0", "c1", "c2", "c3", "c4"]);
     }
 }

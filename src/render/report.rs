@@ -95,10 +95,11 @@ fn turns(rows: &mut Rows<'_>, r: &Receipt) {
         .turns
         .iter()
         .map(|t| {
-            let cost = t
-                .cost_usd
-                .map(money)
-                .unwrap_or_else(|| "cost unknown".to_owned());
+            let cost = match t.cost_usd {
+                Some(usd) if !t.cost_incomplete => money(usd),
+                Some(usd) if usd > 0.0 => format!("cost unknown (at least {})", money(usd)),
+                _ => "cost unknown".to_owned(),
+            };
             format!(
                 "{} {}: {}, {} tokens, {cost}",
                 t.index + 1,
@@ -207,6 +208,16 @@ fn troubles(rows: &mut Rows<'_>, r: &Receipt) {
             "error",
             s.error.apply_to(first_line_and_more(e)).to_string(),
         );
+    }
+    for w in &r.warnings.samples {
+        rows.row("warning", s.warn.apply_to(w).to_string());
+    }
+    let unshown = r
+        .warnings
+        .count
+        .saturating_sub(r.warnings.samples.len() as u64);
+    if unshown > 0 {
+        rows.row("warning", format!("… and {unshown} more"));
     }
     if r.unparsed_lines.count > 0 {
         rows.row(

@@ -27,9 +27,10 @@ use tokio::time::Instant;
 
 use super::signals::Received;
 use crate::agent::StreamEnd;
-use crate::event::{ExitInfo, Limits, Outcome, Stream};
+use crate::event::{CostIssue, ExitInfo, Limits, Outcome, Stream};
 use crate::lifecycle::Ending;
 use crate::render::format;
+use crate::stats::Spent;
 use crate::watchdog::{Activity, Quiet, Verdict, Watchdog};
 
 /// After the agent exits, how long its pipes may stay open (held by a leftover process) before
@@ -84,12 +85,12 @@ pub(crate) enum Stop {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Input {
     /// Output was read from one pipe at `at`. `final_word`: it held the agent's final result;
-    /// `spent`: the run's known cost with it counted.
+    /// `spent`: what the run has spent with it counted.
     Output {
         stream: Stream,
         at: Instant,
         final_word: bool,
-        spent: f64,
+        spent: Spent,
     },
     /// The agent's process exited.
     Exited(ExitInfo),
@@ -180,10 +181,15 @@ impl Machine {
         self.watchdog.quiet_for(now)
     }
 
+    /// Whether the tree's CPU use matters at all: while the agent is watched.
+    pub(crate) fn watches_cpu(&self) -> bool {
+        self.watched()
+    }
+
     /// Whether the next [`Input::Tick`] should say if the tree used CPU: only while it is watched,
-    /// and only once it has been quiet for a while (output already proves it alive).
+    /// and only once it has printed nothing for a while (output already proves it alive).
     pub(crate) fn wants_cpu(&self, now: Instant) -> bool {
-        self.watched() && self.watchdog.quiet_for(now) >= self.cpu_every
+        self.watched() && self.watchdog.output_quiet_for(now) >= self.cpu_every
     }
 
     /// When time passing next matters, if it can.
@@ -262,7 +268,7 @@ impl Machine {
         stream: Stream,
         at: Instant,
         final_word: bool,
-        spent: f64,
+        spent: Spent,
         now: Instant,
         actions: &mut Vec<Action>,
     ) {
@@ -275,10 +281,9 @@ impl Machine {
         self.watchdog.observe(what, at);
         if let Phase::Draining { stop: None, .. } = self.phase
             && !self.final_word
-            && let Some(max) = self.limits.max_cost_usd.filter(|max| spent > *max)
+            && let Some(message) = self.limits.max_cost_usd.and_then(|max| over(spent, max))
         {
             // Read after the agent exited, but still its spending: the budget holds to the end.
-            let message = format!("cost ${spent:.4} crossed --max-cost ${max:.2}");
             self.end_leftovers(Outcome::BudgetExceeded, message, now, actions);
             return;
         }
@@ -291,8 +296,7 @@ impl Machine {
             self.phase = Phase::Finishing {
                 by: now + self.limits.finish_grace,
             };
-        } else if let Some(max) = self.limits.max_cost_usd.filter(|max| spent > *max) {
-            let message = format!("cost ${spent:.4} crossed --max-cost ${max:.2}");
+        } else if let Some(message) = self.limits.max_cost_usd.and_then(|max| over(spent, max)) {
             self.stop(Outcome::BudgetExceeded, message, now, actions);
         }
     }
@@ -526,6 +530,25 @@ impl Machine {
             kill_at: Some(now + self.limits.kill_grace),
         };
         actions.push(Action::Signal(Signal::SIGTERM));
+    }
+}
+
+/// Why `spent` is over the budget `max`, if it is. Spending that has no bound is over any budget:
+/// fail closed.
+fn over(spent: Spent, max: f64) -> Option<String> {
+    match spent {
+        Spent::AtLeast(cost) if cost > max => {
+            Some(format!("cost ${cost:.4} crossed --max-cost ${max:.2}"))
+        }
+        Spent::AtLeast(_) => None,
+        Spent::Unbounded(CostIssue::Infinite) => Some(format!(
+            "the agent reported {}: over --max-cost ${max:.2}",
+            CostIssue::Infinite.describe()
+        )),
+        Spent::Unbounded(issue) => Some(format!(
+            "the agent reported {} and the model has no price to estimate it from: the run's spending can no longer be held to --max-cost ${max:.2}",
+            issue.describe()
+        )),
     }
 }
 

@@ -28,6 +28,10 @@ const STDOUT_PIPE: libc::c_int = 1024 * 1024;
 /// queue between them (`QUEUE` batches) holds little memory however much one read returned. Large
 /// enough that a fast agent's output does not wake the supervisor for every few hundred events.
 const BATCH_INPUT: usize = 256 * 1024;
+/// A batch also ends after this many lines: each line is at least one event, and an event is far
+/// larger than a short line, so a stream of tiny lines (`x\n` repeated) would otherwise make
+/// batches of a hundred thousand events and fill the queue with hundreds of MiB.
+const BATCH_LINES: usize = 512;
 /// How many batches may wait for the supervisor.
 pub(crate) const QUEUE: usize = 16;
 
@@ -176,7 +180,7 @@ async fn pump(
         // The raw log is written on its own thread while this one parses the same bytes.
         let chunk = Arc::new(Chunk { buf, len: n });
         raw.write(Arc::clone(&chunk)).await;
-        for input in chunk.bytes().chunks(BATCH_INPUT) {
+        for input in batch_inputs(chunk.bytes()) {
             // Room for a typical mix of lines (about one event per 400 bytes) without regrowing.
             let mut events = recycler.vec(input.len() / 400 + 8);
             splitter.feed(input, |piece| on_line(piece, &mut events));
@@ -226,6 +230,23 @@ impl<R: AsyncRead + Unpin> Stoppable<R> {
             read = self.pipe.read(buf) => read,
         }
     }
+}
+
+/// One read's bytes cut into the inputs of batches: at most [`BATCH_INPUT`] bytes and
+/// [`BATCH_LINES`] lines each (a cut may fall inside a line; the splitter keeps its start).
+fn batch_inputs(mut bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        if bytes.is_empty() {
+            return None;
+        }
+        let window = &bytes[..bytes.len().min(BATCH_INPUT)];
+        let end = memchr::memchr_iter(b'\n', window)
+            .nth(BATCH_LINES - 1)
+            .map_or(window.len(), |nl| nl + 1);
+        let (input, rest) = bytes.split_at(end);
+        bytes = rest;
+        Some(input)
+    })
 }
 
 /// One read's bytes, shared by the parser and the raw log writer.
@@ -361,6 +382,24 @@ mod tests {
     use super::*;
     use crate::agent::{Adapter, OpenCode, ParseContext};
 
+    #[test]
+    fn batches_of_tiny_lines_end_after_a_bounded_number_of_lines() {
+        let tiny = b"x\n".repeat(5000);
+        let inputs: Vec<&[u8]> = batch_inputs(&tiny).collect();
+        assert_eq!(inputs.len(), 5000usize.div_ceil(BATCH_LINES));
+        assert!(
+            inputs[..inputs.len() - 1]
+                .iter()
+                .all(|i| i.len() == 2 * BATCH_LINES)
+        );
+        assert_eq!(inputs.concat(), tiny);
+
+        let wide = vec![b'y'; 2 * BATCH_INPUT + 7];
+        let lens: Vec<usize> = batch_inputs(&wide).map(<[u8]>::len).collect();
+        assert_eq!(lens, [BATCH_INPUT, BATCH_INPUT, 7]);
+        assert_eq!(batch_inputs(b"").count(), 0);
+    }
+
     /// More than one read and many batches: every line arrives once, in order, and the raw log
     /// holds exactly what was written.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -403,8 +442,8 @@ mod tests {
         let mut batches = 0;
         while let Some(batch) = rx.recv().await {
             batches += 1;
-            // A batch comes from at most BATCH_INPUT bytes of input (lines here are < 64 bytes).
-            assert!(batch.events.len() <= BATCH_INPUT / 40 + 1);
+            // A batch comes from at most BATCH_LINES lines of input (one event each here).
+            assert!(batch.events.len() <= BATCH_LINES + 1);
             for ev in batch.events {
                 match ev {
                     EventKind::Text { text } => texts.push(text),
@@ -415,7 +454,7 @@ mod tests {
         }
         writer.join().unwrap();
         reader.await.unwrap();
-        assert!(batches >= input.len() / BATCH_INPUT);
+        assert!(batches >= 60_000 / BATCH_LINES);
         let expected: Vec<String> = (0..60_000).map(|i| format!("line {i}")).collect();
         assert_eq!(texts, expected);
         let mut logged = String::new();

@@ -300,7 +300,7 @@ impl CpuMeter {
         self.window.record(now, self.tree.cpu_time())
     }
 
-    /// Starts over: output proved the agent alive, and CPU only matters in silence.
+    /// Starts over: the agent is no longer watched (it gave its final word, or is being ended).
     pub(crate) fn forget(&mut self) {
         self.window.clear();
     }

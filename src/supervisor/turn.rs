@@ -147,7 +147,7 @@ impl Supervisor<'_> {
             stream: batch.stream,
             at: batch.at,
             final_word,
-            spent: self.dispatch.totals().known_cost(),
+            spent: self.dispatch.totals().spent(),
         };
         batch.recycle();
         input
@@ -259,15 +259,17 @@ fn signal_sent(dispatch: &mut Dispatcher, signal: Signal, processes: u32) {
     }
 }
 
-/// How the CPU use of a quiet agent reads now, when the machine wants to know.
+/// How the CPU use of a quiet agent reads now, when the machine wants to know. The tree's CPU
+/// time is read at every tick while the agent is watched, output or not, so that the window
+/// already spans enough time to judge by when the agent falls silent.
 fn read_cpu(machine: &Machine, cpu: &mut CpuMeter) -> Option<bool> {
     let now = Instant::now();
-    if machine.wants_cpu(now) {
-        Some(cpu.busy(now))
-    } else {
+    if !machine.watches_cpu() {
         cpu.forget();
-        None
+        return None;
     }
+    let busy = cpu.busy(now);
+    machine.wants_cpu(now).then_some(busy)
 }
 
 fn exit_info(status: Option<std::process::ExitStatus>) -> ExitInfo {

@@ -4,6 +4,7 @@
 mod config;
 mod conformance;
 mod fakes;
+mod faults_budget;
 mod faults_edges;
 mod faults_input;
 mod faults_known;

@@ -55,6 +55,10 @@
 //!                                The last generation exits 30 s after the first
 //!                                started (a failed test cannot leave it behind
 //!                                for good). The parent continues at once
+//!   {"$repeat": {"line": "s", "times": N, "stream": "stdout"}}
+//!                                s + "\n" written N times, in writes of
+//!                                >= 256 KiB; stream "stdout" (default) or
+//!                                "stderr"; stops at the first failed write
 //!   "{{CWD}}" is replaced by getcwd(), and "{{ENV:NAME}}" by the value of the
 //!   environment variable NAME (empty when unset), in verbatim lines (raw, not
 //!   JSON-escaped) and in directive string values. At the end of the file: exit 0.
@@ -535,6 +539,11 @@ enum Step {
     BurnCpu(u64),
     BurnCpuChild(u64),
     CloseStdout,
+    Repeat {
+        fd: i32,
+        line: Vec<u8>,
+        times: u64,
+    },
     Nop,
 }
 
@@ -706,6 +715,31 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
                 close_output: flag("close_output")?,
             }
         }
+        "$repeat" => {
+            let o = val.as_object().ok_or("$repeat needs an object")?;
+            if let Some(k) = o
+                .keys()
+                .find(|k| !["line", "times", "stream"].contains(&k.as_str()))
+            {
+                return Err(format!("$repeat: unknown key {k:?}"));
+            }
+            let line = o
+                .get("line")
+                .and_then(Value::as_str)
+                .ok_or("$repeat.line needs a string")?;
+            let times = o
+                .get("times")
+                .and_then(Value::as_u64)
+                .ok_or("$repeat.times needs a non-negative integer")?;
+            let fd = match o.get("stream").map(|s| s.as_str()) {
+                None | Some(Some("stdout")) => 1,
+                Some(Some("stderr")) => 2,
+                Some(_) => return Err("$repeat.stream is \"stdout\" or \"stderr\"".into()),
+            };
+            let mut line = line.as_bytes().to_vec();
+            line.push(b'\n');
+            Step::Repeat { fd, line, times }
+        }
         other => return Err(format!("unknown directive {other:?}")),
     })
 }
@@ -755,7 +789,23 @@ fn exec_step(ctx: &Ctx, step: &Step) {
                 libc::close(2);
             }
         }
+        Step::Repeat { fd, line, times } => repeat(*fd, line, *times),
         Step::Nop => {}
+    }
+}
+
+/// `line` written `times` times to `fd`, many copies to a write(2).
+fn repeat(fd: i32, line: &[u8], times: u64) {
+    const WRITE: usize = 256 * 1024;
+    let per_write = (WRITE / line.len().max(1)).max(1) as u64;
+    let block = line.repeat(per_write as usize);
+    let mut left = times;
+    while left > 0 {
+        let n = left.min(per_write);
+        if write_all_fd(fd, &block[..n as usize * line.len()]).is_err() {
+            return;
+        }
+        left -= n;
     }
 }
 

@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 
 use super::{
-    ErrorData, ErrorLine, Line, Part, SeqLen, Span, StrLen, ToolInput, ToolMeta, ToolState,
-    WireCache, WireTokens,
+    Cost, Count, ErrorData, ErrorLine, Line, Part, SeqLen, Span, StrLen, ToolInput, ToolMeta,
+    ToolState, WireCache, WireTokens,
 };
 use crate::agent::scan::Cursor;
 
@@ -71,7 +71,7 @@ fn read_part<'a>(c: &mut Cursor<'a>) -> Option<Part<'a>> {
         "state" => once(&mut state, option(c, |c| tool_state(c).map(Box::new))?),
         "reason" => once(&mut reason, option(c, string)?),
         "tokens" => once(&mut tokens, option(c, wire_tokens)?),
-        "cost" => once(&mut cost, option(c, Cursor::f64)?),
+        "cost" => once(&mut cost, option(c, |c| c.f64().map(Cost::Number))?),
         _ => c.skip(),
     })?;
     Some(Part {
@@ -179,9 +179,9 @@ fn span(c: &mut Cursor<'_>) -> Option<Span> {
 fn wire_tokens(c: &mut Cursor<'_>) -> Option<WireTokens> {
     let (mut input, mut output, mut reasoning, mut cache) = (None, None, None, None);
     c.object(|c, key| match key {
-        "input" => once(&mut input, c.u64()?),
-        "output" => once(&mut output, c.u64()?),
-        "reasoning" => once(&mut reasoning, c.u64()?),
+        "input" => once(&mut input, count(c)?),
+        "output" => once(&mut output, count(c)?),
+        "reasoning" => once(&mut reasoning, count(c)?),
         "cache" => once(&mut cache, wire_cache(c)?),
         _ => c.skip(),
     })?;
@@ -193,11 +193,16 @@ fn wire_tokens(c: &mut Cursor<'_>) -> Option<WireTokens> {
     })
 }
 
+/// A token count that is a whole number; anything else is left to serde_json.
+fn count(c: &mut Cursor<'_>) -> Option<Count> {
+    Some(Count(Some(c.u64()?)))
+}
+
 fn wire_cache(c: &mut Cursor<'_>) -> Option<WireCache> {
     let (mut read, mut write) = (None, None);
     c.object(|c, key| match key {
-        "read" => once(&mut read, c.u64()?),
-        "write" => once(&mut write, c.u64()?),
+        "read" => once(&mut read, count(c)?),
+        "write" => once(&mut write, count(c)?),
         _ => c.skip(),
     })?;
     Some(WireCache {

@@ -1,5 +1,6 @@
 //! What the model calls cost: each finished step and the agent's own result, with their tokens
-//! and cost (both with `-v`).
+//! and cost (both with `-v`), and always a warning for a cost or token count that could not be
+//! used.
 
 use super::Lines;
 use crate::event::{AgentResult, CostSource, EventKind, StepUsage};
@@ -12,12 +13,15 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         EventKind::AgentResult(r) if l.verbose => agent_result(l, r),
         _ => {}
     }
+    crate::warning::of(kind, l.totals.steps_finished, |w| {
+        l.alert(l.s.warn.apply_to(format!("⚠ {w}")));
+    });
 }
 
 /// `  step 1 tool-calls · 2,550 tokens · $0.0051`.
 fn step_finished(l: &mut Lines<'_>, step: &StepUsage) {
     let cost = step
-        .cost_usd
+        .usable_cost()
         .map(money)
         .unwrap_or_else(|| "cost unknown".into());
     let text = format!(
@@ -35,7 +39,7 @@ fn agent_result(l: &mut Lines<'_>, r: &AgentResult) {
         .tokens
         .map(|t| format!(" · {} tokens", thousands(t.total())))
         .unwrap_or_default();
-    let cost = match (r.cost_usd, r.cost_source) {
+    let cost = match (r.usable_cost(), r.cost_source) {
         (Some(c), Some(CostSource::Estimated)) => format!(" · {} (estimated)", money(c)),
         (Some(c), _) => format!(" · {}", money(c)),
         (None, _) => " · cost unknown".to_owned(),

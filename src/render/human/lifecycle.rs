@@ -104,7 +104,13 @@ fn summary(l: &Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) -> Stri
             plural(u64::from(st.tool_calls), "tool call")
         ),
     };
-    let cost = st.cost().map_or_else(|| "cost unknown".to_owned(), money);
+    let cost = match st.cost() {
+        Some(usd) => money(usd),
+        None if st.cost_incomplete() && st.known_cost() > 0.0 => {
+            format!("cost incomplete (at least {})", money(st.known_cost()))
+        }
+        None => "cost unknown".to_owned(),
+    };
     // Agents that don't report their model calls (Codex) have no steps to count.
     let steps = match st.steps_finished {
         0 => String::new(),

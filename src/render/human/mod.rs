@@ -134,7 +134,8 @@ impl Human {
             | K::Unparsed(_)
             | K::WatchdogWarning { .. }
             | K::WatchdogFired(_)
-            | K::StorageFailed { .. } => warnings::show(&mut lines, kind),
+            | K::StorageFailed { .. }
+            | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
             K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
         }
         lines.out

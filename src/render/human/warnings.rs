@@ -1,6 +1,6 @@
 //! What went wrong or may: provider errors and retries, the agent's warnings and errors, its
-//! stderr, output lines that could not be read, the watchdog's warning and diagnosis, and a run
-//! directory that could not be written.
+//! stderr, output lines that could not be read, what it printed after its final word, the
+//! watchdog's warning and diagnosis, and a run directory that could not be written.
 
 use super::Lines;
 use crate::event::{Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason};
@@ -37,6 +37,11 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         EventKind::StorageFailed { path, error } => {
             let text = format!("✗ cannot write {path}: {error}");
             l.alert(s.error.apply_to(text));
+        }
+        EventKind::AfterFinalWord { .. } => {
+            crate::warning::of(kind, l.totals.steps_finished, |w| {
+                l.alert(s.warn.apply_to(format!("⚠ {w}")));
+            });
         }
         _ => {}
     }

@@ -38,6 +38,11 @@ impl Turn {
 
     /// Some output on stdout, with the run's cost at `spent`.
     fn output(&mut self, final_word: bool, spent: f64) -> Vec<Action> {
+        self.spend(final_word, Spent::AtLeast(spent))
+    }
+
+    /// Some output on stdout, with the run's spending at `spent`.
+    fn spend(&mut self, final_word: bool, spent: Spent) -> Vec<Action> {
         self.feed(Input::Output {
             stream: Stream::Stdout,
             at: Instant::now(),

@@ -137,6 +137,8 @@ fn a_completed_run_ends_with_a_one_line_summary() {
             },
             cost_usd: Some(0.00333),
             cost_source: Some(CostSource::Reported),
+            cost_rejected: None,
+            tokens_unreadable: false,
         }),
     ));
     events.push((

@@ -193,6 +193,8 @@ fn streamed_step() -> Timed {
         tokens,
         cost_usd: Some(0.0051),
         cost_source: Some(CostSource::Reported),
+        cost_rejected: None,
+        tokens_unreadable: false,
     };
     vec![
         (
@@ -268,6 +270,8 @@ fn agent_result() -> AgentResult {
         }),
         cost_usd: Some(0.0123),
         cost_source: Some(CostSource::Estimated),
+        cost_rejected: None,
+        tokens_unreadable: false,
         model_calls: None,
         duration_ms: Some(3900),
     }

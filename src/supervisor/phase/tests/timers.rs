@@ -91,6 +91,34 @@ async fn the_budget_crossed_after_the_final_word_does_not_stop_a_finished_agent(
     assert_eq!(t.says(&actions), "Finishing |");
 }
 
+/// A cost that cannot be counted is over any budget; without a budget it stops nothing.
+#[tokio::test(start_paused = true)]
+async fn spending_without_a_bound_is_over_the_budget() {
+    let mut t = Turn::new();
+    t.stim(Stim::Output);
+    let actions = t.spend(false, Spent::Unbounded(crate::event::CostIssue::Infinite));
+    assert_eq!(
+        t.says(&actions),
+        "Stopping[budget_exceeded] | announce(budget_exceeded) SIGTERM"
+    );
+    let ending = t.end(StreamEnd::Finished);
+    assert_eq!(ending.outcome, Outcome::BudgetExceeded);
+    assert!(
+        ending.message.contains("infinite cost"),
+        "{}",
+        ending.message
+    );
+
+    let now = Instant::now();
+    let unlimited = Limits {
+        max_cost_usd: None,
+        ..limits()
+    };
+    let mut t = Turn(Machine::new(unlimited, None, now));
+    let actions = t.spend(false, Spent::Unbounded(crate::event::CostIssue::Unreadable));
+    assert_eq!(t.says(&actions), "Running |");
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_deadline_during_the_finish_grace_ends_the_agent_as_finished() {
     let mut t = Turn::with_deadline(Some(SECOND * 2));
