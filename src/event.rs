@@ -137,6 +137,11 @@ pub enum EventKind {
     /// A stdout line the adapter could not read; kept bounded.
     #[serde(rename = "unparsed")]
     Unparsed(Unparsed),
+    /// The agent went on after its final word on the turn (its result, or OpenCode's finished
+    /// last step): the events of `what` it printed follow, counted like any others. Said by
+    /// runbook, for each tool call or step and for the first text.
+    #[serde(rename = "after_final_word")]
+    AfterFinalWord { what: Late, detail: String },
     /// The agent has been quiet for a while; the watchdog will fire if it stays so.
     #[serde(rename = "watchdog.warning")]
     WatchdogWarning { quiet_ms: u64, timeout_ms: u64 },
@@ -201,6 +206,7 @@ impl EventKind {
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
             EventKind::Unparsed(_) => "unparsed",
+            EventKind::AfterFinalWord { .. } => "after_final_word",
             EventKind::WatchdogWarning { .. } => "watchdog.warning",
             EventKind::WatchdogFired(_) => "watchdog.fired",
             EventKind::StopRequested { .. } => "stop.requested",
@@ -229,7 +235,30 @@ impl EventKind {
                 | EventKind::RunFinished { .. }
                 | EventKind::PlanProposed { .. }
                 | EventKind::PlanDecided(_)
+                | EventKind::AfterFinalWord { .. }
         )
+    }
+}
+
+/// What the agent printed after its final word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Late {
+    /// Text (or reasoning): the outcome stands.
+    Text,
+    /// A tool call: work the final word did not account for.
+    Tool,
+    /// A model call (a step, or another result).
+    Step,
+}
+
+impl Late {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Late::Text => "text",
+            Late::Tool => "a tool call",
+            Late::Step => "a model call",
+        }
     }
 }
 
@@ -375,16 +404,21 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// All kinds together. Counts are the agent's word: absurd ones saturate, never wrap.
     pub fn total(&self) -> u64 {
-        self.input + self.output + self.reasoning + self.cache_read + self.cache_write
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.reasoning)
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
     }
 
     pub fn add(&mut self, other: &Tokens) {
-        self.input += other.input;
-        self.output += other.output;
-        self.reasoning += other.reasoning;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
     }
 }
 
@@ -408,6 +442,69 @@ pub struct StepUsage {
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,
+    /// The agent reported a cost runbook did not use, and why; `cost_usd` is then runbook's
+    /// estimate from the tokens, or absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_rejected: Option<CostIssue>,
+    /// Some token count the agent reported was not a whole number; it counts as 0.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tokens_unreadable: bool,
+}
+
+/// Why a cost the agent reported was not used: a cost never lowers a total, and one that cannot
+/// be read is not taken as zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CostIssue {
+    /// Below zero.
+    Negative,
+    /// Beyond any number (such as `1e400`).
+    Infinite,
+    /// Not a number at all: a string, an object, …
+    Unreadable,
+}
+
+impl CostIssue {
+    /// The issue, as in "the agent reported {a negative cost}".
+    pub fn describe(self) -> &'static str {
+        match self {
+            CostIssue::Negative => "a negative cost",
+            CostIssue::Infinite => "an infinite cost (a number beyond any amount)",
+            CostIssue::Unreadable => "a cost that is not a number",
+        }
+    }
+
+    /// What a reported cost says: a usable amount in USD, or why it is not one.
+    pub fn check(cost: f64) -> Result<f64, CostIssue> {
+        if cost.is_nan() {
+            Err(CostIssue::Unreadable)
+        } else if cost < 0.0 {
+            Err(CostIssue::Negative)
+        } else if cost.is_infinite() {
+            Err(CostIssue::Infinite)
+        } else {
+            // No `-0`.
+            Ok(cost + 0.0)
+        }
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+impl StepUsage {
+    /// The step's cost, when it is a usable amount.
+    pub fn usable_cost(&self) -> Option<f64> {
+        self.cost_usd.and_then(|c| CostIssue::check(c).ok())
+    }
+
+    /// Why the cost the agent reported was not used (a cost runbook was given as unusable
+    /// counts, from any agent).
+    pub fn rejected(&self) -> Option<CostIssue> {
+        self.cost_rejected
+            .or_else(|| CostIssue::check(self.cost_usd?).err())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -569,11 +666,31 @@ pub struct AgentResult {
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,
+    /// The agent reported a total cost runbook did not use, and why; `cost_usd` is then
+    /// runbook's estimate from the tokens, or absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_rejected: Option<CostIssue>,
+    /// Some token count the agent reported was not a whole number; it counts as 0.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tokens_unreadable: bool,
     /// How many model calls the agent made, when it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_calls: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+}
+
+impl AgentResult {
+    /// The turn's cost, when it is a usable amount.
+    pub fn usable_cost(&self) -> Option<f64> {
+        self.cost_usd.and_then(|c| CostIssue::check(c).ok())
+    }
+
+    /// Why the cost the agent reported was not used.
+    pub fn rejected(&self) -> Option<CostIssue> {
+        self.cost_rejected
+            .or_else(|| CostIssue::check(self.cost_usd?).err())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
