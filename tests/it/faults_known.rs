@@ -88,15 +88,9 @@ fn a_million_lines_all_arrive_in_the_log_in_order() {
 #[test]
 fn sighup_to_runbook_interrupts_the_run_with_its_receipt() {
     let ctx = TestContext::new();
-    let pids = ctx.pid_file();
-    let agent = ctx.agent_script(
+    let agent = ctx.recorded_agent_script(
         "waiter",
-        &format!(
-            r#"echo $$ >> {pids}
-echo '{{"type":"text","text":"working"}}'
-exec sleep 600"#,
-            pids = pids.display()
-        ),
+        "echo '{\"type\":\"text\",\"text\":\"working\"}'\nexec sleep 600",
     );
     let mut cmd = ctx.runbook(&["run", "--agent-cmd", &agent, "wait"]);
     let child = ctx.spawn_until(&mut cmd, "text");

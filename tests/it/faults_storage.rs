@@ -12,26 +12,31 @@ use std::time::Duration;
 
 use runbook::event::{EventKind, Outcome};
 
-use crate::support::{TestContext, finish, parse_events, run, wait_gone};
+use crate::support::{TestContext, finish, parse_events, run};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// An agent that writes 1 KB text events as fast as it can, forever, recording its pid.
 fn endless_writer(ctx: &TestContext) -> String {
-    let pids = ctx.pid_file();
-    ctx.agent_script(
+    ctx.recorded_agent_script(
         "endless-writer",
-        &format!(
-            r#"echo $$ >> {pids}
-pad=$(printf '%01000d' 0)
+        r#"pad=$(printf '%01000d' 0)
 i=0
 while :; do
-  echo "{{\"type\":\"text\",\"text\":\"$i $pad\"}}"
+  echo "{\"type\":\"text\",\"text\":\"$i $pad\"}"
   i=$((i+1))
 done"#,
-            pids = pids.display()
-        ),
     )
+}
+
+/// A test context whose runs directory is on a tmpfs of `size` (see [`Tmpfs::mount`]).
+fn on_small_disk(size: &str) -> Option<(TestContext, Tmpfs)> {
+    let mut ctx = TestContext::new();
+    let disk = Tmpfs::mount(ctx.root(), size)?;
+    ctx.runs = disk.path.join("runs");
+    std::fs::create_dir(&ctx.runs).expect("create the runs dir");
+    ctx.env("RUNBOOK_RUNS_DIR", ctx.runs.display().to_string());
+    Some((ctx, disk))
 }
 
 /// A tmpfs of `size` mounted for the test, unmounted when dropped.
@@ -85,13 +90,9 @@ fn assert_whole_lines(events_file: &Path) -> Vec<runbook::event::Event> {
 
 #[test]
 fn a_full_disk_stops_the_agent_and_ends_the_run_as_storage_error() {
-    let mut ctx = TestContext::new();
-    let Some(disk) = Tmpfs::mount(ctx.root(), "1m") else {
+    let Some((ctx, _disk)) = on_small_disk("1m") else {
         return;
     };
-    ctx.runs = disk.path.join("runs");
-    std::fs::create_dir(&ctx.runs).expect("create the runs dir");
-    ctx.env("RUNBOOK_RUNS_DIR", ctx.runs.display().to_string());
     let agent = endless_writer(&ctx);
     let out = ctx.run_agent_cmd(&agent, &["--quiet", "fill the disk"]);
 
@@ -124,19 +125,10 @@ fn a_full_disk_stops_the_agent_and_ends_the_run_as_storage_error() {
 fn disk_filled_mid_run(
     take_reserve: bool,
 ) -> Option<(TestContext, crate::support::Outcome, Tmpfs)> {
-    let mut ctx = TestContext::new();
-    let disk = Tmpfs::mount(ctx.root(), "16m")?;
-    ctx.runs = disk.path.join("runs");
-    std::fs::create_dir(&ctx.runs).expect("create the runs dir");
-    ctx.env("RUNBOOK_RUNS_DIR", ctx.runs.display().to_string());
-    let pids = ctx.pid_file();
-    let agent = ctx.agent_script(
+    let (ctx, disk) = on_small_disk("16m")?;
+    let agent = ctx.recorded_agent_script(
         "slow-writer",
-        &format!(
-            r#"echo $$ >> {pids}
-while :; do echo '{{"type":"text","text":"still working"}}'; sleep 0.05; done"#,
-            pids = pids.display()
-        ),
+        r#"while :; do echo '{"type":"text","text":"still working"}'; sleep 0.05; done"#,
     );
     let mut cmd = ctx.runbook(&["run", "--json", "--agent-cmd", &agent, "keep going"]);
     let child = ctx.spawn_until(&mut cmd, "text");
@@ -206,25 +198,16 @@ fn a_receipt_that_cannot_be_written_is_said_and_leaves_nothing_half_written() {
 
 #[test]
 fn a_full_disk_after_the_agent_finished_is_still_not_completed() {
-    let mut ctx = TestContext::new();
-    let Some(disk) = Tmpfs::mount(ctx.root(), "1m") else {
+    let Some((ctx, _disk)) = on_small_disk("1m") else {
         return;
     };
-    ctx.runs = disk.path.join("runs");
-    std::fs::create_dir(&ctx.runs).expect("create the runs dir");
-    ctx.env("RUNBOOK_RUNS_DIR", ctx.runs.display().to_string());
     // Three megabytes at once, then the agent's final word and a clean exit.
-    let pids = ctx.pid_file();
-    let agent = ctx.agent_script(
+    let agent = ctx.recorded_agent_script(
         "burst",
-        &format!(
-            r#"echo $$ >> {pids}
-pad=$(printf '%01000d' 0)
+        r#"pad=$(printf '%01000d' 0)
 i=0
-while [ $i -lt 3000 ]; do echo "{{\"type\":\"text\",\"text\":\"$pad\"}}"; i=$((i+1)); done
-echo '{{"type":"agent.result","ok":true}}'"#,
-            pids = pids.display()
-        ),
+while [ $i -lt 3000 ]; do echo "{\"type\":\"text\",\"text\":\"$pad\"}"; i=$((i+1)); done
+echo '{"type":"agent.result","ok":true}'"#,
     );
     let out = ctx.run_agent_cmd(&agent, &["--quiet", "burst"]);
     out.assert_exit(6);
@@ -289,15 +272,9 @@ fn closing_json_output_stops_the_agent_and_ends_the_run_interrupted_quietly() {
 #[test]
 fn closing_json_output_of_a_silent_agent_still_stops_it() {
     let ctx = TestContext::new();
-    let pids = ctx.pid_file();
-    let agent = ctx.agent_script(
+    let agent = ctx.recorded_agent_script(
         "thinker",
-        &format!(
-            r#"echo $$ >> {pids}
-echo '{{"type":"text","text":"thinking"}}'
-exec sleep 600"#,
-            pids = pids.display()
-        ),
+        "echo '{\"type\":\"text\",\"text\":\"thinking\"}'\nexec sleep 600",
     );
     let mut child = ctx
         .runbook(&[
@@ -325,10 +302,5 @@ exec sleep 600"#,
     let out = finish(child, LIMIT);
     out.assert_exit(130);
     ctx.ended_as(Outcome::Interrupted);
-    let pids: Vec<i32> = std::fs::read_to_string(ctx.pid_file())
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    assert!(wait_gone(&pids).is_empty(), "the agent outlived the run");
+    ctx.assert_agent_gone();
 }

@@ -246,6 +246,13 @@ impl TestContext {
         path.to_str().expect("a UTF-8 temporary path").to_owned()
     }
 
+    /// Like [`Self::agent_script`], for a script that first records its pid in
+    /// [`Self::pid_file`], so that [`Self::assert_agent_gone`] can check on it.
+    pub fn recorded_agent_script(&self, name: &str, body: &str) -> String {
+        let pids = self.pid_file();
+        self.agent_script(name, &format!("echo $$ >> '{}'\n{body}", pids.display()))
+    }
+
     /// Runs `runbook run --agent-cmd AGENT ARGS…` to its end.
     pub fn run_agent_cmd(&self, agent: &str, args: &[&str]) -> Outcome {
         let args = [&["run", "--agent-cmd", agent], args].concat();
