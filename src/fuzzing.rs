@@ -86,7 +86,7 @@ pub fn event_log(data: &[u8]) {
     receipts_of(&stats);
 
     // From the file, as `status` and `list` (a run without a receipt) and `follow` read it.
-    let dir = scratch_dir("events");
+    let dir = Scratch::new("events");
     let path = dir.join(EVENTS);
     fs::write(&path, data).expect("write the scratch event log");
     if let Ok(state) = crate::runs::load(&dir) {
@@ -110,7 +110,7 @@ pub fn receipt(data: &[u8]) {
     if let Ok(receipt) = serde_json::from_slice::<Receipt>(data) {
         check_receipt(&receipt);
     }
-    let dir = scratch_dir("receipt");
+    let dir = Scratch::new("receipt");
     fs::write(dir.join(RECEIPT), data).expect("write the scratch receipt");
     if let Ok((row, _cwd)) = crate::commands::list::summary(&dir) {
         table::table(&[row], &Styles::plain(), SystemTime::UNIX_EPOCH, 100);
@@ -123,7 +123,7 @@ pub fn receipt(data: &[u8]) {
 /// A configuration file (`runbook.toml` and the other layers) and the variables beside it: a
 /// line `#NAME=value` in the file stands for the variable `NAME` set to `value`.
 pub fn config(data: &[u8]) {
-    let dir = scratch_dir("config");
+    let dir = Scratch::new("config");
     let path = dir.join(crate::config::REPO_FILE);
     fs::write(&path, data).expect("write the scratch configuration");
     let content = match crate::config::read_file(Layer::Repo, &path) {
@@ -144,7 +144,7 @@ pub fn config(data: &[u8]) {
         path,
         content,
     }];
-    let config = match crate::config::resolve(dir.clone(), files, &var, []) {
+    let config = match crate::config::resolve(dir.to_path_buf(), files, &var, []) {
         Ok(config) => config,
         Err(e) => {
             let _ = e.to_string();
@@ -415,20 +415,42 @@ fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     }
 }
 
-/// A directory of this process's own for the inputs read from files, made once.
-fn scratch_dir(name: &str) -> PathBuf {
-    static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    let root = ROOT.get_or_init(|| {
-        let base = Path::new("/dev/shm");
-        let base = if base.is_dir() {
-            base.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        };
-        base.join(format!("runbook-fuzz-{}", std::process::id()))
-    });
-    // Each thread its own, for the property tests running side by side.
-    let dir = root.join(format!("{name}-{:?}", std::thread::current().id()));
-    fs::create_dir_all(&dir).expect("create the scratch directory");
-    dir
+/// A directory of this process's and thread's own for the inputs read from files; removed again
+/// when dropped, with its parent once that is empty.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        static ROOT: OnceLock<PathBuf> = OnceLock::new();
+        let root = ROOT.get_or_init(|| {
+            let shm = Path::new("/dev/shm");
+            let base = if shm.is_dir() {
+                shm.to_path_buf()
+            } else {
+                std::env::temp_dir()
+            };
+            base.join(format!("runbook-fuzz-{}", std::process::id()))
+        });
+        // Each thread its own, for the property tests running side by side.
+        let dir = root.join(format!("{name}-{:?}", std::thread::current().id()));
+        fs::create_dir_all(&dir).expect("create the scratch directory");
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+        if let Some(root) = self.0.parent() {
+            let _ = fs::remove_dir(root);
+        }
+    }
 }
