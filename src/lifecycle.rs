@@ -17,6 +17,16 @@ pub(crate) struct Ending {
 }
 
 impl Ending {
+    /// This ending, unless a write to the run directory failed (`storage_error`, the first
+    /// failure's message): a run that could not be recorded whole did not complete, whatever the
+    /// agent did.
+    pub(crate) fn unless_storage_failed(self, storage_error: Option<&String>) -> Self {
+        match storage_error {
+            Some(message) => Self::new(Outcome::StorageError, message.clone(), self.exit),
+            None => self,
+        }
+    }
+
     pub(crate) fn new(outcome: Outcome, message: impl Into<String>, exit: ExitInfo) -> Self {
         Self {
             outcome,

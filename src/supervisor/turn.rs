@@ -127,10 +127,7 @@ impl Supervisor<'_> {
         }
         self.check_raw_logs();
         self.dispatch.flush();
-        // Whatever the agent did, a run that could not be recorded whole did not complete.
-        if let Some(message) = &self.dispatch.totals().storage_error {
-            ending = Ending::new(Outcome::StorageError, message.clone(), ending.exit);
-        }
+        let ending = ending.unless_storage_failed(self.dispatch.totals().storage_error.as_ref());
         self.dispatch
             .emit_now(SystemTime::now(), ending.turn_event());
         ending

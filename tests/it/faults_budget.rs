@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use runbook::event::{CostIssue, EventKind, Late, Outcome};
 
-use crate::support::{TestContext, events_and_receipt, finish};
+use runbook::receipt::Receipt;
+
+use crate::support::{Outcome as Ran, TestContext, events_and_receipt, finish};
 
 // OpenCode lines, trimmed to what the adapter reads.
 const OC_START: &str = r#"{"type":"step_start","sessionID":"ses_b","part":{"messageID":"msg_1"}}"#;
@@ -145,12 +147,13 @@ fn a_step_cost_that_is_a_string_is_counted_not_dropped() {
         .assert_stderr_has("cost unknown");
 }
 
-#[test]
-fn a_step_cost_beyond_any_number_keeps_its_tokens_and_stops_a_budgeted_run() {
+/// A run with `--max-cost 5` whose second step reports `cost` and which then hangs: it must be
+/// stopped over the budget (exit 4).
+fn budgeted_run_whose_second_step_costs(cost: &str) -> (TestContext, Ran, Receipt) {
     let ctx = TestContext::new();
     let scenario = [
         oc_step("0.01"),
-        oc_step("1e400"),
+        oc_step(cost),
         r#"{"$hang":true}"#.to_owned(),
     ]
     .join("\n");
@@ -160,6 +163,12 @@ fn a_step_cost_beyond_any_number_keeps_its_tokens_and_stops_a_budgeted_run() {
     );
     out.assert_exit(4);
     let r = ctx.ended_as(Outcome::BudgetExceeded);
+    (ctx, out, r)
+}
+
+#[test]
+fn a_step_cost_beyond_any_number_keeps_its_tokens_and_stops_a_budgeted_run() {
+    let (ctx, out, r) = budgeted_run_whose_second_step_costs("1e400");
     assert!(r.message.contains("an infinite cost"), "{}", r.message);
     assert!(r.message.contains("--max-cost $5.00"), "{}", r.message);
     assert_eq!(
@@ -175,19 +184,7 @@ fn a_step_cost_beyond_any_number_keeps_its_tokens_and_stops_a_budgeted_run() {
 
 #[test]
 fn an_unreadable_step_cost_without_a_price_stops_a_budgeted_run() {
-    let ctx = TestContext::new();
-    let scenario = [
-        oc_step("0.01"),
-        oc_step("\"lots\""),
-        r#"{"$hang":true}"#.to_owned(),
-    ]
-    .join("\n");
-    let out = ctx.run_fake(
-        &scenario,
-        &["--max-cost", "5", "--inactivity-timeout", "1m"],
-    );
-    out.assert_exit(4);
-    let r = ctx.ended_as(Outcome::BudgetExceeded);
+    let (ctx, _, r) = budgeted_run_whose_second_step_costs("\"lots\"");
     assert!(
         r.message
             .contains("a cost that is not a number and the model has no price"),

@@ -14,7 +14,6 @@ use crate::cli::RunArgs;
 use crate::config::{self, Flags};
 use crate::consumer::{Consumer, Dispatcher};
 use crate::event::EventKind;
-use crate::event::Outcome;
 use crate::exit::ExitStatus;
 use crate::lifecycle::Ending;
 use crate::plan;
@@ -70,16 +69,14 @@ pub(crate) async fn run(
         signals: &mut signals,
         scope: Arc::clone(&scope),
     };
-    let mut ending = turns(&mut Session::new(&setup, supervisor), &args).await;
+    let ending = turns(&mut Session::new(&setup, supervisor), &args).await;
     // Every turn ended its tree: nothing of the run is left to guard.
     scope.close();
 
     // Everything is written out before the run's ending is told, so that a write that failed
     // (a full disk) is known by then.
     dispatch.flush();
-    if let Some(message) = &dispatch.totals().storage_error {
-        ending = Ending::new(Outcome::StorageError, message.clone(), ending.exit);
-    }
+    let ending = ending.unless_storage_failed(dispatch.totals().storage_error.as_ref());
     let answer = dispatch.totals().final_text.clone();
     let completed = ending.is_completed();
     let outcome = ending.outcome;
