@@ -19,6 +19,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
     var completions = [
         &'runbook'= {
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -49,6 +50,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --cwd 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]'
             cand --env-file 'Set the agent''s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand --plan 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
             cand --plan-only 'Stop after the plan (implies --plan): the plan goes to stdout'
             cand -y 'Execute the plan without asking (what happens anyway without a terminal)'
@@ -66,6 +68,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;status'= {
             cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand --live 'Follow the run as it happens, then exit with its exit code'
             cand --json 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
             cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
@@ -84,6 +87,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --agent 'Only runs of this agent'
             cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand --all 'Show every run'
             cand --here 'Only runs started in the current directory'
             cand --json 'One receipt per line, as JSON'
@@ -98,6 +102,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --model 'The model the recording used, for estimating costs the agent did not report (Codex)'
             cand --speed 'Play the recording this many times faster (0.001 to 1000000)'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand --instant 'Don''t wait between events'
             cand --json 'Print the universal events as JSON lines instead'
             cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
@@ -125,6 +130,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --cwd 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]'
             cand --env-file 'Set the agent''s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand --init 'Write a commented runbook.toml in the repository root (never over an existing one)'
             cand --json 'Print the configuration as JSON'
             cand --plan 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
@@ -135,6 +141,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
         }
         &'runbook;completions'= {
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_runbook_global_optspecs
-    string join \n color= h/help V/version
+    string join \n color= width= h/help V/version
 end
 
 function __fish_runbook_needs_command
@@ -27,6 +27,7 @@ end
 complete -c runbook -n "__fish_runbook_needs_command" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_needs_command" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_needs_command" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
@@ -59,6 +60,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l env-file -d 'Set
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan-only -d 'Stop after the plan (implies --plan): the plan goes to stdout'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s y -l yes -d 'Execute the plan without asking (what happens anyway without a terminal)'
@@ -71,6 +73,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand status" -l runs-dir -d '
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l live -d 'Follow the run as it happens, then exit with its exit code'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l json -d 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s q -l quiet -d 'Show only what needs attention: failures, denials, warnings and the summary'
@@ -84,6 +87,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand list" -l runs-dir -d 'Wh
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l all -d 'Show every run'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only runs started in the current directory'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
@@ -97,6 +101,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Pla
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l instant -d 'Don\'t wait between events'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l json -d 'Print the universal events as JSON lines instead'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s q -l quiet -d 'Show only what needs attention: failures, denials, warnings and the summary'
@@ -124,6 +129,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l env-file -d '
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a commented runbook.toml in the repository root (never over an existing one)'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l json -d 'Print the configuration as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
@@ -132,6 +138,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -s V -l version 
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand completions" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'

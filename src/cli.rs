@@ -16,6 +16,10 @@ pub struct Cli {
     #[command(flatten)]
     pub global: Flags<config::Global>,
 
+    /// Lay the view out for this many columns [default: $COLUMNS, else the terminal's width].
+    #[arg(long, global = true, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(20..=1000))]
+    pub width: Option<u16>,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -58,6 +58,9 @@ pub fn main() -> ExitCode {
         return exit;
     }
     let cli = cli::Cli::parse();
+    if let Some(columns) = cli.width {
+        term::set_width(columns);
+    }
     // For runbook's own errors, which may be about the configuration: the flag alone decides.
     let color = term::TermEnv::detect().color(config::color_flag(&cli.global));
     let runtime = match tokio::runtime::Builder::new_multi_thread()

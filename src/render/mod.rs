@@ -8,6 +8,7 @@ pub(crate) mod report;
 pub(crate) mod settings;
 mod styles;
 pub(crate) mod table;
+pub(crate) mod wrap;
 
 pub(crate) use styles::Styles;
 
@@ -35,6 +36,7 @@ pub(crate) fn views(
             styles,
             verbosity.verbose,
             stderr,
+            crate::term::width,
         )));
     }
     views

@@ -1,8 +1,11 @@
-//! Terminal decisions made once at startup: colour on or off, live status line or plain lines.
+//! Terminal decisions made once at startup: colour on or off, live status line or plain lines,
+//! and how wide the view is laid out.
 
+pub(crate) mod live;
 pub(crate) mod print;
 
 use std::io::IsTerminal;
+use std::sync::OnceLock;
 
 use clap::ValueEnum;
 
@@ -34,7 +37,9 @@ pub(crate) struct TermEnv {
     pub stderr_is_terminal: bool,
     pub stdout_is_terminal: bool,
     pub is_ci: bool,
-    pub term_dumb: bool,
+    /// `TERM` is unset, empty or `dumb`: nothing is known of what the terminal can do, so no
+    /// colour and no control codes (a status line redrawn in place needs them).
+    pub term_plain: bool,
     pub no_color: bool,
     pub force_color: bool,
 }
@@ -47,7 +52,7 @@ impl TermEnv {
             stderr_is_terminal: std::io::stderr().is_terminal(),
             stdout_is_terminal: std::io::stdout().is_terminal(),
             is_ci: set("CI"),
-            term_dumb: std::env::var("TERM").is_ok_and(|t| t == "dumb"),
+            term_plain: std::env::var("TERM").map_or(true, |t| t.is_empty() || t == "dumb"),
             no_color: set("NO_COLOR"),
             force_color: force("CLICOLOR_FORCE") || force("FORCE_COLOR"),
         }
@@ -61,7 +66,7 @@ impl TermEnv {
             ColorChoice::Never => false,
             ColorChoice::Auto if self.no_color => false,
             ColorChoice::Auto if self.force_color => true,
-            ColorChoice::Auto => self.stderr_is_terminal && !self.term_dumb,
+            ColorChoice::Auto => self.stderr_is_terminal && !self.term_plain,
         }
     }
 
@@ -79,12 +84,42 @@ impl TermEnv {
             Display::Silent
         } else if quiet {
             Display::Quiet
-        } else if !self.stderr_is_terminal || self.is_ci || self.term_dumb {
+        } else if !self.stderr_is_terminal || self.is_ci || self.term_plain {
             Display::Lines
         } else {
             Display::Live
         }
     }
+}
+
+/// `--width`, when it was given.
+static WIDTH_FLAG: OnceLock<u16> = OnceLock::new();
+
+/// Lays every view out for `columns` columns, whatever the terminal says (`--width`).
+pub(crate) fn set_width(columns: u16) {
+    let _ = WIDTH_FLAG.set(columns);
+}
+
+/// Views narrower than this are laid out as if they were this wide.
+const MIN_WIDTH: usize = 20;
+
+/// The columns the view is laid out for: `--width`, then `COLUMNS`, then the width of the
+/// terminal on stderr; `None` when stderr is not a terminal and neither was given (lines are
+/// then never broken). Asked again at every redraw, so a window resized mid-run is followed.
+pub(crate) fn width() -> Option<usize> {
+    let given = WIDTH_FLAG.get().map(|&w| usize::from(w)).or_else(|| {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    });
+    given
+        .or_else(|| {
+            console::Term::stderr()
+                .size_checked()
+                .map(|(_, cols)| usize::from(cols))
+        })
+        .map(|w| w.max(MIN_WIDTH))
 }
 
 #[cfg(test)]
@@ -95,7 +130,7 @@ mod tests {
         stderr_is_terminal: true,
         stdout_is_terminal: true,
         is_ci: false,
-        term_dumb: false,
+        term_plain: false,
         no_color: false,
         force_color: false,
     };
@@ -138,7 +173,7 @@ mod tests {
         );
         assert!(
             !TermEnv {
-                term_dumb: true,
+                term_plain: true,
                 ..TTY
             }
             .color(ColorChoice::Auto)
@@ -154,7 +189,7 @@ mod tests {
         );
         assert_eq!(
             TermEnv {
-                term_dumb: true,
+                term_plain: true,
                 ..TTY
             }
             .display(false, false),

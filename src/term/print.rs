@@ -23,5 +23,6 @@ pub(crate) fn error(message: impl Display, color: bool) {
 /// Writes one whole line; a closed or broken stderr is not worth failing over.
 fn line(text: std::fmt::Arguments<'_>) {
     let mut err = std::io::stderr().lock();
+    super::live::erase_for_message(&mut err);
     let _ = err.write_fmt(text).and_then(|()| err.write_all(b"\n"));
 }

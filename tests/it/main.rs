@@ -17,3 +17,4 @@ mod plan;
 mod run;
 mod status;
 mod support;
+mod terminal;

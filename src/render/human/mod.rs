@@ -1,8 +1,8 @@
 //! The human view on stderr: one line per thing worth a person's eye, under a live status line
 //! on a terminal, or as plain timestamped lines anywhere else.
 //!
-//! This file holds the view itself, the status line and the live bar; what each kind of event
-//! shows is in one file per family of events.
+//! This file holds the view itself, how its lines are laid out and the status line; what each
+//! kind of event shows is in one file per family of events.
 
 mod cost;
 mod lifecycle;
@@ -14,23 +14,34 @@ mod warnings;
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
 use super::Styles;
 use super::format::{clock, clock_tenths, duration, fit, last_chars, money, short_count};
+use super::wrap::wrap;
 use crate::batched::Batched;
 use crate::consumer::{Consumer, Delivery, Tick};
 use crate::event::{Event, EventKind, Turn};
 use crate::stats::RunStats;
 use crate::term::Display;
+use crate::term::live::StatusLine;
+
+/// How wide the view's lines may be: asked at every redraw, so a resized window is followed;
+/// `None` when lines are never broken.
+pub(crate) type Width = fn() -> Option<usize>;
+
+/// Where the view's lines go: plain lines, or lines above a live status line.
+enum Sink {
+    Plain(Batched<Box<dyn Write + Send>>),
+    Live(StatusLine<Box<dyn Write + Send>>),
+}
 
 pub(crate) struct Human {
     display: Display,
     styles: Styles,
     verbose: bool,
-    out: Batched<Box<dyn Write + Send>>,
-    bar: Option<ProgressBar>,
-    width: usize,
+    sink: Sink,
+    width_from: Width,
+    /// The width lines are laid out to now; `None`: never broken.
+    width: Option<usize>,
     running_tool: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
     streaming: String,
@@ -39,52 +50,88 @@ pub(crate) struct Human {
     quiet_for: Duration,
 }
 
+/// How a line may be fitted to the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    /// Meant to be read whole: broken into rows, never cut.
+    Wrap,
+    /// A one-row preview of the agent's words: cut to the window, with an ellipsis.
+    Cut,
+}
+
+/// One line of an event: its text, whether it needs attention (kept by `--quiet`), and how it
+/// fits a narrow window.
+struct Line {
+    attention: bool,
+    fold: Fold,
+    text: String,
+}
+
 /// One event's lines as they are made: what shaping them takes (the styles, whether `-v` asked
 /// for details, the terminal's width, the event's turn and the run's totals), and the lines so
-/// far, each with whether it needs attention (kept by `--quiet`).
+/// far.
 struct Lines<'a> {
     s: &'a Styles,
     verbose: bool,
+    /// Columns for the text after the time prefix; `usize::MAX` when lines are never broken.
     width: usize,
     turn: Turn,
     totals: &'a RunStats,
-    out: Vec<(bool, String)>,
+    out: Vec<Line>,
 }
 
 impl Lines<'_> {
     /// A line that only informs; `--quiet` leaves it out.
     fn info(&mut self, text: impl std::fmt::Display) {
-        self.out.push((false, text.to_string()));
+        self.push(false, Fold::Wrap, text);
     }
 
     /// A line that needs attention; `--quiet` keeps it.
     fn alert(&mut self, text: impl std::fmt::Display) {
-        self.out.push((true, text.to_string()));
+        self.push(true, Fold::Wrap, text);
+    }
+
+    /// A one-row preview of the agent's words, cut to the window when it is narrow.
+    fn preview(&mut self, text: impl std::fmt::Display) {
+        self.push(false, Fold::Cut, text);
+    }
+
+    fn push(&mut self, attention: bool, fold: Fold, text: impl std::fmt::Display) {
+        self.out.push(Line {
+            attention,
+            fold,
+            text: text.to_string(),
+        });
     }
 }
 
+/// Columns of the time before every line (`[00:04.2] `), and so the indent of its later rows.
+const PREFIX_WIDTH: usize = 10;
+/// Rows after the first of a broken line are indented this much more than the line.
+const HANGING: usize = 2;
+
 impl Human {
-    /// A view writing to `out`; with [`Display::Live`] the status line is drawn on stderr.
+    /// A view writing to `out`; with [`Display::Live`], lines go above a status line redrawn in
+    /// place. Lines are laid out to the columns `width` says.
     pub(crate) fn new(
         display: Display,
         styles: Styles,
         verbose: bool,
         out: Box<dyn Write + Send>,
+        width: Width,
     ) -> Self {
-        let (bar, width) = if display == Display::Live {
-            let bar = live_bar();
-            let width = console::Term::stderr().size().1 as usize;
-            (Some(bar), width.max(40))
+        let sink = if display == Display::Live {
+            Sink::Live(StatusLine::new(out, styles.accent.clone()))
         } else {
-            (None, usize::MAX)
+            Sink::Plain(Batched::new(out))
         };
         Self {
             display,
             styles,
             verbose,
-            out: Batched::new(out),
-            bar,
-            width,
+            sink,
+            width_from: width,
+            width: width(),
             running_tool: None,
             streaming: String::new(),
             denied_tool: None,
@@ -94,12 +141,14 @@ impl Human {
 
     /// The lines an event shows, each with whether it needs attention (kept by `--quiet`), from
     /// the file of its family. Every kind is named, so a new one has to be given a place.
-    fn lines(&mut self, ev: &Event, totals: &RunStats) -> Vec<(bool, String)> {
+    fn lines(&mut self, ev: &Event, totals: &RunStats) -> Vec<Line> {
         use EventKind as K;
         let mut lines = Lines {
             s: &self.styles,
             verbose: self.verbose,
-            width: self.width,
+            width: self
+                .width
+                .map_or(usize::MAX, |w| w.saturating_sub(PREFIX_WIDTH)),
             turn: ev.turn,
             totals,
             out: Vec::new(),
@@ -156,18 +205,25 @@ impl Human {
         }
     }
 
-    /// Shows one line: above the status line on a terminal, else buffered until the next flush.
-    fn emit(&mut self, prefix: &str, text: &str) {
-        match &self.bar {
-            // On a terminal one event is one screen line; plain output is never cut.
-            Some(bar) if text.contains('\n') => bar.println(format!("{prefix} {text}")),
-            Some(bar) => {
-                let text = fit(text, self.width.saturating_sub(11));
-                bar.println(format!("{prefix} {text}"));
-            }
-            None => {
-                // Into memory: cannot fail.
-                let _ = writeln!(self.out, "{prefix} {text}");
+    /// Shows one line, laid out for the window: above the status line on a terminal, else
+    /// buffered until the next flush. A line of several lines (a plan) is shown as it is.
+    fn emit(&mut self, prefix: &str, line: &Line) {
+        let mut text = format!("{prefix} ");
+        match self.width {
+            Some(width) if !line.text.contains('\n') => match line.fold {
+                Fold::Cut => text.push_str(&fit(&line.text, width.saturating_sub(PREFIX_WIDTH))),
+                Fold::Wrap => {
+                    let rows = wrap(&line.text, width, PREFIX_WIDTH, PREFIX_WIDTH + HANGING);
+                    text.push_str(&rows.join("\n"));
+                }
+            },
+            _ => text.push_str(&line.text),
+        }
+        match &mut self.sink {
+            Sink::Live(live) => live.line(&text),
+            // Into memory: cannot fail.
+            Sink::Plain(out) => {
+                let _ = writeln!(out, "{text}");
             }
         }
     }
@@ -193,7 +249,8 @@ impl Human {
         if let Some(tool) = &self.running_tool {
             msg.push_str(&format!(" · {tool}"));
         } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
-            let room = self.width.saturating_sub(msg.len() + 8).max(10);
+            let width = self.width.unwrap_or(80);
+            let room = width.saturating_sub(msg.len() + 8).max(10);
             let shown = last_chars(tail.trim(), room);
             msg.push_str(&format!(
                 " · {}",
@@ -218,6 +275,23 @@ impl Human {
     }
 }
 
+impl Human {
+    /// Follows the window's width, and redraws the status line with `status`.
+    fn redraw(&mut self, status: Option<String>) -> io::Result<()> {
+        self.width = (self.width_from)();
+        let width = self.width.unwrap_or(80);
+        match &mut self.sink {
+            Sink::Live(live) => {
+                if let Some(status) = status {
+                    live.set(status);
+                }
+                live.draw(width)
+            }
+            Sink::Plain(out) => out.flush(),
+        }
+    }
+}
+
 impl Consumer for Human {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
         let (ev, totals) = (d.event, d.totals);
@@ -228,61 +302,61 @@ impl Consumer for Human {
             Display::Live | Display::Lines => |_| true,
         };
         let prefix = self.prefix(ev.ts, totals.started_at);
-        for (important, text) in self.lines(ev, totals) {
-            if show(important) {
-                self.emit(&prefix, &text);
+        for line in self.lines(ev, totals) {
+            if show(line.attention) {
+                self.emit(&prefix, &line);
             }
         }
-        if let Some(bar) = &self.bar {
-            if matches!(ev.kind, EventKind::RunFinished { .. }) {
-                bar.finish_and_clear();
-            } else {
-                bar.set_message(self.status_line(ev.ts, totals));
+        if matches!(self.sink, Sink::Live(_)) {
+            // The summary says it all once the run is over.
+            let status = match ev.kind {
+                EventKind::RunFinished { .. } => String::new(),
+                _ => self.status_line(ev.ts, totals),
+            };
+            if let Sink::Live(live) = &mut self.sink {
+                live.set(status);
             }
         }
         Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.redraw(None)
     }
 
     fn tick(&mut self, tick: &Tick<'_>) -> io::Result<()> {
         self.quiet_for = tick.quiet_for;
-        if let Some(bar) = &self.bar {
-            bar.set_message(self.status_line(tick.now, tick.totals));
+        if let Sink::Live(live) = &mut self.sink {
+            live.spin();
+            let status = self.status_line(tick.now, tick.totals);
+            return self.redraw(Some(status));
         }
         Ok(())
     }
 
     fn pause(&mut self, paused: bool) {
-        if let Some(bar) = &mut self.bar {
-            if paused {
-                bar.finish_and_clear();
+        let width = self.width.unwrap_or(80);
+        if let Sink::Live(live) = &mut self.sink {
+            // The terminal is the person's: a failed draw shows up at the next one.
+            let _ = if paused {
+                live.pause(width)
             } else {
-                *bar = live_bar();
-            }
+                live.resume(width)
+            };
         }
     }
 
     fn close(&mut self) -> io::Result<()> {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
+        let width = self.width.unwrap_or(80);
+        match &mut self.sink {
+            Sink::Live(live) => live.pause(width),
+            Sink::Plain(out) => out.flush(),
         }
-        self.flush()
     }
 
     fn name(&self) -> &'static str {
         "the terminal view"
     }
-}
-
-/// The status line, redrawn a few times a second on stderr.
-fn live_bar() -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
-    bar.set_style(ProgressStyle::with_template("{spinner:.cyan} {msg}").expect("valid template"));
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
 }
 
 #[cfg(test)]

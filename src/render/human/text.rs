@@ -17,7 +17,7 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         EventKind::Text { text } => text_lines(l, text),
         EventKind::Reasoning { text } if l.verbose => {
             for line in text.lines().filter(|line| !line.trim().is_empty()) {
-                l.info(l.s.dim.apply_to(format!("┆ {line}")));
+                l.preview(l.s.dim.apply_to(format!("┆ {line}")));
             }
         }
         _ => {}
@@ -32,7 +32,7 @@ fn text_lines(l: &mut Lines<'_>, text: &str) {
         .filter(|line| !line.trim().is_empty())
         .collect();
     for line in lines.iter().take(limit) {
-        l.info(format!("{} {line}", l.s.dim.apply_to("│")));
+        l.preview(format!("{} {line}", l.s.dim.apply_to("│")));
     }
     if lines.len() > limit {
         let more = plural((lines.len() - limit) as u64, "more line");

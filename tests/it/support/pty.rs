@@ -109,6 +109,18 @@ impl Pty {
         assert_eq!(done, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
     }
 
+    /// Every byte the program wrote to the terminal (with the terminal's `\r\n` for `\n`).
+    pub fn raw(&self) -> Vec<u8> {
+        let out = self.output.lock().unwrap();
+        out.iter()
+            .flat_map(|c| match c {
+                Chunk::Bytes(b) => b.as_slice(),
+                Chunk::Resize(_) => &[],
+            })
+            .copied()
+            .collect()
+    }
+
     /// The pid of the program in the terminal.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -141,7 +153,14 @@ impl Pty {
     /// Waits for the program to exit and the terminal to be closed; its exit status and the
     /// final screen.
     #[track_caller]
-    pub fn finish(mut self) -> (ExitStatus, Screen) {
+    pub fn finish(self) -> (ExitStatus, Screen) {
+        let (status, screen, _) = self.finish_raw();
+        (status, screen)
+    }
+
+    /// [`Self::finish`], with every byte the program wrote to the terminal.
+    #[track_caller]
+    pub fn finish_raw(mut self) -> (ExitStatus, Screen, Vec<u8>) {
         let until = Instant::now() + LIMIT;
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
@@ -163,7 +182,7 @@ impl Pty {
             self.reader = Some(reader);
             thread::sleep(Duration::from_millis(10));
         }
-        (status, self.screen())
+        (status, self.screen(), self.raw())
     }
 }
 

@@ -52,7 +52,7 @@ fn at(ms: u64) -> SystemTime {
 
 fn render(display: Display, styles: Styles, verbose: bool, events: &[(u64, EventKind)]) -> String {
     let out = Shared::default();
-    let mut human = Human::new(display, styles, verbose, Box::new(out.clone()));
+    let mut human = Human::new(display, styles, verbose, Box::new(out.clone()), || None);
     let mut totals = RunStats::default();
     for (seq, (ms, kind)) in events.iter().enumerate() {
         let turn = Turn {
@@ -168,6 +168,7 @@ fn streaming_text_shows_on_the_status_line_until_the_whole_text_arrives() {
         Styles::plain(),
         false,
         Box::new(Shared::default()),
+        || None,
     );
     let mut totals = RunStats::default();
     let mut feed = |human: &mut Human, seq: u64, kind: EventKind| {

@@ -1,0 +1,309 @@
+//! The terminal view as a person meets it: runbook in a real pseudo-terminal, its output played
+//! through a terminal emulator, and the screen checked for what a person must be able to read:
+//! whatever `TERM` and `NO_COLOR` say, at any width, through Ctrl-C, SIGTERM and a resized
+//! window.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::pty::{Pty, Screen};
+use crate::support::{self, TestContext};
+
+/// The recorded OpenCode run whose tool call fails: its summary is 80 columns wide.
+const TOOL_ERROR: &str = "opencode/d_tool_error";
+/// Its summary, whole, after the duration (which depends on the run).
+const TOOL_ERROR_SUMMARY: &str = "· 2 steps · 1 tool call (1 failed) · 2,985 tokens · $0.0056";
+
+/// `runbook run` with the fake agent replaying a recorded OpenCode run as fast as it can.
+fn replayed_run(ctx: &TestContext, recording: &str, extra: &[&str]) -> Command {
+    let bin = support::fake_agent_bin();
+    let mut args = vec!["run", "--agent-bin", bin.to_str().unwrap(), "do the thing"];
+    args.extend_from_slice(extra);
+    let mut cmd = ctx.runbook(&args);
+    cmd.env(
+        "FAKE_AGENT_REPLAY",
+        support::fixtures().join(recording).to_str().unwrap(),
+    )
+    .env("FAKE_AGENT_SPEED", "0");
+    cmd
+}
+
+/// `runbook run` with the fake agent playing `scenario` (see tests/support/fake_agent.rs).
+fn scripted_run(ctx: &TestContext, scenario: &str, extra: &[&str]) -> Command {
+    let mut cmd = ctx.fake_run(scenario, extra);
+    cmd.env_remove("NO_COLOR");
+    cmd
+}
+
+/// What `TERM` is for a case: unset, or this value.
+fn set_term(cmd: &mut Command, term: Option<&str>) {
+    match term {
+        Some(term) => cmd.env("TERM", term),
+        None => cmd.env_remove("TERM"),
+    };
+}
+
+fn receipt_path(ctx: &TestContext) -> String {
+    format!("{}/result.json", ctx.run_dir().display())
+}
+
+#[test]
+fn every_terminal_shows_every_event_the_whole_summary_and_the_whole_receipt_path() {
+    for tty in [true, false] {
+        for term in [None, Some(""), Some("dumb"), Some("xterm-256color")] {
+            for no_color in [false, true] {
+                let case = format!("tty {tty}, TERM {term:?}, NO_COLOR {no_color}");
+                let ctx = TestContext::new();
+                let mut cmd = replayed_run(&ctx, TOOL_ERROR, &[]);
+                set_term(&mut cmd, term);
+                if !no_color {
+                    cmd.env_remove("NO_COLOR");
+                }
+                let (seen, raw) = if tty {
+                    let (status, screen, raw) = Pty::spawn(cmd, 80).finish_raw();
+                    assert_eq!(status.code(), Some(0), "{case}\n{}", screen.text());
+                    (screen.joined(), raw)
+                } else {
+                    let out = support::run(&mut cmd, std::time::Duration::from_secs(60));
+                    out.assert_exit(0);
+                    (
+                        out.stderr.split_whitespace().collect::<Vec<_>>().join(" "),
+                        out.stderr.into_bytes(),
+                    )
+                };
+                for shown in [
+                    "▶ opencode",
+                    "✗ read /scratch/opencode-harness/d_tool_error/work/missing.txt",
+                    "File not found: /scratch/opencode-harness/d_tool_error/work/missing.txt",
+                    "│ The file missing.txt does not exist.",
+                    "✓ completed in",
+                    TOOL_ERROR_SUMMARY,
+                    &format!("receipt: {}", receipt_path(&ctx)),
+                ] {
+                    assert!(seen.contains(shown), "{case}: no {shown:?} in:\n{seen}");
+                }
+                let raw = String::from_utf8_lossy(&raw);
+                let colour = tty && !no_color && term == Some("xterm-256color");
+                assert_eq!(raw.contains("\x1b[3"), colour, "{case}: colour\n{raw:?}");
+                let live = tty && term == Some("xterm-256color");
+                assert_eq!(
+                    raw.contains('\x1b'),
+                    live || colour,
+                    "{case}: control codes\n{raw:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn at_80_columns_the_summary_the_receipt_path_and_the_verdict_are_whole() {
+    let ctx = TestContext::new();
+    let scenario = r#"{"type":"step_start","timestamp":1795319500463,"sessionID":"ses_1","part":{"type":"step-start"}}
+{"$hang": true}
+"#;
+    let mut cmd = scripted_run(&ctx, scenario, &["--inactivity-timeout", "1s"]);
+    cmd.env("TERM", "xterm-256color");
+    let (status, screen) = Pty::spawn(cmd, 80).finish();
+    assert_eq!(status.code(), Some(3), "{}", screen.text());
+    let receipt = ctx.receipt();
+    let seen = screen.joined();
+    assert!(
+        seen.contains(&receipt.message),
+        "{:?} not whole in:\n{}",
+        receipt.message,
+        screen.text()
+    );
+    assert!(seen.contains(&receipt_path(&ctx)), "{}", screen.text());
+    assert!(!seen.contains('…'), "a line was cut:\n{}", screen.text());
+}
+
+/// An agent that starts a step, then waits (up to 60 s) for runbook to stop it.
+const WAITING_AGENT: &str = r#"{"type":"step_start","timestamp":1795319500463,"sessionID":"ses_1","part":{"type":"step-start"}}
+{"type":"text","timestamp":1795319500500,"sessionID":"ses_1","part":{"type":"text","text":"Reading the whole repository before anything else, which will take a while.","time":{"start":1,"end":2}}}
+{"$sleep_ms": 60000}
+"#;
+
+/// The status line's mark: `00:03 · step 1 · …`.
+fn status_rows(screen: &Screen) -> Vec<&String> {
+    screen
+        .rows()
+        .iter()
+        .filter(|r| r.contains(" · step "))
+        .collect()
+}
+
+/// Runs the waiting agent at `cols` columns until its status line shows, then `stop`s runbook;
+/// the screen once runbook has exited.
+fn stopped(cols: u16, stop: impl FnOnce(&mut Pty)) -> (TestContext, Screen) {
+    let ctx = TestContext::new();
+    let mut cmd = scripted_run(&ctx, WAITING_AGENT, &["--inactivity-timeout", "60s"]);
+    cmd.env("TERM", "xterm-256color");
+    let mut pty = Pty::spawn(cmd, cols);
+    pty.wait_for(" · step 1");
+    stop(&mut pty);
+    let (_, screen) = pty.finish();
+    (ctx, screen)
+}
+
+#[test]
+fn ctrl_c_leaves_no_status_line_behind() {
+    for cols in [60, 80, 200] {
+        let (ctx, screen) = stopped(cols, |pty| pty.send("\x03"));
+        let text = screen.text();
+        assert!(
+            status_rows(&screen).is_empty(),
+            "a stale status line at {cols}:\n{text}"
+        );
+        assert!(
+            screen
+                .joined()
+                .contains("✗ stopping the agent: interrupted by Ctrl-C (SIGINT)"),
+            "{text}"
+        );
+        assert!(screen.joined().contains(&receipt_path(&ctx)), "{text}");
+    }
+}
+
+#[test]
+fn sigterm_leaves_no_status_line_behind() {
+    let (_, screen) = stopped(80, |pty| {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(pty.pid()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    });
+    let text = screen.text();
+    assert!(
+        status_rows(&screen).is_empty(),
+        "a stale status line:\n{text}"
+    );
+    assert!(
+        screen
+            .joined()
+            .contains("✗ stopping the agent: runbook received SIGTERM"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_window_resized_mid_run_gets_lines_that_fit_it() {
+    let ctx = TestContext::new();
+    let step = r#"{"type":"step_start","timestamp":1795319500463,"sessionID":"ses_1","part":{"type":"step-start"}}"#;
+    let error = r#"{"type":"tool_use","timestamp":1795319500589,"sessionID":"ses_1","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"cargo test --workspace --all-features -- --include-ignored"},"error":"error: could not compile `runbook` due to 3 previous errors; 2 warnings emitted","time":{"start":1,"end":2}}}}"#;
+    let finish = r#"{"type":"step_finish","timestamp":1795319500668,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","tokens":{"input":1000,"output":20,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}"#;
+    let scenario = format!("{step}\n{error}\n{{\"$sleep_ms\": 1500}}\n{error}\n{finish}\n");
+    let mut cmd = scripted_run(&ctx, &scenario, &["--inactivity-timeout", "30s"]);
+    cmd.env("TERM", "xterm-256color");
+    let mut pty = Pty::spawn(cmd, 160);
+    let before = pty.wait_for("✗ bash");
+    pty.resize(60);
+    let (_, screen) = pty.finish();
+    // Before the resize the line took one row of 160; after it, rows of 60.
+    assert!(
+        before
+            .rows()
+            .iter()
+            .any(|r| r.contains("✗ bash") && r.ends_with("2 warnings emitted")),
+        "{}",
+        before.text()
+    );
+    let text = screen.text();
+    let rows = screen.rows();
+    let second = rows.iter().rposition(|r| r.contains("✗ bash")).unwrap();
+    assert!(!rows[second].contains("warnings"), "{text}");
+    assert!(
+        rows[second..].iter().all(|r| r.chars().count() <= 60),
+        "{text}"
+    );
+    assert!(
+        screen
+            .joined()
+            .contains("due to 3 previous errors; 2 warnings emitted"),
+        "{text}"
+    );
+    assert!(status_rows(&screen).is_empty(), "{text}");
+}
+
+#[test]
+fn width_and_columns_lay_out_lines_that_are_not_on_a_terminal() {
+    for (flag, columns) in [(Some("60"), None), (None, Some("60"))] {
+        let ctx = TestContext::new();
+        let extra: Vec<&str> = flag.map(|w| vec!["--width", w]).unwrap_or_default();
+        let mut cmd = replayed_run(&ctx, TOOL_ERROR, &extra);
+        if let Some(c) = columns {
+            cmd.env("COLUMNS", c);
+        }
+        let out = support::run(&mut cmd, std::time::Duration::from_secs(60));
+        out.assert_exit(0);
+        let summary: Vec<&str> = out
+            .stderr
+            .lines()
+            .skip_while(|l| !l.contains("✓ completed"))
+            .take(2)
+            .collect();
+        assert_eq!(summary.len(), 2, "{}", out.stderr);
+        assert!(
+            summary.iter().all(|l| l.chars().count() <= 60),
+            "{}",
+            out.stderr
+        );
+        assert!(summary[1].starts_with("            "), "{}", out.stderr);
+    }
+    // Without either, a log is never broken.
+    let ctx = TestContext::new();
+    let out = support::run(
+        &mut replayed_run(&ctx, TOOL_ERROR, &[]),
+        std::time::Duration::from_secs(60),
+    );
+    assert!(
+        out.stderr
+            .lines()
+            .any(|l| l.contains("✓ completed") && l.ends_with("$0.0056")),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A copy of a recording under a path of fixed length, so that layouts do not depend on where
+/// the tests run.
+fn recording_copy(dir: &Path, recording: &str) -> PathBuf {
+    let name = Path::new(recording).file_name().unwrap().to_str().unwrap();
+    for ext in ["stdout.ndjson", "stderr.txt", "exit", "timing.ndjson"] {
+        let from = support::fixtures().join(format!("{recording}.{ext}"));
+        if from.exists() {
+            std::fs::copy(&from, dir.join(format!("{name}.{ext}"))).unwrap();
+        }
+    }
+    dir.join(format!("{name}.stdout.ndjson"))
+}
+
+#[test]
+fn replays_read_well_at_60_80_120_and_200_columns() {
+    let dir = tempfile::Builder::new()
+        .prefix("rb")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let ctx = TestContext::new();
+    for recording in [
+        TOOL_ERROR,
+        "opencode/e1_http500",
+        "opencode/h_task_subagent",
+    ] {
+        let file = recording_copy(dir.path(), recording);
+        for cols in [60, 80, 120, 200] {
+            let mut cmd = ctx.runbook(&["replay", "--instant", file.to_str().unwrap()]);
+            cmd.env("TERM", "xterm-256color");
+            let (_, screen) = Pty::spawn(cmd, cols).finish();
+            let name = format!(
+                "{}_at_{cols}",
+                Path::new(recording).file_name().unwrap().to_str().unwrap()
+            );
+            insta::with_settings!({
+                filters => vec![(r"/tmp/rb[A-Za-z0-9_]{6}", "/tmp/rbXXXXXX")],
+                snapshot_suffix => name,
+                omit_expression => true,
+            }, {
+                insta::assert_snapshot!(screen.text());
+            });
+        }
+    }
+}
