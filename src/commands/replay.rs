@@ -25,6 +25,7 @@ use crate::prices::PriceTable;
 use crate::redact::Redactor;
 use crate::render;
 use crate::runs;
+use crate::supervisor::unless_stopped;
 use crate::term::print::warn;
 
 pub(crate) async fn replay(
@@ -56,23 +57,30 @@ pub(crate) async fn replay(
     // Masks what this machine holds secret, as a live run would.
     let redactor = Redactor::for_agent([]);
     let stdout = Stdout { first, rest: lines };
-    match format {
-        Format::Events => events(stdout, &args.file, &redactor, &mut dispatch, &pace).await?,
-        Format::Native(agent) => {
-            let source = Source {
-                path: &args.file,
-                adapter: agent.adapter(),
-                model: args.model.as_deref(),
-                prices: config.prices(),
-                redactor,
-            };
-            native(source, stdout, &mut dispatch, &pace).await?;
+    // Stopped mid-way (Ctrl-C), the view is closed all the same: no status line is left behind.
+    let played = unless_stopped(async {
+        match format {
+            Format::Events => events(stdout, &args.file, &redactor, &mut dispatch, &pace).await,
+            Format::Native(agent) => {
+                let source = Source {
+                    path: &args.file,
+                    adapter: agent.adapter(),
+                    model: args.model.as_deref(),
+                    prices: config.prices(),
+                    redactor,
+                };
+                native(source, stdout, &mut dispatch, &pace).await
+            }
         }
-    }
+    })
+    .await?;
     for failure in dispatch.close().failures {
         warn(&failure);
     }
-    Ok(ExitStatus::Completed)
+    match played {
+        Some(result) => result.map(|()| ExitStatus::Completed),
+        None => Ok(ExitStatus::Interrupted),
+    }
 }
 
 type Lines = LineReader<File>;

@@ -16,6 +16,7 @@ mod phase;
 mod readers;
 mod scope;
 mod signals;
+pub(crate) use signals::unless_stopped;
 mod spawn;
 mod tree;
 mod turn;

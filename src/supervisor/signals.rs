@@ -54,3 +54,13 @@ impl Signals {
         }
     }
 }
+
+/// Runs `work` to its end, unless runbook is told to stop first (Ctrl-C, SIGTERM, SIGHUP): for
+/// commands that only show something, and end as soon as they are asked to.
+pub(crate) async fn unless_stopped<T>(work: impl Future<Output = T>) -> std::io::Result<Option<T>> {
+    let mut signals = Signals::install()?;
+    tokio::select! {
+        done = work => Ok(Some(done)),
+        _ = signals.recv() => Ok(None),
+    }
+}

@@ -307,3 +307,49 @@ fn replays_read_well_at_60_80_120_and_200_columns() {
         }
     }
 }
+
+#[test]
+fn ctrl_c_during_a_replay_leaves_no_status_line_behind() {
+    let ctx = TestContext::new();
+    let fixture = support::fixtures().join(format!("{TOOL_ERROR}.stdout.ndjson"));
+    let mut cmd = ctx.runbook(&["replay", "--speed", "0.01", fixture.to_str().unwrap()]);
+    cmd.env("TERM", "xterm-256color");
+    let mut pty = Pty::spawn(cmd, 80);
+    pty.wait_for(" · step 0");
+    pty.send("\x03");
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(130), "{}", screen.text());
+    assert!(status_rows(&screen).is_empty(), "{}", screen.text());
+    assert!(screen.text().contains("▶ opencode"), "{}", screen.text());
+}
+
+#[test]
+fn status_live_in_a_second_terminal_shows_the_same_screen_status_line_included() {
+    let ctx = TestContext::new();
+    let step = r#"{"type":"step_start","timestamp":1795319500463,"sessionID":"ses_1","part":{"type":"step-start"}}"#;
+    let text = r#"{"type":"text","timestamp":1795319500500,"sessionID":"ses_1","part":{"type":"text","text":"Looking at the failing test first.","time":{"start":1,"end":2}}}"#;
+    let tool = r#"{"type":"tool_use","timestamp":1795319500589,"sessionID":"ses_1","part":{"type":"tool","tool":"read","callID":"c1","state":{"status":"completed","input":{"filePath":"/work/a-rather-long-path/to/the/tests/that/fail/sometimes.rs"},"output":"ok","time":{"start":1,"end":2}}}}"#;
+    let finish = r#"{"type":"step_finish","timestamp":1795319500668,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","tokens":{"input":18000,"output":902,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.0123}}"#;
+    let scenario = format!("{step}\n{text}\n{{\"$sleep_ms\": 2500}}\n{tool}\n{finish}\n");
+    let mut cmd = scripted_run(&ctx, &scenario, &["--inactivity-timeout", "30s"]);
+    cmd.env("TERM", "xterm-256color");
+    let run = Pty::spawn(cmd, 70);
+    run.wait_for("Looking at the failing test first.");
+
+    let mut follow = ctx.runbook(&["status", "--live"]);
+    follow.env("TERM", "xterm-256color").env_remove("NO_COLOR");
+    let follower = Pty::spawn(follow, 70);
+    let mid_run = follower.wait_for(" · step 1");
+    assert_eq!(status_rows(&mid_run).len(), 1, "{}", mid_run.text());
+
+    let (run_status, run_screen) = run.finish();
+    let (follow_status, follow_screen) = follower.finish();
+    assert_eq!(run_status.code(), follow_status.code());
+    assert_eq!(
+        run_screen.text(),
+        follow_screen.text(),
+        "the run:\n{}\nthe follower:\n{}",
+        run_screen.text(),
+        follow_screen.text()
+    );
+}
