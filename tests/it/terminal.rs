@@ -353,3 +353,69 @@ fn status_live_in_a_second_terminal_shows_the_same_screen_status_line_included()
         follow_screen.text()
     );
 }
+
+/// The real OpenCode, editing README.md through the fake provider, in an 80-column terminal
+/// with `TERM` unset (as in `kubectl exec -it`) and with `TERM=xterm-256color`.
+#[test]
+fn a_real_opencode_run_shows_everything_in_80_columns_whatever_term_says() {
+    use crate::support::fake_llm::{self as chat, FakeLlm, OpencodeConfig, Reply, ToolCall, Usage};
+    use crate::support::sse;
+    use serde_json::json;
+
+    let Some(bin) = support::opencode_bin() else {
+        return;
+    };
+    for term in [None, Some("xterm-256color")] {
+        let mut ctx = TestContext::new();
+        for (k, v) in chat::opencode_env(&ctx.home) {
+            ctx.env(&k, v);
+        }
+        sse::write_readme(&ctx.work).expect("README.md");
+        let readme = sse::path_str(&ctx.work.join("README.md"));
+        let llm = FakeLlm::start(vec![
+            Reply::tool_calls(
+                None,
+                vec![ToolCall::new(
+                    "call_edit",
+                    "edit",
+                    json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
+                )],
+                Usage::new(16_000, 400),
+            ),
+            Reply::text(
+                "Done: README.md has its new last line.",
+                Usage::new(18_000, 502),
+            ),
+        ]);
+        chat::write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
+            .expect("opencode.json");
+        let args = [
+            "run",
+            "--agent-bin",
+            bin.to_str().unwrap(),
+            "-m",
+            "fake/fake-model",
+            "Change the last line of README.md.",
+        ];
+        let mut cmd = ctx.runbook(&args);
+        set_term(&mut cmd, term);
+        let (status, screen) = Pty::spawn(cmd, 80).finish();
+        let text = screen.text();
+        assert_eq!(status.code(), Some(0), "TERM {term:?}:\n{text}");
+        let receipt = ctx.receipt();
+        let seen = screen.joined();
+        for shown in [
+            "▶ opencode (fake/fake-model)".to_owned(),
+            "✓ edit".to_owned(),
+            "│ Done: README.md has its new last line.".to_owned(),
+            "· 1 tool call · 34,902 tokens ·".to_owned(),
+            format!("receipt: {}", receipt_path(&ctx)),
+        ] {
+            assert!(
+                seen.contains(&shown),
+                "TERM {term:?}: no {shown:?} in\n{text}"
+            );
+        }
+        assert!(status_rows(&screen).is_empty(), "TERM {term:?}:\n{text}");
+    }
+}
