@@ -402,7 +402,7 @@ fn a_real_opencode_run_shows_everything_in_80_columns_whatever_term_says() {
         let (status, screen) = Pty::spawn(cmd, 80).finish();
         let text = screen.text();
         assert_eq!(status.code(), Some(0), "TERM {term:?}:\n{text}");
-        let receipt = ctx.receipt();
+        ctx.ended_as(runbook::event::Outcome::Completed);
         let seen = screen.joined();
         for shown in [
             "▶ opencode (fake/fake-model)".to_owned(),
