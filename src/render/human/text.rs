@@ -1,5 +1,6 @@
-//! The agent's words: its text (a few lines, all of them with `-v`), its reasoning (with `-v`),
-//! and the text streaming in, kept for the status line until the whole text arrives.
+//! The agent's words: its text (a few lines, each cut to the window, all of them whole with
+//! `-v`), its reasoning (with `-v`), and the text streaming in, kept for the status line until
+//! the whole text arrives.
 
 use super::Lines;
 use crate::event::EventKind;
@@ -17,7 +18,7 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         EventKind::Text { text } => text_lines(l, text),
         EventKind::Reasoning { text } if l.verbose => {
             for line in text.lines().filter(|line| !line.trim().is_empty()) {
-                l.preview(l.s.dim.apply_to(format!("┆ {line}")));
+                l.info(l.s.dim.apply_to(format!("┆ {line}")));
             }
         }
         _ => {}
@@ -32,7 +33,13 @@ fn text_lines(l: &mut Lines<'_>, text: &str) {
         .filter(|line| !line.trim().is_empty())
         .collect();
     for line in lines.iter().take(limit) {
-        l.preview(format!("{} {line}", l.s.dim.apply_to("│")));
+        let line = format!("{} {line}", l.s.dim.apply_to("│"));
+        // A preview may be cut to the window; with -v, all of the text is there to be read.
+        if l.verbose {
+            l.info(line);
+        } else {
+            l.preview(line);
+        }
     }
     if lines.len() > limit {
         let more = plural((lines.len() - limit) as u64, "more line");

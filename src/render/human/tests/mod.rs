@@ -205,3 +205,52 @@ fn streaming_text_shows_on_the_status_line_until_the_whole_text_arrives() {
             .contains('│')
     );
 }
+
+#[test]
+fn in_a_narrow_window_text_previews_are_cut_and_everything_else_is_broken_into_rows() {
+    let show = |verbose: bool| {
+        let out = Shared::default();
+        let mut human = Human::new(
+            Display::Lines,
+            Styles::plain(),
+            verbose,
+            Box::new(out.clone()),
+            || Some(50),
+        );
+        let mut totals = RunStats::default();
+        let text = "The tests fail because the fixture directory is missing from the package.";
+        feed(
+            &mut human,
+            &mut totals,
+            0,
+            at(0),
+            Turn::FIRST,
+            EventKind::Text {
+                text: text.to_owned(),
+            },
+        );
+        feed(
+            &mut human,
+            &mut totals,
+            1,
+            at(1),
+            Turn::FIRST,
+            EventKind::AgentWarning {
+                message: "the provider is rate limiting requests; retrying in 30 seconds"
+                    .to_owned(),
+            },
+        );
+        human.close().unwrap();
+        String::from_utf8(out.0.lock().unwrap().clone()).unwrap()
+    };
+    assert_eq!(
+        show(false),
+        "[00:00.0] │ The tests fail because the fixture di…\n\
+         [00:00.0] ⚠ agent warning: the provider is rate\n            limiting requests; retrying in 30\n            seconds\n"
+    );
+    assert_eq!(
+        show(true),
+        "[00:00.0] │ The tests fail because the fixture\n            directory is missing from the package.\n\
+         [00:00.0] ⚠ agent warning: the provider is rate\n            limiting requests; retrying in 30\n            seconds\n"
+    );
+}
