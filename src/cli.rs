@@ -17,7 +17,7 @@ pub struct Cli {
     pub global: Flags<config::Global>,
 
     /// Lay the view out for this many columns [default: $COLUMNS, else the terminal's width].
-    #[arg(long, global = true, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(20..=1000))]
+    #[arg(long, global = true, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = parse_width)]
     pub width: Option<u16>,
 
     #[command(subcommand)]
@@ -95,7 +95,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Show at most this many runs.
-    #[arg(short = 'n', long, value_name = "N", default_value_t = 20)]
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 20, allow_hyphen_values = true, value_parser = parse_limit)]
     pub limit: usize,
 
     /// Show every run.
@@ -138,7 +138,7 @@ pub struct ReplayArgs {
     pub model: Option<String>,
 
     /// Play the recording this many times faster (0.001 to 1000000).
-    #[arg(long, value_name = "N", default_value_t = 1.0, value_parser = parse_speed)]
+    #[arg(long, value_name = "N", default_value_t = 1.0, allow_hyphen_values = true, value_parser = parse_speed)]
     pub speed: f64,
 
     /// Don't wait between events.
@@ -175,7 +175,7 @@ pub struct RunArgs {
     pub yes: bool,
 
     /// How many times a plan may be revised before only execute or abort is offered.
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true, value_parser = parse_revisions)]
     pub max_revisions: u32,
 
     #[command(flatten)]
@@ -227,9 +227,70 @@ fn parse_speed(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A whole number in `range`, or a one-line error naming what `what` counts.
+fn whole<T: TryFrom<u64>>(
+    s: &str,
+    what: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<T, String> {
+    s.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| {
+            format!(
+                "`{s}` is not {what}: give a whole number from {} to {}",
+                range.start(),
+                range.end()
+            )
+        })
+}
+
+fn parse_width(s: &str) -> Result<u16, String> {
+    whole(s, "a width in columns", 20..=1000)
+}
+
+fn parse_limit(s: &str) -> Result<usize, String> {
+    whole(s, "a number of runs", 1..=u64::from(u32::MAX))
+}
+
+fn parse_revisions(s: &str) -> Result<u32, String> {
+    whole(s, "a number of revisions", 0..=1000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn negative_and_malformed_numbers_get_their_own_error() {
+        use clap::Parser as _;
+        for (args, said) in [
+            (
+                &["runbook", "run", "--max-cost", "-1", "x"][..],
+                "positive amount of US dollars",
+            ),
+            (&["runbook", "run", "--timeout", "-5s", "x"], "-5s"),
+            (
+                &["runbook", "run", "--max-revisions", "-1", "x"],
+                "not a number of revisions",
+            ),
+            (&["runbook", "list", "-n", "-3"], "not a number of runs"),
+            (&["runbook", "replay", "--speed", "-2", "f"], "not a speed"),
+            (
+                &["runbook", "--width", "-80", "list"],
+                "not a width in columns",
+            ),
+        ] {
+            let err = Cli::try_parse_from(args).unwrap_err().to_string();
+            assert!(err.contains(said), "{args:?}: {err}");
+            assert!(
+                !err.contains("-- -"),
+                "{args:?} suggests passing the value on: {err}"
+            );
+        }
+    }
 
     #[test]
     fn the_command_line_is_consistent() {

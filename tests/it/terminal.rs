@@ -419,3 +419,28 @@ fn a_real_opencode_run_shows_everything_in_80_columns_whatever_term_says() {
         assert!(status_rows(&screen).is_empty(), "TERM {term:?}:\n{text}");
     }
 }
+
+#[test]
+fn a_negative_budget_gets_the_budgets_own_error_and_starts_nothing() {
+    let ctx = TestContext::new();
+    for args in [
+        &["run", "--max-cost", "-1", "fix the flaky test"][..],
+        &["run", "--timeout", "-5s", "fix the flaky test"],
+        &["run", "--max-revisions", "-2", "fix the flaky test"],
+    ] {
+        let mut cmd = ctx.runbook(args);
+        cmd.env("TERM", "xterm-256color");
+        let (status, screen) = Pty::spawn(cmd, 80).finish();
+        let seen = screen.joined();
+        assert_eq!(status.code(), Some(2), "{args:?}: {seen}");
+        assert!(
+            seen.contains(&format!("invalid value '{}'", args[2])),
+            "{args:?}: {seen}"
+        );
+        assert!(
+            !seen.contains("-- -"),
+            "{args:?} was told to pass the value to the agent: {seen}"
+        );
+    }
+    assert!(ctx.run_dirs().is_empty(), "a run was started");
+}
