@@ -12,6 +12,7 @@ use crate::event::Outcome;
 use crate::exit::ExitStatus;
 use crate::receipt::Receipt;
 use crate::render::Styles;
+use crate::render::format::thousands;
 use crate::render::table::{self, Row};
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
@@ -34,6 +35,7 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
 
     let mut rows = Vec::new();
     let mut receipts = Vec::new();
+    let mut seen = 0;
     for id in runs.ids()?.iter().rev() {
         if rows.len() >= limit {
             break;
@@ -51,6 +53,7 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
                 continue;
             }
         };
+        seen += 1;
         let wanted = (args.outcome.is_empty() || args.outcome.contains(&row.outcome))
             && args.agent.as_deref().is_none_or(|a| a == row.agent)
             && here.as_deref().is_none_or(|h| Path::new(&cwd) == h);
@@ -68,7 +71,19 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
         }
     } else if rows.is_empty() {
         drop(out);
-        warn(format!("no runs to list in {}", runs.dir().display()));
+        let dir = runs.dir().display();
+        match seen {
+            0 => warn(format!("no runs to list in {dir}")),
+            1 => warn(format!(
+                "the one run in {dir} does not match {}",
+                filters(args, here.as_deref())
+            )),
+            n => warn(format!(
+                "none of the {} runs in {dir} match {}",
+                thousands(n),
+                filters(args, here.as_deref())
+            )),
+        }
         return Ok(ExitStatus::Completed);
     } else {
         let term = TermEnv::detect();
@@ -82,6 +97,22 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
     }
     out.flush()?;
     Ok(ExitStatus::Completed)
+}
+
+/// The filters given, as they were typed: `--outcome hung --here (/src/app)`.
+fn filters(args: &ListArgs, here: Option<&Path>) -> String {
+    let mut out: Vec<String> = args
+        .outcome
+        .iter()
+        .map(|o| format!("--outcome {}", o.as_str()))
+        .collect();
+    if let Some(agent) = &args.agent {
+        out.push(format!("--agent {agent}"));
+    }
+    if let Some(dir) = here {
+        out.push(format!("--here ({})", dir.display()));
+    }
+    out.join(" ")
 }
 
 /// The full receipt (folded from the log for a run without one).

@@ -444,3 +444,27 @@ fn a_negative_budget_gets_the_budgets_own_error_and_starts_nothing() {
     }
     assert!(ctx.run_dirs().is_empty(), "a run was started");
 }
+
+#[test]
+fn a_list_filter_that_matches_nothing_says_so() {
+    let ctx = TestContext::new();
+    for _ in 0..2 {
+        support::run(
+            &mut replayed_run(&ctx, TOOL_ERROR, &[]),
+            std::time::Duration::from_secs(60),
+        )
+        .assert_exit(0);
+    }
+    let mut cmd = ctx.runbook(&["list", "--outcome", "hung", "--agent", "opencode"]);
+    cmd.env("TERM", "xterm-256color");
+    let (status, screen) = Pty::spawn(cmd, 80).finish();
+    let seen = screen.joined();
+    assert_eq!(status.code(), Some(0), "{seen}");
+    assert!(
+        seen.contains(&format!(
+            "none of the 2 runs in {} match --outcome hung --agent opencode",
+            ctx.runs.display()
+        )),
+        "{seen}"
+    );
+}
