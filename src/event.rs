@@ -345,7 +345,11 @@ pub struct Limits {
     #[schemars(with = "Option<u64>")]
     pub timeout: Option<Duration>,
     /// The budget in US dollars.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::money::usd_opt"
+    )]
     pub max_cost_usd: Option<f64>,
 }
 
@@ -438,7 +442,11 @@ pub struct StepUsage {
     pub reason: String,
     pub tokens: Tokens,
     /// USD for this step; absent when unknown (which is not zero).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::money::usd_opt"
+    )]
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,
@@ -662,7 +670,11 @@ pub struct AgentResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<Tokens>,
     /// The turn's cost in USD; absent when unknown (which is not zero).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::money::usd_opt"
+    )]
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,
@@ -826,7 +838,11 @@ pub struct Diagnostic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_step: Option<u32>,
     pub completed_steps: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::money::usd_opt"
+    )]
     pub cost_usd: Option<f64>,
     pub stderr_tail: Vec<String>,
 }

@@ -25,6 +25,7 @@ mod lifecycle;
 mod lines;
 #[cfg(target_os = "linux")]
 mod linux;
+mod money;
 mod plan;
 pub mod prices;
 pub mod provenance;

@@ -92,6 +92,7 @@ pub struct PlanRecord {
     pub feedback: Vec<String>,
     /// Tokens and cost of the planning turns (the first plan and every revision).
     pub tokens: u64,
+    #[serde(serialize_with = "crate::money::usd_opt")]
     pub cost_usd: Option<f64>,
 }
 
@@ -139,9 +140,11 @@ impl From<Tokens> for TokenTotals {
 #[serde(deny_unknown_fields)]
 pub struct Cost {
     /// Total USD; null when some step's cost is unknown.
+    #[serde(serialize_with = "crate::money::usd_opt")]
     pub usd: Option<f64>,
     pub source: Option<CostSource>,
     /// The sum of the costs that are known (a lower bound when `usd` is null).
+    #[serde(serialize_with = "crate::money::usd")]
     pub known_usd: f64,
     /// Some of the cost is unknown: a step without a cost, a model without a price, or a cost the
     /// agent reported that could not be used nor estimated. `usd` is then null.

@@ -54,7 +54,11 @@ pub struct TurnTotals {
     /// USD known so far: the sum of the known step costs, or the agent's own total for the turn
     /// (plus whatever it spent after giving it). A lower bound when `cost_incomplete`; absent when
     /// nothing of it is known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::money::usd_opt"
+    )]
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,

@@ -468,3 +468,26 @@ fn a_list_filter_that_matches_nothing_says_so() {
         "{seen}"
     );
 }
+
+#[test]
+fn money_is_written_to_the_millionth_without_float_noise() {
+    let ctx = TestContext::new();
+    let step = r#"{"type":"step_start","timestamp":1795319500463,"sessionID":"ses_1","part":{"type":"step-start"}}
+{"type":"step_finish","timestamp":1795319500668,"sessionID":"ses_1","part":{"type":"step-finish","reason":"tool-calls","tokens":{"input":1000,"output":20,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.00357}}"#;
+    let last = r#"{"type":"step_start","timestamp":1795319500463,"sessionID":"ses_1","part":{"type":"step-start"}}
+{"type":"step_finish","timestamp":1795319500668,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","tokens":{"input":1000,"output":20,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.00357}}"#;
+    let scenario = format!("{step}\n{step}\n{last}\n");
+    let mut cmd = scripted_run(&ctx, &scenario, &["--max-cost", "2.5"]);
+    cmd.env("TERM", "xterm-256color");
+    let (status, screen) = Pty::spawn(cmd, 80).finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert!(screen.joined().contains("· $0.0107"), "{}", screen.text());
+    // 3 × 0.00357 is 0.010709999999999999 in floating point.
+    let receipt = std::fs::read_to_string(ctx.run_dir().join("result.json")).unwrap();
+    assert!(receipt.contains("\"usd\": 0.01071"), "{receipt}");
+    let log = std::fs::read_to_string(ctx.run_dir().join("events.ndjson")).unwrap();
+    for text in [&receipt, &log] {
+        assert!(!text.contains("0.0107099"), "float noise in:\n{text}");
+        assert!(!text.contains("99999"), "float noise in:\n{text}");
+    }
+}
