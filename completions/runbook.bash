@@ -341,7 +341,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__replay)
-            opts="-m -q -v -h -V --agent --model --speed --instant --json --quiet --verbose --color --width --help --version"
+            opts="-m -q -v -h -V --agent --model --speed --instant --json --quiet --verbose --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -360,6 +360,10 @@ _runbook() {
                     return 0
                     ;;
                 --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -101,6 +101,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -m 'The model the recording used, for estimating costs the agent did not report (Codex)'
             cand --model 'The model the recording used, for estimating costs the agent did not report (Codex)'
             cand --speed 'Play the recording this many times faster (0.001 to 1000000)'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand --instant 'Don''t wait between events'

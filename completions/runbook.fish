@@ -98,6 +98,7 @@ claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s m -l model -d 'The model the recording used, for estimating costs the agent did not report (Codex)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Play the recording this many times faster (0.001 to 1000000)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"

@@ -74,7 +74,8 @@ pub struct Workspace {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// A run id, a unique prefix of one (or of its random part) [default: the latest run].
+    /// A run id, a unique prefix of one (or of its random part), or a run directory [default:
+    /// the latest run].
     pub run: Option<String>,
 
     /// Follow the run as it happens, then exit with its exit code.
@@ -125,7 +126,9 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// An agent's recorded NDJSON stdout, or a runbook events.ndjson.
+    /// A run (its id, a unique prefix of one, or its directory), an agent's recorded NDJSON
+    /// stdout, or a runbook events.ndjson.
+    #[arg(value_name = "RUN|FILE")]
     pub file: PathBuf,
 
     /// Read the file as this agent's native output [default: detected from its content; a
@@ -151,6 +154,9 @@ pub struct ReplayArgs {
 
     #[command(flatten)]
     pub verbosity: Verbosity,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
 }
 
 #[derive(Debug, Args)]

@@ -52,6 +52,22 @@ impl Runs {
         Ok(ids)
     }
 
+    /// The directory of the run a name means: a run directory given as a path, else as
+    /// [`Self::resolve`] finds it.
+    pub(crate) fn locate(&self, name: Option<&str>) -> anyhow::Result<PathBuf> {
+        if let Some(dir) = name.map(Path::new).filter(|p| p.is_dir()) {
+            if dir.join(EVENTS).is_file() {
+                return Ok(dir.to_owned());
+            }
+            return Err(Error::Usage(format!(
+                "{} is a directory but not a run's (it has no {EVENTS}): give a run id, a prefix of one, or a run directory",
+                dir.display()
+            ))
+            .into());
+        }
+        Ok(self.path(&self.resolve(name)?))
+    }
+
     /// The run a name means: the latest run when there is no name, else the run whose id is the
     /// name, starts with it, or whose random part starts with it.
     pub(crate) fn resolve(&self, name: Option<&str>) -> anyhow::Result<String> {

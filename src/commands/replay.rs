@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use crate::agent::{Adapter, AgentKind, ParseContext};
 use crate::agent::{StderrFeed, StdoutFeed};
 use crate::cli::ReplayArgs;
-use crate::config::{self, Flags};
+use crate::config::{self, Config, Flags};
 use crate::consumer::Dispatcher;
 use crate::event::{Event, EventKind, ExitInfo, Limits, RunInfo, SCHEMA_VERSION, Stream, Turn};
 use crate::exit::{Error, ExitStatus};
@@ -24,7 +24,8 @@ use crate::lines::{LineReader, MAX_LINE_BYTES, OwnedLine};
 use crate::prices::PriceTable;
 use crate::redact::Redactor;
 use crate::render;
-use crate::runs;
+use crate::rundir::{self, EVENTS};
+use crate::runs::{self, Runs};
 use crate::supervisor::unless_stopped;
 use crate::term::print::warn;
 
@@ -32,10 +33,11 @@ pub(crate) async fn replay(
     args: ReplayArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
-    let config = config::load_here(global.values())?;
+    let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
     let color = config.value(&config::keys::COLOR);
-    let cannot_read = || format!("cannot read {}", args.file.display());
-    let mut lines = open_lines(&args.file)?.with_context(cannot_read)?;
+    let file = what_to_replay(&args.file, &config)?;
+    let cannot_read = || format!("cannot read {}", file.display());
+    let mut lines = open_lines(&file)?.with_context(cannot_read)?;
     // The first line that says something tells what the file holds.
     let mut first = None;
     while let Some(line) = lines.next_line().with_context(cannot_read)? {
@@ -46,7 +48,7 @@ pub(crate) async fn replay(
     }
     let format = match args.agent {
         Some(agent) => Format::Native(agent),
-        None => detect(first.as_ref(), &args.file)?,
+        None => detect(first.as_ref(), &file)?,
     };
     let consumers = render::views(color, args.json, args.verbosity);
     let mut dispatch = Dispatcher::new(consumers);
@@ -60,10 +62,10 @@ pub(crate) async fn replay(
     // Stopped mid-way (Ctrl-C), the view is closed all the same: no status line is left behind.
     let played = unless_stopped(async {
         match format {
-            Format::Events => events(stdout, &args.file, &redactor, &mut dispatch, &pace).await,
+            Format::Events => events(stdout, &file, &redactor, &mut dispatch, &pace).await,
             Format::Native(agent) => {
                 let source = Source {
-                    path: &args.file,
+                    path: &file,
                     adapter: agent.adapter(),
                     model: args.model.as_deref(),
                     prices: config.prices(),
@@ -84,6 +86,26 @@ pub(crate) async fn replay(
 }
 
 type Lines = LineReader<File>;
+
+/// The file a replay reads: the one given, or the event log of the run named by its id, a
+/// prefix of it, or its directory.
+fn what_to_replay(given: &Path, config: &Config) -> anyhow::Result<PathBuf> {
+    if given.exists() && !given.is_dir() {
+        return Ok(given.to_owned());
+    }
+    let runs = Runs::new(rundir::runs_dir(config)?);
+    let name = given.to_string_lossy();
+    if given.is_dir() {
+        return Ok(runs.locate(Some(&name))?.join(EVENTS));
+    }
+    match runs.resolve(Some(&name)) {
+        Ok(id) => Ok(runs.path(&id).join(EVENTS)),
+        Err(e) => Err(Error::Usage(format!(
+            "cannot replay {name}: there is no such file, and {e}; give a run id, a run directory, a recorded transcript or an events.ndjson"
+        ))
+        .into()),
+    }
+}
 
 /// The lines of a file given to `replay` (or recorded beside it). The inner error is the
 /// file's own (it may be missing); a file that is not a regular file is a usage error.

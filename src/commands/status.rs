@@ -21,8 +21,7 @@ pub(crate) async fn status(
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
     let runs = Runs::new(rundir::runs_dir(&config)?);
     let color = config.value(&config::keys::COLOR);
-    let id = runs.resolve(args.run.as_deref())?;
-    let dir = runs.path(&id);
+    let dir = runs.locate(args.run.as_deref())?;
     let term = TermEnv::detect();
 
     if args.live {

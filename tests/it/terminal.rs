@@ -491,3 +491,57 @@ fn money_is_written_to_the_millionth_without_float_noise() {
         assert!(!text.contains("99999"), "float noise in:\n{text}");
     }
 }
+
+#[test]
+fn replay_takes_a_run_id_a_prefix_or_a_run_directory_like_status() {
+    let ctx = TestContext::new();
+    support::run(
+        &mut replayed_run(&ctx, TOOL_ERROR, &[]),
+        std::time::Duration::from_secs(60),
+    )
+    .assert_exit(0);
+    let dir = ctx.run_dir();
+    let id = dir.file_name().unwrap().to_str().unwrap().to_owned();
+    let random = id.rsplit('-').next().unwrap()[..3].to_owned();
+    for name in [id.as_str(), &id[..12], &random, dir.to_str().unwrap()] {
+        let mut cmd = ctx.runbook(&["replay", "--instant", name]);
+        cmd.env("TERM", "xterm-256color");
+        let (status, screen) = Pty::spawn(cmd, 100).finish();
+        let seen = screen.joined();
+        assert_eq!(status.code(), Some(0), "{name}: {seen}");
+        for shown in [
+            "✗ read",
+            "│ The file missing.txt does not exist.",
+            TOOL_ERROR_SUMMARY,
+        ] {
+            assert!(
+                seen.contains(shown),
+                "{name}: no {shown:?} in\n{}",
+                screen.text()
+            );
+        }
+    }
+    for (name, said) in [
+        (
+            "30nca",
+            "cannot replay 30nca: there is no such file, and no run matches `30nca`",
+        ),
+        (ctx.work.to_str().unwrap(), "is a directory but not a run's"),
+    ] {
+        let mut cmd = ctx.runbook(&["replay", name]);
+        cmd.env("TERM", "xterm-256color");
+        let (status, screen) = Pty::spawn(cmd, 100).finish();
+        assert_eq!(status.code(), Some(2), "{name}: {}", screen.text());
+        assert!(screen.joined().contains(said), "{name}: {}", screen.text());
+        assert_eq!(
+            screen
+                .text()
+                .lines()
+                .filter(|l| l.starts_with("error:"))
+                .count(),
+            1,
+            "{}",
+            screen.text()
+        );
+    }
+}
