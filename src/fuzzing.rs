@@ -362,8 +362,8 @@ fn check_event(ev: &Event) {
 fn check_receipt(r: &Receipt) {
     round_trip(r);
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-    report::status(r, &Styles::plain(), now);
-    report::status(r, &Styles::new(true), now);
+    report::status(r, &Styles::plain(), now, Some(60));
+    report::status(r, &Styles::new(true), now, None);
 }
 
 /// `value` encodes through `encode.rs` exactly as serde_json encodes it, decodes back, and the

@@ -339,9 +339,14 @@ impl RunStats {
         Some(end)
     }
 
-    /// Tool calls that failed or were denied.
+    /// Tool calls that ran and failed.
     pub fn failed_tools(&self) -> u32 {
-        self.tools.values().map(|t| t.errors + t.denied).sum()
+        self.tools.values().map(|t| t.errors).sum()
+    }
+
+    /// Tool calls that were not allowed to run.
+    pub fn denied_tools(&self) -> u32 {
+        self.tools.values().map(|t| t.denied).sum()
     }
 
     /// Tokens and cost of the planning turns (every turn up to the one that proposed the plan).

@@ -47,7 +47,15 @@ pub(crate) async fn status(
         out.write_all(b"\n")?;
     } else {
         let styles = Styles::new(term.color_stdout(color));
-        out.write_all(report::status(&state.receipt, &styles, SystemTime::now()).as_bytes())?;
+        out.write_all(
+            report::status(
+                &state.receipt,
+                &styles,
+                SystemTime::now(),
+                crate::term::stdout_width(),
+            )
+            .as_bytes(),
+        )?;
     }
     out.flush()?;
     Ok(ExitStatus::Completed)

@@ -62,6 +62,24 @@ pub(crate) fn plural(n: u64, noun: &str) -> String {
     }
 }
 
+/// `3 tool calls`, `3 tool calls (1 failed)`, `3 tool calls (1 failed, 1 denied)`: calls, with
+/// those that failed and those that were not allowed to run told apart, the same in every view.
+pub(crate) fn tool_calls(calls: u64, failed: u64, denied: u64) -> String {
+    let mut notes = Vec::new();
+    if failed > 0 {
+        notes.push(format!("{failed} failed"));
+    }
+    if denied > 0 {
+        notes.push(format!("{denied} denied"));
+    }
+    let calls = plural(calls, "tool call");
+    if notes.is_empty() {
+        calls
+    } else {
+        format!("{calls} ({})", notes.join(", "))
+    }
+}
+
 /// `04:07` (or `1:04:07`): time since a run started.
 pub(crate) fn clock(d: Duration) -> String {
     let s = d.as_secs();
@@ -154,6 +172,10 @@ mod tests {
         assert_eq!(short_count(5_123), "5.1k");
         assert_eq!(plural(1, "step"), "1 step");
         assert_eq!(plural(1_200, "step"), "1,200 steps");
+        assert_eq!(tool_calls(1, 0, 0), "1 tool call");
+        assert_eq!(tool_calls(3, 1, 0), "3 tool calls (1 failed)");
+        assert_eq!(tool_calls(3, 0, 2), "3 tool calls (2 denied)");
+        assert_eq!(tool_calls(3, 1, 1), "3 tool calls (1 failed, 1 denied)");
     }
 
     #[test]

@@ -4,15 +4,27 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use super::Styles;
-use super::format::{age, duration_ms, first_line_and_more, money, plural, thousands, utc};
+use super::format::{
+    age, duration_ms, first_line_and_more, money, plural, thousands, tool_calls, utc,
+};
+use super::wrap::wrap;
 use crate::event::{Decision, Diagnostic, Outcome};
+use crate::exit::ExitStatus;
 use crate::receipt::Receipt;
 
 /// The report for a receipt, as of `now` (for the run's age): one labelled row per fact, the
 /// run first, then its turns and plan, what it did and cost, what went wrong, and its log.
-pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
+///
+/// With a `width`, values longer than a row are broken into rows under their label's column.
+pub(crate) fn status(
+    r: &Receipt,
+    styles: &Styles,
+    now: SystemTime,
+    width: Option<usize>,
+) -> String {
     let mut rows = Rows {
         s: styles,
+        width,
         out: String::new(),
     };
     the_run(&mut rows, r, now);
@@ -27,11 +39,19 @@ pub(crate) fn status(r: &Receipt, styles: &Styles, now: SystemTime) -> String {
 /// The report as it is written: a dim label padded to one width, then the value.
 struct Rows<'a> {
     s: &'a Styles,
+    width: Option<usize>,
     out: String,
 }
 
+/// Columns of a row's label and the space after it.
+const LABEL_WIDTH: usize = 10;
+
 impl Rows<'_> {
     fn row(&mut self, label: &str, value: String) {
+        let value = match self.width {
+            Some(width) => wrap(&value, width, LABEL_WIDTH, LABEL_WIDTH).join("\n"),
+            None => value,
+        };
         let _ = writeln!(
             self.out,
             "{} {value}",
@@ -44,10 +64,12 @@ impl Rows<'_> {
 fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
     let s = rows.s;
     rows.row("run", s.bold.apply_to(&r.run_id).to_string());
+    // runbook's exit code, which is what scripts see, then the agent's own.
+    let runbook = ExitStatus::from_outcome(r.outcome) as u8;
     let exit = match (r.outcome, r.exit.code, r.exit.signal) {
         (Outcome::Running | Outcome::Abandoned, ..) => String::new(),
-        (_, None, None) => " · agent not started".to_owned(),
-        _ => format!(" · {}", r.exit),
+        (_, None, None) => format!(" · exit {runbook} · agent not started"),
+        _ => format!(" · exit {runbook} · agent {}", r.exit),
     };
     rows.row(
         "outcome",
@@ -145,11 +167,17 @@ fn work(rows: &mut Rows<'_>, r: &Receipt) {
         .by_name
         .iter()
         .map(|(name, t)| {
-            let bad = t.errors + t.denied;
-            if bad > 0 {
-                format!("{name} {} ({bad} failed)", t.calls)
-            } else {
+            let mut notes = Vec::new();
+            if t.errors > 0 {
+                notes.push(format!("{} failed", t.errors));
+            }
+            if t.denied > 0 {
+                notes.push(format!("{} denied", t.denied));
+            }
+            if notes.is_empty() {
                 format!("{name} {}", t.calls)
+            } else {
+                format!("{name} {} ({})", t.calls, notes.join(", "))
             }
         })
         .collect();
@@ -158,9 +186,17 @@ fn work(rows: &mut Rows<'_>, r: &Receipt) {
     } else {
         format!(": {}", tools.join(", "))
     };
+    let calls = &r.tool_calls;
     rows.row(
         "tools",
-        format!("{}{tools}", plural(u64::from(r.tool_calls.total), "call")),
+        format!(
+            "{}{tools}",
+            tool_calls(
+                u64::from(calls.total),
+                u64::from(calls.errors),
+                u64::from(calls.denied)
+            )
+        ),
     );
     let t = &r.tokens;
     rows.row(
@@ -279,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_completed_run_reads_well() {
-        insta::assert_snapshot!(status(&receipt(json!({})), &Styles::plain(), now()));
+        insta::assert_snapshot!(status(&receipt(json!({})), &Styles::plain(), now(), None));
     }
 
     /// A hung run with every section of the report filled.
@@ -317,6 +353,6 @@ mod tests {
 
     #[test]
     fn every_section_of_a_troubled_run_reads_well() {
-        insta::assert_snapshot!(status(&receipt(troubled()), &Styles::plain(), now()));
+        insta::assert_snapshot!(status(&receipt(troubled()), &Styles::plain(), now(), None));
     }
 }

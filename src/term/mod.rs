@@ -107,6 +107,15 @@ const MIN_WIDTH: usize = 20;
 /// terminal on stderr; `None` when stderr is not a terminal and neither was given (lines are
 /// then never broken). Asked again at every redraw, so a window resized mid-run is followed.
 pub(crate) fn width() -> Option<usize> {
+    width_of(&console::Term::stderr())
+}
+
+/// [`width`] for what is printed on stdout.
+pub(crate) fn stdout_width() -> Option<usize> {
+    width_of(&console::Term::stdout())
+}
+
+fn width_of(term: &console::Term) -> Option<usize> {
     let given = WIDTH_FLAG.get().map(|&w| usize::from(w)).or_else(|| {
         std::env::var("COLUMNS")
             .ok()
@@ -114,11 +123,7 @@ pub(crate) fn width() -> Option<usize> {
             .filter(|&c| c > 0)
     });
     given
-        .or_else(|| {
-            console::Term::stderr()
-                .size_checked()
-                .map(|(_, cols)| usize::from(cols))
-        })
+        .or_else(|| term.size_checked().map(|(_, cols)| usize::from(cols)))
         .map(|w| w.max(MIN_WIDTH))
 }
 

@@ -545,3 +545,67 @@ fn replay_takes_a_run_id_a_prefix_or_a_run_directory_like_status() {
         );
     }
 }
+
+#[test]
+fn each_denial_is_told_once_and_counted_as_denied_by_every_agent() {
+    let ctx = TestContext::new();
+    for (recording, denials, summary) in [
+        (
+            "opencode/i1_permission_bash_ask",
+            1,
+            "· 1 tool call (1 denied) ·",
+        ),
+        ("claude/permission_denied", 2, "· 2 tool calls (2 denied) ·"),
+        ("codex/permission_denied", 1, "· 2 tool calls (1 denied) ·"),
+    ] {
+        let file = support::fixtures().join(format!("{recording}.stdout.ndjson"));
+        let mut cmd = ctx.runbook(&["replay", "--instant", file.to_str().unwrap()]);
+        cmd.env("TERM", "xterm-256color");
+        let (_, screen) = Pty::spawn(cmd, 100).finish();
+        let text = screen.text();
+        let told = screen
+            .rows()
+            .iter()
+            .filter(|r| r.contains("permission denied"))
+            .count();
+        assert_eq!(told, denials, "{recording}:\n{text}");
+        assert!(screen.joined().contains(summary), "{recording}:\n{text}");
+        assert!(!text.contains("failed"), "{recording}:\n{text}");
+    }
+}
+
+#[test]
+fn status_tells_a_denial_as_the_run_did_with_runbooks_exit_code() {
+    let ctx = TestContext::new();
+    let mut run = replayed_run(&ctx, "opencode/i1_permission_bash_ask", &[]);
+    run.env("TERM", "xterm-256color");
+    let (run_status, run_screen) = Pty::spawn(run, 100).finish();
+    assert_eq!(run_status.code(), Some(1), "{}", run_screen.text());
+    assert!(
+        run_screen.joined().contains("· 1 tool call (1 denied) ·"),
+        "{}",
+        run_screen.text()
+    );
+
+    let mut status = ctx.runbook(&["status"]);
+    status.env("TERM", "xterm-256color");
+    let (_, screen) = Pty::spawn(status, 100).finish();
+    let seen = screen.joined();
+    for shown in [
+        "truncated · exit 1 · agent exit 0",
+        "1 tool call (1 denied): bash 1 (1 denied)",
+    ] {
+        assert!(seen.contains(shown), "no {shown:?} in\n{}", screen.text());
+    }
+    assert!(
+        screen
+            .rows()
+            .iter()
+            .any(|r| r.starts_with("denied ") && r.ends_with(" bash (echo hi)")),
+        "{}",
+        screen.text()
+    );
+    // Broken between words under its label, never mid-word.
+    assert!(seen.contains("denied permission"), "{}", screen.text());
+    assert!(!seen.contains("failed"), "{}", screen.text());
+}

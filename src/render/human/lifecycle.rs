@@ -3,7 +3,7 @@
 
 use super::Lines;
 use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
-use crate::render::format::{duration_ms, money, plural, thousands};
+use crate::render::format::{duration_ms, money, plural, thousands, tool_calls};
 
 /// The lines of a run or turn event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
@@ -97,13 +97,11 @@ fn run_finished(l: &mut Lines<'_>, outcome: Outcome, message: &str, took_ms: u64
 /// `✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033`, or how it ended.
 fn summary(l: &Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) -> String {
     let (s, st) = (l.s, l.totals);
-    let tools = match st.failed_tools() {
-        0 => plural(u64::from(st.tool_calls), "tool call"),
-        n => format!(
-            "{} ({n} failed)",
-            plural(u64::from(st.tool_calls), "tool call")
-        ),
-    };
+    let tools = tool_calls(
+        u64::from(st.tool_calls),
+        u64::from(st.failed_tools()),
+        u64::from(st.denied_tools()),
+    );
     let cost = match st.cost() {
         Some(usd) => money(usd),
         None if st.cost_incomplete() && st.known_cost() > 0.0 => {

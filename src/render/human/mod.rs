@@ -45,8 +45,8 @@ pub(crate) struct Human {
     running_tool: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
     streaming: String,
-    /// The tool of the last call shown as denied, so its `permission.denied` is not shown twice.
-    denied_tool: Option<String>,
+    /// The last denial shown, so that the same denial is not shown twice.
+    denial: tools::Shown,
     quiet_for: Duration,
 }
 
@@ -134,7 +134,7 @@ impl Human {
             width: width(),
             running_tool: None,
             streaming: String::new(),
-            denied_tool: None,
+            denial: tools::Shown::Nothing,
             quiet_for: Duration::ZERO,
         }
     }
@@ -168,7 +168,7 @@ impl Human {
             | K::ToolCompleted(_)
             | K::SubagentStarted { .. }
             | K::SubagentFinished { .. }
-            | K::PermissionDenied { .. } => tools::show(&mut lines, &mut self.denied_tool, kind),
+            | K::PermissionDenied { .. } => tools::show(&mut lines, &mut self.denial, kind),
             K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => {
                 text::show(&mut lines, kind)
             }

@@ -1,20 +1,36 @@
 //! Tool calls, subagents and permission denials: one line per finished call (a subagent's
-//! calls nested under it), and the running call on the status line.
+//! calls nested under it), one line per denial, and the running call on the status line.
 
 use super::Lines;
 use crate::event::{EventKind, ToolEnd, ToolStart, ToolStatus};
 use crate::render::format::{duration_ms, first_line};
 
-/// The lines of a tool, subagent or permission event. `denied` is the tool of the last call shown
-/// as denied, whose `permission.denied` would say it again.
-pub(super) fn show(l: &mut Lines<'_>, denied: &mut Option<String>, kind: &EventKind) {
+/// The last denial shown, so that the other event telling the same denial is not shown again.
+/// Agents tell a denial twice, as a denied call and as a `permission.denied`, in either order.
+#[derive(Debug, Default)]
+pub(super) enum Shown {
+    #[default]
+    Nothing,
+    /// A call of this tool was shown as denied.
+    Call(String),
+    /// A `permission.denied` of this tool was shown.
+    Notice(String),
+}
+
+/// The lines of a tool, subagent or permission event.
+pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) {
     match kind {
-        EventKind::ToolCompleted(t) => {
-            if t.status == ToolStatus::Denied {
-                *denied = Some(t.name.clone());
+        EventKind::ToolCompleted(t) if t.status == ToolStatus::Denied => {
+            match std::mem::take(shown) {
+                // Its denial was just told.
+                Shown::Notice(tool) if tool == t.name => {}
+                _ => {
+                    *shown = Shown::Call(t.name.clone());
+                    completed(l, t);
+                }
             }
-            completed(l, t);
         }
+        EventKind::ToolCompleted(t) => completed(l, t),
         EventKind::SubagentStarted {
             description,
             session_id,
@@ -23,9 +39,14 @@ pub(super) fn show(l: &mut Lines<'_>, denied: &mut Option<String>, kind: &EventK
         EventKind::SubagentFinished {
             status, message, ..
         } => subagent_finished(l, *status, message.as_deref()),
-        // The denied call was just shown as such.
-        EventKind::PermissionDenied { tool, .. } if denied.take().as_ref() == Some(tool) => {}
-        EventKind::PermissionDenied { tool, detail } => permission_denied(l, tool, detail),
+        EventKind::PermissionDenied { tool, detail } => match std::mem::take(shown) {
+            // The denied call was just shown as such.
+            Shown::Call(called) if called == *tool => {}
+            _ => {
+                *shown = Shown::Notice(tool.clone());
+                permission_denied(l, tool, detail);
+            }
+        },
         _ => {}
     }
 }
@@ -92,15 +113,19 @@ fn subagent_finished(l: &mut Lines<'_>, status: ToolStatus, message: Option<&str
     }
 }
 
-/// `⚠ permission denied: <tool> (<detail>)`, for a denial not already shown with its call.
+/// `⊘ <tool>: permission denied (<detail>)`, for a denial not already shown with its call: the
+/// same words as a denied call's.
 fn permission_denied(l: &mut Lines<'_>, tool: &str, detail: &str) {
+    let s = l.s;
     let detail = if detail.is_empty() {
         String::new()
     } else {
         format!(" ({detail})")
     };
-    l.alert(
-        l.s.warn
-            .apply_to(format!("⚠ permission denied: {tool}{detail}")),
-    );
+    l.alert(format!(
+        "{} {}: {}",
+        s.warn.apply_to("⊘"),
+        s.bold.apply_to(tool),
+        s.warn.apply_to(format!("permission denied{detail}"))
+    ));
 }
