@@ -729,6 +729,7 @@ mod tests {
             EventKind::TurnStarted {
                 argv: vec!["a".into(), "b c".into()],
                 pid: 3,
+                planning: true,
             },
             EventKind::WatchdogWarning {
                 quiet_ms: 1,

@@ -59,7 +59,14 @@ pub enum EventKind {
     RunStarted(RunInfo),
     /// An agent process was started for a turn.
     #[serde(rename = "turn.started")]
-    TurnStarted { argv: Vec<String>, pid: u32 },
+    TurnStarted {
+        argv: Vec<String>,
+        pid: u32,
+        /// A read-only planning turn of `--plan`: its final text is the plan, shown whole once
+        /// it is proposed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        planning: bool,
+    },
     /// The agent's own version, asked of its binary alongside the run.
     #[serde(rename = "agent.version")]
     AgentVersion { version: String },

@@ -318,6 +318,7 @@ impl Run {
             EventKind::TurnStarted {
                 argv: vec![agent.to_owned()],
                 pid: 2,
+                planning: false,
             },
         ]);
         run

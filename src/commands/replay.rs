@@ -325,7 +325,12 @@ async fn native(
     dispatch.emit(base, EventKind::RunStarted(info));
     dispatch.set_turn(Turn::FIRST);
     let argv = vec![adapter.program().to_owned()];
-    dispatch.emit(base, EventKind::TurnStarted { argv, pid: 0 });
+    let turn = EventKind::TurnStarted {
+        argv,
+        pid: 0,
+        planning: false,
+    };
+    dispatch.emit(base, turn);
     dispatch.flush();
 
     let parse = ParseContext {

@@ -31,6 +31,8 @@ pub(crate) struct TurnSpec<'a> {
     pub turn: crate::event::Turn,
     /// Ask the agent binary for its version alongside the run.
     pub probe_version: bool,
+    /// A planning turn of `--plan`.
+    pub planning: bool,
 }
 
 /// Where the agent's raw output goes (appended; shared by all turns of a run).

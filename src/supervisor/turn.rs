@@ -59,6 +59,7 @@ impl Supervisor<'_> {
             EventKind::TurnStarted {
                 argv,
                 pid: agent.pid,
+                planning: spec.planning,
             },
         );
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);

@@ -609,3 +609,46 @@ fn status_tells_a_denial_as_the_run_did_with_runbooks_exit_code() {
     assert!(seen.contains("denied permission"), "{}", screen.text());
     assert!(!seen.contains("failed"), "{}", screen.text());
 }
+
+/// Plans when asked to plan (after saying what it does first), edits when asked to carry it out.
+const PLANNER: &str = r##"
+prompt="$(eval echo \"\${$#}\")"
+say() { printf '%s\n' "$1"; }
+say '{"type":"session.started","session_id":"s-1"}'
+case "$prompt" in
+  *"You are planning"*)
+    say '{"type":"text","text":"Reading the repository first."}'
+    say '{"type":"tool.completed","call_id":"r","name":"read","kind":"read","input":"README.md","status":"ok"}'
+    say '{"type":"text","text":"# Plan\n\n## Files\n\n- `out.txt`: create it with the greeting\n\n## Testing\n\nRead it.\n\n## Risks\n\nNone."}' ;;
+  *)
+    echo made > out.txt
+    say '{"type":"text","text":"Done."}' ;;
+esac
+say '{"type":"agent.result","ok":true}'
+"##;
+
+#[test]
+fn the_plan_is_shown_once_whole_and_what_came_before_it_too() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("planner", PLANNER);
+    for cols in [80, 120] {
+        let mut cmd = ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            &agent,
+            "--plan",
+            "--yes",
+            "create out.txt",
+        ]);
+        cmd.env("TERM", "xterm-256color");
+        let (status, screen) = Pty::spawn(cmd, cols).finish();
+        let text = screen.text();
+        assert_eq!(status.code(), Some(0), "{text}");
+        let once = |needle: &str| screen.rows().iter().filter(|r| r.contains(needle)).count();
+        assert_eq!(once("`out.txt`: create it with the greeting"), 1, "{text}");
+        assert_eq!(once("## Files"), 1, "{text}");
+        assert_eq!(once("│ Reading the repository first."), 1, "{text}");
+        assert_eq!(once("▶ the plan"), 1, "{text}");
+        assert_eq!(once("✓ executing the plan"), 1, "{text}");
+    }
+}

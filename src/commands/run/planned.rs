@@ -27,7 +27,7 @@ pub(super) async fn planned(
     let mut prompt = plan::plan_prompt(task);
     let mut revision = 0;
     loop {
-        let ending = session.turn(&prompt, Permissions::ReadOnly).await;
+        let ending = session.planning_turn(&prompt).await;
         if !ending.is_completed() {
             return ending;
         }

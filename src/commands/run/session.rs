@@ -32,6 +32,15 @@ impl<'a> Session<'a> {
 
     /// Runs the next turn: the first starts the agent's session, the others resume it.
     pub(super) async fn turn(&mut self, prompt: &str, permissions: Permissions) -> Ending {
+        self.run_turn(prompt, permissions, false).await
+    }
+
+    /// A read-only planning turn of `--plan`.
+    pub(super) async fn planning_turn(&mut self, prompt: &str) -> Ending {
+        self.run_turn(prompt, Permissions::ReadOnly, true).await
+    }
+
+    async fn run_turn(&mut self, prompt: &str, permissions: Permissions, planning: bool) -> Ending {
         let index = self.turns;
         self.turns += 1;
         let resume = match index {
@@ -75,6 +84,7 @@ impl<'a> Session<'a> {
                 .collect(),
             turn: Turn { index, kind },
             probe_version: index == 0 && !agent.adapter.version_args().is_empty(),
+            planning,
         };
         self.supervisor.run_turn(spec).await
     }

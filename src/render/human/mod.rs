@@ -47,6 +47,10 @@ pub(crate) struct Human {
     streaming: String,
     /// The last denial shown, so that the same denial is not shown twice.
     denial: tools::Shown,
+    /// The current turn is a planning turn of `--plan`.
+    planning: bool,
+    /// A planning turn's latest text, not shown yet.
+    held: Option<Held>,
     quiet_for: Duration,
 }
 
@@ -105,6 +109,13 @@ impl Lines<'_> {
     }
 }
 
+/// The text of a planning turn, held until it is known not to be the plan.
+struct Held {
+    prefix: String,
+    lines: Vec<Line>,
+    text: String,
+}
+
 /// Columns of the time before every line (`[00:04.2] `), and so the indent of its later rows.
 const PREFIX_WIDTH: usize = 10;
 /// Rows after the first of a broken line are indented this much more than the line.
@@ -135,6 +146,8 @@ impl Human {
             running_tool: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
+            planning: false,
+            held: None,
             quiet_for: Duration::ZERO,
         }
     }
@@ -276,6 +289,15 @@ impl Human {
 }
 
 impl Human {
+    /// Shows the held text of a planning turn: it was not the plan.
+    fn release(&mut self) {
+        if let Some(held) = self.held.take() {
+            for line in &held.lines {
+                self.emit(&held.prefix, line);
+            }
+        }
+    }
+
     /// Follows the window's width, and redraws the status line with `status`.
     fn redraw(&mut self, status: Option<String>) -> io::Result<()> {
         self.width = (self.width_from)();
@@ -302,10 +324,36 @@ impl Consumer for Human {
             Display::Live | Display::Lines => |_| true,
         };
         let prefix = self.prefix(ev.ts, totals.started_at);
-        for line in self.lines(ev, totals) {
-            if show(line.attention) {
-                self.emit(&prefix, &line);
+        let lines: Vec<Line> = self
+            .lines(ev, totals)
+            .into_iter()
+            .filter(|l| show(l.attention))
+            .collect();
+        match &ev.kind {
+            EventKind::TurnStarted { planning, .. } => self.planning = *planning,
+            // A planning turn's text may be the plan, shown whole once proposed: held until
+            // something else is shown.
+            EventKind::Text { text } if self.planning => {
+                self.release();
+                self.held = Some(Held {
+                    prefix,
+                    lines,
+                    text: text.trim().to_owned(),
+                });
+                return Ok(());
             }
+            EventKind::PlanProposed { text, .. } => {
+                if self.held.as_ref().is_some_and(|h| h.text == text.trim()) {
+                    self.held = None;
+                }
+            }
+            _ => {}
+        }
+        if !lines.is_empty() {
+            self.release();
+        }
+        for line in &lines {
+            self.emit(&prefix, line);
         }
         if matches!(self.sink, Sink::Live(_)) {
             // The summary says it all once the run is over.
@@ -347,6 +395,7 @@ impl Consumer for Human {
     }
 
     fn close(&mut self) -> io::Result<()> {
+        self.release();
         let width = self.width.unwrap_or(80);
         match &mut self.sink {
             Sink::Live(live) => live.pause(width),

@@ -34,6 +34,7 @@ pub(super) fn start() -> Timed {
             EventKind::TurnStarted {
                 argv: argv.to_vec(),
                 pid: 42,
+                planning: false,
             },
         ),
         (
