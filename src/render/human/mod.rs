@@ -342,10 +342,10 @@ impl Consumer for Human {
                 });
                 return Ok(());
             }
-            EventKind::PlanProposed { text, .. } => {
-                if self.held.as_ref().is_some_and(|h| h.text == text.trim()) {
-                    self.held = None;
-                }
+            EventKind::PlanProposed { text, .. }
+                if self.held.as_ref().is_some_and(|h| h.text == text.trim()) =>
+            {
+                self.held = None;
             }
             _ => {}
         }
