@@ -75,6 +75,8 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]')
             [CompletionResult]::new('--live', '--live', [CompletionResultType]::ParameterName, 'Follow the run as it happens, then exit with its exit code')
+            [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'Wait for the next run to start, then follow it live (implies --live)')
+            [CompletionResult]::new('--here', '--here', [CompletionResultType]::ParameterName, 'Only runs started in the current directory: the latest of them, or with --next the next one')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Show only what needs attention: failures, denials, warnings and the summary')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Show only what needs attention: failures, denials, warnings and the summary')

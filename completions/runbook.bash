@@ -469,7 +469,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__status)
-            opts="-q -v -h -V --live --json --quiet --verbose --runs-dir --color --width --help --version"
+            opts="-q -v -h -V --live --next --here --json --quiet --verbose --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -70,6 +70,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand --live 'Follow the run as it happens, then exit with its exit code'
+            cand --next 'Wait for the next run to start, then follow it live (implies --live)'
+            cand --here 'Only runs started in the current directory: the latest of them, or with --next the next one'
             cand --json 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
             cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
             cand --quiet 'Show only what needs attention: failures, denials, warnings and the summary'

@@ -75,6 +75,8 @@ always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l live -d 'Follow the run as it happens, then exit with its exit code'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l next -d 'Wait for the next run to start, then follow it live (implies --live)'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l here -d 'Only runs started in the current directory: the latest of them, or with --next the next one'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l json -d 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s q -l quiet -d 'Show only what needs attention: failures, denials, warnings and the summary'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s v -l verbose -d 'Show everything: all of the agent\'s text, reasoning, steps and the command line'

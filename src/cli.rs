@@ -82,6 +82,15 @@ pub struct StatusArgs {
     #[arg(long)]
     pub live: bool,
 
+    /// Wait for the next run to start, then follow it live (implies --live).
+    #[arg(long, conflicts_with = "run")]
+    pub next: bool,
+
+    /// Only runs started in the current directory: the latest of them, or with --next the next
+    /// one.
+    #[arg(long, conflicts_with = "run")]
+    pub here: bool,
+
     /// Print the receipt as JSON (with --live: every event as a JSON line, then the receipt).
     #[arg(long)]
     pub json: bool,

@@ -26,6 +26,7 @@ mod lines;
 #[cfg(target_os = "linux")]
 mod linux;
 mod money;
+mod next_run;
 mod plan;
 pub mod prices;
 pub mod provenance;

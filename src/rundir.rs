@@ -59,16 +59,7 @@ impl RunDir {
     /// Space for the receipt is set aside at once, so that a run stopped by a full disk can still
     /// say so in its receipt.
     pub(crate) fn create(runs_dir: &Path, now: SystemTime) -> anyhow::Result<Self> {
-        if !runs_dir.is_dir() {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(runs_dir)
-                .and_then(|()| fs::set_permissions(runs_dir, Permissions::from_mode(0o700)))
-                .with_context(|| {
-                    format!("cannot create the runs directory {}", runs_dir.display())
-                })?;
-        }
+        ensure_runs_dir(runs_dir)?;
         let stamp = id_stamp(now);
         for _ in 0..100 {
             let id = format!("{stamp}-{}", suffix(now));
@@ -103,6 +94,19 @@ impl RunDir {
         }
         anyhow::bail!("cannot find a free run id in {}", runs_dir.display())
     }
+}
+
+/// Creates the runs directory, for the user only, unless it exists.
+pub(crate) fn ensure_runs_dir(runs_dir: &Path) -> anyhow::Result<()> {
+    if !runs_dir.is_dir() {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(runs_dir)
+            .and_then(|()| fs::set_permissions(runs_dir, Permissions::from_mode(0o700)))
+            .with_context(|| format!("cannot create the runs directory {}", runs_dir.display()))?;
+    }
+    Ok(())
 }
 
 /// Creates (or replaces) a file in a run directory that only the user can read.

@@ -68,6 +68,23 @@ impl Runs {
         Ok(self.path(&self.resolve(name)?))
     }
 
+    /// The latest run that works in `cwd`.
+    pub(crate) fn latest_in(&self, cwd: &Path) -> anyhow::Result<PathBuf> {
+        let ids = self.ids()?;
+        ids.iter()
+            .rev()
+            .map(|id| self.path(id))
+            .find(|dir| started_in(dir).is_some_and(|c| c == cwd))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "none of the runs in {} worked in {}; start one there with `runbook run`",
+                    self.dir.display(),
+                    cwd.display()
+                ))
+                .into()
+            })
+    }
+
     /// The run a name means: the latest run when there is no name, else the run whose id is the
     /// name, starts with it, or whose random part starts with it.
     pub(crate) fn resolve(&self, name: Option<&str>) -> anyhow::Result<String> {
@@ -141,6 +158,19 @@ fn looks_like_run_id(name: &str) -> bool {
         && b[..8].iter().all(u8::is_ascii_digit)
         && b[8] == b'-'
         && b[9..15].iter().all(u8::is_ascii_digit)
+}
+
+/// Where a run works, from its first event; `None` while that event is not (yet) logged whole.
+pub(crate) fn started_in(run_dir: &Path) -> Option<PathBuf> {
+    let file = files::open(&run_dir.join(EVENTS), Links::Refuse).ok()?;
+    let line = LineReader::new(file, EVENT_LINE_LIMIT).next_line().ok()??;
+    if !line.newline || line.is_overlong() {
+        return None;
+    }
+    match serde_json::from_slice::<Event>(&line.bytes).ok()?.kind {
+        crate::event::EventKind::RunStarted(info) => Some(PathBuf::from(info.cwd)),
+        _ => None,
+    }
 }
 
 /// Why a run without a receipt whose supervisor is dead is `abandoned`.

@@ -1,18 +1,21 @@
 //! `runbook status`: how a run went, or the run followed live from another terminal.
 
 use std::io::Write as _;
+use std::path::Path;
 use std::time::SystemTime;
 
 use crate::cli::StatusArgs;
 use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
-use crate::exit::ExitStatus;
+use crate::exit::{Error, ExitStatus};
 use crate::follow::{self, Ending};
+use crate::next_run::next_run;
 use crate::render::{self, Styles, report};
-use crate::rundir;
+use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
-use crate::term::TermEnv;
-use crate::term::print::warn;
+use crate::supervisor::unless_stopped;
+use crate::term::print::{note, warn};
+use crate::term::{ColorChoice, TermEnv};
 
 pub(crate) async fn status(
     args: StatusArgs,
@@ -21,21 +24,20 @@ pub(crate) async fn status(
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
     let runs = Runs::new(rundir::runs_dir(&config)?);
     let color = config.value(&config::keys::COLOR);
-    let dir = runs.locate(args.run.as_deref())?;
+    let here = if args.here {
+        Some(std::env::current_dir()?.canonicalize()?)
+    } else {
+        None
+    };
     let term = TermEnv::detect();
 
-    if args.live {
-        let consumers = render::views(color, args.json, args.verbosity);
-        let mut dispatch = Dispatcher::new(consumers);
-        let ending = follow::follow(&dir, &mut dispatch, &mut warn).await?;
-        for failure in dispatch.close().failures {
-            warn(failure);
-        }
-        return Ok(match ending {
-            Ending::Finished(outcome) => ExitStatus::from_outcome(outcome),
-            Ending::Abandoned => ExitStatus::Abandoned,
-        });
+    if args.live || args.next {
+        return live(&args, &runs, here.as_deref(), color).await;
     }
+    let dir = match &here {
+        Some(cwd) => runs.latest_in(cwd)?,
+        None => runs.locate(args.run.as_deref())?,
+    };
 
     let state = runs::load(&dir)?;
     for w in state.warnings {
@@ -59,4 +61,56 @@ pub(crate) async fn status(
     }
     out.flush()?;
     Ok(ExitStatus::Completed)
+}
+
+/// `status --live`: the run named (or the latest, or with `--next` the next one to start),
+/// followed through the run's own view until it ends, or until Ctrl-C.
+async fn live(
+    args: &StatusArgs,
+    runs: &Runs,
+    here: Option<&Path>,
+    color: ColorChoice,
+) -> anyhow::Result<ExitStatus> {
+    let dir = if args.next {
+        let place = here
+            .map(|h| format!(" in {}", h.display()))
+            .unwrap_or_default();
+        note(format_args!(
+            "waiting for the next run{place} to start (runs in {}); Ctrl-C to stop",
+            runs.dir().display()
+        ));
+        match unless_stopped(next_run(runs, here)).await? {
+            Some(dir) => dir?,
+            None => return Ok(ExitStatus::Interrupted),
+        }
+    } else {
+        let dir = match here {
+            Some(cwd) => runs.latest_in(cwd),
+            None if args.run.is_none() && runs.ids()?.is_empty() => Err(Error::Usage(format!(
+                "no runs yet in {}; `runbook status --live --next` waits for the next one to start",
+                runs.dir().display()
+            ))
+            .into()),
+            None => runs.locate(args.run.as_deref()),
+        }?;
+        if args.run.is_none() && dir.join(RECEIPT).exists() {
+            note(format_args!(
+                "the latest run, {}, has already finished; `--next` waits for the next one",
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            ));
+        }
+        dir
+    };
+    let consumers = render::views(color, args.json, args.verbosity);
+    let mut dispatch = Dispatcher::new(consumers);
+    // Stopped (Ctrl-C), the view is closed all the same: no status line is left behind.
+    let followed = unless_stopped(follow::follow(&dir, &mut dispatch, &mut warn)).await?;
+    for failure in dispatch.close().failures {
+        warn(failure);
+    }
+    Ok(match followed.transpose()? {
+        Some(Ending::Finished(outcome)) => ExitStatus::from_outcome(outcome),
+        Some(Ending::Abandoned) => ExitStatus::Abandoned,
+        None => ExitStatus::Interrupted,
+    })
 }

@@ -12,6 +12,7 @@ mod faults_procs;
 mod faults_storage;
 mod generic;
 mod live;
+mod next_run;
 mod opencode;
 mod plan;
 mod run;

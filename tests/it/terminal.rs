@@ -652,3 +652,24 @@ fn the_plan_is_shown_once_whole_and_what_came_before_it_too() {
         assert_eq!(once("✓ executing the plan"), 1, "{text}");
     }
 }
+
+#[test]
+fn ctrl_c_in_a_follower_leaves_no_status_line_and_the_run_goes_on() {
+    let ctx = TestContext::new();
+    let mut run = scripted_run(&ctx, WAITING_AGENT, &["--inactivity-timeout", "60s"]);
+    let mut run = ctx.spawn_until(&mut run, "text");
+    let mut follow = ctx.runbook(&["status", "--live"]);
+    follow.env("TERM", "xterm-256color");
+    let mut follower = Pty::spawn(follow, 80);
+    follower.wait_for(" · step 1");
+    follower.send("\x03");
+    let (status, screen) = follower.finish();
+    assert_eq!(status.code(), Some(130), "{}", screen.text());
+    assert!(status_rows(&screen).is_empty(), "{}", screen.text());
+    assert!(run.try_wait().unwrap().is_none(), "the run was stopped too");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(run.id()).unwrap()),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+}
