@@ -34,6 +34,17 @@ fn start(cmd: &mut Command) -> std::process::Child {
         .expect("spawn runbook")
 }
 
+/// Waits for the follower to end: it followed the run that said `followed`, not the one that
+/// said `passed_over`, and ended as it did.
+#[track_caller]
+fn followed_only(pty: Pty, followed: &str, passed_over: &str) {
+    let (status, screen) = pty.finish();
+    let (seen, text) = (screen.joined(), screen.text());
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(seen.contains(&format!("│ {followed}")), "{text}");
+    assert!(!seen.contains(passed_over), "{text}");
+}
+
 #[test]
 fn next_waits_for_the_next_run_and_follows_it_to_its_end() {
     let ctx = TestContext::new();
@@ -72,18 +83,7 @@ fn a_run_already_going_is_not_the_next_one() {
     let pty = follower(&ctx, &["--next"]);
     pty.wait_for("waiting for the next run");
     let mut second = start(&mut ctx.fake_run(&scenario("The second run.", 0), &[]));
-    let (status, screen) = pty.finish();
-    assert_eq!(status.code(), Some(0), "{}", screen.text());
-    assert!(
-        screen.joined().contains("│ The second run."),
-        "{}",
-        screen.text()
-    );
-    assert!(
-        !screen.joined().contains("The first run."),
-        "{}",
-        screen.text()
-    );
+    followed_only(pty, "The second run.", "The first run.");
     assert!(second.wait().unwrap().success());
     assert!(first.wait().unwrap().success());
 }
@@ -104,33 +104,16 @@ fn here_follows_the_next_run_in_this_directory_only() {
     );
     support::run(&mut { other }, Duration::from_secs(60)).assert_exit(0);
     let mut here = start(&mut ctx.fake_run(&scenario("Working here.", 0), &[]));
-    let (status, screen) = pty.finish();
+    followed_only(pty, "Working here.", "Working elsewhere.");
     assert!(here.wait().unwrap().success());
-    assert_eq!(status.code(), Some(0), "{}", screen.text());
-    assert!(
-        screen.joined().contains("│ Working here."),
-        "{}",
-        screen.text()
-    );
-    assert!(
-        !screen.joined().contains("Working elsewhere."),
-        "{}",
-        screen.text()
-    );
 
     // Without --next, --here is the latest run in this directory.
     let mut cmd = ctx.runbook(&["status", "--here"]);
     cmd.current_dir(&elsewhere).env("TERM", "xterm-256color");
     let (_, screen) = Pty::spawn(cmd, 100).finish();
     let cwd = format!(" {}", elsewhere.display());
-    assert!(
-        screen
-            .rows()
-            .iter()
-            .any(|r| r.starts_with("cwd ") && r.ends_with(&cwd)),
-        "{}",
-        screen.text()
-    );
+    let row = |r: &str| r.starts_with("cwd ") && r.ends_with(&cwd);
+    assert!(screen.has_row(row), "{}", screen.text());
 }
 
 #[test]

@@ -663,7 +663,7 @@ fn a_denied_permission_is_reported_and_the_run_is_truncated() {
         "the agent stopped after the denial: {why}"
     );
     assert!(
-        out.stderr.contains("permission denied: bash (echo hi)"),
+        out.stderr.contains("⊘ bash: permission denied (echo hi)"),
         "the human view shows the denial: {why}"
     );
 }

@@ -6,9 +6,8 @@ use std::process::Stdio;
 
 use rexpect::session::PtySession;
 use runbook::event::{Decision, EventKind, Outcome, ToolStatus};
-use serde_json::json;
 
-use crate::support::fake_llm::{self as chat, FakeLlm, OpencodeConfig, Reply, ToolCall, Usage};
+use crate::support::fake_llm::{self as chat, FakeLlm, Reply, Usage};
 use crate::support::sse;
 use crate::support::{self, TestContext, events_and_receipt};
 
@@ -138,40 +137,16 @@ const CHOICES: &str = "[e]xecute  [r]evise  [a]bort";
 fn terminal() -> Option<Terminal> {
     let bin = support::opencode_bin()?;
     let mut ctx = TestContext::new();
-    for (k, v) in chat::opencode_env(&ctx.home) {
-        ctx.env(&k, v);
-    }
     ctx.env("TERM", "xterm-256color");
-    sse::write_readme(&ctx.work).expect("README.md");
-    let readme = sse::path_str(&ctx.work.join("README.md"));
-    let llm = FakeLlm::start(vec![
-        Reply::text(PLAN_1, Usage::new(1200, 60)),
-        Reply::text(PLAN_2, Usage::new(1400, 70)),
-        Reply::tool_calls(
-            None,
-            vec![ToolCall::new(
-                "call_edit",
-                "edit",
-                json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
-            )],
-            Usage::new(1600, 40),
-        ),
-        Reply::text(
-            "Done: README.md has its new last line.",
-            Usage::new(1800, 20),
-        ),
-    ]);
-    chat::write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
-        .expect("opencode.json");
-    let args = [
-        "run",
-        "--agent-bin",
-        bin.to_str().unwrap(),
-        "-m",
-        "fake/fake-model",
-        "--plan",
-        "Change the last line of README.md.",
-    ];
+    let llm = chat::opencode_editing_readme(&mut ctx, |edit| {
+        vec![
+            Reply::text(PLAN_1, Usage::new(1200, 60)),
+            Reply::text(PLAN_2, Usage::new(1400, 70)),
+            Reply::tool_calls(None, vec![edit], Usage::new(1600, 40)),
+            Reply::text(chat::DONE_EDITING, Usage::new(1800, 20)),
+        ]
+    });
+    let args = chat::opencode_run_args(&bin, &["--plan"]);
     Some(Terminal::at_the_prompt(ctx, Some(llm), &args))
 }
 

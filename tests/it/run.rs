@@ -456,7 +456,7 @@ fn stderr_lines_are_logged_and_evented_and_permission_denials_recognised() {
         raw.contains("warning: slow disk") && raw.contains("\u{1b}[93m"),
         "stderr.log keeps the raw bytes"
     );
-    out.assert_stderr_has("⚠ permission denied: bash (rm -rf /)");
+    out.assert_stderr_has("⊘ bash: permission denied (rm -rf /)");
 }
 
 #[test]

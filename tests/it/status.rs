@@ -100,8 +100,14 @@ fn live_shows_the_same_lines_as_the_run_itself() {
     out.assert_exit(0);
     let live = ctx.run(&["status", "--live"]);
     live.assert_exit(0);
+    // First a note that the run is over, then the very same view.
+    let (note, view) = live.stderr.split_once('\n').unwrap();
+    assert!(
+        note.contains("has already finished; `--next` waits for the next one"),
+        "{note}"
+    );
     assert_eq!(
-        live.stderr, out.stderr,
+        view, out.stderr,
         "after the run, --live replays the very same view"
     );
     assert!(live.stdout.is_empty());

@@ -146,22 +146,30 @@ fn stopped(cols: u16, stop: impl FnOnce(&mut Pty)) -> (TestContext, Screen) {
     (ctx, screen)
 }
 
+/// The screen once runbook was stopped: no status line left behind, and why it stopped said.
+#[track_caller]
+fn assert_stopped_cleanly(screen: &Screen, why: &str) {
+    let text = screen.text();
+    assert!(
+        status_rows(screen).is_empty(),
+        "a stale status line:\n{text}"
+    );
+    assert!(screen.joined().contains(why), "{text}");
+}
+
 #[test]
 fn ctrl_c_leaves_no_status_line_behind() {
     for cols in [60, 80, 200] {
         let (ctx, screen) = stopped(cols, |pty| pty.send("\x03"));
-        let text = screen.text();
-        assert!(
-            status_rows(&screen).is_empty(),
-            "a stale status line at {cols}:\n{text}"
+        assert_stopped_cleanly(
+            &screen,
+            "✗ stopping the agent: interrupted by Ctrl-C (SIGINT)",
         );
         assert!(
-            screen
-                .joined()
-                .contains("✗ stopping the agent: interrupted by Ctrl-C (SIGINT)"),
-            "{text}"
+            screen.joined().contains(&receipt_path(&ctx)),
+            "{}",
+            screen.text()
         );
-        assert!(screen.joined().contains(&receipt_path(&ctx)), "{text}");
     }
 }
 
@@ -171,17 +179,7 @@ fn sigterm_leaves_no_status_line_behind() {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(pty.pid()).unwrap());
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     });
-    let text = screen.text();
-    assert!(
-        status_rows(&screen).is_empty(),
-        "a stale status line:\n{text}"
-    );
-    assert!(
-        screen
-            .joined()
-            .contains("✗ stopping the agent: runbook received SIGTERM"),
-        "{text}"
-    );
+    assert_stopped_cleanly(&screen, "✗ stopping the agent: runbook received SIGTERM");
 }
 
 #[test]
@@ -198,14 +196,8 @@ fn a_window_resized_mid_run_gets_lines_that_fit_it() {
     pty.resize(60);
     let (_, screen) = pty.finish();
     // Before the resize the line took one row of 160; after it, rows of 60.
-    assert!(
-        before
-            .rows()
-            .iter()
-            .any(|r| r.contains("✗ bash") && r.ends_with("2 warnings emitted")),
-        "{}",
-        before.text()
-    );
+    let one_row = |r: &str| r.contains("✗ bash") && r.ends_with("2 warnings emitted");
+    assert!(before.has_row(one_row), "{}", before.text());
     let text = screen.text();
     let rows = screen.rows();
     let second = rows.iter().rposition(|r| r.contains("✗ bash")).unwrap();
@@ -308,18 +300,26 @@ fn replays_read_well_at_60_80_120_and_200_columns() {
     }
 }
 
-#[test]
-fn ctrl_c_during_a_replay_leaves_no_status_line_behind() {
-    let ctx = TestContext::new();
-    let fixture = support::fixtures().join(format!("{TOOL_ERROR}.stdout.ndjson"));
-    let mut cmd = ctx.runbook(&["replay", "--speed", "0.01", fixture.to_str().unwrap()]);
+/// Runs `cmd` in an 80-column terminal, presses Ctrl-C once the screen shows `shown`, and checks
+/// that it exited as interrupted with no status line left; the screen.
+#[track_caller]
+fn interrupted_once_it_shows(mut cmd: Command, shown: &str) -> Screen {
     cmd.env("TERM", "xterm-256color");
     let mut pty = Pty::spawn(cmd, 80);
-    pty.wait_for(" · step 0");
+    pty.wait_for(shown);
     pty.send("\x03");
     let (status, screen) = pty.finish();
     assert_eq!(status.code(), Some(130), "{}", screen.text());
     assert!(status_rows(&screen).is_empty(), "{}", screen.text());
+    screen
+}
+
+#[test]
+fn ctrl_c_during_a_replay_leaves_no_status_line_behind() {
+    let ctx = TestContext::new();
+    let fixture = support::fixtures().join(format!("{TOOL_ERROR}.stdout.ndjson"));
+    let cmd = ctx.runbook(&["replay", "--speed", "0.01", fixture.to_str().unwrap()]);
+    let screen = interrupted_once_it_shows(cmd, " · step 0");
     assert!(screen.text().contains("▶ opencode"), "{}", screen.text());
 }
 
@@ -358,46 +358,20 @@ fn status_live_in_a_second_terminal_shows_the_same_screen_status_line_included()
 /// with `TERM` unset (as in `kubectl exec -it`) and with `TERM=xterm-256color`.
 #[test]
 fn a_real_opencode_run_shows_everything_in_80_columns_whatever_term_says() {
-    use crate::support::fake_llm::{self as chat, FakeLlm, OpencodeConfig, Reply, ToolCall, Usage};
-    use crate::support::sse;
-    use serde_json::json;
+    use crate::support::fake_llm::{self as chat, Reply, Usage};
 
     let Some(bin) = support::opencode_bin() else {
         return;
     };
     for term in [None, Some("xterm-256color")] {
         let mut ctx = TestContext::new();
-        for (k, v) in chat::opencode_env(&ctx.home) {
-            ctx.env(&k, v);
-        }
-        sse::write_readme(&ctx.work).expect("README.md");
-        let readme = sse::path_str(&ctx.work.join("README.md"));
-        let llm = FakeLlm::start(vec![
-            Reply::tool_calls(
-                None,
-                vec![ToolCall::new(
-                    "call_edit",
-                    "edit",
-                    json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
-                )],
-                Usage::new(16_000, 400),
-            ),
-            Reply::text(
-                "Done: README.md has its new last line.",
-                Usage::new(18_000, 502),
-            ),
-        ]);
-        chat::write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
-            .expect("opencode.json");
-        let args = [
-            "run",
-            "--agent-bin",
-            bin.to_str().unwrap(),
-            "-m",
-            "fake/fake-model",
-            "Change the last line of README.md.",
-        ];
-        let mut cmd = ctx.runbook(&args);
+        let _llm = chat::opencode_editing_readme(&mut ctx, |edit| {
+            vec![
+                Reply::tool_calls(None, vec![edit], Usage::new(16_000, 400)),
+                Reply::text(chat::DONE_EDITING, Usage::new(18_000, 502)),
+            ]
+        });
+        let mut cmd = ctx.runbook(&chat::opencode_run_args(&bin, &[]));
         set_term(&mut cmd, term);
         let (status, screen) = Pty::spawn(cmd, 80).finish();
         let text = screen.text();
@@ -407,7 +381,7 @@ fn a_real_opencode_run_shows_everything_in_80_columns_whatever_term_says() {
         for shown in [
             "▶ opencode (fake/fake-model)".to_owned(),
             "✓ edit".to_owned(),
-            "│ Done: README.md has its new last line.".to_owned(),
+            format!("│ {}", chat::DONE_EDITING),
             "· 1 tool call · 34,902 tokens ·".to_owned(),
             format!("receipt: {}", receipt_path(&ctx)),
         ] {
@@ -597,14 +571,8 @@ fn status_tells_a_denial_as_the_run_did_with_runbooks_exit_code() {
     ] {
         assert!(seen.contains(shown), "no {shown:?} in\n{}", screen.text());
     }
-    assert!(
-        screen
-            .rows()
-            .iter()
-            .any(|r| r.starts_with("denied ") && r.ends_with(" bash (echo hi)")),
-        "{}",
-        screen.text()
-    );
+    let denied = |r: &str| r.starts_with("denied ") && r.ends_with(" bash (echo hi)");
+    assert!(screen.has_row(denied), "{}", screen.text());
     // Broken between words under its label, never mid-word.
     assert!(seen.contains("denied permission"), "{}", screen.text());
     assert!(!seen.contains("failed"), "{}", screen.text());
@@ -658,14 +626,7 @@ fn ctrl_c_in_a_follower_leaves_no_status_line_and_the_run_goes_on() {
     let ctx = TestContext::new();
     let mut run = scripted_run(&ctx, WAITING_AGENT, &["--inactivity-timeout", "60s"]);
     let mut run = ctx.spawn_until(&mut run, "text");
-    let mut follow = ctx.runbook(&["status", "--live"]);
-    follow.env("TERM", "xterm-256color");
-    let mut follower = Pty::spawn(follow, 80);
-    follower.wait_for(" · step 1");
-    follower.send("\x03");
-    let (status, screen) = follower.finish();
-    assert_eq!(status.code(), Some(130), "{}", screen.text());
-    assert!(status_rows(&screen).is_empty(), "{}", screen.text());
+    interrupted_once_it_shows(ctx.runbook(&["status", "--live"]), " · step 1");
     assert!(run.try_wait().unwrap().is_none(), "the run was stopped too");
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(run.id()).unwrap()),

@@ -790,3 +790,38 @@ pub mod scenario {
         Scenario::new(canon::SHORT_PROMPT, vec![Reply::StallBeforeHeaders], &[])
     }
 }
+
+/// The real OpenCode's environment in `ctx`, the demo README.md in its work dir, and the fake
+/// provider playing the replies `script` makes from the call that edits README.md's last line.
+pub fn opencode_editing_readme(
+    ctx: &mut super::TestContext,
+    script: impl FnOnce(ToolCall) -> Vec<Reply>,
+) -> FakeLlm {
+    for (k, v) in opencode_env(&ctx.home) {
+        ctx.env(&k, v);
+    }
+    sse::write_readme(&ctx.work).expect("README.md");
+    let readme = sse::path_str(&ctx.work.join("README.md"));
+    let edit = ToolCall::new(
+        "call_edit",
+        "edit",
+        json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
+    );
+    let llm = FakeLlm::start(script(edit));
+    write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
+        .expect("opencode.json");
+    llm
+}
+
+/// What the agent says once it has edited README.md.
+pub const DONE_EDITING: &str = "Done: README.md has its new last line.";
+
+/// `runbook run` of the real OpenCode `bin` on the fake model, with `flags`, asked to change
+/// README.md's last line.
+pub fn opencode_run_args<'a>(bin: &'a Path, flags: &[&'a str]) -> Vec<&'a str> {
+    let bin = bin.to_str().expect("a UTF-8 path");
+    let mut args = vec!["run", "--agent-bin", bin, "-m", "fake/fake-model"];
+    args.extend_from_slice(flags);
+    args.push("Change the last line of README.md.");
+    args
+}

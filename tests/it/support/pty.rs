@@ -248,6 +248,11 @@ impl Screen {
         &self.rows
     }
 
+    /// Whether some row is as `wanted` says.
+    pub fn has_row(&self, wanted: impl Fn(&str) -> bool) -> bool {
+        self.rows.iter().any(|r| wanted(r))
+    }
+
     /// The whole screen as text, a row a line.
     pub fn text(&self) -> String {
         self.rows.join("\n")
