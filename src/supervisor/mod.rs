@@ -11,6 +11,7 @@
 //! before the first turn, together with the `guardian` that ends the run's processes if runbook
 //! is killed.
 
+pub(crate) mod check;
 mod guardian;
 mod phase;
 mod readers;

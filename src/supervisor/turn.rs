@@ -270,7 +270,7 @@ fn read_cpu(machine: &Machine, cpu: &mut CpuMeter) -> Option<bool> {
     machine.wants_cpu(now).then_some(busy)
 }
 
-fn exit_info(status: Option<std::process::ExitStatus>) -> ExitInfo {
+pub(super) fn exit_info(status: Option<std::process::ExitStatus>) -> ExitInfo {
     let Some(status) = status else {
         return ExitInfo::default();
     };
