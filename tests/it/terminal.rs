@@ -35,6 +35,35 @@ fn scripted_run(ctx: &TestContext, scenario: &str, extra: &[&str]) -> Command {
     cmd
 }
 
+/// An OpenCode stand-in (for `--agent-bin`) that prints the lines of `before`, waits until the
+/// test creates the gate file returned, then prints the lines of `after`.
+fn gated_agent(ctx: &TestContext, before: &[&str], after: &[&str]) -> (String, PathBuf) {
+    let gate = ctx.root().join("go");
+    let lines = |lines: &[&str]| lines.iter().map(|l| format!(" '{l}'")).collect::<String>();
+    let body = format!(
+        "printf '%s\\n'{}\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nprintf '%s\\n'{}",
+        lines(before),
+        gate.display(),
+        lines(after)
+    );
+    (ctx.agent_script("gated", &body), gate)
+}
+
+/// `runbook run` of a [`gated_agent`] in a `cols`-wide terminal.
+fn gated_run(ctx: &TestContext, agent: &str, cols: u16) -> Pty {
+    let args = [
+        "run",
+        "--agent-bin",
+        agent,
+        "--inactivity-timeout",
+        "60s",
+        "fix it",
+    ];
+    let mut cmd = ctx.runbook(&args);
+    cmd.env("TERM", "xterm-256color").env_remove("NO_COLOR");
+    Pty::spawn(cmd, cols)
+}
+
 /// What `TERM` is for a case: unset, or this value.
 fn set_term(cmd: &mut Command, term: Option<&str>) {
     match term {
@@ -188,12 +217,11 @@ fn a_window_resized_mid_run_gets_lines_that_fit_it() {
     let step = r#"{"type":"step_start","timestamp":1795319500463,"sessionID":"ses_1","part":{"type":"step-start"}}"#;
     let error = r#"{"type":"tool_use","timestamp":1795319500589,"sessionID":"ses_1","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"cargo test --workspace --all-features -- --include-ignored"},"error":"error: could not compile `runbook` due to 3 previous errors; 2 warnings emitted","time":{"start":1,"end":2}}}}"#;
     let finish = r#"{"type":"step_finish","timestamp":1795319500668,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","tokens":{"input":1000,"output":20,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}"#;
-    let scenario = format!("{step}\n{error}\n{{\"$sleep_ms\": 1500}}\n{error}\n{finish}\n");
-    let mut cmd = scripted_run(&ctx, &scenario, &["--inactivity-timeout", "30s"]);
-    cmd.env("TERM", "xterm-256color");
-    let mut pty = Pty::spawn(cmd, 160);
+    let (agent, gate) = gated_agent(&ctx, &[step, error], &[error, finish]);
+    let mut pty = gated_run(&ctx, &agent, 160);
     let before = pty.wait_for("✗ bash");
     pty.resize(60);
+    std::fs::write(&gate, "").unwrap();
     let (_, screen) = pty.finish();
     // Before the resize the line took one row of 160; after it, rows of 60.
     let one_row = |r: &str| r.contains("✗ bash") && r.ends_with("2 warnings emitted");
@@ -202,6 +230,8 @@ fn a_window_resized_mid_run_gets_lines_that_fit_it() {
     let rows = screen.rows();
     let second = rows.iter().rposition(|r| r.contains("✗ bash")).unwrap();
     assert!(!rows[second].contains("warnings"), "{text}");
+    // Broken by runbook under the line's text, not wrapped by the terminal.
+    assert!(rows[second + 1].starts_with("            "), "{text}");
     assert!(
         rows[second..].iter().all(|r| r.chars().count() <= 60),
         "{text}"
@@ -330,9 +360,25 @@ fn status_live_in_a_second_terminal_shows_the_same_screen_status_line_included()
     let text = r#"{"type":"text","timestamp":1795319500500,"sessionID":"ses_1","part":{"type":"text","text":"Looking at the failing test first.","time":{"start":1,"end":2}}}"#;
     let tool = r#"{"type":"tool_use","timestamp":1795319500589,"sessionID":"ses_1","part":{"type":"tool","tool":"read","callID":"c1","state":{"status":"completed","input":{"filePath":"/work/a-rather-long-path/to/the/tests/that/fail/sometimes.rs"},"output":"ok","time":{"start":1,"end":2}}}}"#;
     let finish = r#"{"type":"step_finish","timestamp":1795319500668,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","tokens":{"input":18000,"output":902,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.0123}}"#;
-    let scenario = format!("{step}\n{text}\n{{\"$sleep_ms\": 2500}}\n{tool}\n{finish}\n");
-    let mut cmd = scripted_run(&ctx, &scenario, &["--inactivity-timeout", "30s"]);
-    cmd.env("TERM", "xterm-256color");
+    // The agent goes on only once the follower has shown the status line mid-run.
+    let gate = ctx.root().join("go");
+    let agent = ctx.agent_script(
+        "gated",
+        &format!(
+            "printf '%s\\n' '{step}' '{text}'\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nprintf '%s\\n' '{tool}' '{finish}'",
+            gate.display()
+        ),
+    );
+    let args = [
+        "run",
+        "--agent-bin",
+        &agent,
+        "--inactivity-timeout",
+        "60s",
+        "fix it",
+    ];
+    let mut cmd = ctx.runbook(&args);
+    cmd.env("TERM", "xterm-256color").env_remove("NO_COLOR");
     let run = Pty::spawn(cmd, 70);
     run.wait_for("Looking at the failing test first.");
 
@@ -341,6 +387,7 @@ fn status_live_in_a_second_terminal_shows_the_same_screen_status_line_included()
     let follower = Pty::spawn(follow, 70);
     let mid_run = follower.wait_for(" · step 1");
     assert_eq!(status_rows(&mid_run).len(), 1, "{}", mid_run.text());
+    std::fs::write(&gate, "").unwrap();
 
     let (run_status, run_screen) = run.finish();
     let (follow_status, follow_screen) = follower.finish();

@@ -42,6 +42,8 @@ pub(crate) struct Human {
     width_from: Width,
     /// The width lines are laid out to now; `None`: never broken.
     width: Option<usize>,
+    /// `width` was asked since the last redraw: the window may have changed since.
+    width_fresh: bool,
     running_tool: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
     streaming: String,
@@ -143,6 +145,7 @@ impl Human {
             sink,
             width_from: width,
             width: width(),
+            width_fresh: true,
             running_tool: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
@@ -301,6 +304,8 @@ impl Human {
     /// Follows the window's width, and redraws the status line with `status`.
     fn redraw(&mut self, status: Option<String>) -> io::Result<()> {
         self.width = (self.width_from)();
+        // The next batch asks again: the window may be resized before it comes.
+        self.width_fresh = false;
         let width = self.width.unwrap_or(80);
         match &mut self.sink {
             Sink::Live(live) => {
@@ -317,6 +322,10 @@ impl Human {
 impl Consumer for Human {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
         let (ev, totals) = (d.event, d.totals);
+        if !self.width_fresh {
+            self.width = (self.width_from)();
+            self.width_fresh = true;
+        }
         self.remember(&ev.kind);
         let show = match self.display {
             Display::Silent => return Ok(()),
