@@ -54,6 +54,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l then -d 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l check -d 'Once the task completed, run this project check in the agent\'s working directory (`sh -c`, repeatable, in the order given): the run completes only if every check passes, else it ends `checks_failed`. E.g. `--check test=\'cargo test\'`' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d 'End a check that runs longer than this, with its whole tree' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-revisions -d 'How many times a plan may be revised before only execute or abort is offered' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l env-file -d 'Set the agent\'s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)' -r -F
@@ -62,6 +64,7 @@ always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l no-checks -d 'Run no checks'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan-only -d 'Stop after the plan (implies --plan): the plan goes to stdout'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s y -l yes -d 'Execute the plan without asking (what happens anyway without a terminal)'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l json -d 'Print every event as a JSON line on stdout, then the receipt; nothing else on stdout'

@@ -8,6 +8,7 @@ use crate::agent::AgentKind;
 use crate::config::{self, Flags};
 use crate::event::Outcome;
 use crate::exit::EXIT_CODES_HELP;
+use crate::supervisor::check::Check;
 
 /// Supervise a coding agent's headless run: live view, watchdog, budget, event log and receipt.
 #[derive(Debug, Parser)]
@@ -181,6 +182,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "PROMPT")]
     pub then: Vec<String>,
 
+    /// Once the task completed, run this project check in the agent's working directory
+    /// (`sh -c`, repeatable, in the order given): the run completes only if every check passes,
+    /// else it ends `checks_failed`. E.g. `--check test='cargo test'`.
+    #[arg(long = "check", value_name = "NAME=CMD", value_parser = parse_check)]
+    pub checks: Vec<Check>,
+
+    /// Run no checks.
+    #[arg(long, conflicts_with = "checks")]
+    pub no_checks: bool,
+
+    /// End a check that runs longer than this, with its whole tree.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_check_timeout, allow_hyphen_values = true)]
+    pub check_timeout: std::time::Duration,
+
     /// Stop after the plan (implies --plan): the plan goes to stdout.
     #[arg(long)]
     pub plan_only: bool,
@@ -260,6 +275,42 @@ fn whole<T: TryFrom<u64>>(
                 range.end()
             )
         })
+}
+
+/// `NAME=CMD`: a check's name (letters, digits, `-`, `_`, `.`) and its command.
+fn parse_check(s: &str) -> Result<Check, String> {
+    let (name, command) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=CMD (example: test='cargo test')"))?;
+    let name = name.trim();
+    let named = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.');
+    if !named {
+        return Err(format!(
+            "`{name}` is not a check name: use letters, digits, `-`, `_` and `.` (example: test='cargo test')"
+        ));
+    }
+    if command.trim().is_empty() {
+        return Err(format!(
+            "the check `{name}` has no command (example: {name}='cargo test')"
+        ));
+    }
+    Ok(Check {
+        name: name.to_owned(),
+        command: command.to_owned(),
+        timeout: None,
+        cwd: None,
+    })
+}
+
+fn parse_check_timeout(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s.trim())
+        .ok()
+        .filter(|d| !d.is_zero() && *d <= std::time::Duration::from_secs(365 * 24 * 3600))
+        .ok_or_else(|| format!("`{s}` is not a duration above zero and at most a year, such as \"90s\", \"3m\" or \"1h30m\""))
 }
 
 fn parse_width(s: &str) -> Result<u16, String> {

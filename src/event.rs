@@ -132,6 +132,16 @@ pub enum EventKind {
     /// terminal, `--plan-only`).
     #[serde(rename = "plan.decided")]
     PlanDecided(PlanDecision),
+    /// A project check (`--check NAME=CMD`) began, after the task (attempt 0).
+    #[serde(rename = "check.started")]
+    CheckStarted {
+        attempt: u32,
+        name: String,
+        command: String,
+    },
+    /// A project check ended.
+    #[serde(rename = "check.finished")]
+    CheckFinished(CheckResult),
     /// The agent warned about something that does not stop it.
     #[serde(rename = "agent.warning")]
     AgentWarning { message: String },
@@ -209,6 +219,8 @@ impl EventKind {
             EventKind::AgentResult(_) => "agent.result",
             EventKind::PlanProposed { .. } => "plan.proposed",
             EventKind::PlanDecided(_) => "plan.decided",
+            EventKind::CheckStarted { .. } => "check.started",
+            EventKind::CheckFinished(_) => "check.finished",
             EventKind::AgentWarning { .. } => "agent.warning",
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
@@ -242,9 +254,37 @@ impl EventKind {
                 | EventKind::RunFinished { .. }
                 | EventKind::PlanProposed { .. }
                 | EventKind::PlanDecided(_)
+                | EventKind::CheckStarted { .. }
+                | EventKind::CheckFinished(_)
                 | EventKind::AfterFinalWord { .. }
         )
     }
+}
+
+/// How a project check went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CheckResult {
+    /// 0 for the checks after the task.
+    pub attempt: u32,
+    pub name: String,
+    /// Run with `sh -c` in the agent's working directory.
+    pub command: String,
+    /// It exited 0 within its timeout.
+    pub passed: bool,
+    pub exit: ExitInfo,
+    /// It outlived its timeout and was ended with its whole tree.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// Bytes of output, stdout and stderr together.
+    pub output_bytes: u64,
+    /// The last lines of its output (at most 80).
+    pub tail: Vec<String>,
+    /// Its whole output, in the run directory.
+    pub log: String,
+    /// Why it could not be run at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What the agent printed after its final word.
@@ -773,6 +813,9 @@ pub enum Outcome {
     /// A write to the run directory failed (a full disk, a read-only filesystem): the run was
     /// stopped, since what it did could no longer be recorded.
     StorageError,
+    /// The agent completed its task, but a project check (`--check`) failed the last time the
+    /// checks ran.
+    ChecksFailed,
     /// Not an ending: the run has no receipt yet and its supervisor is alive (`runbook status`).
     Running,
     /// The supervising runbook process is gone and left no receipt (it was killed).
@@ -792,6 +835,7 @@ impl Outcome {
             Outcome::Interrupted => "interrupted",
             Outcome::Aborted => "aborted",
             Outcome::StorageError => "storage_error",
+            Outcome::ChecksFailed => "checks_failed",
             Outcome::Running => "running",
             Outcome::Abandoned => "abandoned",
         }

@@ -26,6 +26,8 @@ pub enum ExitStatus {
     Abandoned = 7,
     /// The plan was not approved (`runbook run --plan`, abort at the prompt).
     Aborted = 8,
+    /// The task completed, but a project check failed (`--check`).
+    ChecksFailed = 9,
     /// The agent's binary was not found.
     AgentNotFound = 127,
     /// Interrupted by Ctrl-C, SIGTERM or SIGHUP.
@@ -45,6 +47,7 @@ impl ExitStatus {
             Outcome::Abandoned => Self::Abandoned,
             Outcome::Aborted => Self::Aborted,
             Outcome::StorageError => Self::Internal,
+            Outcome::ChecksFailed => Self::ChecksFailed,
         }
     }
 }
@@ -85,5 +88,6 @@ Exit codes:
   6    runbook error: a write to the run directory failed (storage_error), or it is not writable
   7    abandoned: the supervising runbook process died (runbook status --live)
   8    aborted: the plan was not approved (--plan)
+  9    checks failed: the task completed, but a --check did not pass
   127  agent not found
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::consumer::{Consumer, Delivery};
 use crate::event::{
-    CostSource, Decision, Diagnostic, EventKind, ExitInfo, Limits, Outcome, ProviderError,
-    SCHEMA_VERSION, Tokens,
+    CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, Limits, Outcome,
+    ProviderError, SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{
@@ -76,6 +76,9 @@ pub struct Receipt {
     /// The plan, for runs with `--plan`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanRecord>,
+    /// The project's checks (`--check`), every attempt in the order they ran (0: after the task).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckResult>,
 }
 
 /// What was planned and decided before executing (`--plan`).
@@ -249,6 +252,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         },
         turns: s.turns.clone(),
         permission_denials: s.permission_denials.clone(),
+        checks: s.checks.clone(),
         provider_errors: s.provider_errors.clone(),
         agent_errors: s.agent_errors.clone(),
         unparsed_lines: UnparsedLines {

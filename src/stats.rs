@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 
 use crate::event::{
-    AgentResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind, ExitInfo, Late,
-    Outcome, ProviderError, RunInfo, StepUsage, Tokens, ToolEnd, ToolStatus, Turn, TurnKind,
-    UnparsedReason,
+    AgentResult, CheckResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind,
+    ExitInfo, Late, Outcome, ProviderError, RunInfo, StepUsage, Tokens, ToolEnd, ToolStatus, Turn,
+    TurnKind, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -253,6 +253,8 @@ pub struct RunStats {
     pub tools: BTreeMap<String, ToolTally>,
     pub subagents: u32,
     pub permission_denials: Vec<Denial>,
+    /// The project's checks, every attempt, in the order they ran.
+    pub checks: Vec<CheckResult>,
     pub provider_errors: Vec<ProviderError>,
     pub agent_errors: Vec<String>,
     pub unparsed_lines: u64,
@@ -412,6 +414,7 @@ impl RunStats {
                     detail: detail.clone(),
                 });
             }
+            EventKind::CheckFinished(check) => self.checks.push(check.clone()),
             EventKind::ProviderError(err) => push_bounded(&mut self.provider_errors, err.clone()),
             EventKind::AgentError { name, message } => {
                 push_bounded(&mut self.agent_errors, format!("{name}: {message}"));

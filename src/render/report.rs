@@ -31,6 +31,7 @@ pub(crate) fn status(
     turns(&mut rows, r);
     plan(&mut rows, r);
     work(&mut rows, r);
+    checks(&mut rows, r);
     troubles(&mut rows, r);
     rows.row("log", r.run_dir.clone());
     rows.out
@@ -223,6 +224,34 @@ fn cost(r: &Receipt) -> String {
             format!("unknown (at least {})", money(r.cost.known_usd))
         }
         (None, _) => "unknown".to_owned(),
+    }
+}
+
+/// Each check, as it last ran: `test ✓ 12.3s`, `lint ✗ exit 1 0.8s (log: …)`.
+fn checks(rows: &mut Rows<'_>, r: &Receipt) {
+    let s = rows.s;
+    let Some(last) = r.checks.iter().map(|c| c.attempt).max() else {
+        return;
+    };
+    for c in r.checks.iter().filter(|c| c.attempt == last) {
+        let took = duration_ms(c.duration_ms);
+        let line = if c.passed {
+            format!("{} {} {took}", c.name, s.ok.apply_to("✓"))
+        } else {
+            let why = match (&c.error, c.timed_out) {
+                (Some(error), _) => error.clone(),
+                (None, true) => "timed out".to_owned(),
+                (None, false) => c.exit.to_string(),
+            };
+            format!(
+                "{} {} {} {took} (log: {})",
+                c.name,
+                s.error.apply_to("✗"),
+                s.error.apply_to(why),
+                c.log
+            )
+        };
+        rows.row("check", line);
     }
 }
 

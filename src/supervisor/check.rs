@@ -51,14 +51,16 @@ pub(crate) struct Ran {
     pub error: Option<String>,
 }
 
-/// Runs `check` in `cwd` with its output in `log`; ends its tree after its timeout (SIGTERM, then
-/// SIGKILL after `grace`), and anything it left behind once it exits.
+/// Runs `check` in `cwd` with its output in `log`; ends its tree after its timeout, or as soon as
+/// `stop` resolves (SIGTERM, then SIGKILL after `grace`), and anything it left behind once it
+/// exits.
 pub(crate) async fn run(
     check: &Check,
     cwd: &Path,
     log: &Path,
     scope: &Arc<Scope>,
     grace: Duration,
+    stop: impl Future<Output = ()>,
 ) -> Ran {
     let started = Instant::now();
     let failed = |error: String| Ran {
@@ -104,11 +106,12 @@ pub(crate) async fn run(
         scope.entered(pid);
     }
     let tree = Tree::new(Arc::clone(scope), pid);
-    let waited = match check.timeout {
-        Some(limit) => tokio::time::timeout(limit, child.wait()).await.ok(),
-        None => Some(child.wait().await),
+    let limit = check.timeout.unwrap_or(Duration::MAX);
+    let waited = tokio::select! {
+        status = tokio::time::timeout(limit, child.wait()) => status.ok(),
+        () = stop => None,
     };
-    let timed_out = waited.is_none();
+    let timed_out = waited.is_none() && started.elapsed() >= limit;
     // Timed out: the whole tree goes. Exited: so does whatever it left running.
     tree.end_all(grace, KILL_BOUND, std::future::pending(), |_, _| {})
         .await;
@@ -180,6 +183,7 @@ mod tests {
             &log,
             &scope,
             Duration::from_millis(200),
+            std::future::pending(),
         )
         .await;
         scope.close();

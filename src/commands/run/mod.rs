@@ -22,6 +22,7 @@ use crate::redact::Redactor;
 use crate::render;
 use crate::rundir::{self, RunDir};
 use crate::store::EventLog;
+use crate::supervisor::check::Check;
 use crate::supervisor::{RawFile, RawLogs, Scope, Signals, Supervisor};
 use crate::term::print;
 use planned::{PlanMode, planned, prompt_possible};
@@ -143,6 +144,19 @@ async fn turns(session: &mut Session<'_>, args: &RunArgs) -> Ending {
             break;
         }
         ending = session.turn(prompt, permissions).await;
+    }
+    // The task is done only when the project's checks pass; a task that did not complete is
+    // not checked.
+    if ending.is_completed() && !args.plan_only && !args.no_checks && !args.checks.is_empty() {
+        let checks: Vec<Check> = args
+            .checks
+            .iter()
+            .map(|c| Check {
+                timeout: Some(args.check_timeout),
+                ..c.clone()
+            })
+            .collect();
+        ending = session.checks(&checks, 0, ending).await;
     }
     ending
 }

@@ -1,12 +1,15 @@
 //! The turns of one run: each is the same agent, the first starting its session and every other
 //! continuing it.
 
+use std::os::unix::fs::DirBuilderExt as _;
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::setup::Setup;
 use crate::agent::{Invocation, ParseContext, Permissions};
-use crate::event::{EventKind, ExitInfo, Outcome, Turn, TurnKind};
+use crate::event::{CheckResult, EventKind, ExitInfo, Outcome, Turn, TurnKind};
 use crate::lifecycle::Ending;
+use crate::supervisor::check::{self, Check};
 use crate::supervisor::{Supervisor, TurnSpec};
 
 pub(super) struct Session<'a> {
@@ -96,5 +99,97 @@ impl<'a> Session<'a> {
 
     pub(super) fn emit(&mut self, kind: EventKind) {
         self.supervisor.dispatch.emit_now(SystemTime::now(), kind);
+    }
+
+    /// Runs the project's checks one after another in the agent's working directory, each
+    /// output whole in `checks/<attempt>/<name>.log`. How the run ends: as `ending` when they
+    /// all pass, `checks_failed` when one does not, `interrupted` on Ctrl-C (the check running
+    /// is ended with its tree).
+    pub(super) async fn checks(
+        &mut self,
+        checks: &[Check],
+        attempt: u32,
+        ending: Ending,
+    ) -> Ending {
+        let Some(run_dir) = self
+            .supervisor
+            .dispatch
+            .totals()
+            .info
+            .as_ref()
+            .map(|i| PathBuf::from(&i.run_dir))
+        else {
+            return ending;
+        };
+        let dir = run_dir.join("checks").join(attempt.to_string());
+        let private = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir);
+        if let Err(e) = private {
+            let message = format!("cannot create {}: {e}", dir.display());
+            return Ending::new(Outcome::StorageError, message, ending.exit);
+        }
+        let mut failed = Vec::new();
+        for check in checks {
+            self.emit(EventKind::CheckStarted {
+                attempt,
+                name: check.name.clone(),
+                command: check.command.clone(),
+            });
+            let log = dir.join(format!("{}.log", check.name));
+            let mut stopped = None;
+            let ran = {
+                let signals = &mut *self.supervisor.signals;
+                let stop = async {
+                    stopped = Some(signals.recv().await);
+                };
+                check::run(
+                    check,
+                    &self.setup.cwd,
+                    &log,
+                    &self.supervisor.scope,
+                    self.setup.limits.kill_grace,
+                    stop,
+                )
+                .await
+            };
+            self.emit(EventKind::CheckFinished(CheckResult {
+                attempt,
+                name: check.name.clone(),
+                command: check.command.clone(),
+                passed: ran.passed,
+                exit: ran.exit,
+                timed_out: ran.timed_out,
+                duration_ms: crate::event::millis(ran.duration),
+                output_bytes: ran.output_bytes,
+                tail: ran.tail,
+                log: log.display().to_string(),
+                error: ran.error,
+            }));
+            if let Some(signal) = stopped {
+                return Ending::new(Outcome::Interrupted, signal.message(), ending.exit);
+            }
+            if !ran.passed {
+                failed.push(check.name.as_str());
+            }
+        }
+        match failed.as_slice() {
+            [] => ending,
+            [one] => Ending::new(
+                Outcome::ChecksFailed,
+                format!("the task completed, but the check `{one}` failed"),
+                ending.exit,
+            ),
+            many => Ending::new(
+                Outcome::ChecksFailed,
+                format!(
+                    "the task completed, but {} checks failed: {}",
+                    many.len(),
+                    many.join(", ")
+                ),
+                ending.exit,
+            ),
+        }
     }
 }

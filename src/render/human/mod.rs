@@ -4,6 +4,7 @@
 //! This file holds the view itself, how its lines are laid out and the status line; what each
 //! kind of event shows is in one file per family of events.
 
+mod checks;
 mod cost;
 mod lifecycle;
 mod plan;
@@ -202,6 +203,7 @@ impl Human {
             | K::StorageFailed { .. }
             | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
             K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
+            K::CheckStarted { .. } | K::CheckFinished(_) => checks::show(&mut lines, kind),
         }
         lines.out
     }

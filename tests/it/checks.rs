@@ -1,0 +1,217 @@
+//! `runbook run --check NAME=CMD`: the project's checks after the task, one after another in the
+//! agent's working directory, each output whole in the run directory; the run completes only if
+//! they all pass.
+
+use std::time::Duration;
+
+use runbook::event::{EventKind, Outcome};
+
+use crate::support::pty::Pty;
+use crate::support::{self, TestContext};
+
+/// An agent (universal events) that completes its task, or fails it with `FAIL=1`.
+const AGENT: &str = r#"
+echo '{"type":"text","text":"I fixed the test."}'
+if [ -n "$FAIL" ]; then echo '{"type":"agent.result","ok":false,"message":"gave up"}'; exit 1; fi
+echo '{"type":"agent.result","ok":true}'
+"#;
+
+fn run_checked(ctx: &TestContext, checks: &[&str]) -> support::Outcome {
+    let agent = ctx.agent_script("fixer", AGENT);
+    let mut args = vec!["run", "--agent-cmd", &agent, "--check-timeout", "2s"];
+    for check in checks {
+        args.extend(["--check", check]);
+    }
+    args.push("fix the flaky test");
+    support::run(&mut ctx.runbook(&args), Duration::from_secs(60))
+}
+
+#[test]
+fn passing_checks_complete_the_run_and_keep_their_output() {
+    let ctx = TestContext::new();
+    let out = run_checked(&ctx, &["build=echo built; pwd", "test=echo 3 passed >&2"]);
+    out.assert_exit(0)
+        .assert_stderr_has("✓ build")
+        .assert_stderr_has("✓ test");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert_eq!(
+        receipt
+            .checks
+            .iter()
+            .map(|c| (c.name.as_str(), c.passed))
+            .collect::<Vec<_>>(),
+        [("build", true), ("test", true)]
+    );
+    let log = std::fs::read_to_string(ctx.run_dir().join("checks/0/build.log")).unwrap();
+    assert_eq!(
+        log,
+        format!("built\n{}\n", ctx.work.display()),
+        "run in the agent's directory"
+    );
+    assert_eq!(receipt.checks[1].tail, ["3 passed"]);
+}
+
+#[test]
+fn a_failing_check_ends_the_run_checks_failed_with_its_last_lines() {
+    let ctx = TestContext::new();
+    let out = run_checked(
+        &ctx,
+        &[
+            "lint=printf 'src/a.rs:1: unused import\\nsrc/b.rs:9: missing docs\\n'; exit 1",
+            "missing=no-such-checker --all",
+            "test=true",
+        ],
+    );
+    out.assert_exit(9)
+        .assert_stderr_has("✗ lint (exit 1)")
+        .assert_stderr_has("│ src/b.rs:9: missing docs")
+        .assert_stderr_has("✗ missing (exit 127)")
+        .assert_stderr_has("✓ test")
+        .assert_stderr_has("2 checks failed: lint, missing");
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    let lint = &receipt.checks[0];
+    assert_eq!((lint.passed, lint.exit.code), (false, Some(1)));
+    assert_eq!(
+        lint.tail,
+        ["src/a.rs:1: unused import", "src/b.rs:9: missing docs"]
+    );
+    assert!(lint.log.ends_with("checks/0/lint.log"), "{}", lint.log);
+    assert!(
+        receipt.checks[1].tail[0].contains("not found"),
+        "{:?}",
+        receipt.checks[1]
+    );
+}
+
+#[test]
+fn a_check_that_hangs_is_ended_with_its_tree_at_its_timeout() {
+    let ctx = TestContext::new();
+    let pids = ctx.pid_file();
+    let hang = format!(
+        "hang=sleep 60 & echo $! >> {p}; setsid sleep 60 & echo $! >> {p}; sleep 60",
+        p = pids.display()
+    );
+    let out = run_checked(&ctx, &[&hang]);
+    out.assert_exit(9).assert_stderr_has("✗ hang (timed out)");
+    assert!(out.took < Duration::from_secs(30), "{:?}", out.took);
+    assert!(ctx.ended_as(Outcome::ChecksFailed).checks[0].timed_out);
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn a_check_that_prints_100_mb_keeps_it_all_in_its_log_and_only_a_tail_in_the_receipt() {
+    let ctx = TestContext::new();
+    let out = run_checked(
+        &ctx,
+        &["loud=head -c 100000000 /dev/zero | tr '\\0' 'x' | fold -w 99; echo; echo end"],
+    );
+    out.assert_exit(0);
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let loud = &receipt.checks[0];
+    assert!(loud.output_bytes > 100_000_000, "{}", loud.output_bytes);
+    assert_eq!(loud.tail.len(), 80);
+    assert_eq!(loud.tail.last().unwrap(), "end");
+    let size = std::fs::metadata(ctx.run_dir().join("checks/0/loud.log"))
+        .unwrap()
+        .len();
+    assert_eq!(size, loud.output_bytes);
+    let receipt_size = std::fs::metadata(ctx.run_dir().join("result.json"))
+        .unwrap()
+        .len();
+    assert!(receipt_size < 64 * 1024, "{receipt_size}");
+}
+
+#[test]
+fn no_checks_and_a_failed_task_run_none() {
+    let ctx = TestContext::new();
+    run_checked(&ctx, &[]).assert_exit(0);
+    assert!(ctx.receipt().checks.is_empty());
+    assert!(!ctx.run_dir().join("checks").exists());
+
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("fixer", AGENT);
+    let args = [
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--check",
+        "test=touch ran",
+        "fix",
+    ];
+    let mut failing = ctx.runbook(&args);
+    failing.env("FAIL", "1");
+    support::run(&mut failing, Duration::from_secs(60)).assert_exit(1);
+    assert!(ctx.receipt().checks.is_empty());
+    assert!(
+        !ctx.work.join("ran").exists(),
+        "a task that failed is not checked"
+    );
+
+    let ctx = TestContext::new();
+    let args = [
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--check",
+        "test=touch ran",
+        "--no-checks",
+        "fix",
+    ];
+    let out = support::run(&mut ctx.runbook(&args), Duration::from_secs(60));
+    out.assert_exit(2).assert_stderr_has("cannot be used with");
+}
+
+#[test]
+fn a_bad_check_is_a_one_line_usage_error() {
+    let ctx = TestContext::new();
+    for (check, said) in [
+        ("cargo test", "is not NAME=CMD"),
+        ("../x=true", "is not a check name"),
+        ("test=", "has no command"),
+    ] {
+        let out = run_checked(&ctx, &[check]);
+        out.assert_exit(2).assert_stderr_has(said);
+    }
+    assert!(ctx.run_dirs().is_empty());
+}
+
+#[test]
+fn ctrl_c_during_a_check_ends_it_and_the_run_as_interrupted() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("fixer", AGENT);
+    let args = [
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--check",
+        "slow=echo started; sleep 60",
+        "fix",
+    ];
+    let mut cmd = ctx.runbook(&args);
+    cmd.env("TERM", "xterm-256color");
+    let mut pty = Pty::spawn(cmd, 100);
+    pty.wait_for("I fixed the test.");
+    // The check has started once its log says so.
+    let started = || {
+        ctx.run_dirs().first().is_some_and(|d| {
+            std::fs::read_to_string(d.join("checks/0/slow.log"))
+                .is_ok_and(|l| l.contains("started"))
+        })
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while !started() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pty.send("\x03");
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(130), "{}", screen.text());
+    assert!(screen.joined().contains("✗ slow"), "{}", screen.text());
+    let receipt = ctx.ended_as(Outcome::Interrupted);
+    assert!(!receipt.checks[0].passed);
+    let events = ctx.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::CheckStarted { .. }))
+    );
+}
