@@ -118,22 +118,14 @@ impl Cgroup {
     }
 
     /// Removes it, and the cgroups below it (an agent that ran runbook makes some). Only empty
-    /// cgroups can be removed: a process just killed may take the kernel a moment to release,
-    /// so a busy cgroup is tried again for a little while.
+    /// cgroups can be removed.
     pub(crate) fn remove(&self) -> io::Result<()> {
         for child in children(&self.dir) {
             let _ = Self::at(child).remove();
         }
-        let mut tries = 0;
-        loop {
-            match fs::remove_dir(&self.dir) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < REMOVE_TRIES => {
-                    tries += 1;
-                    std::thread::sleep(REMOVE_WAIT);
-                }
-                other => return other,
-            }
+        match fs::remove_dir(&self.dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
         }
     }
 
@@ -145,10 +137,6 @@ impl Cgroup {
             .map(|v| v.trim() == "1")
     }
 }
-
-/// How often, and how long apart, removing a busy cgroup is tried again (half a second in all).
-const REMOVE_TRIES: u32 = 50;
-const REMOVE_WAIT: Duration = Duration::from_millis(10);
 
 /// The cgroups right below `dir`.
 fn children(dir: &Path) -> Vec<PathBuf> {

@@ -246,6 +246,17 @@ echo '{"type":"agent.result","ok":true}'"#,
     assert!(files >= 4, "events, logs and the receipt: {files}");
 }
 
+/// Reads runbook's `--json` lines until the agent's first text, then closes the pipe.
+fn read_until_the_agent_speaks(child: &mut std::process::Child) {
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut line = String::new();
+    while !line.contains(r#""type":"text""#) {
+        line.clear();
+        std::io::BufRead::read_line(&mut stdout, &mut line).expect("read a line");
+        assert!(!line.is_empty(), "runbook ended before the agent spoke");
+    }
+}
+
 #[test]
 fn closing_json_output_stops_the_agent_and_ends_the_run_interrupted_quietly() {
     let ctx = TestContext::new();
@@ -256,11 +267,9 @@ fn closing_json_output_stops_the_agent_and_ends_the_run_interrupted_quietly() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn runbook");
-    // `| head -1`: one line read, then the pipe closed.
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut first = [0u8; 1];
-    std::io::Read::read_exact(&mut stdout, &mut first).expect("some output");
-    drop(stdout);
+    // `| head`: the first of the agent's lines read (it has recorded its pid by then), then the
+    // pipe closed.
+    read_until_the_agent_speaks(&mut child);
     let out = finish(child, LIMIT);
 
     out.assert_exit(130);
@@ -290,14 +299,7 @@ fn closing_json_output_of_a_silent_agent_still_stops_it() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn runbook");
-    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
-    let mut line = String::new();
-    while !line.contains(r#""type":"text""#) {
-        line.clear();
-        std::io::BufRead::read_line(&mut stdout, &mut line).expect("read a line");
-        assert!(!line.is_empty(), "runbook ended before the agent spoke");
-    }
-    drop(stdout);
+    read_until_the_agent_speaks(&mut child);
     // Well before the agent's ten minutes of sleep, or `finish` fails the test.
     let out = finish(child, LIMIT);
     out.assert_exit(130);
