@@ -88,7 +88,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;list'= {
             cand -n 'Show at most this many runs'
             cand --limit 'Show at most this many runs'
-            cand --outcome 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, running, abandoned'
+            cand --outcome 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned'
             cand --agent 'Only runs of this agent'
             cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'

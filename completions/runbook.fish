@@ -86,7 +86,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand status" -s v -l verbose 
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s n -l limit -d 'Show at most this many runs' -r
-complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, running, abandoned' -r
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l agent -d 'Only runs of this agent' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'

@@ -114,7 +114,7 @@ pub struct ListArgs {
     pub all: bool,
 
     /// Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung,
-    /// budget_exceeded, timed_out, interrupted, aborted, running, abandoned.
+    /// budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned.
     #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
     pub outcome: Vec<Outcome>,
 
@@ -239,7 +239,7 @@ pub struct ConfigArgs {
 
 fn parse_outcome(s: &str) -> Result<Outcome, String> {
     serde_json::from_value(serde_json::Value::String(s.replace('-', "_")))
-        .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, running, abandoned)"))
+        .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned)"))
 }
 
 /// The slowest and fastest replay: beyond them a recording's waits are either longer than any
