@@ -202,6 +202,8 @@ fn ctrl_c_during_a_check_ends_it_and_the_run_as_interrupted() {
     while !started() && std::time::Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The status line says which check is running.
+    pty.wait_for("· check slow");
     pty.send("\x03");
     let (status, screen) = pty.finish();
     assert_eq!(status.code(), Some(130), "{}", screen.text());

@@ -213,7 +213,10 @@ impl Human {
     fn remember(&mut self, kind: &EventKind) {
         match kind {
             EventKind::ToolStarted(t) => self.running_tool = Some(tools::running(t)),
-            EventKind::ToolCompleted(_) => self.running_tool = None,
+            EventKind::CheckStarted { name, .. } => {
+                self.running_tool = Some(format!("check {name}"))
+            }
+            EventKind::ToolCompleted(_) | EventKind::CheckFinished(_) => self.running_tool = None,
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
             EventKind::Text { .. } | EventKind::StepFinished(_) => self.streaming.clear(),
             _ => {}
