@@ -2,6 +2,7 @@
 //! agent's working directory, each output whole in the run directory; the run completes only if
 //! they all pass.
 
+use std::process::Command;
 use std::time::Duration;
 
 use runbook::event::{EventKind, Outcome};
@@ -16,14 +17,22 @@ if [ -n "$FAIL" ]; then echo '{"type":"agent.result","ok":false,"message":"gave 
 echo '{"type":"agent.result","ok":true}'
 "#;
 
-fn run_checked(ctx: &TestContext, checks: &[&str]) -> support::Outcome {
+/// `runbook run` of [`AGENT`] with `extra` arguments.
+fn fixer_run(ctx: &TestContext, extra: &[&str]) -> Command {
     let agent = ctx.agent_script("fixer", AGENT);
-    let mut args = vec!["run", "--agent-cmd", &agent, "--check-timeout", "2s"];
-    for check in checks {
-        args.extend(["--check", check]);
-    }
+    let mut args = vec!["run", "--agent-cmd", &agent];
+    args.extend_from_slice(extra);
     args.push("fix the flaky test");
-    support::run(&mut ctx.runbook(&args), Duration::from_secs(60))
+    ctx.runbook(&args)
+}
+
+/// [`fixer_run`] with these checks (and a short timeout), to its end.
+fn run_checked(ctx: &TestContext, checks: &[&str]) -> support::Outcome {
+    let mut extra = vec!["--check-timeout", "2s"];
+    for check in checks {
+        extra.extend(["--check", check]);
+    }
+    support::run(&mut fixer_run(ctx, &extra), Duration::from_secs(60))
 }
 
 #[test]
@@ -129,16 +138,7 @@ fn no_checks_and_a_failed_task_run_none() {
     assert!(!ctx.run_dir().join("checks").exists());
 
     let ctx = TestContext::new();
-    let agent = ctx.agent_script("fixer", AGENT);
-    let args = [
-        "run",
-        "--agent-cmd",
-        &agent,
-        "--check",
-        "test=touch ran",
-        "fix",
-    ];
-    let mut failing = ctx.runbook(&args);
+    let mut failing = fixer_run(&ctx, &["--check", "test=touch ran"]);
     failing.env("FAIL", "1");
     support::run(&mut failing, Duration::from_secs(60)).assert_exit(1);
     assert!(ctx.receipt().checks.is_empty());
@@ -148,16 +148,8 @@ fn no_checks_and_a_failed_task_run_none() {
     );
 
     let ctx = TestContext::new();
-    let args = [
-        "run",
-        "--agent-cmd",
-        &agent,
-        "--check",
-        "test=touch ran",
-        "--no-checks",
-        "fix",
-    ];
-    let out = support::run(&mut ctx.runbook(&args), Duration::from_secs(60));
+    let mut both = fixer_run(&ctx, &["--check", "test=touch ran", "--no-checks"]);
+    let out = support::run(&mut both, Duration::from_secs(60));
     out.assert_exit(2).assert_stderr_has("cannot be used with");
 }
 
@@ -178,16 +170,7 @@ fn a_bad_check_is_a_one_line_usage_error() {
 #[test]
 fn ctrl_c_during_a_check_ends_it_and_the_run_as_interrupted() {
     let ctx = TestContext::new();
-    let agent = ctx.agent_script("fixer", AGENT);
-    let args = [
-        "run",
-        "--agent-cmd",
-        &agent,
-        "--check",
-        "slow=echo started; sleep 60",
-        "fix",
-    ];
-    let mut cmd = ctx.runbook(&args);
+    let mut cmd = fixer_run(&ctx, &["--check", "slow=echo started; sleep 60"]);
     cmd.env("TERM", "xterm-256color");
     let mut pty = Pty::spawn(cmd, 100);
     pty.wait_for("I fixed the test.");
