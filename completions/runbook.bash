@@ -383,7 +383,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --runs-dir --then --check --no-checks --check-timeout --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --runs-dir --then --check --no-checks --repair-attempts --repair-budget --check-timeout --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -442,6 +442,14 @@ _runbook() {
                     return 0
                     ;;
                 --check)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-attempts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-budget)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

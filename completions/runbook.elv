@@ -47,6 +47,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
             cand --then 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)'
             cand --check 'Once the task completed, run this project check in the agent''s working directory (`sh -c`, repeatable, in the order given): the run completes only if every check passes, else it ends `checks_failed`. E.g. `--check test=''cargo test''`'
+            cand --repair-attempts 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never)'
+            cand --repair-budget 'What repair attempts together may spend, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without --max-cost: no cap]'
             cand --check-timeout 'End a check that runs longer than this, with its whole tree'
             cand --max-revisions 'How many times a plan may be revised before only execute or abort is offered'
             cand --cwd 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]'

@@ -55,6 +55,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Sto
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l then -d 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l check -d 'Once the task completed, run this project check in the agent\'s working directory (`sh -c`, repeatable, in the order given): the run completes only if every check passes, else it ends `checks_failed`. E.g. `--check test=\'cargo test\'`' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-budget -d 'What repair attempts together may spend, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without --max-cost: no cap]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d 'End a check that runs longer than this, with its whole tree' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-revisions -d 'How many times a plan may be revised before only execute or abort is offered' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]' -r -F

@@ -192,6 +192,16 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "checks")]
     pub no_checks: bool,
 
+    /// When checks fail after a completed task, resume the same session this many times to
+    /// fix them, running the checks again after each (0: never).
+    #[arg(long, value_name = "N", default_value_t = 2, allow_hyphen_values = true, value_parser = parse_repair_attempts)]
+    pub repair_attempts: u32,
+
+    /// What repair attempts together may spend, on top of the task [default with --max-cost B:
+    /// the larger of 0.2 × B and $1; without --max-cost: no cap].
+    #[arg(long, value_name = "USD", allow_hyphen_values = true, value_parser = parse_usd)]
+    pub repair_budget: Option<f64>,
+
     /// End a check that runs longer than this, with its whole tree.
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_check_timeout, allow_hyphen_values = true)]
     pub check_timeout: std::time::Duration,
@@ -311,6 +321,18 @@ fn parse_check_timeout(s: &str) -> Result<std::time::Duration, String> {
         .ok()
         .filter(|d| !d.is_zero() && *d <= std::time::Duration::from_secs(365 * 24 * 3600))
         .ok_or_else(|| format!("`{s}` is not a duration above zero and at most a year, such as \"90s\", \"3m\" or \"1h30m\""))
+}
+
+fn parse_repair_attempts(s: &str) -> Result<u32, String> {
+    whole(s, "a number of repair attempts", 0..=20)
+}
+
+fn parse_usd(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("`{s}` is not a positive amount of US dollars such as 2.5"))
 }
 
 fn parse_width(s: &str) -> Result<u16, String> {

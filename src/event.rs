@@ -142,6 +142,24 @@ pub enum EventKind {
     /// A project check ended.
     #[serde(rename = "check.finished")]
     CheckFinished(CheckResult),
+    /// The task completed but checks failed: the same session is asked to fix them (a turn
+    /// follows, then the checks again, as this attempt).
+    #[serde(rename = "repair.started")]
+    RepairStarted {
+        attempt: u32,
+        /// The checks that failed, which the prompt holds.
+        failing: Vec<String>,
+        /// What all repair attempts together may still spend, with `--max-cost`.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::money::usd_opt"
+        )]
+        budget_usd: Option<f64>,
+    },
+    /// Repair is over, and why.
+    #[serde(rename = "repair.finished")]
+    RepairFinished { attempts: u32, stopped: RepairStop },
     /// The agent warned about something that does not stop it.
     #[serde(rename = "agent.warning")]
     AgentWarning { message: String },
@@ -221,6 +239,8 @@ impl EventKind {
             EventKind::PlanDecided(_) => "plan.decided",
             EventKind::CheckStarted { .. } => "check.started",
             EventKind::CheckFinished(_) => "check.finished",
+            EventKind::RepairStarted { .. } => "repair.started",
+            EventKind::RepairFinished { .. } => "repair.finished",
             EventKind::AgentWarning { .. } => "agent.warning",
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
@@ -256,8 +276,42 @@ impl EventKind {
                 | EventKind::PlanDecided(_)
                 | EventKind::CheckStarted { .. }
                 | EventKind::CheckFinished(_)
+                | EventKind::RepairStarted { .. }
+                | EventKind::RepairFinished { .. }
                 | EventKind::AfterFinalWord { .. }
         )
+    }
+}
+
+/// Why repair stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RepairStop {
+    /// The checks pass.
+    Passed,
+    /// `--repair-attempts` were made and checks still fail.
+    AttemptsExhausted,
+    /// An attempt left exactly the same failures as the one before (times and paths aside).
+    SameFailures,
+    /// The repair budget was spent: the agent was stopped mid-attempt.
+    Budget,
+    /// The agent's repair turn did not complete.
+    AgentFailed,
+    /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
+    Interrupted,
+}
+
+impl RepairStop {
+    /// Why repair stopped, in a few words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RepairStop::Passed => "the checks pass",
+            RepairStop::AttemptsExhausted => "every attempt was made",
+            RepairStop::SameFailures => "the last attempt left the same failures",
+            RepairStop::Budget => "its budget was spent",
+            RepairStop::AgentFailed => "the agent's repair turn did not complete",
+            RepairStop::Interrupted => "it was interrupted",
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::consumer::{Consumer, Delivery};
 use crate::event::{
     CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, Limits, Outcome,
-    ProviderError, SCHEMA_VERSION, Tokens,
+    ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{
@@ -79,6 +79,37 @@ pub struct Receipt {
     /// The project's checks (`--check`), every attempt in the order they ran (0: after the task).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckResult>,
+    /// The repair of failed checks, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairRecord>,
+}
+
+/// How the failed checks were repaired, or why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairRecord {
+    /// What all attempts together could spend (`--max-cost`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::money::usd_opt"
+    )]
+    pub budget_usd: Option<f64>,
+    /// Why repair stopped; absent when the run ended during it.
+    pub stopped: Option<RepairStop>,
+    pub attempts: Vec<RepairAttempt>,
+}
+
+/// One attempt: the turn that resumed the session, and what it spent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepairAttempt {
+    pub attempt: u32,
+    /// The index of its turn (in `turns`).
+    pub turn: u32,
+    pub tokens: Tokens,
+    #[serde(serialize_with = "crate::money::usd_opt")]
+    pub cost_usd: Option<f64>,
 }
 
 /// What was planned and decided before executing (`--plan`).
@@ -253,6 +284,23 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         turns: s.turns.clone(),
         permission_denials: s.permission_denials.clone(),
         checks: s.checks.clone(),
+        repair: s.repair.as_ref().map(|r| RepairRecord {
+            budget_usd: r.budget_usd,
+            stopped: r.stopped,
+            attempts: r
+                .attempts
+                .iter()
+                .map(|&(attempt, turn)| {
+                    let totals = s.turns.iter().find(|t| t.index == turn);
+                    RepairAttempt {
+                        attempt,
+                        turn,
+                        tokens: totals.map(|t| t.tokens).unwrap_or_default(),
+                        cost_usd: totals.and_then(|t| t.cost_usd),
+                    }
+                })
+                .collect(),
+        }),
         provider_errors: s.provider_errors.clone(),
         agent_errors: s.agent_errors.clone(),
         unparsed_lines: UnparsedLines {

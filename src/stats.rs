@@ -14,8 +14,8 @@ use std::time::SystemTime;
 
 use crate::event::{
     AgentResult, CheckResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind,
-    ExitInfo, Late, Outcome, ProviderError, RunInfo, StepUsage, Tokens, ToolEnd, ToolStatus, Turn,
-    TurnKind, UnparsedReason,
+    ExitInfo, Late, Outcome, ProviderError, RepairStop, RunInfo, StepUsage, Tokens, ToolEnd,
+    ToolStatus, Turn, TurnKind, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -163,6 +163,15 @@ fn merge_source(a: Option<CostSource>, b: Option<CostSource>) -> Option<CostSour
     }
 }
 
+/// The repair of failed checks, as folded so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Repair {
+    /// Each attempt, with the index of the turn it resumed the session in.
+    pub attempts: Vec<(u32, u32)>,
+    pub budget_usd: Option<f64>,
+    pub stopped: Option<RepairStop>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Denial {
     pub tool: String,
@@ -255,6 +264,8 @@ pub struct RunStats {
     pub permission_denials: Vec<Denial>,
     /// The project's checks, every attempt, in the order they ran.
     pub checks: Vec<CheckResult>,
+    /// The repair of failed checks, once it began.
+    pub repair: Option<Repair>,
     pub provider_errors: Vec<ProviderError>,
     pub agent_errors: Vec<String>,
     pub unparsed_lines: u64,
@@ -415,6 +426,20 @@ impl RunStats {
                 });
             }
             EventKind::CheckFinished(check) => self.checks.push(check.clone()),
+            EventKind::RepairStarted {
+                attempt,
+                budget_usd,
+                ..
+            } => {
+                let repair = self.repair.get_or_insert_with(Repair::default);
+                if repair.budget_usd.is_none() {
+                    repair.budget_usd = *budget_usd;
+                }
+                repair.attempts.push((*attempt, turn.index + 1));
+            }
+            EventKind::RepairFinished { stopped, .. } => {
+                self.repair.get_or_insert_with(Repair::default).stopped = Some(*stopped);
+            }
             EventKind::ProviderError(err) => push_bounded(&mut self.provider_errors, err.clone()),
             EventKind::AgentError { name, message } => {
                 push_bounded(&mut self.agent_errors, format!("{name}: {message}"));

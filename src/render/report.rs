@@ -227,9 +227,22 @@ fn cost(r: &Receipt) -> String {
     }
 }
 
-/// Each check, as it last ran: `test ✓ 12.3s`, `lint ✗ exit 1 0.8s (log: …)`.
+/// Each check, as it last ran: `test ✓ 12.3s`, `lint ✗ exit 1 0.8s (log: …)`; and how the
+/// repair went.
 fn checks(rows: &mut Rows<'_>, r: &Receipt) {
     let s = rows.s;
+    if let Some(repair) = &r.repair {
+        let spent: f64 = repair.attempts.iter().filter_map(|a| a.cost_usd).sum();
+        let why = repair.stopped.map_or("it did not finish", |s| s.describe());
+        rows.row(
+            "repair",
+            format!(
+                "{} · {} · stopped: {why}",
+                plural(repair.attempts.len() as u64, "attempt"),
+                money(spent)
+            ),
+        );
+    }
     let Some(last) = r.checks.iter().map(|c| c.attempt).max() else {
         return;
     };

@@ -129,6 +129,8 @@ pub(crate) struct Machine {
     phase: Phase,
     pipes_open: bool,
     limits: Limits,
+    /// What the budget is called when it is crossed.
+    budget_name: &'static str,
     /// The run's wall-clock deadline (shared by all turns).
     deadline: Option<Instant>,
     watchdog: Watchdog,
@@ -141,6 +143,14 @@ pub(crate) struct Machine {
 
 impl Machine {
     /// A turn whose agent was started at `now`.
+    /// What the budget is called in the message when it is crossed (`--max-cost` by default).
+    pub(crate) fn budget_named(self, budget_name: &'static str) -> Self {
+        Self {
+            budget_name,
+            ..self
+        }
+    }
+
     pub(crate) fn new(limits: Limits, deadline: Option<Instant>, now: Instant) -> Self {
         let cpu_every = (limits.inactivity_timeout / 10)
             .clamp(Duration::from_millis(100), Duration::from_secs(5));
@@ -150,6 +160,7 @@ impl Machine {
             watchdog: Watchdog::new(limits.inactivity_timeout, now),
             final_word: false,
             limits,
+            budget_name: "--max-cost",
             deadline,
             cpu_every,
             next_cpu: now + cpu_every,
@@ -281,7 +292,10 @@ impl Machine {
         self.watchdog.observe(what, at);
         if let Phase::Draining { stop: None, .. } = self.phase
             && !self.final_word
-            && let Some(message) = self.limits.max_cost_usd.and_then(|max| over(spent, max))
+            && let Some(message) = self
+                .limits
+                .max_cost_usd
+                .and_then(|max| over(spent, max, self.budget_name))
         {
             // Read after the agent exited, but still its spending: the budget holds to the end.
             self.end_leftovers(Outcome::BudgetExceeded, message, now, actions);
@@ -296,7 +310,11 @@ impl Machine {
             self.phase = Phase::Finishing {
                 by: now + self.limits.finish_grace,
             };
-        } else if let Some(message) = self.limits.max_cost_usd.and_then(|max| over(spent, max)) {
+        } else if let Some(message) = self
+            .limits
+            .max_cost_usd
+            .and_then(|max| over(spent, max, self.budget_name))
+        {
             self.stop(Outcome::BudgetExceeded, message, now, actions);
         }
     }
@@ -535,18 +553,18 @@ impl Machine {
 
 /// Why `spent` is over the budget `max`, if it is. Spending that has no bound is over any budget:
 /// fail closed.
-fn over(spent: Spent, max: f64) -> Option<String> {
+fn over(spent: Spent, max: f64, name: &str) -> Option<String> {
     match spent {
         Spent::AtLeast(cost) if cost > max => {
-            Some(format!("cost ${cost:.4} crossed --max-cost ${max:.2}"))
+            Some(format!("cost ${cost:.4} crossed {name} ${max:.2}"))
         }
         Spent::AtLeast(_) => None,
         Spent::Unbounded(CostIssue::Infinite) => Some(format!(
-            "the agent reported {}: over --max-cost ${max:.2}",
+            "the agent reported {}: over {name} ${max:.2}",
             CostIssue::Infinite.describe()
         )),
         Spent::Unbounded(issue) => Some(format!(
-            "the agent reported {} and the model has no price to estimate it from: the run's spending can no longer be held to --max-cost ${max:.2}",
+            "the agent reported {} and the model has no price to estimate it from: the run's spending can no longer be held to {name} ${max:.2}",
             issue.describe()
         )),
     }

@@ -32,6 +32,8 @@ const KILL_BOUND: Duration = Duration::from_secs(5);
 /// signals sent to runbook and what makes a process the run's.
 pub(crate) struct Supervisor<'a> {
     pub limits: Limits,
+    /// What the budget in `limits` is called when it is crossed (`--max-cost`).
+    pub budget_name: &'static str,
     /// The run's wall-clock deadline (shared by all turns).
     pub deadline: Option<Instant>,
     pub logs: RawLogs<'a>,
@@ -65,7 +67,8 @@ impl Supervisor<'_> {
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
         let mut version = std::pin::pin!(version);
         let mut version_done = !spec.probe_version;
-        let mut machine = Machine::new(self.limits, self.deadline, Instant::now());
+        let mut machine =
+            Machine::new(self.limits, self.deadline, Instant::now()).budget_named(self.budget_name);
         let mut cpu = CpuMeter::new(agent.tree.clone(), self.limits.inactivity_timeout);
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);

@@ -200,3 +200,139 @@ fn ctrl_c_during_a_check_ends_it_and_the_run_as_interrupted() {
             .any(|e| matches!(e.kind, EventKind::CheckStarted { .. }))
     );
 }
+
+/// An agent that "fixes" the code on resume: it writes `fixed` when its prompt asks it to fix
+/// failing checks (on `FIX_AT`-th resume, default the first), and records every prompt and the
+/// session it resumed. `COST` is what each turn reports spending.
+const REPAIRER: &str = r#"
+prompt="$(eval echo \"\${$#}\")"
+n=$(cat turns 2>/dev/null || echo 0); n=$((n+1)); echo $n > turns
+printf '%s\n---\n' "$prompt" >> prompts
+echo "${RUNBOOK_RESUME_SESSION:-none}" >> sessions
+echo '{"type":"session.started","session_id":"s-1"}'
+case "$prompt" in
+  *"checks fail"*)
+    if [ "$n" -gt "${FIX_AT:-1}" ]; then echo ok > fixed; fi
+    if [ -n "$SLOW_REPAIR" ]; then
+      echo "{\"type\":\"step.finished\",\"reason\":\"tool-calls\",\"tokens\":{\"input\":1000,\"output\":10,\"reasoning\":0,\"cache_read\":0,\"cache_write\":0},\"cost_usd\":${COST:-0.6}}"
+      sleep 30
+    fi ;;
+esac
+echo "{\"type\":\"step.finished\",\"reason\":\"stop\",\"tokens\":{\"input\":1000,\"output\":10,\"reasoning\":0,\"cache_read\":0,\"cache_write\":0},\"cost_usd\":${COST:-0.01}}"
+echo '{"type":"text","text":"Done."}'
+echo '{"type":"agent.result","ok":true}'
+"#;
+
+/// `runbook run` of [`REPAIRER`] with a check that passes once `fixed` exists (printing `what`
+/// when it fails), and `extra` arguments.
+fn repair_run(ctx: &TestContext, what: &str, extra: &[&str]) -> Command {
+    let agent = ctx.agent_script("repairer", REPAIRER);
+    let check = format!("test=test -e fixed || {{ echo \"{what}\"; exit 1; }}");
+    let mut args = vec![
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--check",
+        &check,
+        "--check",
+        "build=true",
+    ];
+    args.extend_from_slice(extra);
+    args.push("fix the flaky test");
+    ctx.runbook(&args)
+}
+
+#[test]
+fn a_failing_check_is_repaired_in_the_same_session_with_a_prompt_of_only_its_failure() {
+    let ctx = TestContext::new();
+    let out = support::run(
+        &mut repair_run(&ctx, "assertion failed: left == right", &[]),
+        Duration::from_secs(60),
+    );
+    out.assert_exit(0)
+        .assert_stderr_has("↻ repair attempt 1: fixing test")
+        .assert_stderr_has("✓ repaired in 1 attempt");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let repair = receipt.repair.expect("a repair record");
+    assert_eq!(repair.stopped, Some(runbook::event::RepairStop::Passed));
+    assert_eq!(repair.attempts.len(), 1);
+    assert_eq!(repair.attempts[0].turn, 1);
+    assert_eq!(receipt.checks.iter().filter(|c| c.attempt == 1).count(), 2);
+    let prompts = std::fs::read_to_string(ctx.work.join("prompts")).unwrap();
+    let repair_prompt = prompts.split("\n---\n").nth(1).unwrap();
+    assert!(
+        repair_prompt.contains("## `test` failed (exit 1)"),
+        "{repair_prompt}"
+    );
+    assert!(
+        repair_prompt.contains("assertion failed: left == right"),
+        "{repair_prompt}"
+    );
+    assert!(
+        !repair_prompt.contains("`build`"),
+        "only the failing check: {repair_prompt}"
+    );
+    assert!(
+        !repair_prompt.contains("fix the flaky test"),
+        "{repair_prompt}"
+    );
+    let sessions = std::fs::read_to_string(ctx.work.join("sessions")).unwrap();
+    assert_eq!(
+        sessions, "none\ns-1\n",
+        "the repair resumed the task's session"
+    );
+}
+
+#[test]
+fn repair_stops_early_on_the_same_failures_and_after_its_attempts() {
+    let ctx = TestContext::new();
+    let mut never = repair_run(&ctx, "still broken", &["--repair-attempts", "3"]);
+    never.env("FIX_AT", "99");
+    let out = support::run(&mut never, Duration::from_secs(60));
+    out.assert_exit(9).assert_stderr_has(
+        "repair stopped after 1 attempt: the last attempt left the same failures",
+    );
+    let repair = ctx.ended_as(Outcome::ChecksFailed).repair.unwrap();
+    assert_eq!(
+        repair.stopped,
+        Some(runbook::event::RepairStop::SameFailures)
+    );
+
+    // Failures that change each time run out of attempts instead.
+    let ctx = TestContext::new();
+    let mut changing = repair_run(&ctx, "failure number $(cat turns)", &[]);
+    changing.env("FIX_AT", "99");
+    support::run(&mut changing, Duration::from_secs(60)).assert_exit(9);
+    let repair = ctx.ended_as(Outcome::ChecksFailed).repair.unwrap();
+    assert_eq!(
+        repair.stopped,
+        Some(runbook::event::RepairStop::AttemptsExhausted)
+    );
+    assert_eq!(repair.attempts.len(), 2);
+
+    // No attempts: no repair.
+    let ctx = TestContext::new();
+    support::run(
+        &mut repair_run(&ctx, "x", &["--repair-attempts", "0"]),
+        Duration::from_secs(60),
+    )
+    .assert_exit(9);
+    assert!(ctx.receipt().repair.is_none());
+}
+
+#[test]
+fn the_repair_budget_stops_the_agent_mid_attempt() {
+    let ctx = TestContext::new();
+    // --max-cost 2: repair may spend max(0.4, 1) = $1; the attempt spends $1.20 and hangs.
+    let mut run = repair_run(&ctx, "x", &["--max-cost", "2"]);
+    run.env("SLOW_REPAIR", "1").env("COST", "1.2");
+    let out = support::run(&mut run, Duration::from_secs(60));
+    out.assert_exit(9)
+        .assert_stderr_has("↻ repair attempt 1 (up to $1.00)")
+        .assert_stderr_has("repair stopped after 1 attempt: its budget was spent");
+    assert!(out.took < Duration::from_secs(25), "{:?}", out.took);
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    let repair = receipt.repair.unwrap();
+    assert_eq!(repair.stopped, Some(runbook::event::RepairStop::Budget));
+    assert_eq!(repair.budget_usd, Some(1.0));
+}

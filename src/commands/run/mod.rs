@@ -1,6 +1,7 @@
 //! `runbook run`: start the agent on a task, supervise it, and leave a receipt.
 
 mod planned;
+mod repair;
 mod session;
 mod setup;
 
@@ -26,6 +27,7 @@ use crate::supervisor::check::Check;
 use crate::supervisor::{RawFile, RawLogs, Scope, Signals, Supervisor};
 use crate::term::print;
 use planned::{PlanMode, planned, prompt_possible};
+use repair::Repair;
 use session::Session;
 use setup::Setup;
 
@@ -60,6 +62,7 @@ pub(crate) async fn run(
     );
     let supervisor = Supervisor {
         limits: setup.limits,
+        budget_name: "--max-cost",
         deadline: (setup.limits.timeout).map(|t| tokio::time::Instant::now() + t),
         logs: RawLogs {
             stdout: &raw_stdout,
@@ -156,7 +159,12 @@ async fn turns(session: &mut Session<'_>, args: &RunArgs) -> Ending {
                 ..c.clone()
             })
             .collect();
-        ending = session.checks(&checks, 0, ending).await;
+        let repair = Repair::new(
+            args.repair_attempts,
+            session.setup.limits.max_cost_usd,
+            args.repair_budget,
+        );
+        ending = repair::checked(session, &checks, &repair, permissions, ending).await;
     }
     ending
 }

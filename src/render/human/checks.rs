@@ -1,9 +1,9 @@
 //! The project's checks after the task: `✓ test 12.3s`, or `✗ lint (exit 1) 0.8s` and the last
-//! lines of its output.
+//! lines of its output; and the attempts to repair what failed.
 
 use super::Lines;
-use crate::event::{CheckResult, EventKind};
-use crate::render::format::duration_ms;
+use crate::event::{CheckResult, EventKind, RepairStop};
+use crate::render::format::{duration_ms, money, plural};
 
 /// How many of a failed check's last lines are shown (the log has them all).
 const FAILURE_LINES: usize = 5;
@@ -15,6 +15,31 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             l.info(l.s.dim.apply_to(format!("  $ {command}")));
         }
         EventKind::CheckFinished(c) => finished(l, c),
+        EventKind::RepairStarted {
+            attempt,
+            failing,
+            budget_usd,
+        } => {
+            let budget = budget_usd
+                .map(|b| format!(" (up to {})", money(b)))
+                .unwrap_or_default();
+            l.info(format!(
+                "{} repair attempt {attempt}{budget}: fixing {}",
+                l.s.accent.apply_to("↻"),
+                failing.join(", ")
+            ));
+        }
+        EventKind::RepairFinished { attempts, stopped } => {
+            let attempts = plural(u64::from(*attempts), "attempt");
+            if *stopped == RepairStop::Passed {
+                l.info(format!("{} repaired in {attempts}", l.s.ok.apply_to("✓")));
+            } else {
+                l.alert(l.s.error.apply_to(format!(
+                    "✗ repair stopped after {attempts}: {}",
+                    stopped.describe()
+                )));
+            }
+        }
         _ => {}
     }
 }

@@ -203,7 +203,10 @@ impl Human {
             | K::StorageFailed { .. }
             | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
             K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
-            K::CheckStarted { .. } | K::CheckFinished(_) => checks::show(&mut lines, kind),
+            K::CheckStarted { .. }
+            | K::CheckFinished(_)
+            | K::RepairStarted { .. }
+            | K::RepairFinished { .. } => checks::show(&mut lines, kind),
         }
         lines.out
     }

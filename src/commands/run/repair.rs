@@ -1,0 +1,253 @@
+//! Checks after the task, and their repair in the same session: while checks fail, the agent is
+//! resumed with a prompt that holds only the failing checks, and the checks run again, up to
+//! `--repair-attempts` times, within the repair budget, and never twice for the same failures.
+
+use super::session::Session;
+use crate::agent::Permissions;
+use crate::event::{CheckResult, EventKind, Outcome, RepairStop};
+use crate::lifecycle::Ending;
+use crate::supervisor::check::Check;
+
+/// How much of a failing check's output the repair prompt holds: its last lines, and at most
+/// this many bytes of them.
+const PROMPT_TAIL_BYTES: usize = 8 * 1024;
+
+/// How the checks may be repaired.
+pub(super) struct Repair {
+    /// At most this many attempts (0: none).
+    pub attempts: u32,
+    /// What all attempts together may spend; `None`: no cap.
+    pub budget_usd: Option<f64>,
+}
+
+impl Repair {
+    /// With `--max-cost B`, repair may spend `--repair-budget`, or the larger of 0.2 × B and $1.
+    pub(super) fn new(attempts: u32, max_cost: Option<f64>, budget: Option<f64>) -> Self {
+        Self {
+            attempts,
+            budget_usd: budget.or_else(|| max_cost.map(|b| (0.2 * b).max(1.0))),
+        }
+    }
+}
+
+/// Runs the checks after a completed task, then repairs what fails. How the run ends.
+pub(super) async fn checked(
+    session: &mut Session<'_>,
+    checks: &[Check],
+    repair: &Repair,
+    permissions: Permissions,
+    task: Ending,
+) -> Ending {
+    let mut ending = session.checks(checks, 0, task).await;
+    if ending.outcome != Outcome::ChecksFailed || repair.attempts == 0 {
+        return ending;
+    }
+    let spent_before = session.supervisor.dispatch.totals().known_cost();
+    let limits = session.supervisor.limits;
+    let mut failures = failed(session, 0);
+    let mut made = 0;
+    let mut stopped = RepairStop::AttemptsExhausted;
+    for attempt in 1..=repair.attempts {
+        let spent = session.supervisor.dispatch.totals().known_cost() - spent_before;
+        let left = repair.budget_usd.map(|b| (b - spent).max(0.0));
+        session.emit(EventKind::RepairStarted {
+            attempt,
+            failing: failures.iter().map(|c| c.name.clone()).collect(),
+            budget_usd: left,
+        });
+        // The repair has its own budget, on top of what the task spent.
+        if let Some(budget) = repair.budget_usd {
+            session.supervisor.limits.max_cost_usd = Some(spent_before + budget);
+        }
+        session.supervisor.budget_name = "the repair budget, ending at";
+        let turn = session.turn(&prompt(&failures), permissions).await;
+        session.supervisor.limits = limits;
+        session.supervisor.budget_name = "--max-cost";
+        made = attempt;
+        if !turn.is_completed() {
+            stopped = match turn.outcome {
+                Outcome::BudgetExceeded => RepairStop::Budget,
+                Outcome::Interrupted => RepairStop::Interrupted,
+                _ => RepairStop::AgentFailed,
+            };
+            if stopped == RepairStop::Interrupted {
+                ending = turn;
+            }
+            break;
+        }
+        ending = session.checks(checks, attempt, turn).await;
+        if ending.outcome != Outcome::ChecksFailed {
+            stopped = match ending.outcome {
+                Outcome::Completed => RepairStop::Passed,
+                _ => RepairStop::Interrupted,
+            };
+            break;
+        }
+        let now = failed(session, attempt);
+        if same(&now, &failures, session) {
+            stopped = RepairStop::SameFailures;
+            break;
+        }
+        failures = now;
+    }
+    session.emit(EventKind::RepairFinished {
+        attempts: made,
+        stopped,
+    });
+    if ending.outcome == Outcome::ChecksFailed {
+        let message = format!(
+            "{}; repair stopped after {made} attempt{}: {}",
+            ending.message,
+            if made == 1 { "" } else { "s" },
+            stopped.describe()
+        );
+        return Ending::new(Outcome::ChecksFailed, message, ending.exit);
+    }
+    ending
+}
+
+/// The checks of `attempt` that failed.
+fn failed(session: &Session<'_>, attempt: u32) -> Vec<CheckResult> {
+    session
+        .supervisor
+        .dispatch
+        .totals()
+        .checks
+        .iter()
+        .filter(|c| c.attempt == attempt && !c.passed)
+        .cloned()
+        .collect()
+}
+
+/// Whether two attempts failed the same way: the same checks, with the same output once times
+/// and the run's own paths are set aside.
+fn same(now: &[CheckResult], before: &[CheckResult], session: &Session<'_>) -> bool {
+    let info = session.supervisor.dispatch.totals().info.as_ref();
+    let paths: Vec<&str> = info
+        .map(|i| vec![i.run_dir.as_str(), i.cwd.as_str()])
+        .unwrap_or_default();
+    let key = |c: &CheckResult| {
+        let tail: Vec<String> = c.tail.iter().map(|l| normalise(l, &paths)).collect();
+        (c.name.clone(), c.exit, c.timed_out, tail)
+    };
+    now.len() == before.len() && now.iter().zip(before).all(|(a, b)| key(a) == key(b))
+}
+
+/// A line of output with times (`0.8s`, `12ms`, `1m30s`) and the given paths replaced, so that
+/// two runs of the same failure read the same.
+fn normalise(line: &str, paths: &[&str]) -> String {
+    let mut line = line.to_owned();
+    for path in paths.iter().filter(|p| !p.is_empty()) {
+        line = line.replace(path, "<dir>");
+    }
+    line.split(' ')
+        .map(|word| if is_time(word) { "<time>" } else { word })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `0.8s`, `12ms`, `1m30s`, `(2.3s)`, `4.2s,`.
+fn is_time(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| matches!(c, '(' | ')' | ',' | ';' | '[' | ']'));
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == 'µ');
+    let unit = &word[digits.len()..];
+    !digits.is_empty()
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == 'm' || c == 'h')
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && matches!(
+            unit,
+            "s" | "ms" | "µs" | "us" | "ns" | "m" | "h" | "sec" | "secs"
+        )
+}
+
+/// The repair prompt: only the failing checks, each with its command, how it ended and the end
+/// of its output.
+fn prompt(failures: &[CheckResult]) -> String {
+    let mut out = String::from(
+        "The project's checks fail after your change. Fix the code so that they pass, without \
+         weakening, skipping or deleting the checks. When you are done, say so in one sentence.\n",
+    );
+    for c in failures {
+        let how = if c.timed_out {
+            "timed out".to_owned()
+        } else {
+            c.exit.to_string()
+        };
+        out.push_str(&format!(
+            "\n## `{}` failed ({how}): `{}`\n\n",
+            c.name, c.command
+        ));
+        let mut tail = c.tail.join("\n");
+        if tail.len() > PROMPT_TAIL_BYTES {
+            let mut cut = tail.len() - PROMPT_TAIL_BYTES;
+            while !tail.is_char_boundary(cut) {
+                cut += 1;
+            }
+            tail.drain(..cut);
+        }
+        out.push_str(&format!("```\n{tail}\n```\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::ExitInfo;
+
+    fn failure(name: &str, tail: &[&str]) -> CheckResult {
+        CheckResult {
+            attempt: 0,
+            name: name.to_owned(),
+            command: format!("run {name}"),
+            passed: false,
+            exit: ExitInfo {
+                code: Some(1),
+                signal: None,
+            },
+            timed_out: false,
+            duration_ms: 5,
+            output_bytes: 10,
+            tail: tail.iter().map(|s| (*s).to_owned()).collect(),
+            log: String::new(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_budget_is_the_larger_of_a_fifth_and_a_dollar_unless_given() {
+        assert_eq!(Repair::new(2, Some(10.0), None).budget_usd, Some(2.0));
+        assert_eq!(Repair::new(2, Some(2.0), None).budget_usd, Some(1.0));
+        assert_eq!(Repair::new(2, Some(2.0), Some(0.5)).budget_usd, Some(0.5));
+        assert_eq!(Repair::new(2, None, None).budget_usd, None);
+    }
+
+    #[test]
+    fn times_and_the_runs_paths_do_not_make_failures_differ() {
+        let paths = ["/tmp/run-1", "/home/me/app"];
+        assert_eq!(
+            normalise(
+                "test result: FAILED. finished in 0.31s (/home/me/app/src/a.rs)",
+                &paths
+            ),
+            "test result: FAILED. finished in <time> (<dir>/src/a.rs)"
+        );
+        assert_eq!(
+            normalise("took 1m30s, then 12ms;", &paths),
+            "took <time> then <time>"
+        );
+        assert_ne!(normalise("3 errors", &paths), normalise("2 errors", &paths));
+    }
+
+    #[test]
+    fn the_prompt_holds_only_the_failing_checks_and_the_end_of_their_output() {
+        let long = "x".repeat(10_000);
+        let p = prompt(&[failure("lint", &["unused import", &long, "last"])]);
+        assert!(p.contains("## `lint` failed (exit 1): `run lint`"), "{p}");
+        assert!(p.contains("last\n```"), "{p}");
+        assert!(!p.contains("unused import"), "cut to the last 8 KiB");
+        assert!(p.len() < PROMPT_TAIL_BYTES + 1024);
+    }
+}
