@@ -336,3 +336,104 @@ fn the_repair_budget_stops_the_agent_mid_attempt() {
     assert_eq!(repair.stopped, Some(runbook::event::RepairStop::Budget));
     assert_eq!(repair.budget_usd, Some(1.0));
 }
+
+/// The real OpenCode: the task leaves README.md unchanged, so the check fails; the repair turn,
+/// in the same OpenCode session, makes the edit and the check passes.
+#[test]
+fn the_real_opencode_repairs_a_failing_check_in_its_own_session() {
+    use crate::support::fake_llm::{self as chat, Reply, Usage};
+    use crate::support::sse;
+
+    let Some(bin) = support::opencode_bin() else {
+        return;
+    };
+    let mut ctx = TestContext::new();
+    let llm = chat::opencode_editing_readme(&mut ctx, |edit| {
+        vec![
+            Reply::text(
+                "I read README.md; it looks fine to me.",
+                Usage::new(1200, 30),
+            ),
+            Reply::tool_calls(None, vec![edit], Usage::new(1500, 40)),
+            Reply::text(chat::DONE_EDITING, Usage::new(1700, 20)),
+        ]
+    });
+    let check = format!("readme=grep -q '{}' README.md", sse::README_NEW_LINE);
+    let args = chat::opencode_run_args(&bin, &["--check", &check]);
+    let out = support::run(&mut ctx.runbook(&args), Duration::from_secs(90));
+    out.assert_exit(0)
+        .assert_stderr_has("✗ readme (exit 1)")
+        .assert_stderr_has("↻ repair attempt 1: fixing readme")
+        .assert_stderr_has("✓ repaired in 1 attempt");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let repair = receipt.repair.expect("a repair record");
+    assert_eq!(repair.attempts.len(), 1);
+    assert!(repair.attempts[0].cost_usd.is_some(), "{repair:?}");
+
+    // The repair turn resumed the task's session, with a prompt of only the failing check.
+    let events = ctx.events();
+    let session = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::SessionStarted { session_id } => Some(session_id.clone()),
+            _ => None,
+        })
+        .expect("a session");
+    let argvs = support::argvs(&events);
+    assert_eq!(argvs.len(), 2);
+    assert!(argvs[1].contains(&session), "{:?}", argvs[1]);
+    let requests = llm.main_requests();
+    let last_user = requests
+        .iter()
+        .rev()
+        .flat_map(|r| r.messages().iter().rev())
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    assert!(
+        last_user.contains("## `readme` failed (exit 1)"),
+        "{last_user}"
+    );
+    assert!(!last_user.contains("Change the last line"), "{last_user}");
+}
+
+#[test]
+fn plan_then_execute_then_checks_then_repair_compose() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script(
+        "planner",
+        r##"
+prompt="$(eval echo \"\${$#}\")"
+echo '{"type":"session.started","session_id":"s-1"}'
+case "$prompt" in
+  *"You are planning"*) printf '%s\n' '{"type":"text","text":"# Plan\n\n## Files\n\n- fixed"}' ;;
+  *"checks fail"*) echo ok > fixed; echo '{"type":"text","text":"Fixed."}' ;;
+  *) echo '{"type":"text","text":"Executed, I think."}' ;;
+esac
+echo '{"type":"agent.result","ok":true}'
+"##,
+    );
+    let args = [
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--plan",
+        "--yes",
+        "--check",
+        "test=test -e fixed",
+        "make it so",
+    ];
+    let out = support::run(&mut ctx.runbook(&args), Duration::from_secs(60));
+    out.assert_exit(0)
+        .assert_stderr_has("executing the plan")
+        .assert_stderr_has("✓ repaired in 1 attempt");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert_eq!(receipt.turns.len(), 3, "plan, execute, repair");
+    assert_eq!(receipt.repair.unwrap().attempts[0].turn, 2);
+    let attempts: Vec<(u32, bool)> = receipt
+        .checks
+        .iter()
+        .map(|c| (c.attempt, c.passed))
+        .collect();
+    assert_eq!(attempts, [(0, false), (1, true)]);
+}
