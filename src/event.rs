@@ -299,6 +299,8 @@ pub enum RepairStop {
     AgentFailed,
     /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
     Interrupted,
+    /// The run reached its `--timeout`.
+    TimedOut,
 }
 
 impl RepairStop {
@@ -311,6 +313,7 @@ impl RepairStop {
             RepairStop::Budget => "its budget was spent",
             RepairStop::AgentFailed => "the agent's repair turn did not complete",
             RepairStop::Interrupted => "it was interrupted",
+            RepairStop::TimedOut => "the run reached its --timeout",
         }
     }
 }

@@ -437,3 +437,26 @@ echo '{"type":"agent.result","ok":true}'
         .collect();
     assert_eq!(attempts, [(0, false), (1, true)]);
 }
+
+#[test]
+fn the_runs_timeout_covers_its_checks() {
+    let ctx = TestContext::new();
+    let mut run = fixer_run(
+        &ctx,
+        &[
+            "--timeout",
+            "2s",
+            "--check",
+            "slow=sleep 60",
+            "--check",
+            "next=true",
+        ],
+    );
+    let out = support::run(&mut run, Duration::from_secs(60));
+    out.assert_exit(5)
+        .assert_stderr_has("the run reached its --timeout during the check `slow`");
+    assert!(out.took < Duration::from_secs(20), "{:?}", out.took);
+    let receipt = ctx.ended_as(Outcome::TimedOut);
+    assert_eq!(receipt.checks.len(), 1, "the next check is not started");
+    assert!(!receipt.checks[0].passed);
+}

@@ -68,9 +68,11 @@ pub(super) async fn checked(
             stopped = match turn.outcome {
                 Outcome::BudgetExceeded => RepairStop::Budget,
                 Outcome::Interrupted => RepairStop::Interrupted,
+                Outcome::TimedOut => RepairStop::TimedOut,
                 _ => RepairStop::AgentFailed,
             };
-            if stopped == RepairStop::Interrupted {
+            // Stopped from outside, the run ends so; else the checks still fail.
+            if matches!(stopped, RepairStop::Interrupted | RepairStop::TimedOut) {
                 ending = turn;
             }
             break;
@@ -79,6 +81,7 @@ pub(super) async fn checked(
         if ending.outcome != Outcome::ChecksFailed {
             stopped = match ending.outcome {
                 Outcome::Completed => RepairStop::Passed,
+                Outcome::TimedOut => RepairStop::TimedOut,
                 _ => RepairStop::Interrupted,
             };
             break;

@@ -131,18 +131,34 @@ impl<'a> Session<'a> {
             return Ending::new(Outcome::StorageError, message, ending.exit);
         }
         let mut failed = Vec::new();
+        let deadline = self.supervisor.deadline;
+        let timed_out =
+            |name: &str| format!("the run reached its --timeout during the check `{name}`");
         for check in checks {
+            if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                return Ending::new(Outcome::TimedOut, timed_out(&check.name), ending.exit);
+            }
             self.emit(EventKind::CheckStarted {
                 attempt,
                 name: check.name.clone(),
                 command: check.command.clone(),
             });
             let log = dir.join(format!("{}.log", check.name));
+            // Ctrl-C, or the run's --timeout, ends the check with its tree, and the run.
             let mut stopped = None;
             let ran = {
                 let signals = &mut *self.supervisor.signals;
                 let stop = async {
-                    stopped = Some(signals.recv().await);
+                    let until = async {
+                        match deadline {
+                            Some(d) => tokio::time::sleep_until(d).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    stopped = Some(tokio::select! {
+                        signal = signals.recv() => Some(signal),
+                        () = until => None,
+                    });
                 };
                 check::run(
                     check,
@@ -167,8 +183,14 @@ impl<'a> Session<'a> {
                 log: log.display().to_string(),
                 error: ran.error,
             }));
-            if let Some(signal) = stopped {
-                return Ending::new(Outcome::Interrupted, signal.message(), ending.exit);
+            match stopped {
+                Some(Some(signal)) => {
+                    return Ending::new(Outcome::Interrupted, signal.message(), ending.exit);
+                }
+                Some(None) => {
+                    return Ending::new(Outcome::TimedOut, timed_out(&check.name), ending.exit);
+                }
+                None => {}
             }
             if !ran.passed {
                 failed.push(check.name.as_str());
