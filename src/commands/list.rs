@@ -135,6 +135,7 @@ pub(crate) fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
                 duration_ms: s.duration_ms,
                 steps: s.steps,
                 cost_usd: s.cost.usd,
+                checks: Row::last_checks(s.checks.iter().map(|c| (c.attempt, c.passed))),
                 prompt: s.prompt,
             };
             Ok((row, PathBuf::from(s.cwd)))
@@ -153,6 +154,7 @@ fn row_of(r: &Receipt) -> (Row, PathBuf) {
         duration_ms: r.duration_ms,
         steps: r.steps,
         cost_usd: r.cost.usd,
+        checks: Row::last_checks(r.checks.iter().map(|c| (c.attempt, c.passed))),
         prompt: r.prompt.clone(),
     };
     (row, PathBuf::from(&r.cwd))
@@ -171,6 +173,14 @@ struct Summary {
     duration_ms: u64,
     steps: u32,
     cost: SummaryCost,
+    #[serde(default)]
+    checks: Vec<SummaryCheck>,
+}
+
+#[derive(Deserialize)]
+struct SummaryCheck {
+    attempt: u32,
+    passed: bool,
 }
 
 #[derive(Deserialize)]

@@ -18,12 +18,26 @@ pub(crate) struct Row {
     pub duration_ms: u64,
     pub steps: u32,
     pub cost_usd: Option<f64>,
+    /// The last run of the project's checks: how many passed, of how many; `None` without
+    /// checks.
+    pub checks: Option<(usize, usize)>,
     pub prompt: String,
+}
+
+impl Row {
+    /// How many of the checks that ran last passed, of how many, from each check's attempt
+    /// and whether it passed.
+    pub(crate) fn last_checks(checks: impl Iterator<Item = (u32, bool)>) -> Option<(usize, usize)> {
+        let checks: Vec<(u32, bool)> = checks.collect();
+        let last = checks.iter().map(|c| c.0).max()?;
+        let ran: Vec<bool> = checks.iter().filter(|c| c.0 == last).map(|c| c.1).collect();
+        Some((ran.iter().filter(|&&p| p).count(), ran.len()))
+    }
 }
 
 /// The table, as lines fitting `width` columns (the prompt column takes what is left).
 pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize) -> String {
-    const HEADERS: [&str; 9] = [
+    const HEADERS: [&str; 10] = [
         "RUN",
         "STARTED (UTC)",
         "AGENT",
@@ -32,15 +46,16 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
         "TIME",
         "STEPS",
         "COST",
+        "CHECKS",
         "PROMPT",
     ];
-    let cells: Vec<[String; 9]> = rows.iter().map(|r| cells(r, now)).collect();
-    let mut widths: [usize; 8] = HEADERS[..8]
+    let cells: Vec<[String; 10]> = rows.iter().map(|r| cells(r, now)).collect();
+    let mut widths: [usize; 9] = HEADERS[..9]
         .iter()
         .map(|h| h.len())
         .collect::<Vec<_>>()
         .try_into()
-        .unwrap_or([0; 8]);
+        .unwrap_or([0; 9]);
     for row in &cells {
         for (w, cell) in widths.iter_mut().zip(row.iter()) {
             *w = (*w).max(console::measure_text_width(cell));
@@ -50,7 +65,7 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
     let prompt_width = width.saturating_sub(used).max(12);
 
     let mut out = String::new();
-    let header: Vec<String> = HEADERS[..8]
+    let header: Vec<String> = HEADERS[..9]
         .iter()
         .zip(widths)
         .map(|(h, w)| format!("{h:<w$}"))
@@ -73,14 +88,14 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
             out.push_str(&text);
             out.push_str(&" ".repeat(pad + 2));
         }
-        out.push_str(&fit(&row[8], prompt_width));
+        out.push_str(&fit(&row[9], prompt_width));
         out.push('\n');
     }
     out
 }
 
 /// A row's cells as plain text, in the order of the headers.
-fn cells(r: &Row, now: SystemTime) -> [String; 9] {
+fn cells(r: &Row, now: SystemTime) -> [String; 10] {
     let started = utc(r.started_at);
     [
         r.run_id.clone(),
@@ -91,6 +106,24 @@ fn cells(r: &Row, now: SystemTime) -> [String; 9] {
         duration_ms(r.duration_ms),
         r.steps.to_string(),
         r.cost_usd.map_or_else(|| "?".to_owned(), money),
+        r.checks
+            .map_or_else(|| "-".to_owned(), |(passed, ran)| format!("{passed}/{ran}")),
         r.prompt.lines().next().unwrap_or("").trim().to_owned(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checks_column_counts_the_last_run_of_the_checks() {
+        assert_eq!(Row::last_checks(std::iter::empty()), None);
+        let runs = [(0, false), (0, true), (1, true), (1, true)];
+        assert_eq!(Row::last_checks(runs.into_iter()), Some((2, 2)));
+        assert_eq!(
+            Row::last_checks([(0, false), (0, true)].into_iter()),
+            Some((1, 2))
+        );
+    }
 }

@@ -90,6 +90,12 @@ fn a_failing_check_ends_the_run_checks_failed_with_its_last_lines() {
         "{:?}",
         receipt.checks[1]
     );
+    // `list` says how many of the checks passed.
+    let list = ctx.run(&["list"]);
+    let header = list.stdout.lines().next().unwrap_or_default();
+    let row = list.stdout.lines().nth(1).unwrap_or_default();
+    let column = header.find("CHECKS").expect("a CHECKS column");
+    assert_eq!(row.get(column..column + 3), Some("1/3"), "{}", list.stdout);
 }
 
 #[test]
