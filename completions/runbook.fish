@@ -52,12 +52,12 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'H
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never) [default: 2] [env: RUNBOOK_REPAIR_ATTEMPTS]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-budget -d 'What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap] [env: RUNBOOK_REPAIR_BUDGET]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l then -d 'Once the agent has finished, continue its session with this prompt, as a new turn of the same run (repeatable; stops at the first turn that does not complete)' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l check -d 'Once the task completed, run this project check in the agent\'s working directory (`sh -c`, repeatable, in the order given): the run completes only if every check passes, else it ends `checks_failed`. E.g. `--check test=\'cargo test\'`' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never)' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-budget -d 'What repair attempts together may spend, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without --max-cost: no cap]' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d 'End a check that runs longer than this, with its whole tree' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l check -d 'Once the task completed, run this project check in the agent\'s working directory (`sh -c`, repeatable, in the order given, after those of `[checks]` in runbook.toml; one of the same name replaces it): the run completes only if every check passes, else it ends `checks_failed`. E.g. `--check test=\'cargo test\'`' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-revisions -d 'How many times a plan may be revised before only execute or abort is offered' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l env-file -d 'Set the agent\'s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)' -r -F
@@ -66,7 +66,8 @@ always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l no-checks -d 'Run no checks'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l retry-denied -d 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l no-checks -d 'Run no checks, neither `--check` nor `[checks]` in runbook.toml'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan-only -d 'Stop after the plan (implies --plan): the plan goes to stdout'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s y -l yes -d 'Execute the plan without asking (what happens anyway without a terminal)'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l json -d 'Print every event as a JSON line on stdout, then the receipt; nothing else on stdout'
@@ -131,6 +132,9 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l kill-grace -d
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never) [default: 2] [env: RUNBOOK_REPAIR_ATTEMPTS]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-budget -d 'What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap] [env: RUNBOOK_REPAIR_BUDGET]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l cwd -d 'The directory the agent works in, and where runbook.toml is looked for [default: the current one]' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l env-file -d 'Set the agent\'s variables from FILE, over .env, .env.local and the shell (repeatable: the last one wins)' -r -F
@@ -141,6 +145,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l width -d 'Lay
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a commented runbook.toml in the repository root (never over an existing one)'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l json -d 'Print the configuration as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l retry-denied -d 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'

@@ -183,28 +183,15 @@ pub struct RunArgs {
     pub then: Vec<String>,
 
     /// Once the task completed, run this project check in the agent's working directory
-    /// (`sh -c`, repeatable, in the order given): the run completes only if every check passes,
-    /// else it ends `checks_failed`. E.g. `--check test='cargo test'`.
+    /// (`sh -c`, repeatable, in the order given, after those of `[checks]` in runbook.toml; one
+    /// of the same name replaces it): the run completes only if every check passes, else it ends
+    /// `checks_failed`. E.g. `--check test='cargo test'`.
     #[arg(long = "check", value_name = "NAME=CMD", value_parser = parse_check)]
     pub checks: Vec<Check>,
 
-    /// Run no checks.
+    /// Run no checks, neither `--check` nor `[checks]` in runbook.toml.
     #[arg(long, conflicts_with = "checks")]
     pub no_checks: bool,
-
-    /// When checks fail after a completed task, resume the same session this many times to
-    /// fix them, running the checks again after each (0: never).
-    #[arg(long, value_name = "N", default_value_t = 2, allow_hyphen_values = true, value_parser = parse_repair_attempts)]
-    pub repair_attempts: u32,
-
-    /// What repair attempts together may spend, on top of the task [default with --max-cost B:
-    /// the larger of 0.2 × B and $1; without --max-cost: no cap].
-    #[arg(long, value_name = "USD", allow_hyphen_values = true, value_parser = parse_usd)]
-    pub repair_budget: Option<f64>,
-
-    /// End a check that runs longer than this, with its whole tree.
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_check_timeout, allow_hyphen_values = true)]
-    pub check_timeout: std::time::Duration,
 
     /// Stop after the plan (implies --plan): the plan goes to stdout.
     #[arg(long)]
@@ -293,16 +280,7 @@ fn parse_check(s: &str) -> Result<Check, String> {
         .split_once('=')
         .ok_or_else(|| format!("`{s}` is not NAME=CMD (example: test='cargo test')"))?;
     let name = name.trim();
-    let named = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !name.starts_with('.');
-    if !named {
-        return Err(format!(
-            "`{name}` is not a check name: use letters, digits, `-`, `_` and `.` (example: test='cargo test')"
-        ));
-    }
+    crate::supervisor::check::valid_name(name)?;
     if command.trim().is_empty() {
         return Err(format!(
             "the check `{name}` has no command (example: {name}='cargo test')"
@@ -314,25 +292,6 @@ fn parse_check(s: &str) -> Result<Check, String> {
         timeout: None,
         cwd: None,
     })
-}
-
-fn parse_check_timeout(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s.trim())
-        .ok()
-        .filter(|d| !d.is_zero() && *d <= std::time::Duration::from_secs(365 * 24 * 3600))
-        .ok_or_else(|| format!("`{s}` is not a duration above zero and at most a year, such as \"90s\", \"3m\" or \"1h30m\""))
-}
-
-fn parse_repair_attempts(s: &str) -> Result<u32, String> {
-    whole(s, "a number of repair attempts", 0..=20)
-}
-
-fn parse_usd(s: &str) -> Result<f64, String> {
-    s.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| format!("`{s}` is not a positive amount of US dollars such as 2.5"))
 }
 
 fn parse_width(s: &str) -> Result<u16, String> {

@@ -160,6 +160,21 @@ pub enum EventKind {
     /// Repair is over, and why.
     #[serde(rename = "repair.finished")]
     RepairFinished { attempts: u32, stopped: RepairStop },
+    /// A turn ended after the agent's tools were refused permission (run headless, it cannot
+    /// ask): what was refused, and whether the session gets one more pass that asks the agent to
+    /// reach the goal without it (`--retry-denied`). The next turn is that pass.
+    #[serde(rename = "permission.stalled")]
+    PermissionStalled {
+        denied: Vec<Denial>,
+        retry: bool,
+        /// What the pass may spend: what is left of the repair budget.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::money::usd_opt"
+        )]
+        budget_usd: Option<f64>,
+    },
     /// The agent warned about something that does not stop it.
     #[serde(rename = "agent.warning")]
     AgentWarning { message: String },
@@ -241,6 +256,7 @@ impl EventKind {
             EventKind::CheckFinished(_) => "check.finished",
             EventKind::RepairStarted { .. } => "repair.started",
             EventKind::RepairFinished { .. } => "repair.finished",
+            EventKind::PermissionStalled { .. } => "permission.stalled",
             EventKind::AgentWarning { .. } => "agent.warning",
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
@@ -278,9 +294,17 @@ impl EventKind {
                 | EventKind::CheckFinished(_)
                 | EventKind::RepairStarted { .. }
                 | EventKind::RepairFinished { .. }
+                | EventKind::PermissionStalled { .. }
                 | EventKind::AfterFinalWord { .. }
         )
     }
+}
+
+/// An operation of the agent's that was refused permission.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Denial {
+    pub tool: String,
+    pub detail: String,
 }
 
 /// Why repair stopped.

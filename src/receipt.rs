@@ -82,6 +82,40 @@ pub struct Receipt {
     /// The repair of failed checks, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repair: Option<RepairRecord>,
+    /// A turn that stalled because the agent's tools were refused permission, and the one more
+    /// pass its session got (`--retry-denied`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_stall: Option<StallRecord>,
+}
+
+/// What was refused, and the pass after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StallRecord {
+    pub denied: Vec<Denial>,
+    /// Absent when there was no pass (`--retry-denied` not given, or used already).
+    pub pass: Option<StallPass>,
+}
+
+/// The one more pass after a permission stall: its turn, what it could and did spend, and how
+/// it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StallPass {
+    /// The index of its turn (in `turns`).
+    pub turn: u32,
+    /// What it could spend: what was left of the repair budget.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::money::usd_opt"
+    )]
+    pub budget_usd: Option<f64>,
+    pub tokens: Tokens,
+    #[serde(serialize_with = "crate::money::usd_opt")]
+    pub cost_usd: Option<f64>,
+    /// How its turn ended; absent when the run ended during it.
+    pub outcome: Option<Outcome>,
 }
 
 /// How the failed checks were repaired, or why not.
@@ -300,6 +334,19 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
                     }
                 })
                 .collect(),
+        }),
+        permission_stall: s.stall.as_ref().map(|stall| StallRecord {
+            denied: stall.denied.clone(),
+            pass: stall.pass_turn.map(|turn| {
+                let totals = s.turns.iter().find(|t| t.index == turn);
+                StallPass {
+                    turn,
+                    budget_usd: stall.budget_usd,
+                    tokens: totals.map(|t| t.tokens).unwrap_or_default(),
+                    cost_usd: totals.and_then(|t| t.cost_usd),
+                    outcome: stall.pass_outcome,
+                }
+            }),
         }),
         provider_errors: s.provider_errors.clone(),
         agent_errors: s.agent_errors.clone(),

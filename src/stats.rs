@@ -172,10 +172,17 @@ pub struct Repair {
     pub stopped: Option<RepairStop>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Denial {
-    pub tool: String,
-    pub detail: String,
+pub use crate::event::Denial;
+
+/// A turn that stalled on refused permissions, and the one more pass its session got, if any.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stall {
+    pub denied: Vec<Denial>,
+    /// The index of the pass's turn.
+    pub pass_turn: Option<u32>,
+    pub budget_usd: Option<f64>,
+    /// How the pass ended, once it has.
+    pub pass_outcome: Option<Outcome>,
 }
 
 /// What the run's budget knows of its spending.
@@ -266,6 +273,8 @@ pub struct RunStats {
     pub checks: Vec<CheckResult>,
     /// The repair of failed checks, once it began.
     pub repair: Option<Repair>,
+    /// The turn that stalled on refused permissions: the one that got a pass, else the last.
+    pub stall: Option<Stall>,
     pub provider_errors: Vec<ProviderError>,
     pub agent_errors: Vec<String>,
     pub unparsed_lines: u64,
@@ -319,6 +328,16 @@ impl RunStats {
                 if let Some(plan) = &mut self.plan {
                     plan.decision = Some(d.decision);
                     plan.feedback.extend(d.feedback.clone());
+                }
+            }
+            EventKind::TurnCompleted { .. } | EventKind::TurnFailed { .. } => {
+                if let Some(stall) = &mut self.stall
+                    && stall.pass_turn == Some(ev.turn.index)
+                {
+                    stall.pass_outcome = Some(match &ev.kind {
+                        EventKind::TurnFailed { outcome, .. } => *outcome,
+                        _ => Outcome::Completed,
+                    });
                 }
             }
             EventKind::RunFinished {
@@ -439,6 +458,18 @@ impl RunStats {
             }
             EventKind::RepairFinished { stopped, .. } => {
                 self.repair.get_or_insert_with(Repair::default).stopped = Some(*stopped);
+            }
+            EventKind::PermissionStalled {
+                denied,
+                retry,
+                budget_usd,
+            } if self.stall.as_ref().is_none_or(|s| s.pass_turn.is_none()) => {
+                self.stall = Some(Stall {
+                    denied: denied.clone(),
+                    pass_turn: retry.then_some(turn.index + 1),
+                    budget_usd: *budget_usd,
+                    pass_outcome: None,
+                });
             }
             EventKind::ProviderError(err) => push_bounded(&mut self.provider_errors, err.clone()),
             EventKind::AgentError { name, message } => {

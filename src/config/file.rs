@@ -144,13 +144,25 @@ impl Reader<'_> {
             );
             return Err(self.error(key.span().start, message));
         };
-        if declared.kind != Kind::Price {
+        if !declared.kind.is_table() {
             entries.push(self.entry(Slot::of(declared), key, value)?);
             return Ok(());
         }
-        let expected = "a table of prices by model, such as [prices.\"gpt-5\"]";
-        for (entry, value) in self.table(key, value, expected)? {
-            let slot = Slot::entry(declared, entry.get_ref().to_string());
+        let expected = match declared.kind {
+            Kind::Check => "a table of checks by name, such as [checks] test = \"cargo test\"",
+            _ => "a table of prices by model, such as [prices.\"gpt-5\"]",
+        };
+        let mut table: Vec<_> = self.table(key, value, expected)?.iter().collect();
+        // In the order the file gives them: checks run in that order.
+        table.sort_by_key(|(entry, _)| entry.span().start);
+        for (entry, value) in table {
+            let name = entry.get_ref().to_string();
+            if declared.kind == Kind::Check
+                && let Err(message) = crate::supervisor::check::valid_name(&name)
+            {
+                return Err(self.error(entry.span().start, message));
+            }
+            let slot = Slot::entry(declared, name);
             entries.push(self.entry(slot, entry, value)?);
         }
         Ok(())
@@ -252,14 +264,17 @@ fn to_toml(value: &Spanned<DeValue<'_>>) -> Result<toml::Value, String> {
 /// The names a file may use at the top level, for "unknown key" errors.
 fn top_level_names() -> String {
     let mut names: Vec<String> = keys::all()
-        .filter(|k| !k.per_agent && k.kind != Kind::Price)
+        .filter(|k| !k.per_agent && !k.kind.is_table())
         .map(|k| k.name.to_owned())
         .collect();
     names.push("[agents.NAME]".to_owned());
     names.extend(
         keys::all()
-            .filter(|k| k.kind == Kind::Price)
-            .map(|k| format!("[{}.\"MODEL\"]", k.name)),
+            .filter(|k| k.kind.is_table())
+            .map(|k| match k.kind {
+                Kind::Check => format!("[{}]", k.name),
+                _ => format!("[{}.\"MODEL\"]", k.name),
+            }),
     );
     names.push("[env]".to_owned());
     names.join(", ")

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::ValueEnum as _;
 
-use super::value::{FromValue, Kind, Value};
+use super::value::{CheckSpec, FromValue, Kind, Value};
 use crate::agent::{AgentKind, Permissions};
 use crate::prices::Price;
 use crate::term::ColorChoice;
@@ -128,6 +128,43 @@ pub(crate) static PLAN: Defaulted<bool> = Defaulted::new(
         .env()
         .flag(Flag::Run),
 );
+pub(crate) static CHECKS: Typed<Option<CheckSpec>> = Typed::new(
+    Key::new("checks", Kind::Check, "Project checks that run, in order, once the task completed (`[checks]`, a command or a table with `command`, `timeout` and `cwd`; `false` turns off one a lower layer set): the run completes only if they pass")
+        .example("{ command = \"cargo test\", timeout = \"10m\" }"),
+);
+pub(crate) static CHECK_TIMEOUT: Defaulted<Duration> = Defaulted::new(
+    Key::new(
+        "check_timeout",
+        Kind::Duration,
+        "End a check that runs longer than this, with its whole tree (unless the check sets its own)",
+    )
+    .default("30m")
+    .env()
+    .flag(Flag::Run),
+);
+pub(crate) static REPAIR_ATTEMPTS: Defaulted<u32> = Defaulted::new(
+    Key::new("repair_attempts", Kind::Count, "When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never)")
+        .default("2")
+        .env()
+        .flag(Flag::Run),
+);
+pub(crate) static REPAIR_BUDGET: Typed<f64> = Typed::new(
+    Key::new("repair_budget", Kind::Usd, "What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap]")
+        .example("1.0")
+        .env()
+        .flag(Flag::Run),
+);
+pub(crate) static REPAIR_PROMPT: Typed<String> = Typed::new(
+    Key::new("repair_prompt", Kind::Text, "The repair prompt, a template: {failures} is replaced by the failing checks (each with its command, how it ended and the end of its output), {attempt} and {attempts} by the attempt's number and how many there may be")
+        .example("\"Fix these failing checks (attempt {attempt} of {attempts}):\\n{failures}\"")
+        .env(),
+);
+pub(crate) static RETRY_DENIED: Defaulted<bool> = Defaulted::new(
+    Key::new("retry_denied", Kind::Bool, "When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs)")
+        .default("false")
+        .env()
+        .flag(Flag::Run),
+);
 pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     Key::new(
         "runs_dir",
@@ -154,7 +191,7 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 15] = [
+static KEYS: [&Key; 21] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
     &MODEL.key,
@@ -167,6 +204,12 @@ static KEYS: [&Key; 15] = [
     &TIMEOUT.key,
     &MAX_COST.key,
     &PLAN.0.key,
+    &CHECKS.key,
+    &CHECK_TIMEOUT.0.key,
+    &REPAIR_ATTEMPTS.0.key,
+    &REPAIR_BUDGET.key,
+    &REPAIR_PROMPT.key,
+    &RETRY_DENIED.0.key,
     &RUNS_DIR.key,
     &COLOR.0.key,
     &PRICES.key,

@@ -209,14 +209,22 @@ fn slots(entries: &[Entry]) -> Vec<Slot> {
                 let per_agent = keys::all().filter(|k| k.per_agent);
                 slots.extend(per_agent.map(|key| Slot::agents(key, Some(agent))));
             }
-        } else if key.kind == Kind::Price {
-            let mut names: Vec<&String> = entries
+        } else if key.kind.is_table() {
+            let mut names: Vec<&String> = Vec::new();
+            let given = entries
                 .iter()
                 .filter(|e| e.slot.key == key)
-                .filter_map(|e| e.slot.entry.as_ref())
-                .collect();
-            names.sort();
-            names.dedup();
+                .filter_map(|e| e.slot.entry.as_ref());
+            // Checks keep the order they were first given in, lowest layer first; prices are
+            // by model.
+            for name in given {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            if key.kind == Kind::Price {
+                names.sort();
+            }
             slots.extend(names.into_iter().map(|name| Slot::entry(key, name.clone())));
         } else if !key.per_agent {
             slots.push(Slot::of(key));
@@ -286,6 +294,26 @@ impl Config {
             })
             .collect();
         PriceTable::new(user)
+    }
+
+    /// The configured checks that are on, in the order they were first given (lowest layer
+    /// first), each as the highest layer sets it.
+    pub(crate) fn checks(&self) -> Vec<crate::supervisor::check::Check> {
+        self.settings
+            .iter()
+            .filter(|s| *s.slot.key == keys::CHECKS.key)
+            .filter_map(|s| match (&s.value, &s.slot.entry) {
+                (Some(Value::Check(Some(spec))), Some(name)) => {
+                    Some(crate::supervisor::check::Check {
+                        name: name.clone(),
+                        command: spec.command.clone(),
+                        timeout: spec.timeout,
+                        cwd: spec.cwd.clone(),
+                    })
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// The settings that did not come from the defaults, for the run's record.
@@ -417,6 +445,51 @@ mod tests {
             "the repo's entry wins"
         );
         assert_eq!(config.named("prices.\"b\"").origin.layer, Layer::Repo);
+    }
+
+    #[test]
+    fn checks_keep_their_order_and_a_higher_layer_replaces_or_turns_one_off() {
+        let files = vec![
+            file(
+                Layer::Global,
+                "[checks]\ntest = \"cargo test\"\nbuild = \"make\"\nlint = \"cargo clippy\"\n",
+            ),
+            file(
+                Layer::Repo,
+                "[checks]\nfmt = \"cargo fmt --check\"\nbuild = { command = \"make all\", timeout = \"10m\", cwd = \"sub\" }\ntest = false\n",
+            ),
+        ];
+        let config = resolve("/repo".into(), files, &|_| None, []).unwrap();
+        let checks = config.checks();
+        let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["build", "lint", "fmt"]);
+        assert_eq!(checks[0].command, "make all");
+        assert_eq!(checks[0].timeout, Some(Duration::from_secs(600)));
+        assert_eq!(checks[0].cwd, Some(PathBuf::from("/repo/sub")));
+        assert_eq!(checks[1].timeout, None, "the check_timeout applies");
+        assert_eq!(config.named("checks.\"test\"").origin.layer, Layer::Repo);
+        assert_eq!(
+            config.named("checks.\"test\"").value,
+            Some(Value::Check(None))
+        );
+    }
+
+    #[test]
+    fn a_bad_check_in_a_file_is_named_with_its_line() {
+        let err = |text: &str| {
+            file::parse(Layer::Repo, Path::new("/repo/runbook.toml"), text)
+                .unwrap_err()
+                .to_string()
+        };
+        let bad_name = err("[checks]\n\".hidden\" = \"true\"\n");
+        assert!(bad_name.contains("runbook.toml:2:1"), "{bad_name}");
+        assert!(bad_name.contains("is not a check name"), "{bad_name}");
+        let field = err("[checks]\ntest = { command = \"x\", timout = \"1m\" }\n");
+        assert!(field.contains("unknown field `timout`"), "{field}");
+        assert!(err("[checks]\ntest = true\n").contains("false to turn the check off"));
+        assert!(err("[checks]\ntest = { timeout = \"1m\" }\n").contains("has no command"));
+        assert!(err("checks = \"cargo test\"\n").contains("[checks] test = "));
+        assert!(err("repair_attempts = 21\n").contains("from 0 to 20"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ const HEADER: &str = "\
 /// The starter file's text.
 pub(crate) fn starter() -> String {
     let mut out = HEADER.to_owned();
-    for key in keys::all().filter(|k| !k.per_agent && k.kind != Kind::Price) {
+    for key in keys::all().filter(|k| !k.per_agent && !k.kind.is_table()) {
         out.push('\n');
         out.push_str(&describe(key));
         out.push_str(&format!("#{} = {}\n", key.name, sample(key)));
@@ -32,14 +32,14 @@ pub(crate) fn starter() -> String {
         out.push_str(&format!("#{} = {}\n", key.name, sample(key)));
     }
 
-    for key in keys::all().filter(|k| k.kind == Kind::Price) {
+    for key in keys::all().filter(|k| k.kind.is_table()) {
         out.push('\n');
         out.push_str(&describe(key));
-        out.push_str(&format!(
-            "#[{}]\n#\"my-model\" = {}\n",
-            key.name,
-            sample(key)
-        ));
+        let entry = match key.kind {
+            Kind::Check => "test",
+            _ => "\"my-model\"",
+        };
+        out.push_str(&format!("#[{}]\n#{entry} = {}\n", key.name, sample(key)));
     }
 
     out.push_str(

@@ -33,7 +33,24 @@ pub(crate) enum Kind {
     Args,
     /// A model's prices (files only).
     Price,
+    /// A whole number from 0 to 20.
+    Count,
+    /// A project check: its command, or a table with its command and optional `timeout` and
+    /// `cwd`, or `false` to turn off a check a lower layer set (files only).
+    Check,
 }
+
+/// A check as a configuration file sets it; its name is the entry's.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CheckSpec {
+    pub command: String,
+    pub timeout: Option<Duration>,
+    /// Relative in a file means relative to the file.
+    pub cwd: Option<PathBuf>,
+}
+
+/// The most a count may be.
+const MAX_COUNT: u32 = 20;
 
 /// A key's value, of its key's kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +65,9 @@ pub(crate) enum Value {
     Permissions(Permissions),
     Args(Vec<String>),
     Price(Price),
+    Count(u32),
+    /// `None`: turned off.
+    Check(Option<CheckSpec>),
 }
 
 impl Kind {
@@ -71,7 +91,15 @@ impl Kind {
                 "a table of USD per million tokens: input, cached_input, output and optionally cache_write"
                     .to_owned()
             }
+            Kind::Count => format!("a whole number from 0 to {MAX_COUNT}"),
+            Kind::Check => "a command, a table with `command` and optionally `timeout` and `cwd`, or false to turn the check off".to_owned(),
         }
+    }
+
+    /// Whether values of this kind are the entries of a table, each with its own name
+    /// (`[prices."MODEL"]`, `[checks] NAME = …`).
+    pub(crate) fn is_table(self) -> bool {
+        matches!(self, Kind::Price | Kind::Check)
     }
 
     /// The placeholder for the flag's value in `--help`.
@@ -88,6 +116,8 @@ impl Kind {
             Kind::Permissions => "MODE",
             Kind::Args => "ARGS",
             Kind::Price => "PRICE",
+            Kind::Count => "N",
+            Kind::Check => "CHECK",
         }
     }
 
@@ -109,7 +139,11 @@ impl Kind {
                 "false" | "0" | "no" | "off" => Ok(Value::Bool(false)),
                 _ => wrong(),
             },
-            Kind::Args | Kind::Price => Err(format!(
+            Kind::Count => match text.trim().parse::<u32>() {
+                Ok(n) if n <= MAX_COUNT => Ok(Value::Count(n)),
+                _ => wrong(),
+            },
+            Kind::Args | Kind::Price | Kind::Check => Err(format!(
                 "expected {}, which only a configuration file can give",
                 self.expected()
             )),
@@ -163,6 +197,11 @@ impl Kind {
                     Err("prices must be zero or more".to_owned())
                 }
             }
+            (Kind::Count, toml::Value::Integer(n)) => match u32::try_from(*n) {
+                Ok(n) if n <= MAX_COUNT => Ok(Value::Count(n)),
+                _ => Err(found()),
+            },
+            (Kind::Check, _) => read_check(value, dir).map_err(|why| why.unwrap_or_else(found)),
             (Kind::Bool | Kind::Args | Kind::Price, _) => Err(found()),
             (_, toml::Value::String(s)) => self.parse(s),
             _ => Err(found()),
@@ -189,6 +228,24 @@ impl Value {
             }
             Value::Price(p) => {
                 toml::Value::try_from(p).unwrap_or_else(|_| toml::Value::Table(toml::Table::new()))
+            }
+            Value::Count(n) => toml::Value::Integer(i64::from(*n)),
+            Value::Check(None) => toml::Value::Boolean(false),
+            Value::Check(Some(CheckSpec {
+                command,
+                timeout: None,
+                cwd: None,
+            })) => toml::Value::String(command.clone()),
+            Value::Check(Some(spec)) => {
+                let mut table = toml::Table::new();
+                table.insert("command".into(), toml::Value::String(spec.command.clone()));
+                if let Some(timeout) = spec.timeout {
+                    table.insert("timeout".into(), Value::Duration(timeout).to_toml());
+                }
+                if let Some(cwd) = &spec.cwd {
+                    table.insert("cwd".into(), Value::Path(cwd.clone()).to_toml());
+                }
+                toml::Value::Table(table)
             }
         }
     }
@@ -234,7 +291,60 @@ from_value!(
     Permissions [Permissions] => Permissions,
     Args [Args] => Vec<String>,
     Price [Price] => Price,
+    Count [Count] => u32,
+    Check [Check] => Option<CheckSpec>,
 );
+
+/// A check from a file: `"cargo test"`, `{ command = "cargo test", timeout = "10m", cwd = "app" }`
+/// or `false`. `Err(None)`: not a check at all (the caller says what was expected).
+fn read_check(value: &toml::Value, dir: &Path) -> Result<Value, Option<String>> {
+    let spec = match value {
+        toml::Value::Boolean(false) => return Ok(Value::Check(None)),
+        toml::Value::String(command) => CheckSpec {
+            command: command.clone(),
+            timeout: None,
+            cwd: None,
+        },
+        toml::Value::Table(table) => {
+            let mut spec = CheckSpec {
+                command: String::new(),
+                timeout: None,
+                cwd: None,
+            };
+            for (field, v) in table {
+                let wrong = |kind: Kind| {
+                    kind.read_toml(v, dir)
+                        .map_err(|m| Some(format!("`{field}`: {m}")))
+                };
+                match (field.as_str(), v) {
+                    ("command", toml::Value::String(command)) => spec.command = command.clone(),
+                    ("command", _) => return Err(Some("`command` must be a string".to_owned())),
+                    ("timeout", _) => {
+                        if let Value::Duration(d) = wrong(Kind::Duration)? {
+                            spec.timeout = Some(d);
+                        }
+                    }
+                    ("cwd", _) => {
+                        if let Value::Path(p) = wrong(Kind::Dir)? {
+                            spec.cwd = Some(p);
+                        }
+                    }
+                    _ => {
+                        return Err(Some(format!(
+                            "unknown field `{field}`; expected command, timeout or cwd"
+                        )));
+                    }
+                }
+            }
+            spec
+        }
+        _ => return Err(None),
+    };
+    if spec.command.trim().is_empty() {
+        return Err(Some("the check has no command".to_owned()));
+    }
+    Ok(Value::Check(Some(spec)))
+}
 
 /// A value enum's value named `text`.
 fn choice<T: ValueEnum>(text: &str, wrap: fn(T) -> Value) -> Option<Value> {

@@ -231,6 +231,20 @@ fn cost(r: &Receipt) -> String {
 /// repair went.
 fn checks(rows: &mut Rows<'_>, r: &Receipt) {
     let s = rows.s;
+    if let Some(stall) = &r.permission_stall {
+        // What was refused is on the `denied` row.
+        let pass = match &stall.pass {
+            None => "no pass (--retry-denied gives one)".to_owned(),
+            Some(pass) => format!(
+                "one more pass: {} · {}",
+                pass.outcome.map_or("it did not finish", |o| o.as_str()),
+                pass.cost_usd
+                    .map_or_else(|| "cost unknown".to_owned(), money)
+            ),
+        };
+        let refused = plural(stall.denied.len() as u64, "operation");
+        rows.row("stalled", format!("{refused} refused · {pass}"));
+    }
     if let Some(repair) = &r.repair {
         let spent: f64 = repair.attempts.iter().filter_map(|a| a.cost_usd).sum();
         let why = repair.stopped.map_or("it did not finish", |s| s.describe());

@@ -35,6 +35,23 @@ pub(crate) struct Check {
     pub cwd: Option<PathBuf>,
 }
 
+/// Whether `name` can name a check: letters, digits, `-`, `_` and `.`, not starting with `.`
+/// (it names the check's log file). The error says so in one line.
+pub(crate) fn valid_name(name: &str) -> Result<(), String> {
+    let named = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.');
+    if named {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a check name: use letters, digits, `-`, `_` and `.` (example: test='cargo test')"
+        ))
+    }
+}
+
 /// How a check went.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Ran {

@@ -466,3 +466,235 @@ fn the_runs_timeout_covers_its_checks() {
     assert_eq!(receipt.checks.len(), 1, "the next check is not started");
     assert!(!receipt.checks[0].passed);
 }
+
+#[test]
+fn checks_from_runbook_toml_run_in_order_with_their_own_timeout_and_directory() {
+    let ctx = TestContext::new();
+    std::fs::create_dir(ctx.work.join("web")).unwrap();
+    ctx.write_work(
+        "runbook.toml",
+        r#"
+check_timeout = "1m"
+
+[checks]
+test = "echo testing"
+where = { command = "pwd", cwd = "web" }
+slow = { command = "sleep 60", timeout = "1s" }
+lint = "echo linted"
+"#,
+    );
+    // `runbook config` shows them, in order, with the file and line that set each.
+    let config = ctx.run(&["config"]);
+    config.assert_exit(0);
+    let rows: Vec<&str> = config
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("checks."))
+        .collect();
+    assert_eq!(rows.len(), 4, "{}", config.stdout);
+    assert!(rows[0].starts_with("checks.\"test\""), "{rows:?}");
+    assert!(
+        rows[1].contains("cwd = ") && rows[1].contains("runbook.toml:6:1"),
+        "{rows:?}"
+    );
+    assert!(rows[2].contains("timeout = \"1s\""), "{rows:?}");
+
+    // `--check` replaces the check of its name in its place, and adds the others at the end.
+    let out = support::run(
+        &mut fixer_run(
+            &ctx,
+            &["--check", "lint=echo relinted", "--check", "extra=true"],
+        ),
+        Duration::from_secs(60),
+    );
+    out.assert_exit(9).assert_stderr_has("✗ slow (timed out)");
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    let ran: Vec<(&str, bool)> = receipt
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.passed))
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            ("test", true),
+            ("where", true),
+            ("slow", false),
+            ("lint", true),
+            ("extra", true)
+        ]
+    );
+    assert_eq!(
+        receipt.checks[1].tail,
+        [ctx.work.join("web").display().to_string()]
+    );
+    assert_eq!(receipt.checks[3].command, "echo relinted");
+    assert!(receipt.checks[2].timed_out);
+    assert!(receipt.checks[2].duration_ms < 30_000);
+
+    // `--no-checks` runs none of them.
+    let ctx2 = TestContext::new();
+    ctx2.write_work("runbook.toml", "[checks]\ntest = \"false\"\n");
+    support::run(
+        &mut fixer_run(&ctx2, &["--no-checks"]),
+        Duration::from_secs(60),
+    )
+    .assert_exit(0);
+    assert!(ctx2.ended_as(Outcome::Completed).checks.is_empty());
+}
+
+#[test]
+fn a_local_file_turns_off_a_check_and_the_repair_prompt_is_the_users_template() {
+    let ctx = TestContext::new();
+    ctx.write_work(
+        "runbook.toml",
+        "repair_prompt = \"\"\"\nOur checks fail (try {attempt} of {attempts}); fix the code.\n{failures}\"\"\"\n\n[checks]\ntest = \"test -e fixed || { echo 'boom'; exit 1; }\"\nslow = \"sleep 60\"\n",
+    );
+    ctx.write_work("runbook.local.toml", "[checks]\nslow = false\n");
+    let agent = ctx.agent_script("repairer", REPAIRER);
+    let out = support::run(
+        &mut ctx.runbook(&["run", "--agent-cmd", &agent, "fix the flaky test"]),
+        Duration::from_secs(60),
+    );
+    out.assert_exit(0)
+        .assert_stderr_has("✓ repaired in 1 attempt");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert!(
+        receipt.checks.iter().all(|c| c.name == "test"),
+        "{:?}",
+        receipt.checks
+    );
+    let prompts = std::fs::read_to_string(ctx.work.join("prompts")).unwrap();
+    let repair_prompt = prompts.split("\n---\n").nth(1).unwrap();
+    assert!(
+        repair_prompt.starts_with("Our checks fail (try 1 of 2); fix the code.\n"),
+        "{repair_prompt}"
+    );
+    assert!(
+        repair_prompt.contains("## `test` failed (exit 1)"),
+        "{repair_prompt}"
+    );
+    assert!(repair_prompt.contains("boom"), "{repair_prompt}");
+    assert!(
+        !repair_prompt.contains("without weakening"),
+        "{repair_prompt}"
+    );
+}
+
+#[test]
+fn bad_check_settings_are_one_line_usage_errors_before_anything_runs() {
+    let ctx = TestContext::new();
+    ctx.write_work("runbook.toml", "repair_prompt = \"Fix the checks.\"\n");
+    let out = ctx.run(&["run", "--agent-cmd", "true", "x"]);
+    out.assert_exit(2)
+        .assert_stderr_has("repair_prompt")
+        .assert_stderr_has("has no {failures}");
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(ctx.run_dirs().is_empty(), "nothing was started");
+
+    let ctx = TestContext::new();
+    ctx.write_work("runbook.toml", "[checks]\n\"../x\" = \"true\"\n");
+    let out = ctx.run(&["run", "--agent-cmd", "true", "x"]);
+    out.assert_exit(2)
+        .assert_stderr_has("runbook.toml:2:1")
+        .assert_stderr_has("is not a check name");
+
+    let out = ctx.run(&["run", "--repair-attempts", "-1", "x"]);
+    out.assert_exit(2)
+        .assert_stderr_has("a whole number from 0 to 20");
+}
+
+/// An agent whose tool is refused permission: its first turn ends without its result (the
+/// agent stopped short); a turn whose prompt names what was refused completes without it. It
+/// records every prompt and the session it resumed; `COST` is what each turn spends.
+const STALLER: &str = r#"
+prompt="$(eval echo \"\${$#}\")"
+printf '%s\n---\n' "$prompt" >> prompts
+echo "${RUNBOOK_RESUME_SESSION:-none}" >> sessions
+echo '{"type":"session.started","session_id":"s-1"}'
+echo "{\"type\":\"step.finished\",\"reason\":\"tool-calls\",\"tokens\":{\"input\":1000,\"output\":10,\"reasoning\":0,\"cache_read\":0,\"cache_write\":0},\"cost_usd\":${COST:-0.01}}"
+case "$prompt" in
+  *"refused permission"*)
+    echo '{"type":"text","text":"I cleaned up with the tools I have."}'
+    echo '{"type":"agent.result","ok":true}' ;;
+  *)
+    echo '{"type":"tool.started","call_id":"c1","name":"bash","kind":"shell","input":"rm -rf build"}'
+    echo '{"type":"tool.completed","call_id":"c1","name":"bash","kind":"shell","input":"rm -rf build","status":"denied","error":"permission denied"}'
+    echo '{"type":"permission.denied","tool":"bash","detail":"rm -rf build"}' ;;
+esac
+"#;
+
+#[test]
+fn a_permission_stall_is_told_and_retry_denied_gives_the_session_one_more_pass() {
+    // Without --retry-denied: what was refused, how to get a pass, and the run is truncated.
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("staller", STALLER);
+    let out = support::run(
+        &mut ctx.runbook(&["run", "--agent-cmd", &agent, "clean the build"]),
+        Duration::from_secs(60),
+    );
+    out.assert_exit(1)
+        .assert_stderr_has("⊘ an operation was refused permission: bash rm -rf build")
+        .assert_stderr_has("--retry-denied gives the session one more pass");
+    let stall = ctx.ended_as(Outcome::Truncated).permission_stall.unwrap();
+    assert_eq!(stall.denied.len(), 1);
+    assert!(stall.pass.is_none());
+
+    // With it: one more pass in the same session, with a prompt that names what was refused.
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("staller", STALLER);
+    let out = support::run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            &agent,
+            "--retry-denied",
+            "clean the build",
+        ]),
+        Duration::from_secs(60),
+    );
+    out.assert_exit(0).assert_stderr_has("↻ one more pass");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let pass = receipt.permission_stall.unwrap().pass.expect("a pass");
+    assert_eq!(pass.turn, 1);
+    assert_eq!(pass.outcome, Some(Outcome::Completed));
+    assert!(pass.cost_usd.is_some());
+    let prompts = std::fs::read_to_string(ctx.work.join("prompts")).unwrap();
+    let second = prompts.split("\n---\n").nth(1).unwrap();
+    assert!(second.contains("- bash: rm -rf build"), "{second}");
+    assert!(second.contains("say exactly what you need"), "{second}");
+    let sessions = std::fs::read_to_string(ctx.work.join("sessions")).unwrap();
+    assert_eq!(sessions, "none\ns-1\n");
+    let status = ctx.run(&["status"]);
+    status.assert_stdout_has("1 operation refused · one more pass: completed");
+}
+
+#[test]
+fn the_pass_after_a_stall_spends_from_the_repair_budget() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("staller", STALLER);
+    // --max-cost 2: the repair budget is $1; the pass spends $0.70 of it, and the check that
+    // then fails may be repaired with what is left.
+    let mut run = ctx.runbook(&[
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--retry-denied",
+        "--max-cost",
+        "2",
+        "--check",
+        "test=false",
+        "--repair-attempts",
+        "1",
+        "clean the build",
+    ]);
+    run.env("COST", "0.7");
+    let out = support::run(&mut run, Duration::from_secs(60));
+    out.assert_stderr_has("↻ one more pass (up to $1.00)")
+        .assert_stderr_has("↻ repair attempt 1 (up to $0.3000)");
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    assert_eq!(
+        receipt.permission_stall.unwrap().pass.unwrap().budget_usd,
+        Some(1.0)
+    );
+}

@@ -144,9 +144,19 @@ macro_rules! pick {
 }
 
 fn claude(scenario: Scenario) -> Option<Prepared> {
+    claude_with(scenario, |_| {})
+}
+
+/// [`claude`] with the scenario's script changed by `edit` first (its expected facts are then
+/// those of the unchanged script).
+fn claude_with(
+    scenario: Scenario,
+    edit: fn(&mut sse::Scenario<anthropic::Reply>),
+) -> Option<Prepared> {
     let bin = support::claude_bin()?;
     let mut ctx = work_dir();
-    let sc = pick!(anthropic::scenario, scenario, &ctx.work);
+    let mut sc = pick!(anthropic::scenario, scenario, &ctx.work);
+    edit(&mut sc);
     let fake = anthropic::FakeAnthropic::for_scenario(&sc);
     for (k, v) in anthropic::claude_env(&ctx.home, &fake.base_url()) {
         ctx.env(&k, v);
@@ -203,9 +213,19 @@ fn openai_price(model: &str) -> (f64, f64, f64) {
 }
 
 fn codex(scenario: Scenario) -> Option<Prepared> {
+    codex_with(scenario, |_| {})
+}
+
+/// [`codex`] with the scenario's script changed by `edit` first (its expected facts are then
+/// those of the unchanged script).
+fn codex_with(
+    scenario: Scenario,
+    edit: fn(&mut sse::Scenario<responses::Reply>),
+) -> Option<Prepared> {
     let bin = support::codex_bin()?;
     let mut ctx = work_dir();
-    let sc = pick!(responses::scenario, scenario, &ctx.work);
+    let mut sc = pick!(responses::scenario, scenario, &ctx.work);
+    edit(&mut sc);
     let fake = responses::FakeResponses::for_scenario(&sc);
     // The model is left to Codex's config, except where the scenario needs another one: runbook
     // must find it either way to price the tokens.
@@ -259,9 +279,19 @@ fn codex(scenario: Scenario) -> Option<Prepared> {
 }
 
 fn opencode(scenario: Scenario) -> Option<Prepared> {
+    opencode_with(scenario, |_| {})
+}
+
+/// [`opencode`] with the scenario's script changed by `edit` first (its expected facts are then
+/// those of the unchanged script).
+fn opencode_with(
+    scenario: Scenario,
+    edit: fn(&mut sse::Scenario<chat::Reply>),
+) -> Option<Prepared> {
     let bin = support::opencode_bin()?;
     let mut ctx = work_dir();
-    let sc = pick!(chat::scenario, scenario, &ctx.work);
+    let mut sc = pick!(chat::scenario, scenario, &ctx.work);
+    edit(&mut sc);
     let fake = chat::FakeLlm::start_with_subagent(sc.script.clone(), sc.subagent_script);
     for (k, v) in chat::opencode_env(&ctx.home) {
         ctx.env(&k, v);
@@ -500,4 +530,145 @@ fn claude_code_is_stopped_by_the_budget_from_its_streamed_usage() {
         receipt.tool_calls.total < 5,
         "stopped before the end of the script: {why}"
     );
+}
+
+/// What the agent says when it ends its task without touching README.md.
+const LOOKS_FINE: &str = "I read README.md; it looks fine to me.";
+
+/// What the check says while README.md lacks its new last line.
+const CHECK_SAYS: &str = "README.md lacks its new last line";
+
+/// The task ends without the edit, so the check fails; the repair turn, resumed in the agent's
+/// own session with a prompt of only the failing check, makes it (the read-edit script).
+fn repairs(agent: &str, prepare: fn(Scenario) -> Option<Prepared>) {
+    let check = format!(
+        "readme=grep -q '{}' README.md || {{ echo '{CHECK_SAYS}'; exit 1; }}",
+        sse::README_NEW_LINE
+    );
+    let Some(ran) = run(agent, Scenario::ReadEdit, prepare, &["--check", &check]) else {
+        return;
+    };
+    let why = &ran.why;
+    ran.assert_exit(0);
+    let receipt = &ran.receipt;
+    assert_eq!(receipt.outcome, Outcome::Completed, "{why}");
+    let checks: Vec<(u32, bool)> = receipt
+        .checks
+        .iter()
+        .map(|c| (c.attempt, c.passed))
+        .collect();
+    assert_eq!(checks, [(0, false), (1, true)], "{why}");
+    let repair = receipt.repair.as_ref().expect("a repair record");
+    assert_eq!(
+        repair.stopped,
+        Some(runbook::event::RepairStop::Passed),
+        "{why}"
+    );
+    assert_eq!(repair.attempts.len(), 1, "{why}");
+    assert!(repair.attempts[0].tokens.total() > 0, "{why}");
+    assert_same_session(&ran, 2);
+    // The repair prompt reached the provider, with the check's own words.
+    let body = (ran.last_request)();
+    assert!(body.contains("failed (exit 1)"), "{why}: {body}");
+    assert!(body.contains(CHECK_SAYS), "{why}: {body}");
+}
+
+/// Every turn of the run resumed the first one's session: `turns` invocations, the later ones
+/// naming it.
+fn assert_same_session(ran: &Ran, turns: usize) {
+    let why = &ran.why;
+    let session = ran
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::SessionStarted { session_id } => Some(session_id.clone()),
+            _ => None,
+        })
+        .expect("a session");
+    let argv = support::argvs(&ran.events);
+    assert_eq!(argv.len(), turns, "{why}");
+    for later in &argv[1..] {
+        assert!(later.contains(&session), "{why}: {later:?}");
+    }
+}
+
+#[test]
+fn each_agent_repairs_a_failing_check_in_its_own_session() {
+    repairs("claude", |s| {
+        claude_with(s, |sc| {
+            let fine = anthropic::Reply::text(LOOKS_FINE, anthropic::Usage::new(1200, 20));
+            sc.script.insert(0, fine);
+        })
+    });
+    repairs("codex", |s| {
+        codex_with(s, |sc| {
+            let fine = responses::Reply::text(LOOKS_FINE, responses::Usage::new(1200, 20));
+            sc.script.insert(0, fine);
+        })
+    });
+    repairs("opencode", |s| {
+        opencode_with(s, |sc| {
+            let fine = chat::Reply::text(LOOKS_FINE, chat::Usage::new(1200, 20));
+            sc.script.insert(0, fine);
+        })
+    });
+}
+
+/// What the agent says in the pass after its tools were refused.
+const WITHOUT_THEM: &str = "I could not run those; here is what I need instead.";
+
+/// The permission-denied scenario with `--retry-denied`: the turn stalls on the refused tools,
+/// and one more pass in the same session, told what was refused, completes.
+fn passes_after_a_stall(agent: &str, prepare: fn(Scenario) -> Option<Prepared>) {
+    let Some(ran) = run(
+        agent,
+        Scenario::PermissionDenied,
+        prepare,
+        &["--retry-denied"],
+    ) else {
+        return;
+    };
+    let why = &ran.why;
+    ran.assert_exit(0);
+    let stall = ran.receipt.permission_stall.as_ref().expect("a stall");
+    assert!(!stall.denied.is_empty(), "{why}");
+    let pass = stall.pass.as_ref().expect("a pass");
+    assert_eq!(pass.turn, 1, "{why}");
+    assert_eq!(pass.outcome, Some(Outcome::Completed), "{why}");
+    let said: Vec<&str> = ran
+        .events
+        .iter()
+        .filter(|e| e.turn.index == 1)
+        .filter_map(|e| match &e.kind {
+            EventKind::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said.last(), Some(&WITHOUT_THEM), "{why}");
+    assert_same_session(&ran, 2);
+    let body = (ran.last_request)();
+    assert!(body.contains("refused permission"), "{why}: {body}");
+    assert!(body.contains(&stall.denied[0].detail), "{why}: {body}");
+}
+
+#[test]
+fn each_agent_gets_one_more_pass_after_a_permission_stall() {
+    passes_after_a_stall("claude", |s| {
+        claude_with(s, |sc| {
+            let reply = anthropic::Reply::text(WITHOUT_THEM, anthropic::Usage::new(1600, 15));
+            sc.script.push(reply);
+        })
+    });
+    passes_after_a_stall("codex", |s| {
+        codex_with(s, |sc| {
+            let reply = responses::Reply::text(WITHOUT_THEM, responses::Usage::new(1600, 15));
+            sc.script.push(reply);
+        })
+    });
+    passes_after_a_stall("opencode", |s| {
+        opencode_with(s, |sc| {
+            let reply = chat::Reply::text(WITHOUT_THEM, chat::Usage::new(1600, 15));
+            sc.script.push(reply);
+        })
+    });
 }

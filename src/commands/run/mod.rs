@@ -4,6 +4,7 @@ mod planned;
 mod repair;
 mod session;
 mod setup;
+mod stall;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -23,13 +24,12 @@ use crate::redact::Redactor;
 use crate::render;
 use crate::rundir::{self, RunDir};
 use crate::store::EventLog;
-use crate::supervisor::check::Check;
 use crate::supervisor::{RawFile, RawLogs, Scope, Signals, Supervisor};
 use crate::term::print;
 use planned::{PlanMode, planned, prompt_possible};
-use repair::Repair;
 use session::Session;
 use setup::Setup;
+use stall::Stalls;
 
 pub(crate) use setup::resolve_cwd;
 
@@ -142,28 +142,23 @@ async fn turns(session: &mut Session<'_>, args: &RunArgs) -> Ending {
     } else {
         session.turn(&args.prompt, permissions).await
     };
+    if args.plan_only {
+        return ending;
+    }
+    let mut stalls = Stalls::new(session.setup.retry_denied);
+    ending = stalls.after(session, ending, permissions).await;
     for prompt in &args.then {
-        if !ending.is_completed() || args.plan_only {
+        if !ending.is_completed() {
             break;
         }
         ending = session.turn(prompt, permissions).await;
+        ending = stalls.after(session, ending, permissions).await;
     }
     // The task is done only when the project's checks pass; a task that did not complete is
     // not checked.
-    if ending.is_completed() && !args.plan_only && !args.no_checks && !args.checks.is_empty() {
-        let checks: Vec<Check> = args
-            .checks
-            .iter()
-            .map(|c| Check {
-                timeout: Some(args.check_timeout),
-                ..c.clone()
-            })
-            .collect();
-        let repair = Repair::new(
-            args.repair_attempts,
-            session.setup.limits.max_cost_usd,
-            args.repair_budget,
-        );
+    let checks = &session.setup.checks;
+    if ending.is_completed() && !checks.is_empty() {
+        let (checks, repair) = (checks.clone(), session.setup.repair.clone());
         ending = repair::checked(session, &checks, &repair, permissions, ending).await;
     }
     ending

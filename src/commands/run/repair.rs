@@ -13,22 +13,65 @@ use crate::supervisor::check::Check;
 const PROMPT_TAIL_BYTES: usize = 8 * 1024;
 
 /// How the checks may be repaired.
+#[derive(Debug, Clone)]
 pub(super) struct Repair {
     /// At most this many attempts (0: none).
     pub attempts: u32,
     /// What all attempts together may spend; `None`: no cap.
     pub budget_usd: Option<f64>,
+    /// The user's repair prompt; `None`: runbook's own.
+    pub template: Option<Template>,
 }
 
 impl Repair {
     /// With `--max-cost B`, repair may spend `--repair-budget`, or the larger of 0.2 × B and $1.
-    pub(super) fn new(attempts: u32, max_cost: Option<f64>, budget: Option<f64>) -> Self {
+    pub(super) fn new(
+        attempts: u32,
+        max_cost: Option<f64>,
+        budget: Option<f64>,
+        template: Option<Template>,
+    ) -> Self {
         Self {
             attempts,
             budget_usd: budget.or_else(|| max_cost.map(|b| (0.2 * b).max(1.0))),
+            template,
         }
     }
 }
+
+/// A repair prompt of the user's: `{failures}` is where the failing checks go; `{attempt}` and
+/// `{attempts}` are the attempt's number and how many there may be.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Template(String);
+
+impl Template {
+    const FAILURES: &'static str = "{failures}";
+
+    /// The template, unless it has no place for the failures (then the agent would not know
+    /// what to fix).
+    pub(super) fn new(text: String) -> Result<Self, String> {
+        if text.contains(Self::FAILURES) {
+            Ok(Self(text))
+        } else {
+            Err(format!(
+                "the repair prompt has no {} for the failing checks; add it where they should go",
+                Self::FAILURES
+            ))
+        }
+    }
+
+    fn fill(&self, failures: &str, attempt: u32, attempts: u32) -> String {
+        self.0
+            .replace("{attempts}", &attempts.to_string())
+            .replace("{attempt}", &attempt.to_string())
+            .replace(Self::FAILURES, failures)
+    }
+}
+
+/// runbook's own repair prompt.
+const DEFAULT_PROMPT: &str = "The project's checks fail after your change. Fix the code so that \
+     they pass, without weakening, skipping or deleting the checks. When you are done, say so in \
+     one sentence.\n{failures}";
 
 /// Runs the checks after a completed task, then repairs what fails. How the run ends.
 pub(super) async fn checked(
@@ -44,23 +87,32 @@ pub(super) async fn checked(
     }
     let spent_before = session.supervisor.dispatch.totals().known_cost();
     let limits = session.supervisor.limits;
+    // A pass after a permission stall spent from the same budget.
+    let budget_usd = repair
+        .budget_usd
+        .map(|b| (b - session.stall_spent_usd).max(0.0));
     let mut failures = failed(session, 0);
     let mut made = 0;
     let mut stopped = RepairStop::AttemptsExhausted;
     for attempt in 1..=repair.attempts {
         let spent = session.supervisor.dispatch.totals().known_cost() - spent_before;
-        let left = repair.budget_usd.map(|b| (b - spent).max(0.0));
+        let left = budget_usd.map(|b| (b - spent).max(0.0));
+        if left == Some(0.0) {
+            stopped = RepairStop::Budget;
+            break;
+        }
         session.emit(EventKind::RepairStarted {
             attempt,
             failing: failures.iter().map(|c| c.name.clone()).collect(),
             budget_usd: left,
         });
         // The repair has its own budget, on top of what the task spent.
-        if let Some(budget) = repair.budget_usd {
+        if let Some(budget) = budget_usd {
             session.supervisor.limits.max_cost_usd = Some(spent_before + budget);
         }
         session.supervisor.budget_name = "the repair budget, ending at";
-        let turn = session.turn(&prompt(&failures), permissions).await;
+        let prompt = prompt(&failures, attempt, repair);
+        let turn = session.turn(&prompt, permissions).await;
         session.supervisor.limits = limits;
         session.supervisor.budget_name = "--max-cost";
         made = attempt;
@@ -166,12 +218,9 @@ fn is_time(word: &str) -> bool {
 }
 
 /// The repair prompt: only the failing checks, each with its command, how it ended and the end
-/// of its output.
-fn prompt(failures: &[CheckResult]) -> String {
-    let mut out = String::from(
-        "The project's checks fail after your change. Fix the code so that they pass, without \
-         weakening, skipping or deleting the checks. When you are done, say so in one sentence.\n",
-    );
+/// of its output, in the user's template or runbook's own.
+fn prompt(failures: &[CheckResult], attempt: u32, repair: &Repair) -> String {
+    let mut out = String::new();
     for c in failures {
         let how = if c.timed_out {
             "timed out".to_owned()
@@ -192,7 +241,9 @@ fn prompt(failures: &[CheckResult]) -> String {
         }
         out.push_str(&format!("```\n{tail}\n```\n"));
     }
-    out
+    let default = Template(DEFAULT_PROMPT.to_owned());
+    let template = repair.template.as_ref().unwrap_or(&default);
+    template.fill(&out, attempt, repair.attempts)
 }
 
 #[cfg(test)]
@@ -221,10 +272,13 @@ mod tests {
 
     #[test]
     fn the_budget_is_the_larger_of_a_fifth_and_a_dollar_unless_given() {
-        assert_eq!(Repair::new(2, Some(10.0), None).budget_usd, Some(2.0));
-        assert_eq!(Repair::new(2, Some(2.0), None).budget_usd, Some(1.0));
-        assert_eq!(Repair::new(2, Some(2.0), Some(0.5)).budget_usd, Some(0.5));
-        assert_eq!(Repair::new(2, None, None).budget_usd, None);
+        assert_eq!(Repair::new(2, Some(10.0), None, None).budget_usd, Some(2.0));
+        assert_eq!(Repair::new(2, Some(2.0), None, None).budget_usd, Some(1.0));
+        assert_eq!(
+            Repair::new(2, Some(2.0), Some(0.5), None).budget_usd,
+            Some(0.5)
+        );
+        assert_eq!(Repair::new(2, None, None, None).budget_usd, None);
     }
 
     #[test]
@@ -247,10 +301,30 @@ mod tests {
     #[test]
     fn the_prompt_holds_only_the_failing_checks_and_the_end_of_their_output() {
         let long = "x".repeat(10_000);
-        let p = prompt(&[failure("lint", &["unused import", &long, "last"])]);
+        let repair = Repair::new(2, None, None, None);
+        let p = prompt(
+            &[failure("lint", &["unused import", &long, "last"])],
+            1,
+            &repair,
+        );
         assert!(p.contains("## `lint` failed (exit 1): `run lint`"), "{p}");
         assert!(p.contains("last\n```"), "{p}");
         assert!(!p.contains("unused import"), "cut to the last 8 KiB");
         assert!(p.len() < PROMPT_TAIL_BYTES + 1024);
+    }
+
+    #[test]
+    fn a_template_of_the_users_gets_the_failures_and_the_attempt() {
+        let template = Template::new("Try {attempt}/{attempts}. Fix:{failures}Thanks.".into());
+        let repair = Repair::new(3, None, None, Some(template.unwrap()));
+        let p = prompt(&[failure("test", &["boom"])], 2, &repair);
+        assert!(
+            p.starts_with("Try 2/3. Fix:\n## `test` failed (exit 1)"),
+            "{p}"
+        );
+        assert!(p.ends_with("boom\n```\nThanks."), "{p}");
+        assert!(!p.contains("without weakening"), "{p}");
+        let missing = Template::new("Fix the checks.".into()).unwrap_err();
+        assert!(missing.contains("{failures}"), "{missing}");
     }
 }

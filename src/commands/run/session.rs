@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use super::setup::Setup;
 use crate::agent::{Invocation, ParseContext, Permissions};
-use crate::event::{CheckResult, EventKind, ExitInfo, Outcome, Turn, TurnKind};
+use crate::event::{CheckResult, Denial, EventKind, ExitInfo, Outcome, Turn, TurnKind};
 use crate::lifecycle::Ending;
 use crate::supervisor::check::{self, Check};
 use crate::supervisor::{Supervisor, TurnSpec};
@@ -20,6 +20,10 @@ pub(super) struct Session<'a> {
     /// What the adapter's parser is told, the same for every turn.
     parse: ParseContext,
     turns: u32,
+    /// How many denials the run had when the last turn started.
+    denials_before_turn: usize,
+    /// What the pass after a permission stall spent, out of the repair budget.
+    pub stall_spent_usd: f64,
 }
 
 impl<'a> Session<'a> {
@@ -30,6 +34,8 @@ impl<'a> Session<'a> {
             setup,
             supervisor,
             turns: 0,
+            denials_before_turn: 0,
+            stall_spent_usd: 0.0,
         }
     }
 
@@ -46,6 +52,7 @@ impl<'a> Session<'a> {
     async fn run_turn(&mut self, prompt: &str, permissions: Permissions, planning: bool) -> Ending {
         let index = self.turns;
         self.turns += 1;
+        self.denials_before_turn = self.supervisor.dispatch.totals().permission_denials.len();
         let resume = match index {
             0 => None,
             _ => match self.supervisor.dispatch.totals().session_id.clone() {
@@ -90,6 +97,14 @@ impl<'a> Session<'a> {
             planning,
         };
         self.supervisor.run_turn(spec).await
+    }
+
+    /// The operations refused permission in the last turn (the first hundred of the run).
+    pub(super) fn denied_in_last_turn(&self) -> Vec<Denial> {
+        let all = &self.supervisor.dispatch.totals().permission_denials;
+        all.get(self.denials_before_turn..)
+            .unwrap_or_default()
+            .to_vec()
     }
 
     /// The final text of the last turn: its answer.

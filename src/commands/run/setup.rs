@@ -3,8 +3,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
+
+use super::repair::{Repair, Template};
 
 use crate::agent::{Adapter, Generic, Invocation, ParseContext, Permissions};
 use crate::agent_env::{self, AgentEnv};
@@ -15,6 +18,7 @@ use crate::exit::Error;
 use crate::provenance::{Layer, SettingRecord};
 use crate::redact::Redactor;
 use crate::rundir::RunDir;
+use crate::supervisor::check::Check;
 use crate::term::ColorChoice;
 
 /// Everything settled about a run before it starts.
@@ -27,6 +31,11 @@ pub(super) struct Setup {
     pub permissions: Permissions,
     pub limits: Limits,
     pub plan: bool,
+    /// The checks to run once the task completed, in order; empty: none.
+    pub checks: Vec<Check>,
+    pub repair: Repair,
+    /// Whether a turn that stalled on refused permissions gets one more pass.
+    pub retry_denied: bool,
     pub color: ColorChoice,
     pub runs_dir: PathBuf,
 }
@@ -62,14 +71,38 @@ impl Setup {
                 permissions,
             })
             .map_err(Error::Usage)?;
+        let limits = Limits {
+            inactivity_timeout: config.value(&keys::INACTIVITY_TIMEOUT),
+            kill_grace: config.value(&keys::KILL_GRACE),
+            finish_grace: config.value(&keys::FINISH_GRACE),
+            timeout: config.get(&keys::TIMEOUT),
+            max_cost_usd: config.get(&keys::MAX_COST),
+        };
+        let template = match config.get(&keys::REPAIR_PROMPT) {
+            Some(text) => Some(Template::new(text).map_err(|why| {
+                let given = config.setting(&keys::REPAIR_PROMPT).given_by();
+                Error::Usage(format!("{given}: {why}"))
+            })?),
+            None => None,
+        };
         Ok(Self {
-            limits: Limits {
-                inactivity_timeout: config.value(&keys::INACTIVITY_TIMEOUT),
-                kill_grace: config.value(&keys::KILL_GRACE),
-                finish_grace: config.value(&keys::FINISH_GRACE),
-                timeout: config.get(&keys::TIMEOUT),
-                max_cost_usd: config.get(&keys::MAX_COST),
+            checks: if args.no_checks {
+                Vec::new()
+            } else {
+                checks(
+                    config.checks(),
+                    &args.checks,
+                    config.value(&keys::CHECK_TIMEOUT),
+                )
             },
+            repair: Repair::new(
+                config.value(&keys::REPAIR_ATTEMPTS),
+                limits.max_cost_usd,
+                config.get(&keys::REPAIR_BUDGET),
+                template,
+            ),
+            retry_denied: config.value(&keys::RETRY_DENIED),
+            limits,
             plan: config.value(&keys::PLAN),
             color: config.value(&keys::COLOR),
             runs_dir: crate::rundir::runs_dir(&config)?,
@@ -109,6 +142,22 @@ impl Setup {
             env: self.agent_env.records(),
         }
     }
+}
+
+/// The configured checks with those of `--check` after them (one of the same name replaces the
+/// configured one, in its place); each without a timeout of its own gets `timeout`.
+fn checks(configured: Vec<Check>, given: &[Check], timeout: Duration) -> Vec<Check> {
+    let mut checks = configured;
+    for check in given {
+        match checks.iter_mut().find(|c| c.name == check.name) {
+            Some(same) => *same = check.clone(),
+            None => checks.push(check.clone()),
+        }
+    }
+    for check in &mut checks {
+        check.timeout.get_or_insert(timeout);
+    }
+    checks
 }
 
 /// The agent to run: `agent_cmd` (a command that prints universal events) when it is set, else

@@ -1,8 +1,9 @@
 //! The project's checks after the task: `✓ test 12.3s`, or `✗ lint (exit 1) 0.8s` and the last
-//! lines of its output; and the attempts to repair what failed.
+//! lines of its output; the attempts to repair what failed; and a turn that stalled on refused
+//! permissions, with the pass that may follow.
 
 use super::Lines;
-use crate::event::{CheckResult, EventKind, RepairStop};
+use crate::event::{CheckResult, Denial, EventKind, RepairStop};
 use crate::render::format::{duration_ms, money, plural};
 
 /// How many of a failed check's last lines are shown (the log has them all).
@@ -40,7 +41,45 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
                 )));
             }
         }
+        EventKind::PermissionStalled {
+            denied,
+            retry,
+            budget_usd,
+        } => stalled(l, denied, *retry, *budget_usd),
         _ => {}
+    }
+}
+
+/// `⊘ 2 operations were refused permission: bash touch x · write a.txt`, then the pass that
+/// follows, or how to have one.
+fn stalled(l: &mut Lines<'_>, denied: &[Denial], retry: bool, budget_usd: Option<f64>) {
+    let s = l.s;
+    let what: Vec<String> = denied
+        .iter()
+        .map(|d| format!("{} {}", d.tool, d.detail).trim_end().to_owned())
+        .collect();
+    let count = if denied.len() == 1 {
+        "an operation was".to_owned()
+    } else {
+        format!("{} operations were", denied.len())
+    };
+    l.alert(format!(
+        "{} {count} refused permission: {}",
+        s.warn.apply_to("⊘"),
+        what.join(" · ")
+    ));
+    if retry {
+        let budget = budget_usd
+            .map(|b| format!(" (up to {})", money(b)))
+            .unwrap_or_default();
+        l.info(format!(
+            "{} one more pass{budget}: reach the goal without them, or say what is needed",
+            s.accent.apply_to("↻")
+        ));
+    } else {
+        l.alert(s.dim.apply_to(
+            "  --retry-denied gives the session one more pass without them; --permissions allows more",
+        ));
     }
 }
 

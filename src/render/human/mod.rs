@@ -206,7 +206,8 @@ impl Human {
             K::CheckStarted { .. }
             | K::CheckFinished(_)
             | K::RepairStarted { .. }
-            | K::RepairFinished { .. } => checks::show(&mut lines, kind),
+            | K::RepairFinished { .. }
+            | K::PermissionStalled { .. } => checks::show(&mut lines, kind),
         }
         lines.out
     }

@@ -5,7 +5,8 @@
 //!   the [`FakeResponses`] stops it, stalled connections included.
 //! * `POST …/responses` is a model request; anything else gets an OpenAI-style `404`.
 //! * Model requests pick their step by conversation position: step index = the number of call
-//!   items (`function_call`, `custom_tool_call`, …) in `input` (Codex resends the whole history),
+//!   items (`function_call`, `custom_tool_call`, …) in `input` (Codex resends the whole history)
+//!   plus the number of answers a later prompt follows (the turns before, in a resumed session),
 //!   so retries of a request get the same step. Past the end of the script: `Text "done"`.
 //! * Subagent requests (`thread-id` ≠ `session-id`, or `thread_source: "subagent"` in
 //!   `x-codex-turn-metadata`) are answered from the subagent script (default: empty, i.e.
@@ -215,10 +216,18 @@ impl Protocol for Responses {
         if req.method != "POST" || !req.path.ends_with("/responses") {
             return None;
         }
-        let step = input(req)
+        let items = input(req);
+        let calls = items
             .iter()
             .filter(|i| i["type"].as_str().is_some_and(|t| t.ends_with("_call")))
             .count();
+        // A resumed session's history holds the turns before: each ended on an answer of the
+        // model's that the next prompt follows, a step of its own.
+        let answered = items
+            .windows(2)
+            .filter(|w| w[0]["role"] == "assistant" && w[1]["role"] == "user")
+            .count();
+        let step = calls + answered;
         let from_subagent = req
             .header("x-codex-turn-metadata")
             .and_then(|m| serde_json::from_str::<Value>(m).ok())
