@@ -395,7 +395,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --runs-dir --then --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --runs-dir --then --on-event --events-to --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -462,6 +462,18 @@ _runbook() {
                     return 0
                     ;;
                 --then)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-event)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -182,6 +182,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "PROMPT")]
     pub then: Vec<String>,
 
+    /// Start this command once for the run and write every event to its stdin as a JSON line,
+    /// with `meta` (run id and name, agent, turn index and kind); best-effort: an observer that
+    /// falls behind misses events, it never slows the run (repeatable). E.g.
+    /// `--on-event 'jq -c "select(.type==\"tool.completed\")" >> tools.log'`.
+    #[arg(long = "on-event", value_name = "CMD")]
+    pub on_event: Vec<String>,
+
+    /// Append the same JSON lines to this file, or write them to this FIFO without ever waiting
+    /// for its reader.
+    #[arg(long, value_name = "PATH")]
+    pub events_to: Option<std::path::PathBuf>,
+
+    /// A name for the run, in its record and in every observer line's `meta` [default: the run
+    /// id].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
     /// Once the task completed, run this project check in the agent's working directory
     /// (`sh -c`, repeatable, in the order given, after those of `[checks]` in runbook.toml; one
     /// of the same name replaces it): the run completes only if every check passes, else it ends

@@ -680,6 +680,7 @@ mod tests {
             prompt: "say \"hi\"\n".into(),
             cwd: "/w".into(),
             run_dir: "/w/runs/r".into(),
+            name: None,
             pid: 7,
             pid_start: Some(99),
             limits: Limits {

@@ -181,6 +181,10 @@ pub enum EventKind {
     /// The agent reported a failure of its own that is not the provider's.
     #[serde(rename = "agent.error")]
     AgentError { name: String, message: String },
+    /// What an observer (`--on-event`, `--events-to`) was given and missed, just before the run
+    /// ends.
+    #[serde(rename = "observer.finished")]
+    ObserverFinished(ObserverReport),
     /// A line the agent wrote to stderr (colour codes removed).
     #[serde(rename = "stderr")]
     Stderr { line: String },
@@ -257,6 +261,7 @@ impl EventKind {
             EventKind::RepairStarted { .. } => "repair.started",
             EventKind::RepairFinished { .. } => "repair.finished",
             EventKind::PermissionStalled { .. } => "permission.stalled",
+            EventKind::ObserverFinished(_) => "observer.finished",
             EventKind::AgentWarning { .. } => "agent.warning",
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
@@ -295,9 +300,28 @@ impl EventKind {
                 | EventKind::RepairStarted { .. }
                 | EventKind::RepairFinished { .. }
                 | EventKind::PermissionStalled { .. }
+                | EventKind::ObserverFinished(_)
                 | EventKind::AfterFinalWord { .. }
         )
     }
+}
+
+/// What one observer was given and missed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ObserverReport {
+    /// 1-based: `--on-event` commands in the order given, then `--events-to`.
+    pub index: u32,
+    /// The command, or the path the events went to.
+    pub target: String,
+    /// Events taken into its queue.
+    pub queued: u64,
+    /// Events written to it by the time of this report.
+    pub written: u64,
+    /// Events it missed: its queue was full, or a FIFO had no reader or no room.
+    pub dropped: u64,
+    /// Why it got no more events, if it stopped taking them (it exited, closed its input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// An operation of the agent's that was refused permission.
@@ -431,6 +455,9 @@ pub struct RunInfo {
     pub prompt: String,
     pub cwd: String,
     pub run_dir: String,
+    /// The run's name (`--name`), for observers and people; absent: the run id is its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The supervising runbook process.
     pub pid: u32,
     /// When that process started (clock ticks since boot, from `/proc`), so that a reused pid is

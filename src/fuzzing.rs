@@ -307,6 +307,7 @@ impl Run {
             prompt: "fuzz".to_owned(),
             cwd: "/work/repo".to_owned(),
             run_dir: String::new(),
+            name: None,
             pid: 1,
             pid_start: None,
             limits: Limits::default(),

@@ -27,6 +27,7 @@ mod lines;
 mod linux;
 mod money;
 mod next_run;
+mod observers;
 mod plan;
 pub mod prices;
 pub mod provenance;

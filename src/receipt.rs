@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::consumer::{Consumer, Delivery};
 use crate::event::{
-    CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, Limits, Outcome,
-    ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
+    CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, Limits, ObserverReport,
+    Outcome, ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{
@@ -30,6 +30,9 @@ pub struct Receipt {
     pub kind: String,
     pub schema_version: u32,
     pub run_id: String,
+    /// The run's name (`--name`); absent: its id is its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub runbook_version: String,
     pub agent: AgentInfo,
     pub model: Option<String>,
@@ -86,6 +89,9 @@ pub struct Receipt {
     /// pass its session got (`--retry-denied`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_stall: Option<StallRecord>,
+    /// What each observer (`--on-event`, `--events-to`) was given and missed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observers: Vec<ObserverReport>,
 }
 
 /// What was refused, and the pass after it.
@@ -284,6 +290,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         kind: "receipt".to_owned(),
         schema_version: SCHEMA_VERSION,
         run_id: info.run_id.clone(),
+        name: info.name.clone(),
         runbook_version: info.runbook_version.clone(),
         agent: AgentInfo {
             name: info.agent.clone(),
@@ -348,6 +355,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
                 }
             }),
         }),
+        observers: s.observers.clone(),
         provider_errors: s.provider_errors.clone(),
         agent_errors: s.agent_errors.clone(),
         unparsed_lines: UnparsedLines {

@@ -275,6 +275,8 @@ pub struct RunStats {
     pub repair: Option<Repair>,
     /// The turn that stalled on refused permissions: the one that got a pass, else the last.
     pub stall: Option<Stall>,
+    /// What each observer was given and missed.
+    pub observers: Vec<crate::event::ObserverReport>,
     pub provider_errors: Vec<ProviderError>,
     pub agent_errors: Vec<String>,
     pub unparsed_lines: u64,
@@ -330,6 +332,7 @@ impl RunStats {
                     plan.feedback.extend(d.feedback.clone());
                 }
             }
+            EventKind::ObserverFinished(report) => self.observers.push(report.clone()),
             EventKind::TurnCompleted { .. } | EventKind::TurnFailed { .. } => {
                 if let Some(stall) = &mut self.stall
                     && stall.pass_turn == Some(ev.turn.index)

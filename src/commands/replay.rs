@@ -532,6 +532,7 @@ fn replay_info(path: &Path, adapter: &dyn Adapter, model: Option<&str>, cwd: &Pa
         prompt: format!("replay of {}", path.display()),
         cwd: cwd.display().to_string(),
         run_dir: String::new(),
+        name: None,
         pid: std::process::id(),
         pid_start: None,
         limits: Limits::default(),

@@ -36,6 +36,9 @@ pub(crate) struct Scope {
     /// The processes runbook started itself (each turn's agent, its version probe): tokio waits
     /// for them, so they are never reaped as orphans.
     started: Mutex<Vec<u32>>,
+    /// The process groups of runbook's own helpers (observers): never the run's, whatever their
+    /// parent.
+    apart: Mutex<Vec<i32>>,
 }
 
 impl Scope {
@@ -66,6 +69,7 @@ impl Scope {
             guardian_pid: guardian.as_ref().map(Guardian::pid),
             guardian: Mutex::new(guardian),
             started: Mutex::new(Vec::new()),
+            apart: Mutex::new(Vec::new()),
         }
     }
 
@@ -80,6 +84,7 @@ impl Scope {
             guardian: Mutex::new(None),
             guardian_pid: None,
             started: Mutex::new(Vec::new()),
+            apart: Mutex::new(Vec::new()),
         }
     }
 
@@ -103,6 +108,22 @@ impl Scope {
         {
             self.cgroup_in_use.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// `pid` leads a process group of runbook's own that runbook waits for itself: never the
+    /// run's, never reaped as an orphan.
+    pub(crate) fn apart(&self, pid: u32) {
+        if let Ok(mut apart) = self.apart.lock() {
+            apart.push(pid as i32);
+        }
+        if let Ok(mut started) = self.started.lock() {
+            started.push(pid);
+        }
+    }
+
+    /// Whether the process group `pgrp` is one of runbook's own helpers'.
+    pub(crate) fn is_apart(&self, pgrp: i32) -> bool {
+        self.apart.lock().is_ok_and(|a| a.contains(&pgrp))
     }
 
     /// The run's cgroup, while it is in use.

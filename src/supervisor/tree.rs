@@ -235,7 +235,8 @@ impl Tree {
                 return;
             }
             let Some(p) = procfs::stat(pid) else { return };
-            if p.zombie {
+            // An observer's process group is runbook's own, not the agent's.
+            if p.zombie || self.scope.is_apart(p.pgrp) {
                 return;
             }
             let member = known

@@ -14,6 +14,7 @@ mod faults_storage;
 mod generic;
 mod live;
 mod next_run;
+mod observers;
 mod opencode;
 mod plan;
 mod run;

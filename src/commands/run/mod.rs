@@ -18,6 +18,7 @@ use crate::consumer::{Consumer, Dispatcher};
 use crate::event::EventKind;
 use crate::exit::ExitStatus;
 use crate::lifecycle::Ending;
+use crate::observers::{CommandObserver, EventsTo, Meta, Tally};
 use crate::plan;
 use crate::receipt::ReceiptWriter;
 use crate::redact::Redactor;
@@ -45,12 +46,17 @@ pub(crate) async fn run(
     let started = SystemTime::now();
     let run_dir = RunDir::create(&setup.runs_dir, started)?;
     let redactor = Redactor::for_agent(setup.agent_env.values());
-    let mut dispatch = Dispatcher::new(consumers(&run_dir, &setup, &args)?);
-    let info = setup.run_info(&args.prompt, &run_dir, &redactor);
+    let (mut consumers, mut observers) = consumers(&run_dir, &setup, &args, &redactor)?;
+    consumers.extend(std::mem::take(&mut observers.consumers));
+    let mut dispatch = Dispatcher::new(consumers);
+    let info = setup.run_info(&args.prompt, args.name.as_deref(), &run_dir, &redactor);
     dispatch.emit_now(started, EventKind::RunStarted(info));
     // Before the agent starts: its mark, its cgroup and the guardian that ends its processes
     // should runbook be killed.
     let scope = Arc::new(Scope::open(&run_dir.id));
+    for pid in &observers.pids {
+        scope.apart(*pid);
+    }
 
     let raw_stdout = RawFile::new(
         run_dir.stdout.try_clone()?,
@@ -84,6 +90,12 @@ pub(crate) async fn run(
     let answer = dispatch.totals().final_text.clone();
     let completed = ending.is_completed();
     let outcome = ending.outcome;
+    for tally in &observers.tallies {
+        dispatch.emit_now(
+            SystemTime::now(),
+            EventKind::ObserverFinished(tally.report()),
+        );
+    }
     dispatch.emit_now(
         SystemTime::now(),
         ending.run_event(started.elapsed().unwrap_or_default()),
@@ -110,12 +122,14 @@ pub(crate) async fn run(
     Ok(ExitStatus::from_outcome(outcome))
 }
 
-/// Where the run's events go: the event log, the receipt, the plan file, and the views.
+/// Where the run's events go: the event log, the receipt, the plan file, and the views; then
+/// the observers, apart, with what the run reports of them.
 fn consumers(
     run_dir: &RunDir,
     setup: &Setup,
     args: &RunArgs,
-) -> anyhow::Result<Vec<Box<dyn Consumer>>> {
+    redactor: &Redactor,
+) -> anyhow::Result<(Vec<Box<dyn Consumer>>, Observers)> {
     let mut consumers: Vec<Box<dyn Consumer>> = vec![
         Box::new(EventLog::new(
             run_dir.events.try_clone()?,
@@ -125,7 +139,55 @@ fn consumers(
         Box::new(plan::PlanFile::new(&run_dir.path)),
     ];
     consumers.extend(render::views(setup.color, args.json, args.verbosity));
-    Ok(consumers)
+    Ok((consumers, observers(run_dir, setup, args, redactor)))
+}
+
+/// The run's observers, and their tallies for the report at its end.
+#[derive(Default)]
+struct Observers {
+    consumers: Vec<Box<dyn Consumer>>,
+    tallies: Vec<Arc<Tally>>,
+    /// The observer processes, each leading its own process group.
+    pids: Vec<u32>,
+}
+
+/// Starts every `--on-event` command and opens `--events-to`. One that cannot be started is
+/// told and left out: observers never stop a run.
+fn observers(run_dir: &RunDir, setup: &Setup, args: &RunArgs, redactor: &Redactor) -> Observers {
+    let name = args.name.as_deref().unwrap_or(&run_dir.id);
+    let meta = Meta::new(&run_dir.id, &redactor.str(name), setup.agent.adapter.name());
+    let mut out = Observers::default();
+    let logs = run_dir.path.join("observers");
+    let targets = args.on_event.iter().map(|c| (c.clone(), None)).chain(
+        args.events_to
+            .iter()
+            .map(|p| (p.display().to_string(), Some(p))),
+    );
+    for (index, (target, path)) in (1..).zip(targets) {
+        let tally = Arc::new(Tally::new(index, redactor.str(&target).into_owned()));
+        let started: std::io::Result<Box<dyn Consumer>> = match path {
+            None => {
+                CommandObserver::start(Arc::clone(&tally), &target, &setup.cwd, &logs, meta.clone())
+                    .map(|o| {
+                        out.pids.push(o.pid());
+                        Box::new(o) as Box<dyn Consumer>
+                    })
+            }
+            Some(path) => EventsTo::open(Arc::clone(&tally), path.clone(), meta.clone())
+                .map(|o| Box::new(o) as Box<dyn Consumer>),
+        };
+        match started {
+            Ok(consumer) => {
+                out.consumers.push(consumer);
+                out.tallies.push(tally);
+            }
+            Err(e) => print::warn(format_args!(
+                "observer {index} ({}) cannot be started: {e}; the run goes on without it",
+                tally.target
+            )),
+        }
+    }
+    out
 }
 
 /// The run's turns: the task (planned first with `--plan`), then each `--then` prompt while the

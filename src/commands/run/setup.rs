@@ -125,7 +125,13 @@ impl Setup {
     }
 
     /// The run's identity and settings, for `run.started`; secrets masked.
-    pub(super) fn run_info(&self, prompt: &str, run_dir: &RunDir, redactor: &Redactor) -> RunInfo {
+    pub(super) fn run_info(
+        &self,
+        prompt: &str,
+        name: Option<&str>,
+        run_dir: &RunDir,
+        redactor: &Redactor,
+    ) -> RunInfo {
         RunInfo {
             schema_version: SCHEMA_VERSION,
             run_id: run_dir.id.clone(),
@@ -135,6 +141,7 @@ impl Setup {
             prompt: redactor.str(prompt).into_owned(),
             cwd: self.cwd.display().to_string(),
             run_dir: run_dir.path.display().to_string(),
+            name: name.map(|n| redactor.str(n).into_owned()),
             pid: std::process::id(),
             pid_start: crate::linux::procfs::own_start(),
             limits: self.limits,

@@ -201,6 +201,7 @@ impl Human {
             | K::WatchdogWarning { .. }
             | K::WatchdogFired(_)
             | K::StorageFailed { .. }
+            | K::ObserverFinished(_)
             | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
             K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
             K::CheckStarted { .. }

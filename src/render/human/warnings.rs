@@ -34,6 +34,24 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             l.alert(s.warn.apply_to(text));
         }
         EventKind::WatchdogFired(d) => watchdog_fired(l, d),
+        EventKind::ObserverFinished(o) if o.dropped > 0 || o.problem.is_some() => {
+            let mut missed = Vec::new();
+            if o.dropped > 0 {
+                missed.push(format!(
+                    "{} of {} dropped",
+                    plural(o.dropped, "event"),
+                    thousands(o.dropped + o.queued)
+                ));
+            }
+            missed.extend(o.problem.clone());
+            let text = format!(
+                "⚠ observer {} ({}): {}",
+                o.index,
+                o.target,
+                missed.join(" · ")
+            );
+            l.alert(s.warn.apply_to(text));
+        }
         EventKind::StorageFailed { path, error } => {
             let text = format!("✗ cannot write {path}: {error}");
             l.alert(s.error.apply_to(text));

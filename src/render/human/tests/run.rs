@@ -64,6 +64,7 @@ fn run_info() -> RunInfo {
         prompt: "Fix the flaky test".into(),
         cwd: "/work/repo".into(),
         run_dir: "/state/runs/20261122-040000-abcde".into(),
+        name: None,
         pid: 1,
         pid_start: None,
         limits: Limits {

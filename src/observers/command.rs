@@ -1,0 +1,213 @@
+//! `--on-event CMD`: a program started once per run (`sh -c`, in its own process group) that
+//! reads every event on its stdin. A thread of its own writes the lines, so a slow or stuck
+//! observer only ever fills its own queue; its output goes to `observers/<n>.std{out,err}.log`.
+
+use std::io::{self, Write as _};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+use super::{Meta, QUEUE, Tally};
+use crate::consumer::{Consumer, Delivery, Tick};
+
+/// How long, at the end of the run, an observer that kept up gets to take what is queued and
+/// exit before it is ended.
+const DRAIN: Duration = Duration::from_secs(2);
+/// How long it gets after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(500);
+
+pub(crate) struct CommandObserver {
+    tally: Arc<Tally>,
+    meta: Meta,
+    child: Child,
+    queue: Option<SyncSender<Vec<u8>>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+impl CommandObserver {
+    /// Starts `command` in `cwd`, its output in `logs` (the run's `observers/`).
+    pub(crate) fn start(
+        tally: Arc<Tally>,
+        command: &str,
+        cwd: &Path,
+        logs: &Path,
+        meta: Meta,
+    ) -> io::Result<Self> {
+        std::fs::create_dir_all(logs)?;
+        let log = |kind: &str| {
+            crate::rundir::create_private(&logs.join(format!("{}.{kind}.log", tally.index)))
+        };
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(log("stdout")?)
+            .stderr(log("stderr")?);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        crate::linux::die_with_parent(&mut cmd);
+        let mut child = cmd.spawn()?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let (queue, lines) = sync_channel(QUEUE);
+        let writer_tally = Arc::clone(&tally);
+        let writer = std::thread::Builder::new()
+            .name(format!("observer-{}", tally.index))
+            .spawn(move || write_lines(stdin, &lines, &writer_tally))?;
+        Ok(Self {
+            tally,
+            meta,
+            child,
+            queue: Some(queue),
+            writer: Some(writer),
+        })
+    }
+
+    /// Its process, the leader of its process group.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Notices an observer that exited on its own.
+    fn check_alive(&mut self) {
+        if self.queue.is_none() {
+            return;
+        }
+        if let Ok(Some(status)) = self.child.try_wait() {
+            self.queue = None;
+            self.tally.failed(format!("exited ({})", describe(status)));
+        }
+    }
+
+    fn end(&mut self) {
+        let pgid = Pid::from_raw(self.child.id() as i32);
+        let _ = killpg(pgid, Signal::SIGTERM);
+        let until = Instant::now() + TERM_GRACE;
+        while Instant::now() < until {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Whatever is left of its group goes too.
+        let _ = killpg(pgid, Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes the queued lines to the observer until the queue closes or the observer stops reading.
+fn write_lines(mut stdin: ChildStdin, lines: &Receiver<Vec<u8>>, tally: &Tally) {
+    let mut batch = Vec::new();
+    while let Ok(line) = lines.recv() {
+        batch.clear();
+        batch.extend_from_slice(&line);
+        let mut count = 1;
+        // Whatever else is queued goes in the same write.
+        while let Ok(more) = lines.try_recv() {
+            batch.extend_from_slice(&more);
+            count += 1;
+            if batch.len() > 64 * 1024 {
+                break;
+            }
+        }
+        if let Err(e) = stdin.write_all(&batch).and_then(|()| stdin.flush()) {
+            let why = if e.kind() == io::ErrorKind::BrokenPipe {
+                "closed its input".to_owned()
+            } else {
+                format!("cannot be written to: {e}")
+            };
+            tally.failed(why);
+            return;
+        }
+        tally.written(count);
+    }
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(sig)) => Signal::try_from(sig).map_or_else(
+            |_| format!("signal {sig}"),
+            |s| format!("killed by {}", s.as_str()),
+        ),
+        _ => "exited".to_owned(),
+    }
+}
+
+impl Consumer for CommandObserver {
+    fn event(&mut self, delivery: &Delivery<'_>) -> io::Result<()> {
+        let (Some(queue), Some(json)) = (&self.queue, delivery.json) else {
+            return Ok(());
+        };
+        let line = self.meta.line(json, delivery.event.turn);
+        match queue.try_send(line) {
+            Ok(()) => self.tally.queued(),
+            Err(TrySendError::Full(_)) => self.tally.dropped("fell behind"),
+            // The writer stopped: the observer closed its input, or exited.
+            Err(TrySendError::Disconnected(_)) => {
+                self.queue = None;
+                self.check_alive();
+                self.tally.failed("stopped reading its input".to_owned());
+            }
+        }
+        if self.tally.is_failed() {
+            self.queue = None;
+        }
+        Ok(())
+    }
+
+    fn wants_json(&self) -> bool {
+        true
+    }
+
+    fn tick(&mut self, _tick: &Tick<'_>) -> io::Result<()> {
+        self.check_alive();
+        Ok(())
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        // Its stdin closes once the queue is written out: the end of the events.
+        let behind = self.tally.report().dropped > 0;
+        self.queue = None;
+        self.tally.closing();
+        let until = Instant::now() + if behind { Duration::ZERO } else { DRAIN };
+        let writer = self.writer.take();
+        let mut exited = false;
+        while Instant::now() < until {
+            if writer.as_ref().is_none_or(JoinHandle::is_finished)
+                && matches!(self.child.try_wait(), Ok(Some(_)))
+            {
+                exited = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if !exited {
+            self.end();
+        }
+        // Ended, it no longer blocks its writer.
+        if let Some(writer) = writer {
+            let _ = writer.join();
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "observer"
+    }
+}
+
+impl Drop for CommandObserver {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.queue = None;
+            self.end();
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Observers: other programs that get every event of a run while it runs, as the JSON lines
+//! `--json` prints, each with the run's and its turn's `meta`. Best-effort: each has a bounded
+//! queue, events it cannot take in time are dropped and counted, and nothing an observer does
+//! can slow, block or fail the run.
+
+mod command;
+mod sink;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+pub(crate) use command::CommandObserver;
+pub(crate) use sink::EventsTo;
+
+use crate::event::{ObserverReport, Turn, TurnKind};
+use crate::term::print;
+
+/// How many lines an observer's queue holds before events are dropped.
+pub(crate) const QUEUE: usize = 4096;
+
+/// The run-wide part of every line's `meta`.
+#[derive(Debug, Clone)]
+pub(crate) struct Meta {
+    /// `,"meta":{"run_id":…,"run_name":…,"agent":…,`
+    head: String,
+}
+
+impl Meta {
+    pub(crate) fn new(run_id: &str, run_name: &str, agent: &str) -> Self {
+        let s = |v: &str| serde_json::Value::String(v.to_owned()).to_string();
+        Self {
+            head: format!(
+                ",\"meta\":{{\"run_id\":{},\"run_name\":{},\"agent\":{},",
+                s(run_id),
+                s(run_name),
+                s(agent)
+            ),
+        }
+    }
+
+    /// `json`, an event's line (`{…}\n`), with the meta of its `turn` added at its end.
+    pub(crate) fn line(&self, json: &[u8], turn: Turn) -> Vec<u8> {
+        let body = json.strip_suffix(b"\n").unwrap_or(json);
+        let body = body.strip_suffix(b"}").unwrap_or(body);
+        let kind = match turn.kind {
+            TurnKind::Start => "start",
+            TurnKind::Resume => "resume",
+        };
+        let mut line = Vec::with_capacity(json.len() + self.head.len() + 48);
+        line.extend_from_slice(body);
+        line.extend_from_slice(self.head.as_bytes());
+        line.extend_from_slice(
+            format!(
+                "\"turn_index\":{},\"turn_kind\":\"{kind}\"}}}}\n",
+                turn.index
+            )
+            .as_bytes(),
+        );
+        line
+    }
+}
+
+/// What one observer was given and missed, shared between it and the run that reports it.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    /// 1-based, in the order they were given.
+    pub index: u32,
+    /// What it is: the command, or the path events go to.
+    pub target: String,
+    queued: AtomicU64,
+    written: AtomicU64,
+    dropped: AtomicU64,
+    warned_drop: AtomicBool,
+    /// The run is over: it is being ended, which is no news.
+    closing: AtomicBool,
+    problem: Mutex<Option<String>>,
+}
+
+impl Tally {
+    pub(crate) fn new(index: u32, target: String) -> Self {
+        Self {
+            index,
+            target,
+            queued: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            warned_drop: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            problem: Mutex::new(None),
+        }
+    }
+
+    fn queued(&self) {
+        self.queued.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn written(&self, lines: u64) {
+        self.written.fetch_add(lines, Ordering::Relaxed);
+    }
+
+    /// An event it could not take; the first is told, once.
+    fn dropped(&self, what: &str) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        if !self.warned_drop.swap(true, Ordering::Relaxed) {
+            print::warn(format_args!(
+                "{} {what}: events are dropped (the receipt counts them); the run goes on",
+                self.label()
+            ));
+        }
+    }
+
+    /// It stopped taking events for good: told once; later problems are not news.
+    fn failed(&self, problem: String) {
+        if self.closing.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut slot = self.problem.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            print::warn(format_args!(
+                "{} {problem}: it gets no more events; the run goes on",
+                self.label()
+            ));
+            *slot = Some(problem);
+        }
+    }
+
+    fn closing(&self) {
+        self.closing.store(true, Ordering::Relaxed);
+    }
+
+    fn is_failed(&self) -> bool {
+        self.problem
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// `observer 1 (jq -c …)`.
+    fn label(&self) -> String {
+        format!("observer {} ({})", self.index, self.target)
+    }
+
+    /// What the receipt says of it.
+    pub(crate) fn report(&self) -> ObserverReport {
+        ObserverReport {
+            index: self.index,
+            target: self.target.clone(),
+            queued: self.queued.load(Ordering::Relaxed),
+            written: self.written.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            problem: self
+                .problem
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_gets_the_meta_of_its_run_and_turn() {
+        let meta = Meta::new("20261124-1-abcde", "nightly \"fix\"", "opencode");
+        let line = meta.line(
+            b"{\"seq\":3,\"type\":\"text\",\"text\":\"hi\"}\n",
+            Turn {
+                index: 1,
+                kind: TurnKind::Resume,
+            },
+        );
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["text"], "hi");
+        assert_eq!(value["meta"]["run_name"], "nightly \"fix\"");
+        assert_eq!(value["meta"]["turn_index"], 1);
+        assert_eq!(value["meta"]["turn_kind"], "resume");
+        assert_eq!(value["meta"]["agent"], "opencode");
+        assert!(line.ends_with(b"}\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
+    }
+}
