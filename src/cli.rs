@@ -184,15 +184,11 @@ pub struct RunArgs {
 
     /// Start this command once for the run and write every event to its stdin as a JSON line,
     /// with `meta` (run id and name, agent, turn index and kind); best-effort: an observer that
-    /// falls behind misses events, it never slows the run (repeatable). E.g.
+    /// falls behind misses events, it never slows the run (repeatable; after those of
+    /// `[[observers]]` in runbook.toml). E.g.
     /// `--on-event 'jq -c "select(.type==\"tool.completed\")" >> tools.log'`.
     #[arg(long = "on-event", value_name = "CMD")]
     pub on_event: Vec<String>,
-
-    /// Append the same JSON lines to this file, or write them to this FIFO without ever waiting
-    /// for its reader.
-    #[arg(long, value_name = "PATH")]
-    pub events_to: Option<std::path::PathBuf>,
 
     /// A name for the run, in its record and in every observer line's `meta` [default: the run
     /// id].

@@ -19,6 +19,9 @@ pub(crate) struct Delivery<'a> {
     pub totals: &'a RunStats,
     /// The event's NDJSON line (with the newline), when some consumer [`Consumer::wants_json`].
     pub json: Option<&'a [u8]>,
+    /// The agent's own line the event came from (masked), when some consumer
+    /// [`Consumer::wants_raw`] and the event came from one.
+    pub raw: Option<&'a str>,
 }
 
 /// Something that receives every event of a run.
@@ -28,6 +31,11 @@ pub(crate) trait Consumer: Send {
     /// Whether this consumer writes events as JSON: the dispatcher then encodes each event once
     /// for all such consumers.
     fn wants_json(&self) -> bool {
+        false
+    }
+    /// Whether this consumer wants the agent's own line with each event it came from: the
+    /// readers then keep them.
+    fn wants_raw(&self) -> bool {
         false
     }
     /// Write out whatever was buffered: called after each batch of events, so output is never
@@ -118,6 +126,11 @@ impl Dispatcher {
         self.turn = turn;
     }
 
+    /// Whether some consumer wants the agent's lines with the events.
+    pub(crate) fn wants_raw(&self) -> bool {
+        self.consumers.iter().any(|c| c.wants_raw())
+    }
+
     /// The run's totals so far.
     pub(crate) fn totals(&self) -> &RunStats {
         &self.stats
@@ -135,7 +148,12 @@ impl Dispatcher {
     }
 
     /// Like [`Dispatcher::emit`], but leaves the event's contents with the caller.
-    pub(crate) fn emit_borrowed(&mut self, ts: SystemTime, kind: &mut EventKind) {
+    pub(crate) fn emit_borrowed(
+        &mut self,
+        ts: SystemTime,
+        kind: &mut EventKind,
+        raw: Option<&str>,
+    ) {
         // Moved in and out again: an empty `Text` holds nothing on the heap.
         let placeholder = EventKind::Text {
             text: String::new(),
@@ -146,13 +164,18 @@ impl Dispatcher {
             turn: self.turn,
             kind: std::mem::replace(kind, placeholder),
         };
-        self.forward(&ev);
+        self.forward_raw(&ev, raw);
         *kind = ev.kind;
     }
 
     /// Hands on an event that already has its sequence number, time and turn (read back from a
     /// log, or replayed).
     pub(crate) fn forward(&mut self, ev: &Event) {
+        self.forward_raw(ev, None);
+    }
+
+    /// [`Dispatcher::forward`], with the agent's line the event came from.
+    fn forward_raw(&mut self, ev: &Event, raw: Option<&str>) {
         self.stats.observe(ev);
         self.seq = ev.seq + 1;
         self.turn = ev.turn;
@@ -168,6 +191,7 @@ impl Dispatcher {
             event: ev,
             totals: &self.stats,
             json,
+            raw,
         };
         let faults = &mut self.faults;
         self.consumers.retain_mut(|c| {

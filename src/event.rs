@@ -319,9 +319,17 @@ pub struct ObserverReport {
     pub written: u64,
     /// Events it missed: its queue was full, or a FIFO had no reader or no room.
     pub dropped: u64,
+    /// Events whose callback panicked (a program's observer): caught, and the next events still
+    /// came.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub panics: u64,
     /// Why it got no more events, if it stopped taking them (it exited, closed its input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// An operation of the agent's that was refused permission.

@@ -21,6 +21,7 @@ mod follow;
 pub mod fuzzing;
 #[cfg(test)]
 mod generated;
+mod library;
 mod lifecycle;
 mod lines;
 #[cfg(target_os = "linux")]
@@ -31,6 +32,8 @@ mod observers;
 mod plan;
 pub mod prices;
 pub mod provenance;
+#[cfg(test)]
+mod public_api;
 pub mod receipt;
 mod redact;
 mod render;
@@ -54,6 +57,8 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 pub use exit::ExitStatus;
+pub use library::{Agent, Permissions, Run, RunError};
+pub use observers::Meta;
 
 /// Parses the command line, runs the command, and turns the result into an exit code.
 pub fn main() -> ExitCode {

@@ -35,6 +35,27 @@ impl StdoutFeed {
         }
     }
 
+    /// [`StdoutFeed::piece`], keeping in `raw` the line (masked) that made events, with the index
+    /// in `events` of the first of them.
+    pub(crate) fn piece_kept(
+        &mut self,
+        piece: Piece<'_>,
+        events: &mut Vec<EventKind>,
+        raw: &mut Vec<(u32, Box<str>)>,
+    ) {
+        let before = events.len();
+        let line = match &piece {
+            Piece::Line(line) => Some(*line),
+            Piece::Overlong { .. } => None,
+        };
+        self.piece(piece, events);
+        if let Some(line) = line.filter(|_| events.len() > before) {
+            let masked = self.redactor.bytes(line);
+            let text = String::from_utf8_lossy(&masked);
+            raw.push((before as u32, text.trim_end_matches('\r').into()));
+        }
+    }
+
     /// The stream ended: the adapter's last events and its verdict on how it ended.
     pub(crate) fn end(&mut self, events: &mut Vec<EventKind>) -> StreamEnd {
         self.parser.end(events)

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::ValueEnum as _;
 
-use super::value::{CheckSpec, FromValue, Kind, Value};
+use super::value::{CheckSpec, FromValue, Kind, ObserverSpec, Value};
 use crate::agent::{AgentKind, Permissions};
 use crate::prices::Price;
 use crate::term::ColorChoice;
@@ -165,6 +165,22 @@ pub(crate) static RETRY_DENIED: Defaulted<bool> = Defaulted::new(
         .env()
         .flag(Flag::Run),
 );
+pub(crate) static OBSERVERS: Typed<Vec<ObserverSpec>> = Typed::new(
+    Key::new("observers", Kind::Observers, "Programs started for each run that get every event on their stdin as JSON lines (`[[observers]]` with `command` and optionally `raw`); `--on-event` adds more")
+        .example("[{ command = \"jq -c 'select(.type == \\\"tool.completed\\\")' >> tools.log\" }]"),
+);
+pub(crate) static ON_EVENT_RAW: Defaulted<bool> = Defaulted::new(
+    Key::new("on_event_raw", Kind::Bool, "Each line to an `--on-event` observer also holds `raw`, the agent's own line the event came from")
+        .default("false")
+        .env()
+        .flag(Flag::Run),
+);
+pub(crate) static EVENTS_TO: Typed<PathBuf> = Typed::new(
+    Key::new("events_to", Kind::File, "Append every event as a JSON line to this file, or write it to this FIFO without ever waiting for its reader")
+        .example("\"/tmp/runbook-events.fifo\"")
+        .env()
+        .flag(Flag::Run),
+);
 pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     Key::new(
         "runs_dir",
@@ -191,7 +207,7 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 21] = [
+static KEYS: [&Key; 24] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
     &MODEL.key,
@@ -210,6 +226,9 @@ static KEYS: [&Key; 21] = [
     &REPAIR_BUDGET.key,
     &REPAIR_PROMPT.key,
     &RETRY_DENIED.0.key,
+    &OBSERVERS.key,
+    &ON_EVENT_RAW.0.key,
+    &EVENTS_TO.key,
     &RUNS_DIR.key,
     &COLOR.0.key,
     &PRICES.key,

@@ -19,7 +19,7 @@ pub(crate) use file::parse as parse_file;
 pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
 pub(crate) use resolve::{Config, Setting, load, load_here};
 pub(crate) use starter::starter;
-pub(crate) use value::Value;
+pub(crate) use value::{ObserverSpec, Value};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use {
     file::read as read_file,

@@ -35,6 +35,11 @@ pub(crate) enum Kind {
     Price,
     /// A whole number from 0 to 20.
     Count,
+    /// A file; relative in a file means relative to the file.
+    File,
+    /// Programs that get every event (`[[observers]]`, files only): each a command, or a table
+    /// with `command` and optionally `raw`.
+    Observers,
     /// A project check: its command, or a table with its command and optional `timeout` and
     /// `cwd`, or `false` to turn off a check a lower layer set (files only).
     Check,
@@ -47,6 +52,15 @@ pub(crate) struct CheckSpec {
     pub timeout: Option<Duration>,
     /// Relative in a file means relative to the file.
     pub cwd: Option<PathBuf>,
+}
+
+/// An observer as a configuration file sets it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ObserverSpec {
+    /// Run with `sh -c`.
+    pub command: String,
+    /// Each line also holds the agent's native line the event came from.
+    pub raw: bool,
 }
 
 /// The most a count may be.
@@ -66,6 +80,7 @@ pub(crate) enum Value {
     Args(Vec<String>),
     Price(Price),
     Count(u32),
+    Observers(Vec<ObserverSpec>),
     /// `None`: turned off.
     Check(Option<CheckSpec>),
 }
@@ -92,6 +107,8 @@ impl Kind {
                     .to_owned()
             }
             Kind::Count => format!("a whole number from 0 to {MAX_COUNT}"),
+            Kind::File => "a file path".to_owned(),
+            Kind::Observers => "an array of tables with `command` and optionally `raw`, such as [[observers]] command = \"jq -c . >> events.log\"".to_owned(),
             Kind::Check => "a command, a table with `command` and optionally `timeout` and `cwd`, or false to turn the check off".to_owned(),
         }
     }
@@ -117,6 +134,8 @@ impl Kind {
             Kind::Args => "ARGS",
             Kind::Price => "PRICE",
             Kind::Count => "N",
+            Kind::File => "PATH",
+            Kind::Observers => "OBSERVERS",
             Kind::Check => "CHECK",
         }
     }
@@ -129,7 +148,7 @@ impl Kind {
             Kind::Color => choice(text, Value::Color).map_or_else(wrong, Ok),
             Kind::Permissions => choice(text, Value::Permissions).map_or_else(wrong, Ok),
             Kind::Text => Ok(Value::Text(text.to_owned())),
-            Kind::Dir | Kind::Program => Ok(Value::Path(expand_home(text))),
+            Kind::Dir | Kind::Program | Kind::File => Ok(Value::Path(expand_home(text))),
             Kind::Duration => {
                 parse_duration(text).map_or_else(|_| wrong(), |d| Ok(Value::Duration(d)))
             }
@@ -143,7 +162,7 @@ impl Kind {
                 Ok(n) if n <= MAX_COUNT => Ok(Value::Count(n)),
                 _ => wrong(),
             },
-            Kind::Args | Kind::Price | Kind::Check => Err(format!(
+            Kind::Args | Kind::Price | Kind::Check | Kind::Observers => Err(format!(
                 "expected {}, which only a configuration file can give",
                 self.expected()
             )),
@@ -154,7 +173,15 @@ impl Kind {
     pub(crate) fn read_toml(self, value: &toml::Value, dir: &Path) -> Result<Value, String> {
         let found = || format!("expected {}, found {}", self.expected(), describe(value));
         match (self, value) {
-            (Kind::Dir, toml::Value::String(s)) => Ok(Value::Path(dir.join(expand_home(s)))),
+            (Kind::Dir | Kind::File, toml::Value::String(s)) => {
+                Ok(Value::Path(dir.join(expand_home(s))))
+            }
+            (Kind::Observers, toml::Value::Array(items)) => items
+                .iter()
+                .map(read_observer)
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Observers)
+                .map_err(|why| why.unwrap_or_else(found)),
             // A bare name is looked up on PATH; anything with a slash is a path.
             (Kind::Program, toml::Value::String(s)) if s.contains('/') => {
                 Ok(Value::Path(dir.join(expand_home(s))))
@@ -202,7 +229,7 @@ impl Kind {
                 _ => Err(found()),
             },
             (Kind::Check, _) => read_check(value, dir).map_err(|why| why.unwrap_or_else(found)),
-            (Kind::Bool | Kind::Args | Kind::Price, _) => Err(found()),
+            (Kind::Bool | Kind::Args | Kind::Price | Kind::Observers, _) => Err(found()),
             (_, toml::Value::String(s)) => self.parse(s),
             _ => Err(found()),
         }
@@ -230,6 +257,19 @@ impl Value {
                 toml::Value::try_from(p).unwrap_or_else(|_| toml::Value::Table(toml::Table::new()))
             }
             Value::Count(n) => toml::Value::Integer(i64::from(*n)),
+            Value::Observers(observers) => toml::Value::Array(
+                observers
+                    .iter()
+                    .map(|o| {
+                        let mut table = toml::Table::new();
+                        table.insert("command".into(), toml::Value::String(o.command.clone()));
+                        if o.raw {
+                            table.insert("raw".into(), toml::Value::Boolean(true));
+                        }
+                        toml::Value::Table(table)
+                    })
+                    .collect(),
+            ),
             Value::Check(None) => toml::Value::Boolean(false),
             Value::Check(Some(CheckSpec {
                 command,
@@ -283,7 +323,7 @@ macro_rules! from_value {
 from_value!(
     Agent [Agent] => AgentKind,
     Text [Text] => String,
-    Path [Dir, Program] => PathBuf,
+    Path [Dir, Program, File] => PathBuf,
     Duration [Duration] => Duration,
     Usd [Usd] => f64,
     Bool [Bool] => bool,
@@ -292,8 +332,45 @@ from_value!(
     Args [Args] => Vec<String>,
     Price [Price] => Price,
     Count [Count] => u32,
+    Observers [Observers] => Vec<ObserverSpec>,
     Check [Check] => Option<CheckSpec>,
 );
+
+/// An observer from a file: `"cmd"` or `{ command = "cmd", raw = true }`. `Err(None)`: not one at
+/// all (the caller says what was expected).
+fn read_observer(value: &toml::Value) -> Result<ObserverSpec, Option<String>> {
+    let spec = match value {
+        toml::Value::String(command) => ObserverSpec {
+            command: command.clone(),
+            raw: false,
+        },
+        toml::Value::Table(table) => {
+            let mut spec = ObserverSpec {
+                command: String::new(),
+                raw: false,
+            };
+            for (field, v) in table {
+                match (field.as_str(), v) {
+                    ("command", toml::Value::String(c)) => spec.command = c.clone(),
+                    ("raw", toml::Value::Boolean(b)) => spec.raw = *b,
+                    ("command", _) => return Err(Some("`command` must be a string".to_owned())),
+                    ("raw", _) => return Err(Some("`raw` must be true or false".to_owned())),
+                    _ => {
+                        return Err(Some(format!(
+                            "unknown field `{field}` of an observer; expected command or raw"
+                        )));
+                    }
+                }
+            }
+            spec
+        }
+        _ => return Err(None),
+    };
+    if spec.command.trim().is_empty() {
+        return Err(Some("an observer has no command".to_owned()));
+    }
+    Ok(spec)
+}
 
 /// A check from a file: `"cargo test"`, `{ command = "cargo test", timeout = "10m", cwd = "app" }`
 /// or `false`. `Err(None)`: not a check at all (the caller says what was expected).

@@ -13,18 +13,17 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use super::{Meta, QUEUE, Tally};
+use super::{DRAIN, MetaLine, QUEUE, Tally};
 use crate::consumer::{Consumer, Delivery, Tick};
 
-/// How long, at the end of the run, an observer that kept up gets to take what is queued and
-/// exit before it is ended.
-const DRAIN: Duration = Duration::from_secs(2);
 /// How long it gets after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
 
 pub(crate) struct CommandObserver {
     tally: Arc<Tally>,
-    meta: Meta,
+    meta: MetaLine,
+    /// Each line also holds the agent's own line the event came from.
+    raw: bool,
     child: Child,
     queue: Option<SyncSender<Vec<u8>>>,
     writer: Option<JoinHandle<()>>,
@@ -37,7 +36,8 @@ impl CommandObserver {
         command: &str,
         cwd: &Path,
         logs: &Path,
-        meta: Meta,
+        meta: MetaLine,
+        raw: bool,
     ) -> io::Result<Self> {
         std::fs::create_dir_all(logs)?;
         let log = |kind: &str| {
@@ -62,6 +62,7 @@ impl CommandObserver {
         Ok(Self {
             tally,
             meta,
+            raw,
             child,
             queue: Some(queue),
             writer: Some(writer),
@@ -145,7 +146,8 @@ impl Consumer for CommandObserver {
         let (Some(queue), Some(json)) = (&self.queue, delivery.json) else {
             return Ok(());
         };
-        let line = self.meta.line(json, delivery.event.turn);
+        let raw = delivery.raw.filter(|_| self.raw);
+        let line = self.meta.line(json, delivery.event.turn, raw);
         match queue.try_send(line) {
             Ok(()) => self.tally.queued(),
             Err(TrySendError::Full(_)) => self.tally.dropped("fell behind"),
@@ -164,6 +166,10 @@ impl Consumer for CommandObserver {
 
     fn wants_json(&self) -> bool {
         true
+    }
+
+    fn wants_raw(&self) -> bool {
+        self.raw
     }
 
     fn tick(&mut self, _tick: &Tick<'_>) -> io::Result<()> {

@@ -3,12 +3,14 @@
 //! queue, events it cannot take in time are dropped and counted, and nothing an observer does
 //! can slow, block or fail the run.
 
+mod callback;
 mod command;
 mod sink;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+pub(crate) use callback::{Callback, Pending};
 pub(crate) use command::CommandObserver;
 pub(crate) use sink::EventsTo;
 
@@ -17,29 +19,58 @@ use crate::term::print;
 
 /// How many lines an observer's queue holds before events are dropped.
 pub(crate) const QUEUE: usize = 4096;
+/// How long, at the end of the run, an observer that kept up gets to take what is queued.
+pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The run-wide part of every line's `meta`.
+/// Where an event comes from, given with it to every observer: the run, and the turn of the run
+/// it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Meta {
+    /// The run's id, the name of its directory under the runs directory.
+    pub run_id: String,
+    /// The run's name: `--name` (`Run::name`), else its id.
+    pub run_name: String,
+    /// The agent: `opencode`, `claude`, `codex`, or `custom` for `--agent-cmd`.
+    pub agent: String,
+    /// The turn the event belongs to: 0 for the first, then one more for each turn that resumed
+    /// the session (`--then`, the execution after `--plan`, repair, the pass after a stall).
+    pub turn_index: u32,
+    /// Whether that turn started the agent's session or resumed it.
+    pub turn_kind: TurnKind,
+}
+
+/// The run-wide part of every line's `meta`, ready to be added to events' JSON lines.
 #[derive(Debug, Clone)]
-pub(crate) struct Meta {
+pub(crate) struct MetaLine {
+    run: Meta,
     /// `,"meta":{"run_id":…,"run_name":…,"agent":…,`
     head: String,
 }
 
-impl Meta {
-    pub(crate) fn new(run_id: &str, run_name: &str, agent: &str) -> Self {
+impl MetaLine {
+    pub(crate) fn new(run: Meta) -> Self {
         let s = |v: &str| serde_json::Value::String(v.to_owned()).to_string();
-        Self {
-            head: format!(
-                ",\"meta\":{{\"run_id\":{},\"run_name\":{},\"agent\":{},",
-                s(run_id),
-                s(run_name),
-                s(agent)
-            ),
+        let head = format!(
+            ",\"meta\":{{\"run_id\":{},\"run_name\":{},\"agent\":{},",
+            s(&run.run_id),
+            s(&run.run_name),
+            s(&run.agent)
+        );
+        Self { run, head }
+    }
+
+    /// The meta of an event of `turn`.
+    pub(crate) fn of(&self, turn: Turn) -> Meta {
+        Meta {
+            turn_index: turn.index,
+            turn_kind: turn.kind,
+            ..self.run.clone()
         }
     }
 
-    /// `json`, an event's line (`{…}\n`), with the meta of its `turn` added at its end.
-    pub(crate) fn line(&self, json: &[u8], turn: Turn) -> Vec<u8> {
+    /// `json`, an event's line (`{…}\n`), with `raw`, the agent's line it came from, if given,
+    /// and the meta of its `turn` added at its end.
+    pub(crate) fn line(&self, json: &[u8], turn: Turn, raw: Option<&str>) -> Vec<u8> {
         let body = json.strip_suffix(b"\n").unwrap_or(json);
         let body = body.strip_suffix(b"}").unwrap_or(body);
         let kind = match turn.kind {
@@ -48,6 +79,11 @@ impl Meta {
         };
         let mut line = Vec::with_capacity(json.len() + self.head.len() + 48);
         line.extend_from_slice(body);
+        if let Some(raw) = raw {
+            line.extend_from_slice(b",\"raw\":");
+            // A string always serializes.
+            let _ = serde_json::to_writer(&mut line, raw);
+        }
         line.extend_from_slice(self.head.as_bytes());
         line.extend_from_slice(
             format!(
@@ -70,6 +106,7 @@ pub(crate) struct Tally {
     queued: AtomicU64,
     written: AtomicU64,
     dropped: AtomicU64,
+    panics: AtomicU64,
     warned_drop: AtomicBool,
     /// The run is over: it is being ended, which is no news.
     closing: AtomicBool,
@@ -84,6 +121,7 @@ impl Tally {
             queued: AtomicU64::new(0),
             written: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
+            panics: AtomicU64::new(0),
             warned_drop: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             problem: Mutex::new(None),
@@ -96,6 +134,18 @@ impl Tally {
 
     fn written(&self, lines: u64) {
         self.written.fetch_add(lines, Ordering::Relaxed);
+    }
+
+    /// A callback took an event; whether it returned rather than panicked. The first panic is
+    /// told, once.
+    fn called(&self, returned: bool) {
+        self.written(1);
+        if !returned && self.panics.fetch_add(1, Ordering::Relaxed) == 0 {
+            print::warn(format_args!(
+                "{} panicked; it still gets the next events, and the run goes on",
+                self.label()
+            ));
+        }
     }
 
     /// An event it could not take; the first is told, once.
@@ -148,6 +198,7 @@ impl Tally {
             queued: self.queued.load(Ordering::Relaxed),
             written: self.written.load(Ordering::Relaxed),
             dropped: self.dropped.load(Ordering::Relaxed),
+            panics: self.panics.load(Ordering::Relaxed),
             problem: self
                 .problem
                 .lock()
@@ -163,13 +214,20 @@ mod tests {
 
     #[test]
     fn a_line_gets_the_meta_of_its_run_and_turn() {
-        let meta = Meta::new("20261124-1-abcde", "nightly \"fix\"", "opencode");
+        let meta = MetaLine::new(Meta {
+            run_id: "20261124-1-abcde".into(),
+            run_name: "nightly \"fix\"".into(),
+            agent: "opencode".into(),
+            turn_index: 0,
+            turn_kind: TurnKind::Start,
+        });
         let line = meta.line(
             b"{\"seq\":3,\"type\":\"text\",\"text\":\"hi\"}\n",
             Turn {
                 index: 1,
                 kind: TurnKind::Resume,
             },
+            Some("{\"part\":\"hi\"}"),
         );
         let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(value["text"], "hi");
@@ -177,6 +235,7 @@ mod tests {
         assert_eq!(value["meta"]["turn_index"], 1);
         assert_eq!(value["meta"]["turn_kind"], "resume");
         assert_eq!(value["meta"]["agent"], "opencode");
+        assert_eq!(value["raw"], "{\"part\":\"hi\"}");
         assert!(line.ends_with(b"}\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
     }
 }

@@ -8,12 +8,12 @@ use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{Meta, Tally};
+use super::{MetaLine, Tally};
 use crate::consumer::{Consumer, Delivery, Tick};
 
 pub(crate) struct EventsTo {
     tally: Arc<Tally>,
-    meta: Meta,
+    meta: MetaLine,
     path: PathBuf,
     fifo: bool,
     out: Option<File>,
@@ -23,7 +23,7 @@ pub(crate) struct EventsTo {
 
 impl EventsTo {
     /// Events to `path`: a FIFO that exists, or a file, created (0600) or appended to.
-    pub(crate) fn open(tally: Arc<Tally>, path: PathBuf, meta: Meta) -> io::Result<Self> {
+    pub(crate) fn open(tally: Arc<Tally>, path: PathBuf, meta: MetaLine) -> io::Result<Self> {
         let fifo = std::fs::metadata(&path).is_ok_and(|m| m.file_type().is_fifo());
         let mut sink = Self {
             tally,
@@ -113,7 +113,7 @@ impl Consumer for EventsTo {
             self.tally.dropped("has no reader, or one that fell behind");
             return Ok(());
         }
-        let line = self.meta.line(json, delivery.event.turn);
+        let line = self.meta.line(json, delivery.event.turn, None);
         match self.write_now(&line) {
             Ok(rest) if rest.len() == line.len() => {
                 self.tally.dropped("has no reader, or one that fell behind");

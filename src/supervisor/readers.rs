@@ -42,6 +42,9 @@ pub(crate) struct Batch {
     pub ts: SystemTime,
     pub at: Instant,
     pub events: Vec<EventKind>,
+    /// The agent's lines that made the events, each with the index of its first event, when an
+    /// observer asked for them; else empty.
+    pub raw: RawLines,
     /// Where the events go once dispatched: back to the reader that made them.
     home: Option<std::sync::mpsc::Sender<Vec<EventKind>>>,
 }
@@ -53,6 +56,7 @@ impl Batch {
             ts: SystemTime::now(),
             at: Instant::now(),
             events,
+            raw: Vec::new(),
             home: None,
         }
     }
@@ -67,6 +71,9 @@ impl Batch {
         }
     }
 }
+
+/// The agent's lines that made a batch's events, each with the index of its first event.
+pub(crate) type RawLines = Vec<(u32, Box<str>)>;
 
 /// Event vectors that came back from the supervisor.
 struct Recycler {
@@ -112,10 +119,17 @@ pub(crate) async fn stdout(
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
     stop: watch::Receiver<bool>,
+    keep_raw: bool,
 ) -> StreamEnd {
     crate::linux::grow_pipe(&pipe, STDOUT_PIPE);
     let mut feed = StdoutFeed::new(parser, redactor.clone());
-    let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| feed.piece(piece, events);
+    let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>, raw: &mut Vec<_>| {
+        if keep_raw {
+            feed.piece_kept(piece, events, raw);
+        } else {
+            feed.piece(piece, events);
+        }
+    };
     pump(
         Stoppable { pipe, stop },
         raw,
@@ -145,7 +159,8 @@ pub(crate) async fn stderr(
     stop: watch::Receiver<bool>,
 ) {
     let mut feed = StderrFeed::new(parser, redactor.clone());
-    let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>| feed.piece(piece, events);
+    let mut on_line =
+        |piece: Piece<'_>, events: &mut Vec<EventKind>, _: &mut Vec<_>| feed.piece(piece, events);
     pump(
         Stoppable { pipe, stop },
         raw,
@@ -165,7 +180,7 @@ async fn pump(
     stream: Stream,
     read_size: usize,
     tx: &mpsc::Sender<Batch>,
-    on_line: &mut (dyn FnMut(Piece<'_>, &mut Vec<EventKind>) + Send),
+    on_line: &mut (dyn FnMut(Piece<'_>, &mut Vec<EventKind>, &mut RawLines) + Send),
 ) {
     let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
     let mut raw = RawWriter::start(RawLog::new(raw, redactor.clone()));
@@ -183,13 +198,15 @@ async fn pump(
         for input in batch_inputs(chunk.bytes()) {
             // Room for a typical mix of lines (about one event per 400 bytes) without regrowing.
             let mut events = recycler.vec(input.len() / 400 + 8);
-            splitter.feed(input, |piece| on_line(piece, &mut events));
+            let mut lines = Vec::new();
+            splitter.feed(input, |piece| on_line(piece, &mut events, &mut lines));
             if tx
                 .send(Batch {
                     stream,
                     ts,
                     at,
                     events,
+                    raw: lines,
                     home: Some(recycler.home.clone()),
                 })
                 .await
@@ -201,10 +218,12 @@ async fn pump(
         buf = raw.reuse(chunk, read_size);
     }
     raw.finish().await;
-    let mut events = Vec::new();
-    splitter.finish(|piece| on_line(piece, &mut events));
+    let (mut events, mut lines) = (Vec::new(), Vec::new());
+    splitter.finish(|piece| on_line(piece, &mut events, &mut lines));
     if !events.is_empty() {
-        let _ = tx.send(Batch::now(stream, events)).await;
+        let mut batch = Batch::now(stream, events);
+        batch.raw = lines;
+        let _ = tx.send(batch).await;
     }
 }
 
@@ -436,7 +455,15 @@ mod tests {
         let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let (_keep, stop) = watch::channel(false);
-        let reader = tokio::spawn(stdout(rx_pipe, raw, parser, Redactor::default(), tx, stop));
+        let reader = tokio::spawn(stdout(
+            rx_pipe,
+            raw,
+            parser,
+            Redactor::default(),
+            tx,
+            stop,
+            true,
+        ));
 
         let mut texts = Vec::new();
         let mut batches = 0;
@@ -444,6 +471,14 @@ mod tests {
             batches += 1;
             // A batch comes from at most BATCH_LINES lines of input (one event each here).
             assert!(batch.events.len() <= BATCH_LINES + 1);
+            // Each event with the line it came from.
+            assert_eq!(batch.raw.len(), batch.events.len());
+            for ((first, line), (i, ev)) in batch.raw.iter().zip(batch.events.iter().enumerate()) {
+                assert_eq!(*first as usize, i);
+                if let EventKind::Text { text } = ev {
+                    assert!(line.contains(text.as_str()), "{line} for {text}");
+                }
+            }
             for ev in batch.events {
                 match ev {
                     EventKind::Text { text } => texts.push(text),

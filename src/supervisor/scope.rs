@@ -44,28 +44,36 @@ pub(crate) struct Scope {
 impl Scope {
     /// The scope of a new run: its mark, its cgroup when the hierarchy lets runbook make one
     /// (and `RUNBOOK_NO_CGROUP` is not `1`), and its guardian.
-    pub(crate) fn open(run_id: &str) -> Self {
+    ///
+    /// `whole_process`: runbook is the whole process (the `runbook` command), so that every child
+    /// of it is the run's; in a program using the library, its other children are not.
+    pub(crate) fn open(run_id: &str, whole_process: bool) -> Self {
         let tag = format!("{run_id}.{}", std::process::id());
         let cgroup = if std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| v == "1") {
             None
         } else {
             Cgroup::create(&format!("runbook-{tag}")).ok()
         };
-        let guardian = match Guardian::start(&tag, cgroup.as_ref()) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                print::warn(format_args!(
-                    "cannot start the process that ends the agent's processes if runbook is killed ({e}); they may outlive a killed runbook"
-                ));
-                None
+        // The guardian is runbook's own binary run again: a program using the library is not.
+        let guardian = if whole_process {
+            match Guardian::start(&tag, cgroup.as_ref()) {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    print::warn(format_args!(
+                        "cannot start the process that ends the agent's processes if runbook is killed ({e}); they may outlive a killed runbook"
+                    ));
+                    None
+                }
             }
+        } else {
+            None
         };
         Self {
             mark: mark(&tag),
             tag,
             cgroup_in_use: AtomicBool::new(cgroup.is_some()),
             cgroup,
-            root: Some(std::process::id() as i32),
+            root: whole_process.then(|| std::process::id() as i32),
             guardian_pid: guardian.as_ref().map(Guardian::pid),
             guardian: Mutex::new(guardian),
             started: Mutex::new(Vec::new()),

@@ -115,6 +115,7 @@ pub(crate) fn spawn(
     logs: RawLogs<'_>,
     redactor: &Redactor,
     scope: &Arc<Scope>,
+    keep_raw: bool,
 ) -> anyhow::Result<Spawned> {
     let mut command = Command::new(spec.program);
     command
@@ -145,6 +146,7 @@ pub(crate) fn spawn(
         redactor.clone(),
         tx.clone(),
         stop.clone(),
+        keep_raw,
     );
     // The stdout reader parses a fast agent's output nonstop: on a thread of its own it stays on
     // one core, with its allocator arena and caches, instead of hopping between the runtime's

@@ -50,7 +50,8 @@ impl Supervisor<'_> {
     pub(crate) async fn run_turn(&mut self, spec: TurnSpec<'_>) -> Ending {
         self.dispatch.set_turn(spec.turn);
         let scope = Arc::clone(&self.scope);
-        let mut agent = match spawn(&spec, self.logs, self.redactor, &scope) {
+        let keep_raw = self.dispatch.wants_raw();
+        let mut agent = match spawn(&spec, self.logs, self.redactor, &scope, keep_raw) {
             Ok(agent) => agent,
             Err(e) => return Ending::not_started(&e),
         };
@@ -140,9 +141,15 @@ impl Supervisor<'_> {
     /// Hands a batch of events to the consumers; tells the machine what it held.
     fn deliver(&mut self, mut batch: Batch) -> Input {
         let mut final_word = false;
-        for kind in &mut batch.events {
+        // The agent's line each event came from, when they were kept.
+        let mut lines = batch.raw.iter().peekable();
+        let mut line: Option<&str> = None;
+        for (i, kind) in batch.events.iter_mut().enumerate() {
+            while let Some((_, next)) = lines.next_if(|(first, _)| *first as usize <= i) {
+                line = Some(next);
+            }
             final_word |= matches!(kind, EventKind::AgentResult(_));
-            self.dispatch.emit_borrowed(batch.ts, kind);
+            self.dispatch.emit_borrowed(batch.ts, kind, line);
         }
         let input = Input::Output {
             stream: batch.stream,

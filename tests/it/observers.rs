@@ -241,3 +241,54 @@ fn a_fifo_without_a_reader_or_whose_reader_leaves_never_blocks_the_run() {
     let o = &ctx.ended_as(Outcome::Completed).observers[0];
     assert!(o.written >= 1 && o.dropped > 0, "{o:?}");
 }
+
+#[test]
+fn observers_from_runbook_toml_come_first_and_raw_ones_get_the_agents_own_lines() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("talker", TALKER);
+    ctx.write_work(
+        "runbook.toml",
+        "[[observers]]\ncommand = \"cat > configured.ndjson\"\nraw = true\n\n[[observers]]\ncommand = \"cat > plain.ndjson\"\n",
+    );
+    let out = support::run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent-cmd",
+            &agent,
+            "--on-event",
+            "cat > flagged.ndjson",
+            "--on-event-raw",
+            "say things",
+        ]),
+        Duration::from_secs(60),
+    );
+    out.assert_exit(0);
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let targets: Vec<&str> = receipt
+        .observers
+        .iter()
+        .map(|o| o.target.as_str())
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            "cat > configured.ndjson",
+            "cat > plain.ndjson",
+            "cat > flagged.ndjson"
+        ]
+    );
+    for (file, raw) in [("configured", true), ("plain", false), ("flagged", true)] {
+        let got = lines(&ctx.work.join(format!("{file}.ndjson")));
+        let text = got
+            .iter()
+            .find(|l| l["type"] == "text")
+            .expect("a text event");
+        if raw {
+            assert_eq!(text["raw"], r#"{"type":"text","text":"line 0"}"#, "{file}");
+        } else {
+            assert!(text.get("raw").is_none(), "{file}");
+        }
+        // runbook's own events come from no line of the agent's.
+        assert!(got[0].get("raw").is_none(), "{file}");
+    }
+}

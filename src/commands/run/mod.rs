@@ -8,7 +8,7 @@ mod stall;
 
 use std::io::Write as _;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
@@ -16,11 +16,14 @@ use crate::cli::RunArgs;
 use crate::config::{self, Flags};
 use crate::consumer::{Consumer, Dispatcher};
 use crate::event::EventKind;
+use crate::event::TurnKind;
 use crate::exit::ExitStatus;
 use crate::lifecycle::Ending;
-use crate::observers::{CommandObserver, EventsTo, Meta, Tally};
+use crate::observers::{
+    Callback, CommandObserver, DRAIN, EventsTo, Meta, MetaLine, Pending, Tally,
+};
 use crate::plan;
-use crate::receipt::ReceiptWriter;
+use crate::receipt::{Receipt, ReceiptWriter};
 use crate::redact::Redactor;
 use crate::render;
 use crate::rundir::{self, RunDir};
@@ -34,26 +37,69 @@ use stall::Stalls;
 
 pub(crate) use setup::resolve_cwd;
 
+/// What runs a run besides its command line: the CLI at a terminal, or a program through the
+/// library.
+pub(crate) struct Host {
+    /// Whether the run is shown: the terminal view on stderr, or `--json` on stdout.
+    pub views: bool,
+    /// The program's own observers.
+    pub callbacks: Vec<Callback>,
+    /// runbook is the whole process: it may become its subreaper, and its children are the
+    /// run's. Not so in a program using the library, whose other children are its own.
+    pub whole_process: bool,
+}
+
+impl Host {
+    /// The `runbook` command.
+    pub(crate) fn terminal() -> Self {
+        Self {
+            views: true,
+            callbacks: Vec::new(),
+            whole_process: true,
+        }
+    }
+}
+
+/// How a run ended, and its receipt.
+pub(crate) struct Finished {
+    pub status: ExitStatus,
+    /// `None` only when the run's record could not be written.
+    pub receipt: Option<Receipt>,
+}
+
+/// `runbook run`.
 pub(crate) async fn run(
     args: RunArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
+    Ok(execute(args, global, Host::terminal()).await?.status)
+}
+
+/// Runs the agent as `args` say, for `host`. An error: nothing could be started.
+pub(crate) async fn execute(
+    args: RunArgs,
+    global: &Flags<config::Global>,
+    host: Host,
+) -> anyhow::Result<Finished> {
+    let (views, whole_process) = (host.views, host.whole_process);
     let setup = Setup::resolve(&args, global)?;
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
-    crate::linux::become_subreaper();
+    if whole_process {
+        crate::linux::become_subreaper();
+    }
 
     let started = SystemTime::now();
     let run_dir = RunDir::create(&setup.runs_dir, started)?;
     let redactor = Redactor::for_agent(setup.agent_env.values());
-    let (mut consumers, mut observers) = consumers(&run_dir, &setup, &args, &redactor)?;
+    let (mut consumers, mut observers) = consumers(&run_dir, &setup, &args, &redactor, host)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
     let mut dispatch = Dispatcher::new(consumers);
     let info = setup.run_info(&args.prompt, args.name.as_deref(), &run_dir, &redactor);
     dispatch.emit_now(started, EventKind::RunStarted(info));
     // Before the agent starts: its mark, its cgroup and the guardian that ends its processes
     // should runbook be killed.
-    let scope = Arc::new(Scope::open(&run_dir.id));
+    let scope = Arc::new(Scope::open(&run_dir.id, whole_process));
     for pid in &observers.pids {
         scope.apart(*pid);
     }
@@ -100,7 +146,9 @@ pub(crate) async fn run(
         SystemTime::now(),
         ending.run_event(started.elapsed().unwrap_or_default()),
     );
+    let receipt = Receipt::of(dispatch.totals());
     let closed = dispatch.close();
+    drained(std::mem::take(&mut observers.pending)).await;
     for failure in &closed.failures {
         print::warn(failure);
     }
@@ -112,14 +160,20 @@ pub(crate) async fn run(
                 print::error(message, color);
             }
         }
-        return Ok(ExitStatus::Internal);
+        return Ok(Finished {
+            status: ExitStatus::Internal,
+            receipt: None,
+        });
     }
     // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event).
-    if args.plan_only && !args.json && completed {
+    if args.plan_only && !args.json && completed && views {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{}", answer.trim_end())?;
     }
-    Ok(ExitStatus::from_outcome(outcome))
+    Ok(Finished {
+        status: ExitStatus::from_outcome(outcome),
+        receipt,
+    })
 }
 
 /// Where the run's events go: the event log, the receipt, the plan file, and the views; then
@@ -129,6 +183,7 @@ fn consumers(
     setup: &Setup,
     args: &RunArgs,
     redactor: &Redactor,
+    host: Host,
 ) -> anyhow::Result<(Vec<Box<dyn Consumer>>, Observers)> {
     let mut consumers: Vec<Box<dyn Consumer>> = vec![
         Box::new(EventLog::new(
@@ -138,8 +193,11 @@ fn consumers(
         Box::new(ReceiptWriter::new(&run_dir.path)),
         Box::new(plan::PlanFile::new(&run_dir.path)),
     ];
-    consumers.extend(render::views(setup.color, args.json, args.verbosity));
-    Ok((consumers, observers(run_dir, setup, args, redactor)))
+    if host.views {
+        consumers.extend(render::views(setup.color, args.json, args.verbosity));
+    }
+    let observers = observers(run_dir, setup, args, redactor, host.callbacks);
+    Ok((consumers, observers))
 }
 
 /// The run's observers, and their tallies for the report at its end.
@@ -149,30 +207,54 @@ struct Observers {
     tallies: Vec<Arc<Tally>>,
     /// The observer processes, each leading its own process group.
     pids: Vec<u32>,
+    /// The threads and tasks of callback observers, still taking what is queued at the end.
+    pending: Vec<Pending>,
 }
 
 /// Starts every `--on-event` command and opens `--events-to`. One that cannot be started is
 /// told and left out: observers never stop a run.
-fn observers(run_dir: &RunDir, setup: &Setup, args: &RunArgs, redactor: &Redactor) -> Observers {
+fn observers(
+    run_dir: &RunDir,
+    setup: &Setup,
+    args: &RunArgs,
+    redactor: &Redactor,
+    callbacks: Vec<Callback>,
+) -> Observers {
     let name = args.name.as_deref().unwrap_or(&run_dir.id);
-    let meta = Meta::new(&run_dir.id, &redactor.str(name), setup.agent.adapter.name());
+    let meta = MetaLine::new(Meta {
+        run_id: run_dir.id.clone(),
+        run_name: redactor.str(name).into_owned(),
+        agent: setup.agent.adapter.name().to_owned(),
+        turn_index: 0,
+        turn_kind: TurnKind::Start,
+    });
     let mut out = Observers::default();
     let logs = run_dir.path.join("observers");
-    let targets = args.on_event.iter().map(|c| (c.clone(), None)).chain(
-        args.events_to
-            .iter()
-            .map(|p| (p.display().to_string(), Some(p))),
-    );
-    for (index, (target, path)) in (1..).zip(targets) {
+    let targets = setup
+        .observers
+        .iter()
+        .map(|o| (o.command.clone(), None, o.raw))
+        .chain(
+            setup
+                .events_to
+                .iter()
+                .map(|p| (p.display().to_string(), Some(p), false)),
+        );
+    for (index, (target, path, raw)) in (1..).zip(targets) {
         let tally = Arc::new(Tally::new(index, redactor.str(&target).into_owned()));
         let started: std::io::Result<Box<dyn Consumer>> = match path {
-            None => {
-                CommandObserver::start(Arc::clone(&tally), &target, &setup.cwd, &logs, meta.clone())
-                    .map(|o| {
-                        out.pids.push(o.pid());
-                        Box::new(o) as Box<dyn Consumer>
-                    })
-            }
+            None => CommandObserver::start(
+                Arc::clone(&tally),
+                &target,
+                &setup.cwd,
+                &logs,
+                meta.clone(),
+                raw,
+            )
+            .map(|o| {
+                out.pids.push(o.pid());
+                Box::new(o) as Box<dyn Consumer>
+            }),
             Some(path) => EventsTo::open(Arc::clone(&tally), path.clone(), meta.clone())
                 .map(|o| Box::new(o) as Box<dyn Consumer>),
         };
@@ -187,7 +269,40 @@ fn observers(run_dir: &RunDir, setup: &Setup, args: &RunArgs, redactor: &Redacto
             )),
         }
     }
+    let first = (setup.observers.len() + usize::from(setup.events_to.is_some()) + 1) as u32;
+    for (index, callback) in (first..).zip(callbacks) {
+        let tally = Arc::new(Tally::new(index, callback.describe().to_owned()));
+        match callback.observe(Arc::clone(&tally), meta.clone()) {
+            Ok((consumer, pending)) => {
+                out.consumers.push(consumer);
+                out.pending.push(pending);
+                out.tallies.push(tally);
+            }
+            Err(e) => print::warn(format_args!(
+                "observer {index} ({}) cannot be started: {e}; the run goes on without it",
+                tally.target
+            )),
+        }
+    }
     out
+}
+
+/// Gives callback observers up to [`DRAIN`] to take the events still queued for them; a callback
+/// still busy then is left to finish on its own thread or task.
+async fn drained(pending: Vec<Pending>) {
+    let until = tokio::time::Instant::now() + DRAIN;
+    for pending in pending {
+        match pending {
+            Pending::Task(task) => {
+                let _ = tokio::time::timeout_at(until, task).await;
+            }
+            Pending::Thread(thread) => {
+                while !thread.is_finished() && tokio::time::Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        }
+    }
 }
 
 /// The run's turns: the task (planned first with `--plan`), then each `--then` prompt while the

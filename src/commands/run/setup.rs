@@ -12,7 +12,7 @@ use super::repair::{Repair, Template};
 use crate::agent::{Adapter, Generic, Invocation, ParseContext, Permissions};
 use crate::agent_env::{self, AgentEnv};
 use crate::cli::RunArgs;
-use crate::config::{self, Config, Flags, Setting, Value, keys};
+use crate::config::{self, Config, Flags, ObserverSpec, Setting, Value, keys};
 use crate::event::{Limits, RunInfo, SCHEMA_VERSION};
 use crate::exit::Error;
 use crate::provenance::{Layer, SettingRecord};
@@ -36,6 +36,10 @@ pub(super) struct Setup {
     pub repair: Repair,
     /// Whether a turn that stalled on refused permissions gets one more pass.
     pub retry_denied: bool,
+    /// The programs that get every event: `[[observers]]`, then `--on-event`.
+    pub observers: Vec<ObserverSpec>,
+    /// The file or FIFO every event goes to as well.
+    pub events_to: Option<PathBuf>,
     pub color: ColorChoice,
     pub runs_dir: PathBuf,
 }
@@ -102,6 +106,8 @@ impl Setup {
                 template,
             ),
             retry_denied: config.value(&keys::RETRY_DENIED),
+            observers: observers(&config, &args.on_event),
+            events_to: config.get(&keys::EVENTS_TO),
             limits,
             plan: config.value(&keys::PLAN),
             color: config.value(&keys::COLOR),
@@ -149,6 +155,18 @@ impl Setup {
             env: self.agent_env.records(),
         }
     }
+}
+
+/// The observers of `[[observers]]`, then those of `--on-event` (with `raw` as `on_event_raw`
+/// says).
+fn observers(config: &Config, on_event: &[String]) -> Vec<ObserverSpec> {
+    let raw = config.value(&keys::ON_EVENT_RAW);
+    let mut observers = config.get(&keys::OBSERVERS).unwrap_or_default();
+    observers.extend(on_event.iter().map(|command| ObserverSpec {
+        command: command.clone(),
+        raw,
+    }));
+    observers
 }
 
 /// The configured checks with those of `--check` after them (one of the same name replaces the

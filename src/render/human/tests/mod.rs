@@ -42,6 +42,7 @@ fn feed(
             event: &event,
             totals,
             json: None,
+            raw: None,
         })
         .unwrap();
 }
