@@ -25,6 +25,7 @@ pub struct Event {
     pub ts: SystemTime,
     /// The agent invocation this event belongs to.
     pub turn: Turn,
+    /// What happened: the `type` tag and its fields, at the top level of the serialized event.
     #[serde(flatten)]
     pub kind: EventKind,
 }
@@ -32,21 +33,28 @@ pub struct Event {
 /// An agent invocation within a run: the first starts a session, later ones resume it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Turn {
+    /// 0 for the run's first invocation, then one more for each that followed (`--then`, the
+    /// execution after `--plan`, a repair, the pass after a permission stall).
     pub index: u32,
+    /// Whether this invocation started the agent's session or resumed it.
     pub kind: TurnKind,
 }
 
 impl Turn {
+    /// The run's first turn, which starts the session.
     pub const FIRST: Turn = Turn {
         index: 0,
         kind: TurnKind::Start,
     };
 }
 
+/// How a turn reaches the agent's session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnKind {
+    /// `start`: the turn started a new session.
     Start,
+    /// `resume`: the turn continued the session of the turns before.
     Resume,
 }
 
@@ -60,7 +68,9 @@ pub enum EventKind {
     /// An agent process was started for a turn.
     #[serde(rename = "turn.started")]
     TurnStarted {
+        /// The agent's command line: its program, then its arguments (secrets masked).
         argv: Vec<String>,
+        /// The agent's process id, which leads its process group.
         pid: u32,
         /// A read-only planning turn of `--plan`: its final text is the plan, shown whole once
         /// it is proposed.
@@ -69,13 +79,20 @@ pub enum EventKind {
     },
     /// The agent's own version, asked of its binary alongside the run.
     #[serde(rename = "agent.version")]
-    AgentVersion { version: String },
+    AgentVersion {
+        /// What the agent's `--version` printed, e.g. `1.14.25`.
+        version: String,
+    },
     /// The agent announced the session this run talks to (the id a resume needs).
     #[serde(rename = "session.started")]
-    SessionStarted { session_id: String },
+    SessionStarted {
+        /// The agent's own id for the session.
+        session_id: String,
+    },
     /// The agent began one model request/response cycle.
     #[serde(rename = "step.started")]
     StepStarted {
+        /// The agent's id for the step (its message id), when it gives one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
@@ -84,37 +101,59 @@ pub enum EventKind {
     StepFinished(StepUsage),
     /// A complete piece of the agent's answer text.
     #[serde(rename = "text")]
-    Text { text: String },
+    Text {
+        /// The text, as the agent wrote it (secrets masked).
+        text: String,
+    },
     /// A fragment of answer text as it streams, before the complete `text` event that repeats it.
     /// Only from agents that stream (Claude Code with partial messages).
     #[serde(rename = "text.delta")]
-    TextDelta { text: String },
+    TextDelta {
+        /// The fragment, to be appended to the ones before it.
+        text: String,
+    },
     /// A complete piece of the agent's visible reasoning.
     #[serde(rename = "reasoning")]
-    Reasoning { text: String },
+    Reasoning {
+        /// The reasoning text, or its summary, as the agent shows it.
+        text: String,
+    },
+    /// The agent called a tool; a `tool.completed` of the same `call_id` follows.
     #[serde(rename = "tool.started")]
     ToolStarted(ToolStart),
+    /// A tool call ended: how, and how long it took.
     #[serde(rename = "tool.completed")]
     ToolCompleted(ToolEnd),
     /// The agent handed work to a subagent (a child session).
     #[serde(rename = "subagent.started")]
     SubagentStarted {
+        /// The subagent's own session, when the agent names it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
+        /// The tool call that started it.
         call_id: String,
+        /// What it was asked to do, in a line.
         description: String,
     },
     /// A subagent handed its work back (or failed).
     #[serde(rename = "subagent.finished")]
     SubagentFinished {
+        /// The tool call that started it.
         call_id: String,
+        /// How its call ended.
         status: ToolStatus,
+        /// The first line of what it handed back, or of its error.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
     /// The agent wanted to do something and was not allowed to.
     #[serde(rename = "permission.denied")]
-    PermissionDenied { tool: String, detail: String },
+    PermissionDenied {
+        /// The tool that was refused, as the agent names it (`bash`, `Write`).
+        tool: String,
+        /// What it was called on: the command, the path.
+        detail: String,
+    },
     /// The model provider failed a request (after the agent's own retries, if it reports them).
     #[serde(rename = "provider.error")]
     ProviderError(ProviderError),
@@ -127,7 +166,12 @@ pub enum EventKind {
     AgentResult(AgentResult),
     /// The plan the planning turn ended on (`--plan`): its final text, revision 0 first.
     #[serde(rename = "plan.proposed")]
-    PlanProposed { revision: u32, text: String },
+    PlanProposed {
+        /// 0 for the first plan, then one more for each revision asked for.
+        revision: u32,
+        /// The plan, in Markdown.
+        text: String,
+    },
     /// What was decided about the plan, by a person at the prompt or by runbook (`--yes`, no
     /// terminal, `--plan-only`).
     #[serde(rename = "plan.decided")]
@@ -135,8 +179,11 @@ pub enum EventKind {
     /// A project check (`--check NAME=CMD`) began, after the task (attempt 0).
     #[serde(rename = "check.started")]
     CheckStarted {
+        /// 0 after the task, then the repair attempt it follows.
         attempt: u32,
+        /// The check's name (`test`).
         name: String,
+        /// What runs, with `sh -c`.
         command: String,
     },
     /// A project check ended.
@@ -146,6 +193,7 @@ pub enum EventKind {
     /// follows, then the checks again, as this attempt).
     #[serde(rename = "repair.started")]
     RepairStarted {
+        /// 1 for the first attempt.
         attempt: u32,
         /// The checks that failed, which the prompt holds.
         failing: Vec<String>,
@@ -159,13 +207,20 @@ pub enum EventKind {
     },
     /// Repair is over, and why.
     #[serde(rename = "repair.finished")]
-    RepairFinished { attempts: u32, stopped: RepairStop },
+    RepairFinished {
+        /// How many attempts were made.
+        attempts: u32,
+        /// Why repair stopped.
+        stopped: RepairStop,
+    },
     /// A turn ended after the agent's tools were refused permission (run headless, it cannot
     /// ask): what was refused, and whether the session gets one more pass that asks the agent to
     /// reach the goal without it (`--retry-denied`). The next turn is that pass.
     #[serde(rename = "permission.stalled")]
     PermissionStalled {
+        /// The operations refused during the turn.
         denied: Vec<Denial>,
+        /// Whether the next turn is the pass (`--retry-denied`, once per run).
         retry: bool,
         /// What the pass may spend: what is left of the repair budget.
         #[serde(
@@ -177,17 +232,28 @@ pub enum EventKind {
     },
     /// The agent warned about something that does not stop it.
     #[serde(rename = "agent.warning")]
-    AgentWarning { message: String },
+    AgentWarning {
+        /// The warning, as the agent worded it.
+        message: String,
+    },
     /// The agent reported a failure of its own that is not the provider's.
     #[serde(rename = "agent.error")]
-    AgentError { name: String, message: String },
+    AgentError {
+        /// The agent's name for the error (`UnknownError`).
+        name: String,
+        /// The error, as the agent worded it.
+        message: String,
+    },
     /// What an observer (`--on-event`, `--events-to`) was given and missed, just before the run
     /// ends.
     #[serde(rename = "observer.finished")]
     ObserverFinished(ObserverReport),
     /// A line the agent wrote to stderr (colour codes removed).
     #[serde(rename = "stderr")]
-    Stderr { line: String },
+    Stderr {
+        /// The line, without its newline.
+        line: String,
+    },
     /// A stdout line the adapter could not read; kept bounded.
     #[serde(rename = "unparsed")]
     Unparsed(Unparsed),
@@ -195,40 +261,78 @@ pub enum EventKind {
     /// last step): the events of `what` it printed follow, counted like any others. Said by
     /// runbook, for each tool call or step and for the first text.
     #[serde(rename = "after_final_word")]
-    AfterFinalWord { what: Late, detail: String },
+    AfterFinalWord {
+        /// What the agent did after its final word.
+        what: Late,
+        /// Which one: the tool and its input, or the step.
+        detail: String,
+    },
     /// The agent has been quiet for a while; the watchdog will fire if it stays so.
     #[serde(rename = "watchdog.warning")]
-    WatchdogWarning { quiet_ms: u64, timeout_ms: u64 },
+    WatchdogWarning {
+        /// How long the agent has been quiet, in milliseconds.
+        quiet_ms: u64,
+        /// After how long without activity it is stopped (`--inactivity-timeout`), in
+        /// milliseconds.
+        timeout_ms: u64,
+    },
     /// The watchdog decided the agent hung and is stopping it.
     #[serde(rename = "watchdog.fired")]
     WatchdogFired(Box<Diagnostic>),
     /// runbook decided to stop the agent for a reason other than the watchdog.
     #[serde(rename = "stop.requested")]
-    StopRequested { reason: Outcome, message: String },
+    StopRequested {
+        /// The outcome the run will have: `budget_exceeded`, `timed_out`, `interrupted`, ….
+        reason: Outcome,
+        /// Why, in a sentence.
+        message: String,
+    },
     /// A write to the run directory failed (`path`, with the OS error): what happens from here on
     /// can no longer be recorded, so runbook stops the agent and the run ends as `storage_error`.
     /// The event log itself may be the file that failed, so this event may be missing from it.
     #[serde(rename = "storage.failed")]
-    StorageFailed { path: String, error: String },
+    StorageFailed {
+        /// The file that could not be written.
+        path: String,
+        /// The operating system's error.
+        error: String,
+    },
     /// runbook sent a signal to the agent's process tree.
     #[serde(rename = "signal.sent")]
-    SignalSent { signal: String, processes: u32 },
+    SignalSent {
+        /// `SIGTERM` or `SIGKILL`.
+        signal: String,
+        /// How many processes it was sent to.
+        processes: u32,
+    },
     /// The turn ended with the agent having finished its work. Exactly one of this or
     /// `turn.failed` per turn, after the turn's last tool call.
     #[serde(rename = "turn.completed")]
-    TurnCompleted { exit: ExitInfo },
+    TurnCompleted {
+        /// How the agent's process exited.
+        exit: ExitInfo,
+    },
+    /// The turn ended without the agent finishing its work. Exactly one of this or
+    /// `turn.completed` per turn.
     #[serde(rename = "turn.failed")]
     TurnFailed {
+        /// How the turn ended.
         outcome: Outcome,
+        /// Why, in a sentence.
         message: String,
+        /// How the agent's process exited.
         exit: ExitInfo,
     },
     /// The last event of every run.
     #[serde(rename = "run.finished")]
     RunFinished {
+        /// How the run ended.
         outcome: Outcome,
+        /// Why, in a sentence.
         message: String,
+        /// How long the whole run took, in milliseconds.
         duration_ms: u64,
+        /// How the last agent process exited.
         exit: ExitInfo,
     },
 }
@@ -335,7 +439,9 @@ fn is_zero(n: &u64) -> bool {
 /// An operation of the agent's that was refused permission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Denial {
+    /// The tool that was refused, as the agent names it.
     pub tool: String,
+    /// What it was called on: the command, the path.
     pub detail: String,
 }
 
@@ -379,15 +485,18 @@ impl RepairStop {
 pub struct CheckResult {
     /// 0 for the checks after the task.
     pub attempt: u32,
+    /// The check's name (`test`).
     pub name: String,
     /// Run with `sh -c` in the agent's working directory.
     pub command: String,
     /// It exited 0 within its timeout.
     pub passed: bool,
+    /// How its process exited.
     pub exit: ExitInfo,
     /// It outlived its timeout and was ended with its whole tree.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timed_out: bool,
+    /// How long it ran, in milliseconds.
     pub duration_ms: u64,
     /// Bytes of output, stdout and stderr together.
     pub output_bytes: u64,
@@ -413,6 +522,7 @@ pub enum Late {
 }
 
 impl Late {
+    /// How a message names it: `text`, `a tool call`, `a model call`.
     pub fn as_str(self) -> &'static str {
         match self {
             Late::Text => "text",
@@ -425,6 +535,7 @@ impl Late {
 /// A decision about a proposed plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanDecision {
+    /// What was decided.
     pub decision: Decision,
     /// Who decided: `person` at the prompt, or `auto` (`--yes`, no terminal, `--plan-only`).
     pub by: DecidedBy,
@@ -435,9 +546,13 @@ pub struct PlanDecision {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+/// What to do with a proposed plan.
 pub enum Decision {
+    /// `execute`: carry the plan out, in the same session.
     Execute,
+    /// `revise`: plan again, with the person's feedback.
     Revise,
+    /// `abort`: end the run without executing anything.
     Abort,
     /// `--plan-only`: the run ends with the plan.
     Stop,
@@ -445,8 +560,11 @@ pub enum Decision {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+/// Who decided about a plan.
 pub enum DecidedBy {
+    /// `person`: someone at the terminal's prompt.
     Person,
+    /// `auto`: runbook, as `--yes`, no terminal or `--plan-only` say.
     Auto,
 }
 
@@ -454,14 +572,22 @@ pub enum DecidedBy {
 /// rebuild the receipt without another source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
+    /// The version of this schema ([`SCHEMA_VERSION`]) the log was written with.
     pub schema_version: u32,
+    /// The run's id: its start time and a random part (`20261124-101502-4kq2w`), the name of its directory.
     pub run_id: String,
+    /// The version of runbook that ran it.
     pub runbook_version: String,
+    /// The agent: `opencode`, `claude`, `codex`, or `custom` for `--agent-cmd`.
     pub agent: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The model asked for, as the agent names it; absent: the agent's own default.
     pub model: Option<String>,
+    /// The task's prompt (secrets masked).
     pub prompt: String,
+    /// The directory the agent worked in.
     pub cwd: String,
+    /// The run's directory: its log, raw output, checks and receipt.
     pub run_dir: String,
     /// The run's name (`--name`), for observers and people; absent: the run id is its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -472,6 +598,7 @@ pub struct RunInfo {
     /// not mistaken for a live supervisor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_start: Option<u64>,
+    /// The limits the run was held to.
     pub limits: Limits,
     /// The settings that did not come from runbook's defaults, and where each was set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -563,10 +690,15 @@ mod ms {
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
 pub struct Tokens {
+    /// Input tokens, cached ones included.
     pub input: u64,
+    /// Output tokens, reasoning included.
     pub output: u64,
+    /// Reasoning tokens (part of `output`), when the agent tells them apart.
     pub reasoning: u64,
+    /// Input tokens read from the provider's prompt cache.
     pub cache_read: u64,
+    /// Input tokens written to the provider's prompt cache.
     pub cache_write: u64,
 }
 
@@ -580,6 +712,7 @@ impl Tokens {
             .saturating_add(self.cache_write)
     }
 
+    /// Adds `other`'s counts to these.
     pub fn add(&mut self, other: &Tokens) {
         self.input = self.input.saturating_add(other.input);
         self.output = self.output.saturating_add(other.output);
@@ -593,16 +726,21 @@ impl Tokens {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CostSource {
+    /// `reported`: the agent said what it cost.
     Reported,
+    /// `estimated`: runbook priced the tokens from its price table.
     Estimated,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// One model call's usage: what a step spent.
 pub struct StepUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The agent's id for the step (its message id), when it gives one.
     pub id: Option<String>,
     /// Why the model stopped: `stop`, `tool-calls`, `length`, … as the agent reports it.
     pub reason: String,
+    /// The step's tokens.
     pub tokens: Tokens,
     /// USD for this step; absent when unknown (which is not zero).
     #[serde(
@@ -612,6 +750,7 @@ pub struct StepUsage {
     )]
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Whether `cost_usd` was reported or estimated.
     pub cost_source: Option<CostSource>,
     /// The agent reported a cost runbook did not use, and why; `cost_usd` is then runbook's
     /// estimate from the tokens, or absent.
@@ -679,7 +818,9 @@ impl StepUsage {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// A tool call as it starts.
 pub struct ToolStart {
+    /// The agent's id for the call, shared with its `tool.completed`.
     pub call_id: String,
     /// The tool's name as the agent calls it.
     pub name: String,
@@ -716,15 +857,24 @@ impl ToolStart {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
+    /// Reads a file.
     Read,
+    /// Changes part of a file.
     Edit,
+    /// Writes a whole file.
     Write,
+    /// Runs a command.
     Shell,
+    /// Searches files or their contents (grep, glob, list).
     Search,
+    /// Fetches a URL or searches the web.
     Fetch,
+    /// Hands work to a subagent.
     Subagent,
+    /// Keeps the agent's to-do list.
     Todo,
     #[default]
+    /// Anything else (MCP tools, unknown ones).
     Other,
 }
 
@@ -762,27 +912,41 @@ impl ToolKind {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+/// How a tool call ended.
 pub enum ToolStatus {
+    /// `ok`: it ran and succeeded.
     Ok,
+    /// `error`: it ran and failed, or could not run.
     Error,
+    /// `denied`: it was not allowed to run.
     Denied,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// A tool call as it ends.
 pub struct ToolEnd {
+    /// The agent's id for the call, shared with its `tool.started`.
     pub call_id: String,
+    /// The tool's name as the agent calls it.
     pub name: String,
     #[serde(default)]
+    /// What kind of tool it is, the same for every agent.
     pub kind: ToolKind,
+    /// What it was called on, in a line: the path, the command, the pattern.
     pub input: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The subagent call it ran under, if any.
     pub parent: Option<String>,
+    /// How it ended.
     pub status: ToolStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The first line of its error, when it failed.
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Bytes of output it returned, when the agent says.
     pub output_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How long it took, in milliseconds, when the agent says.
     pub duration_ms: Option<u64>,
 }
 
@@ -800,34 +964,45 @@ impl ToolEnd {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// A failed request to the model provider.
 pub struct ProviderError {
+    /// The agent's name for the error (`APIError`, `rate_limit_error`).
     pub name: String,
+    /// The error, as the provider or the agent worded it.
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The HTTP status of the failed request, when the agent says.
     pub status: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Whether the provider said it may be retried, when the agent says.
     pub retryable: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// A retry of a failed provider request, about to happen.
 pub struct ProviderRetry {
     /// Which retry this is, from 1.
     pub attempt: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How many attempts the agent makes in all, when it says.
     pub max_attempts: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How long the agent waits before the retry, in milliseconds, when it says.
     pub delay_ms: Option<u64>,
     /// The HTTP status of the failed request, when the agent says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// Why the request failed, as the agent worded it.
     pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// The agent's own final word on a turn.
 pub struct AgentResult {
     /// Whether the agent says it finished its work.
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Its final message or error, when it gives one.
     pub message: Option<String>,
     /// The turn's tokens, all model calls included (subagents' too, when the agent counts them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -840,6 +1015,7 @@ pub struct AgentResult {
     )]
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Whether `cost_usd` was reported or estimated.
     pub cost_source: Option<CostSource>,
     /// The agent reported a total cost runbook did not use, and why; `cost_usd` is then
     /// runbook's estimate from the tokens, or absent.
@@ -852,6 +1028,7 @@ pub struct AgentResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_calls: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How long the agent says the turn took, in milliseconds.
     pub duration_ms: Option<u64>,
 }
 
@@ -870,13 +1047,17 @@ impl AgentResult {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+/// Which of the agent's output streams a line came from.
 pub enum Stream {
+    /// Its standard output.
     Stdout,
+    /// Its standard error.
     Stderr,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+/// Why a line could not be read.
 pub enum UnparsedReason {
     /// Not JSON text at all (or nested too deeply to read).
     NotJson,
@@ -892,8 +1073,11 @@ pub enum UnparsedReason {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// An output line the adapter could not read.
 pub struct Unparsed {
+    /// The stream it came from.
     pub stream: Stream,
+    /// Why it could not be read.
     pub reason: UnparsedReason,
     /// Length of the whole line in bytes.
     pub bytes: u64,
@@ -939,6 +1123,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome as it is serialized: `completed`, `agent_error`, ….
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Completed => "completed",
@@ -970,8 +1155,10 @@ impl std::fmt::Display for Outcome {
 )]
 pub struct ExitInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The exit code, when the process exited.
     pub code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The signal that killed it, when one did.
     pub signal: Option<i32>,
 }
 
@@ -994,23 +1181,30 @@ pub fn signal_name(sig: i32) -> String {
 /// Why the watchdog fired, in enough detail to act on without opening the logs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostic {
+    /// The inactivity timeout that was reached, in milliseconds.
     pub timeout_ms: u64,
     /// How long each activity signal had been quiet.
     pub stdout_quiet_ms: u64,
+    /// How long stderr had been quiet, in milliseconds.
     pub stderr_quiet_ms: u64,
+    /// How long the agent's processes had used no CPU, in milliseconds.
     pub cpu_quiet_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The type of the agent's last event before it went quiet.
     pub last_event: Option<String>,
     /// The step in progress (1-based) when the watchdog fired, if one was open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_step: Option<u32>,
+    /// How many steps had finished.
     pub completed_steps: u32,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         serialize_with = "crate::money::usd_opt"
     )]
+    /// What the run had cost by then, in USD, when known.
     pub cost_usd: Option<f64>,
+    /// The agent's last lines on stderr.
     pub stderr_tail: Vec<String>,
 }
 
@@ -1026,6 +1220,7 @@ pub mod rfc3339 {
             const { std::cell::RefCell::new((SystemTime::UNIX_EPOCH, String::new())) };
     }
 
+    /// Writes `ts` as RFC 3339 in UTC, to the microsecond.
     pub fn serialize<S: Serializer>(ts: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
         LAST.with_borrow_mut(|(last, text)| {
             if *last != *ts || text.is_empty() {
@@ -1038,6 +1233,7 @@ pub mod rfc3339 {
         })
     }
 
+    /// Reads an RFC 3339 time.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         humantime::parse_rfc3339_weak(&s).map_err(serde::de::Error::custom)

@@ -35,6 +35,7 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// The exit code a run that ended with `outcome` has.
     pub fn from_outcome(outcome: Outcome) -> Self {
         match outcome {
             Outcome::Completed => Self::Completed,

@@ -1,9 +1,16 @@
 //! runbook: supervise a coding agent's headless run.
 //!
-//! Adapters (`agent`) turn an agent's native output into universal events (`event`); the
-//! supervisor (`supervisor`, `watchdog`) owns the agent's processes and limits; consumers (`render`,
-//! `store`, `receipt`) only receive events, through the dispatcher (`consumer`).
-
+//! This crate is the `runbook` command and a library for programs that run agents themselves:
+//! [`Run`] runs one as `runbook run` does (the same configuration, supervision, checks and run
+//! directory) and returns its [`receipt::Receipt`], giving every [`event::Event`] with its
+//! [`Meta`] to the program's observers on the way. The event and receipt types are the same
+//! ones `--json`, `events.ndjson` and `result.json` carry (`docs/events.md`).
+//!
+//! Inside, adapters (`agent`) turn an agent's native output into universal events (`event`); the
+//! supervisor (`supervisor`, `watchdog`) owns the agent's processes and limits; consumers
+//! (`render`, `store`, `receipt`, `observers`) only receive events, through the dispatcher
+//! (`consumer`).
+#![deny(missing_docs)]
 mod agent;
 mod agent_env;
 mod batched;

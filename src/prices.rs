@@ -13,9 +13,11 @@ use crate::event::Tokens;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
+    /// Plain input.
     pub input: f64,
     /// Input served from the provider's prompt cache.
     pub cached_input: f64,
+    /// Output, reasoning included.
     pub output: f64,
     /// Input written to the prompt cache (Anthropic bills it above plain input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,6 +95,7 @@ pub struct PriceTable {
 }
 
 impl PriceTable {
+    /// The shipped table with `user`'s prices (by model) over it.
     pub fn new(user: BTreeMap<String, Price>) -> Self {
         Self { user }
     }

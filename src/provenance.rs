@@ -26,6 +26,7 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// How files and messages name the layer: `default`, `global`, `repo`, `local`, `env`, `flag`.
     pub fn as_str(self) -> &'static str {
         match self {
             Layer::Default => "default",
@@ -42,6 +43,7 @@ impl Layer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Origin {
+    /// The layer that gave it.
     pub layer: Layer,
     /// The configuration file (global, repo and local layers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +60,7 @@ pub struct Origin {
 }
 
 impl Origin {
+    /// Runbook's own default.
     pub fn default_value() -> Self {
         Self::named(Layer::Default, None)
     }
@@ -108,7 +111,9 @@ impl fmt::Display for Origin {
 pub struct SettingRecord {
     /// The key as a configuration file names it: `model`, `agents.claude.bin`, `prices."gpt-5"`.
     pub key: String,
+    /// The value, as TOML would write it (in JSON).
     pub value: serde_json::Value,
+    /// Where it was given.
     pub from: Origin,
 }
 
@@ -131,6 +136,7 @@ pub enum EnvLayer {
 }
 
 impl EnvLayer {
+    /// How messages name the layer: `config`, `dotenv`, `dotenv_local`, `shell`, `env_file`.
     pub fn as_str(self) -> &'static str {
         match self {
             EnvLayer::Config => "config",
@@ -146,11 +152,14 @@ impl EnvLayer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvVarRecord {
+    /// The variable's name.
     pub name: String,
+    /// The layer that set it.
     pub layer: EnvLayer,
     /// The file that set it (absent for the shell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The line of the file that set it.
     pub line: Option<u32>,
 }

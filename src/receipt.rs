@@ -1,6 +1,6 @@
 //! The receipt (`result.json`): what happened in a run, how long it took and what it cost.
 //!
-//! A receipt is read off the run's one fold of its events ([`RunStats`]), nothing else, so one can
+//! A receipt is read off the run's one fold of its events (`RunStats`), nothing else, so one can
 //! be rebuilt from any `events.ndjson`. It is written atomically (temporary file, then rename)
 //! once the run is over.
 
@@ -22,44 +22,71 @@ use crate::stats::{
     AfterFinalWord, Denial, Finish, RunStats, ToolTally, TurnTotals, UnparsedSample, Warnings,
 };
 
+/// What happened in a run, how long it took and what it cost: `result.json` in the run's
+/// directory, written once the run has ended (`runbook status --json` prints one for a run still
+/// going). Everything in it can be rebuilt from the run's event log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
     /// Always `receipt`, so a `--json` reader can tell it from events.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The version of the schema ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
+    /// The run's id, the name of its directory.
     pub run_id: String,
     /// The run's name (`--name`); absent: its id is its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The version of runbook that ran it.
     pub runbook_version: String,
+    /// The agent and its version.
     pub agent: AgentInfo,
+    /// The model asked for; absent: the agent's own default.
     pub model: Option<String>,
+    /// The task's prompt (secrets masked).
     pub prompt: String,
+    /// The directory the agent worked in.
     pub cwd: String,
+    /// The run's directory.
     pub run_dir: String,
     #[serde(with = "crate::event::rfc3339")]
     #[schemars(with = "String", extend("format" = "date-time"))]
+    /// When the run started.
     pub started_at: SystemTime,
     #[serde(with = "crate::event::rfc3339")]
     #[schemars(with = "String", extend("format" = "date-time"))]
+    /// When it ended.
     pub ended_at: SystemTime,
+    /// How long it took, in milliseconds.
     pub duration_ms: u64,
+    /// How it ended; it decides runbook's exit code.
     pub outcome: Outcome,
     /// Why the run ended so, in a sentence.
     pub message: String,
+    /// How the last agent process exited.
     pub exit: ExitInfo,
+    /// The agent's session, the one every turn used.
     pub session_id: Option<String>,
+    /// How many model calls (steps) the agent made.
     pub steps: u32,
+    /// The tool calls, with their failures and denials, by tool.
     pub tool_calls: ToolCalls,
+    /// All turns' tokens.
     pub tokens: TokenTotals,
+    /// What the run cost, and how sure that is.
     pub cost: Cost,
+    /// Each turn: its tokens, cost and steps.
     pub turns: Vec<TurnTotals>,
+    /// Operations the agent was refused (the first hundred).
     pub permission_denials: Vec<Denial>,
+    /// Failed requests to the model provider.
     pub provider_errors: Vec<ProviderError>,
+    /// Errors the agent reported that were not the provider's.
     pub agent_errors: Vec<String>,
+    /// Output lines the adapter could not read, with samples.
     pub unparsed_lines: UnparsedLines,
+    /// What the agent wrote to stderr.
     pub stderr: StderrSummary,
     /// What a reader of the totals must know: costs that could not be used, token counts that
     /// could not be read, work after the agent's final word. Receipts from before it have none.
@@ -68,7 +95,9 @@ pub struct Receipt {
     /// What the agent printed after its final word (counted in the totals too).
     #[serde(default)]
     pub after_final_word: AfterFinalWord,
+    /// Why the watchdog stopped the agent, when it did.
     pub watchdog: Option<Diagnostic>,
+    /// The limits the run was held to.
     pub limits: Limits,
     /// The settings that did not come from runbook's defaults, and where each was set.
     #[serde(default)]
@@ -98,6 +127,7 @@ pub struct Receipt {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StallRecord {
+    /// The operations refused during the turn.
     pub denied: Vec<Denial>,
     /// Absent when there was no pass (`--retry-denied` not given, or used already).
     pub pass: Option<StallPass>,
@@ -117,8 +147,10 @@ pub struct StallPass {
         serialize_with = "crate::money::usd_opt"
     )]
     pub budget_usd: Option<f64>,
+    /// Its tokens.
     pub tokens: Tokens,
     #[serde(serialize_with = "crate::money::usd_opt")]
+    /// What it spent in USD; absent when unknown.
     pub cost_usd: Option<f64>,
     /// How its turn ended; absent when the run ended during it.
     pub outcome: Option<Outcome>,
@@ -137,6 +169,7 @@ pub struct RepairRecord {
     pub budget_usd: Option<f64>,
     /// Why repair stopped; absent when the run ended during it.
     pub stopped: Option<RepairStop>,
+    /// Each attempt, in order.
     pub attempts: Vec<RepairAttempt>,
 }
 
@@ -144,11 +177,14 @@ pub struct RepairRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepairAttempt {
+    /// 1 for the first attempt.
     pub attempt: u32,
     /// The index of its turn (in `turns`).
     pub turn: u32,
+    /// Its tokens.
     pub tokens: Tokens,
     #[serde(serialize_with = "crate::money::usd_opt")]
+    /// What it spent in USD; absent when unknown.
     pub cost_usd: Option<f64>,
 }
 
@@ -167,33 +203,49 @@ pub struct PlanRecord {
     /// Tokens and cost of the planning turns (the first plan and every revision).
     pub tokens: u64,
     #[serde(serialize_with = "crate::money::usd_opt")]
+    /// What planning cost in USD; absent when unknown.
     pub cost_usd: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// The agent that ran.
 pub struct AgentInfo {
+    /// `opencode`, `claude`, `codex`, or `custom` for `--agent-cmd`.
     pub name: String,
+    /// Its version, when it told it.
     pub version: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// The run's tool calls.
 pub struct ToolCalls {
+    /// How many there were.
     pub total: u32,
+    /// How many ran and failed.
     pub errors: u32,
+    /// How many were not allowed to run.
     pub denied: u32,
+    /// The same, by tool name.
     pub by_name: BTreeMap<String, ToolTally>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// The run's tokens, by kind.
 pub struct TokenTotals {
+    /// Input tokens, cached ones included.
     pub input: u64,
+    /// Output tokens, reasoning included.
     pub output: u64,
+    /// Reasoning tokens (part of `output`).
     pub reasoning: u64,
+    /// Input tokens read from the prompt cache.
     pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
     pub cache_write: u64,
+    /// Input and output (and cache writes, where the agent counts them apart): what was billed.
     pub total: u64,
 }
 
@@ -212,10 +264,12 @@ impl From<Tokens> for TokenTotals {
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// What the run cost.
 pub struct Cost {
     /// Total USD; null when some step's cost is unknown.
     #[serde(serialize_with = "crate::money::usd_opt")]
     pub usd: Option<f64>,
+    /// Whether the total was reported by the agent or estimated by runbook; absent when unknown.
     pub source: Option<CostSource>,
     /// The sum of the costs that are known (a lower bound when `usd` is null).
     #[serde(serialize_with = "crate::money::usd")]
@@ -232,15 +286,21 @@ pub struct Cost {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// Output lines that could not be read.
 pub struct UnparsedLines {
+    /// How many.
     pub count: u64,
+    /// The first few, with why.
     pub samples: Vec<UnparsedSample>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// What the agent wrote to stderr.
 pub struct StderrSummary {
+    /// How many lines.
     pub lines: u64,
+    /// The last of them.
     pub tail: Vec<String>,
 }
 
