@@ -19,6 +19,18 @@ pub(crate) struct Stat {
 }
 
 /// The stat of one process, if it exists.
+/// The files process `pid` has open, as `/proc/PID/fd` names them (what is not a file, such as
+/// a pipe, is left out).
+pub(crate) fn open_files(pid: i32) -> Vec<std::path::PathBuf> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|target| target.is_absolute())
+        .collect()
+}
+
 pub(crate) fn stat(pid: i32) -> Option<Stat> {
     parse(pid, &fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }

@@ -129,6 +129,20 @@ impl Scope {
         }
     }
 
+    /// The files runbook's own helpers (observers) have open now: what they write is not the
+    /// agent's doing.
+    pub(crate) fn helpers_files(&self) -> Vec<std::path::PathBuf> {
+        let apart = self.apart.lock().map(|a| a.clone()).unwrap_or_default();
+        if apart.is_empty() {
+            return Vec::new();
+        }
+        crate::linux::procfs::pids()
+            .into_iter()
+            .filter(|&pid| crate::linux::procfs::stat(pid).is_some_and(|p| apart.contains(&p.pgrp)))
+            .flat_map(crate::linux::procfs::open_files)
+            .collect()
+    }
+
     /// Whether the process group `pgrp` is one of runbook's own helpers'.
     pub(crate) fn is_apart(&self, pgrp: i32) -> bool {
         self.apart.lock().is_ok_and(|a| a.contains(&pgrp))

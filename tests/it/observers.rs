@@ -48,6 +48,8 @@ fn an_observer_gets_every_event_in_order_with_its_turns_meta() {
             &format!("cat > {}", seen.display()),
             "--events-to",
             copy.to_str().unwrap(),
+            "--plan",
+            "--yes",
             "--then",
             "once more",
             "say things",
@@ -56,6 +58,20 @@ fn an_observer_gets_every_event_in_order_with_its_turns_meta() {
     );
     out.assert_exit(0);
     let (events, receipt) = support::events_and_receipt(&out.stdout);
+    // The planning turn, its execution and the `--then` turn.
+    let turns: Vec<(u32, TurnKind)> = events
+        .iter()
+        .filter(|e| matches!(e.kind, runbook::event::EventKind::TurnStarted { .. }))
+        .map(|e| (e.turn.index, e.turn.kind))
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            (0, TurnKind::Start),
+            (1, TurnKind::Resume),
+            (2, TurnKind::Resume)
+        ]
+    );
     let json: Vec<Value> = out
         .stdout
         .lines()
@@ -84,7 +100,6 @@ fn an_observer_gets_every_event_in_order_with_its_turns_meta() {
         let plain: Vec<Value> = got.into_iter().map(without_meta).collect();
         assert_eq!(plain, json, "exactly what --json prints, in its order");
     }
-    assert!(events.iter().any(|e| e.turn.kind == TurnKind::Resume));
     assert_eq!(receipt.name.as_deref(), Some("nightly"));
     assert_eq!(receipt.observers.len(), 2);
     for o in &receipt.observers {

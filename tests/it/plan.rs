@@ -115,6 +115,49 @@ fn an_agent_that_changes_files_while_planning_is_stopped_before_executing() {
     assert!(!ctx.work.join("out.txt").exists());
 }
 
+/// What runbook itself writes in the working directory while the agent plans (its run
+/// directory there, an observer's file) is not the agent changing files.
+#[test]
+fn runbooks_own_writes_in_the_work_dir_are_not_the_agent_changing_files() {
+    let mut ctx = TestContext::new();
+    let runs = ctx.work.join("runs");
+    let runs = runs.to_str().unwrap();
+    let agent = scripted_agent(&ctx);
+    let out = support::run(
+        &mut ctx.runbook(&[
+            "run",
+            "--runs-dir",
+            runs,
+            "--agent-cmd",
+            &agent,
+            "--on-event",
+            "cat > events.log",
+            "--plan",
+            "create out.txt",
+        ]),
+        std::time::Duration::from_secs(60),
+    );
+    out.assert_exit(0);
+    assert!(ctx.work.join("out.txt").exists(), "the execute turn ran");
+    assert!(ctx.work.join("events.log").metadata().unwrap().len() > 0);
+    // A change of the agent's own is still caught, next to them.
+    ctx.env("CHANGE_WHILE_PLANNING", "1");
+    let out = support::run(
+        &mut ctx.runbook(&[
+            "run",
+            "--runs-dir",
+            runs,
+            "--agent-cmd",
+            &agent,
+            "--plan",
+            "x",
+        ]),
+        std::time::Duration::from_secs(60),
+    );
+    out.assert_exit(1)
+        .assert_stderr_has("changed files while planning (stray.txt)");
+}
+
 // Through a terminal, with the real OpenCode.
 
 const PLAN_1: &str = "# Plan\n\n## Files\n\n- `README.md`: change its last line\n\n## Testing\n\nRead README.md back.\n\n## Risks\n\nNone.";

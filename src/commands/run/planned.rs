@@ -1,6 +1,8 @@
 //! `--plan`: read-only planning turns until the plan is approved (by the person at the terminal,
 //! or automatically), then the execution turn in the same session.
 
+use std::path::{Path, PathBuf};
+
 use super::session::Session;
 use crate::agent::Permissions;
 use crate::event::{DecidedBy, Decision, EventKind, Outcome, PlanDecision};
@@ -56,6 +58,27 @@ pub(super) async fn planned(
     session.turn(&plan::execute_prompt(task), permissions).await
 }
 
+/// The changed paths (relative to the agent's working directory) that are not runbook's own
+/// doing: its run directory, `--events-to`, and the files its observers hold open.
+fn not_runbooks(session: &Session<'_>, changed: Vec<PathBuf>) -> Vec<PathBuf> {
+    if changed.is_empty() {
+        return changed;
+    }
+    let setup = session.setup;
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let cwd = canonical(&setup.cwd);
+    let runs = canonical(&setup.runs_dir);
+    let mut own: Vec<PathBuf> = session.supervisor.scope.helpers_files();
+    own.extend(setup.events_to.as_deref().map(canonical));
+    changed
+        .into_iter()
+        .filter(|rel| {
+            let path = cwd.join(rel);
+            !path.starts_with(&runs) && !own.contains(&path)
+        })
+        .collect()
+}
+
 /// The plan a planning turn ended with; refused when the turn changed files or gave no plan.
 fn proposal(
     session: &Session<'_>,
@@ -63,6 +86,7 @@ fn proposal(
     ending: &Ending,
 ) -> Result<String, Ending> {
     let changed = before.changes(&plan::Snapshot::take(&session.setup.cwd));
+    let changed = not_runbooks(session, changed);
     if !changed.is_empty() {
         let list: Vec<String> = changed.iter().map(|p| p.display().to_string()).collect();
         let message = format!(
