@@ -30,6 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run an agent on a task and supervise it to the end')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show how a run went (the latest by default), or follow it live from another terminal')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
+            [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)')
@@ -65,6 +66,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]')
             [CompletionResult]::new('--retry-denied', '--retry-denied', [CompletionResultType]::ParameterName, 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]')
             [CompletionResult]::new('--on-event-raw', '--on-event-raw', [CompletionResultType]::ParameterName, 'Each line to an `--on-event` observer also holds `raw`, the agent''s own line the event came from [default: false] [env: RUNBOOK_ON_EVENT_RAW]')
+            [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'Once the work is done, ask the same session for a 2–4 sentence summary of it, as one more turn (its cost counts); without it the summary is the agent''s final message, trimmed')
             [CompletionResult]::new('--no-checks', '--no-checks', [CompletionResultType]::ParameterName, 'Run no checks, neither `--check` nor `[checks]` in runbook.toml')
             [CompletionResult]::new('--plan-only', '--plan-only', [CompletionResultType]::ParameterName, 'Stop after the plan (implies --plan): the plan goes to stdout')
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Execute the plan without asking (what happens anyway without a terminal)')
@@ -109,6 +111,17 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every run')
             [CompletionResult]::new('--here', '--here', [CompletionResultType]::ParameterName, 'Only runs started in the current directory')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One receipt per line, as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'runbook;report' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How to tell it')
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -180,6 +193,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run an agent on a task and supervise it to the end')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show how a run went (the latest by default), or follow it live from another terminal')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
+            [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)')
@@ -193,6 +207,9 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;help;list' {
+            break
+        }
+        'runbook;help;report' {
             break
         }
         'runbook;help;replay' {

@@ -31,6 +31,9 @@ _runbook() {
             runbook,replay)
                 cmd="runbook__subcmd__replay"
                 ;;
+            runbook,report)
+                cmd="runbook__subcmd__report"
+                ;;
             runbook,run)
                 cmd="runbook__subcmd__run"
                 ;;
@@ -52,6 +55,9 @@ _runbook() {
             runbook__subcmd__help,replay)
                 cmd="runbook__subcmd__help__subcmd__replay"
                 ;;
+            runbook__subcmd__help,report)
+                cmd="runbook__subcmd__help__subcmd__report"
+                ;;
             runbook__subcmd__help,run)
                 cmd="runbook__subcmd__help__subcmd__run"
                 ;;
@@ -65,7 +71,7 @@ _runbook() {
 
     case "${cmd}" in
         runbook)
-            opts="-h -V --color --width --help --version run status list replay config completions help"
+            opts="-h -V --color --width --help --version run status list report replay config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -203,7 +209,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help)
-            opts="run status list replay config completions help"
+            opts="run status list report replay config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -273,6 +279,20 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        runbook__subcmd__help__subcmd__report)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -398,8 +418,38 @@ _runbook() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        runbook__subcmd__report)
+            opts="-h -V --format --runs-dir --color --width --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "markdown json" -- "${cur}"))
+                    return 0
+                    ;;
+                --runs-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -27,6 +27,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand run 'Run an agent on a task and supervise it to the end'
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
             cand list 'List runs, newest first'
+            cand report 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
@@ -61,6 +62,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --plan 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
             cand --retry-denied 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]'
             cand --on-event-raw 'Each line to an `--on-event` observer also holds `raw`, the agent''s own line the event came from [default: false] [env: RUNBOOK_ON_EVENT_RAW]'
+            cand --summary 'Once the work is done, ask the same session for a 2–4 sentence summary of it, as one more turn (its cost counts); without it the summary is the agent''s final message, trimmed'
             cand --no-checks 'Run no checks, neither `--check` nor `[checks]` in runbook.toml'
             cand --plan-only 'Stop after the plan (implies --plan): the plan goes to stdout'
             cand -y 'Execute the plan without asking (what happens anyway without a terminal)'
@@ -103,6 +105,16 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --all 'Show every run'
             cand --here 'Only runs started in the current directory'
             cand --json 'One receipt per line, as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;report'= {
+            cand --format 'How to tell it'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -170,6 +182,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand run 'Run an agent on a task and supervise it to the end'
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
             cand list 'List runs, newest first'
+            cand report 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
@@ -180,6 +193,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;status'= {
         }
         &'runbook;help;list'= {
+        }
+        &'runbook;help;report'= {
         }
         &'runbook;help;replay'= {
         }

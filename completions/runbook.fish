@@ -33,6 +33,7 @@ complete -c runbook -n "__fish_runbook_needs_command" -s V -l version -d 'Print 
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "report" -d 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
@@ -71,6 +72,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l width -d 'Lay th
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l retry-denied -d 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l on-event-raw -d 'Each line to an `--on-event` observer also holds `raw`, the agent\'s own line the event came from [default: false] [env: RUNBOOK_ON_EVENT_RAW]'
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l summary -d 'Once the work is done, ask the same session for a 2–4 sentence summary of it, as one more turn (its cost counts); without it the summary is the agent\'s final message, trimmed'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l no-checks -d 'Run no checks, neither `--check` nor `[checks]` in runbook.toml'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan-only -d 'Stop after the plan (implies --plan): the plan goes to stdout'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s y -l yes -d 'Execute the plan without asking (what happens anyway without a terminal)'
@@ -105,6 +107,15 @@ complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand report" -l format -d 'How to tell it' -r -f -a "markdown\t'Paste-ready Markdown, without links'
+json\t'The same facts as JSON'"
+complete -c runbook -n "__fish_runbook_using_subcommand report" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand report" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand report" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand report" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s native output [default: detected from its content; a runbook events.ndjson is always recognised]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
@@ -160,10 +171,11 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "list" -d 'List runs, newest first'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list replay config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "report" -d 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -34,6 +34,9 @@ pub enum Command {
     Status(StatusArgs),
     /// List runs, newest first.
     List(ListArgs),
+    /// Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or
+    /// JSON.
+    Report(ReportArgs),
     /// Show a recorded agent transcript or runbook event log as `runbook run` showed it.
     Replay(ReplayArgs),
     /// Show the configuration in effect and where each value comes from; or write a starter
@@ -101,6 +104,29 @@ pub struct StatusArgs {
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run id, a unique prefix of one (or of its random part), or a run directory [default:
+    /// the latest run].
+    pub run: Option<String>,
+
+    /// How to tell it.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Markdown)]
+    pub format: ReportFormat,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
+}
+
+/// The forms of `runbook report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Paste-ready Markdown, without links.
+    Markdown,
+    /// The same facts as JSON.
+    Json,
 }
 
 #[derive(Debug, Args)]
@@ -189,6 +215,11 @@ pub struct RunArgs {
     /// `--on-event 'jq -c "select(.type==\"tool.completed\")" >> tools.log'`.
     #[arg(long = "on-event", value_name = "CMD")]
     pub on_event: Vec<String>,
+
+    /// Once the work is done, ask the same session for a 2–4 sentence summary of it, as one
+    /// more turn (its cost counts); without it the summary is the agent's final message, trimmed.
+    #[arg(long)]
+    pub summary: bool,
 
     /// A name for the run, in its record and in every observer line's `meta` [default: the run
     /// id].

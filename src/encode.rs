@@ -681,6 +681,7 @@ mod tests {
             cwd: "/w".into(),
             run_dir: "/w/runs/r".into(),
             name: None,
+            git: None,
             pid: 7,
             pid_start: Some(99),
             limits: Limits {

@@ -323,6 +323,19 @@ pub enum EventKind {
         /// How the agent's process exited.
         exit: ExitInfo,
     },
+    /// What the run changed in its git repository since it started, just before it ends.
+    #[serde(rename = "changes")]
+    Changes(Changes),
+    /// The agent's account of what it did: its final message, trimmed, or its answer when asked
+    /// for one (`--summary`).
+    #[serde(rename = "summary")]
+    Summary {
+        /// A few sentences.
+        text: String,
+        /// Whether the agent was asked for it in a turn of its own.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        asked: bool,
+    },
     /// The last event of every run.
     #[serde(rename = "run.finished")]
     RunFinished {
@@ -366,6 +379,8 @@ impl EventKind {
             EventKind::RepairFinished { .. } => "repair.finished",
             EventKind::PermissionStalled { .. } => "permission.stalled",
             EventKind::ObserverFinished(_) => "observer.finished",
+            EventKind::Changes(_) => "changes",
+            EventKind::Summary { .. } => "summary",
             EventKind::AgentWarning { .. } => "agent.warning",
             EventKind::AgentError { .. } => "agent.error",
             EventKind::Stderr { .. } => "stderr",
@@ -405,9 +420,55 @@ impl EventKind {
                 | EventKind::RepairFinished { .. }
                 | EventKind::PermissionStalled { .. }
                 | EventKind::ObserverFinished(_)
+                | EventKind::Changes(_)
+                | EventKind::Summary { .. }
                 | EventKind::AfterFinalWord { .. }
         )
     }
+}
+
+/// The git repository a run's agent worked in, as the run found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GitStart {
+    /// The repository's root directory.
+    pub root: String,
+    /// The commit checked out; absent in a repository without commits yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The branch checked out; absent on a detached HEAD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Whether there were uncommitted changes or untracked files already.
+    pub dirty: bool,
+}
+
+/// What a run changed in its repository since it started: the agent's commits, its uncommitted
+/// edits and its new files, all against the commit it started from. Files that were already
+/// changed at the start count only if the run changed them again (their lines then include the
+/// earlier changes).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Changes {
+    /// How many files changed, were added or were deleted.
+    pub files_changed: u32,
+    /// Lines added (binary files count none).
+    pub insertions: u64,
+    /// Lines removed.
+    pub deletions: u64,
+    /// The changed paths, relative to the repository's root, sorted; at most 200.
+    pub paths: Vec<String>,
+    /// How many commits the run added on top of the one it started from.
+    pub commits_total: u32,
+    /// Those commits, oldest first; at most 50.
+    pub commits: Vec<Commit>,
+}
+
+/// A commit a run added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Commit {
+    /// Its full hash.
+    pub id: String,
+    /// Its subject line.
+    pub subject: String,
 }
 
 /// What one observer was given and missed.
@@ -592,6 +653,9 @@ pub struct RunInfo {
     /// The run's name (`--name`), for observers and people; absent: the run id is its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The git repository the agent worked in, as the run found it; absent outside one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<Box<GitStart>>,
     /// The supervising runbook process.
     pub pid: u32,
     /// When that process started (clock ticks since boot, from `/proc`), so that a reused pid is

@@ -308,6 +308,7 @@ impl Run {
             cwd: "/work/repo".to_owned(),
             run_dir: String::new(),
             name: None,
+            git: None,
             pid: 1,
             pid_start: None,
             limits: Limits::default(),

@@ -28,6 +28,7 @@ mod follow;
 pub mod fuzzing;
 #[cfg(test)]
 mod generated;
+mod git;
 mod library;
 mod lifecycle;
 mod lines;
@@ -96,6 +97,7 @@ pub fn main() -> ExitCode {
             cli::Command::Run(args) => commands::run::run(args, &cli.global).await,
             cli::Command::Status(args) => commands::status::status(args, &cli.global).await,
             cli::Command::List(args) => commands::list::list(&args, &cli.global),
+            cli::Command::Report(args) => commands::report::report(&args, &cli.global),
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Completions { shell } => commands::completions::completions(shell),

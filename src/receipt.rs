@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::consumer::{Consumer, Delivery};
 use crate::event::{
-    CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, Limits, ObserverReport,
-    Outcome, ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
+    Changes, CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, GitStart, Limits,
+    ObserverReport, Outcome, ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{
@@ -121,6 +121,26 @@ pub struct Receipt {
     /// What each observer (`--on-event`, `--events-to`) was given and missed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observers: Vec<ObserverReport>,
+    /// The git repository the agent worked in, as the run found it; absent outside one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitStart>,
+    /// What the run changed in that repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Changes>,
+    /// The agent's account of what it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+}
+
+/// The agent's account of what it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// A few sentences.
+    pub text: String,
+    /// Whether it was asked for in a turn of its own (`--summary`); else it is the agent's final
+    /// message, trimmed.
+    pub asked: bool,
 }
 
 /// What was refused, and the pass after it.
@@ -416,6 +436,12 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             }),
         }),
         observers: s.observers.clone(),
+        git: info.git.as_deref().cloned(),
+        changes: s.changes.clone(),
+        summary: s.summary.as_ref().map(|(text, asked)| Summary {
+            text: text.clone(),
+            asked: *asked,
+        }),
         provider_errors: s.provider_errors.clone(),
         agent_errors: s.agent_errors.clone(),
         unparsed_lines: UnparsedLines {

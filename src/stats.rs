@@ -277,6 +277,10 @@ pub struct RunStats {
     pub stall: Option<Stall>,
     /// What each observer was given and missed.
     pub observers: Vec<crate::event::ObserverReport>,
+    /// What the run changed in its repository.
+    pub changes: Option<crate::event::Changes>,
+    /// The agent's summary, and whether it was asked for.
+    pub summary: Option<(String, bool)>,
     pub provider_errors: Vec<ProviderError>,
     pub agent_errors: Vec<String>,
     pub unparsed_lines: u64,
@@ -333,6 +337,8 @@ impl RunStats {
                 }
             }
             EventKind::ObserverFinished(report) => self.observers.push(report.clone()),
+            EventKind::Changes(changes) => self.changes = Some(changes.clone()),
+            EventKind::Summary { text, asked } => self.summary = Some((text.clone(), *asked)),
             EventKind::TurnCompleted { .. } | EventKind::TurnFailed { .. } => {
                 if let Some(stall) = &mut self.stall
                     && stall.pass_turn == Some(ev.turn.index)

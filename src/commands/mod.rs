@@ -4,5 +4,6 @@ pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod list;
 pub(crate) mod replay;
+pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod status;

@@ -533,6 +533,7 @@ fn replay_info(path: &Path, adapter: &dyn Adapter, model: Option<&str>, cwd: &Pa
         cwd: cwd.display().to_string(),
         run_dir: String::new(),
         name: None,
+        git: None,
         pid: std::process::id(),
         pid_start: None,
         limits: Limits::default(),

@@ -32,6 +32,7 @@ pub(crate) fn status(
     plan(&mut rows, r);
     work(&mut rows, r);
     checks(&mut rows, r);
+    produced(&mut rows, r);
     troubles(&mut rows, r);
     rows.row("log", r.run_dir.clone());
     rows.out
@@ -224,6 +225,55 @@ fn cost(r: &Receipt) -> String {
             format!("unknown (at least {})", money(r.cost.known_usd))
         }
         (None, _) => "unknown".to_owned(),
+    }
+}
+
+/// What the run produced: its changes to the repository and the agent's summary.
+fn produced(rows: &mut Rows<'_>, r: &Receipt) {
+    if let Some(git) = &r.git {
+        let commit = git
+            .commit
+            .as_deref()
+            .map_or("no commit yet", |c| &c[..c.len().min(10)]);
+        let branch = git
+            .branch
+            .as_deref()
+            .map(|b| format!(" on {b}"))
+            .unwrap_or_default();
+        let dirty = if git.dirty {
+            " (with uncommitted changes)"
+        } else {
+            ""
+        };
+        rows.row("git", format!("{commit}{branch}{dirty}"));
+    }
+    if let Some(c) = &r.changes {
+        let mut line = format!(
+            "{} (+{} −{})",
+            plural(u64::from(c.files_changed), "file"),
+            thousands(c.insertions),
+            thousands(c.deletions)
+        );
+        if c.commits_total > 0 {
+            line.push_str(&format!(
+                " · {}",
+                plural(u64::from(c.commits_total), "commit")
+            ));
+        }
+        let shown: Vec<&str> = c.paths.iter().take(5).map(String::as_str).collect();
+        if !shown.is_empty() {
+            let more = c.files_changed as usize - shown.len();
+            let more = if more > 0 {
+                format!(", {more} more")
+            } else {
+                String::new()
+            };
+            line.push_str(&format!(" · {}{more}", shown.join(", ")));
+        }
+        rows.row("changes", line);
+    }
+    if let Some(summary) = &r.summary {
+        rows.row("summary", summary.text.clone());
     }
 }
 

@@ -17,6 +17,7 @@ mod next_run;
 mod observers;
 mod opencode;
 mod plan;
+mod produced;
 mod run;
 mod status;
 mod support;

@@ -5,6 +5,7 @@ mod repair;
 mod session;
 mod setup;
 mod stall;
+mod summary;
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -95,7 +96,15 @@ pub(crate) async fn execute(
     let (mut consumers, mut observers) = consumers(&run_dir, &setup, &args, &redactor, host)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
     let mut dispatch = Dispatcher::new(consumers);
-    let info = setup.run_info(&args.prompt, args.name.as_deref(), &run_dir, &redactor);
+    // What the repository was before the agent touched it.
+    let git = crate::git::start(&setup.cwd);
+    let info = setup.run_info(
+        &args.prompt,
+        args.name.as_deref(),
+        git.as_ref().map(|g| g.info.clone()),
+        &run_dir,
+        &redactor,
+    );
     dispatch.emit_now(started, EventKind::RunStarted(info));
     // Before the agent starts: its mark, its cgroup and the guardian that ends its processes
     // should runbook be killed.
@@ -125,9 +134,18 @@ pub(crate) async fn execute(
         signals: &mut signals,
         scope: Arc::clone(&scope),
     };
-    let ending = turns(&mut Session::new(&setup, supervisor), &args).await;
+    let mut session = Session::new(&setup, supervisor);
+    let ending = turns(&mut session, &args).await;
+    let summary = session.summary.take();
+    drop(session);
     // Every turn ended its tree: nothing of the run is left to guard.
     scope.close();
+    if let Some(changes) = git.as_ref().and_then(crate::git::changes) {
+        dispatch.emit_now(SystemTime::now(), EventKind::Changes(changes));
+    }
+    if let Some(summary) = summary {
+        dispatch.emit_now(SystemTime::now(), summary);
+    }
 
     // Everything is written out before the run's ending is told, so that a write that failed
     // (a full disk) is known by then.
@@ -338,5 +356,5 @@ async fn turns(session: &mut Session<'_>, args: &RunArgs) -> Ending {
         let (checks, repair) = (checks.clone(), session.setup.repair.clone());
         ending = repair::checked(session, &checks, &repair, permissions, ending).await;
     }
-    ending
+    summary::summarized(session, args.summary, permissions, ending).await
 }

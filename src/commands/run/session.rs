@@ -24,6 +24,8 @@ pub(super) struct Session<'a> {
     denials_before_turn: usize,
     /// What the pass after a permission stall spent, out of the repair budget.
     pub stall_spent_usd: f64,
+    /// The run's `summary` event, told at its very end.
+    pub summary: Option<EventKind>,
 }
 
 impl<'a> Session<'a> {
@@ -36,6 +38,7 @@ impl<'a> Session<'a> {
             turns: 0,
             denials_before_turn: 0,
             stall_spent_usd: 0.0,
+            summary: None,
         }
     }
 

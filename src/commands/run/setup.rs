@@ -13,7 +13,7 @@ use crate::agent::{Adapter, Generic, Invocation, ParseContext, Permissions};
 use crate::agent_env::{self, AgentEnv};
 use crate::cli::RunArgs;
 use crate::config::{self, Config, Flags, ObserverSpec, Setting, Value, keys};
-use crate::event::{Limits, RunInfo, SCHEMA_VERSION};
+use crate::event::{GitStart, Limits, RunInfo, SCHEMA_VERSION};
 use crate::exit::Error;
 use crate::provenance::{Layer, SettingRecord};
 use crate::redact::Redactor;
@@ -135,6 +135,7 @@ impl Setup {
         &self,
         prompt: &str,
         name: Option<&str>,
+        git: Option<GitStart>,
         run_dir: &RunDir,
         redactor: &Redactor,
     ) -> RunInfo {
@@ -148,6 +149,7 @@ impl Setup {
             cwd: self.cwd.display().to_string(),
             run_dir: run_dir.path.display().to_string(),
             name: name.map(|n| redactor.str(n).into_owned()),
+            git: git.map(Box::new),
             pid: std::process::id(),
             pid_start: crate::linux::procfs::own_start(),
             limits: self.limits,

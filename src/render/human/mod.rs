@@ -8,6 +8,7 @@ mod checks;
 mod cost;
 mod lifecycle;
 mod plan;
+mod produced;
 mod text;
 mod tools;
 mod warnings;
@@ -209,6 +210,7 @@ impl Human {
             | K::RepairStarted { .. }
             | K::RepairFinished { .. }
             | K::PermissionStalled { .. } => checks::show(&mut lines, kind),
+            K::Changes(_) | K::Summary { .. } => produced::show(&mut lines, kind),
         }
         lines.out
     }

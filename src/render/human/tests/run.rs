@@ -65,6 +65,7 @@ fn run_info() -> RunInfo {
         cwd: "/work/repo".into(),
         run_dir: "/state/runs/20261122-040000-abcde".into(),
         name: None,
+        git: None,
         pid: 1,
         pid_start: None,
         limits: Limits {

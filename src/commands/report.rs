@@ -1,0 +1,34 @@
+//! `runbook report`: one run told for a pull request, as Markdown or JSON, on stdout.
+
+use std::io::Write as _;
+
+use crate::cli::{ReportArgs, ReportFormat};
+use crate::config::{self, Flags};
+use crate::exit::ExitStatus;
+use crate::render::pr;
+use crate::rundir;
+use crate::runs::{self, Runs};
+use crate::term::print::warn;
+
+pub(crate) fn report(
+    args: &ReportArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
+    let runs = Runs::new(rundir::runs_dir(&config)?);
+    let dir = runs.locate(args.run.as_deref())?;
+    let state = runs::load(&dir)?;
+    for w in state.warnings {
+        warn(w);
+    }
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        ReportFormat::Markdown => out.write_all(pr::markdown(&state.receipt).as_bytes())?,
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &pr::Facts::of(&state.receipt))?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitStatus::Completed)
+}
