@@ -27,6 +27,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand run 'Run an agent on a task and supervise it to the end'
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
             cand list 'List runs, newest first'
+            cand stats 'The numbers over all runs (or those of the filters): outcomes, cost, tokens, durations, the tools that fail, per day, agent, model and project'
             cand report 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
@@ -110,6 +111,22 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'runbook;stats'= {
+            cand --since 'Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`)'
+            cand --until 'Only runs started before then: a time ago or a date'
+            cand --agent 'Only runs of this agent (repeatable)'
+            cand --model 'Only runs of this model, as the agent names it (repeatable)'
+            cand --project 'Only runs of this project: the git root of the directory they ran in'
+            cand --outcome 'Only runs that ended so (repeatable)'
+            cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
+            cand --json 'Print the numbers as JSON (docs/stats.schema.json)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'runbook;report'= {
             cand --format 'How to tell it'
             cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
@@ -182,6 +199,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand run 'Run an agent on a task and supervise it to the end'
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
             cand list 'List runs, newest first'
+            cand stats 'The numbers over all runs (or those of the filters): outcomes, cost, tokens, durations, the tools that fail, per day, agent, model and project'
             cand report 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
@@ -193,6 +211,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;status'= {
         }
         &'runbook;help;list'= {
+        }
+        &'runbook;help;stats'= {
         }
         &'runbook;help;report'= {
         }

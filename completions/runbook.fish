@@ -33,6 +33,7 @@ complete -c runbook -n "__fish_runbook_needs_command" -s V -l version -d 'Print 
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "stats" -d 'The numbers over all runs (or those of the filters): outcomes, cost, tokens, durations, the tools that fail, per day, agent, model and project'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "report" -d 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
@@ -107,6 +108,20 @@ complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l since -d 'Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l until -d 'Only runs started before then: a time ago or a date' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l agent -d 'Only runs of this agent (repeatable)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l model -d 'Only runs of this model, as the agent names it (repeatable)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l project -d 'Only runs of this project: the git root of the directory they ran in' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l outcome -d 'Only runs that ended so (repeatable)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l json -d 'Print the numbers as JSON (docs/stats.schema.json)'
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l format -d 'How to tell it' -r -f -a "markdown\t'Paste-ready Markdown, without links'
 json\t'The same facts as JSON'"
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
@@ -171,11 +186,12 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "list" -d 'List runs, newest first'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "report" -d 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list report replay config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "stats" -d 'The numbers over all runs (or those of the filters): outcomes, cost, tokens, durations, the tools that fail, per day, agent, model and project'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "report" -d 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "completions" -d 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

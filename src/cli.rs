@@ -34,6 +34,9 @@ pub enum Command {
     Status(StatusArgs),
     /// List runs, newest first.
     List(ListArgs),
+    /// The numbers over all runs (or those of the filters): outcomes, cost, tokens, durations,
+    /// the tools that fail, per day, agent, model and project.
+    Stats(StatsArgs),
     /// Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or
     /// JSON.
     Report(ReportArgs),
@@ -101,6 +104,44 @@ pub struct StatusArgs {
 
     #[command(flatten)]
     pub verbosity: Verbosity,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Runs directories to read, such as receipts copied from CI [default: the configured one].
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+
+    /// Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`).
+    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    pub since: Option<std::time::SystemTime>,
+
+    /// Only runs started before then: a time ago or a date.
+    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    pub until: Option<std::time::SystemTime>,
+
+    /// Only runs of this agent (repeatable).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Vec<String>,
+
+    /// Only runs of this model, as the agent names it (repeatable).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Vec<String>,
+
+    /// Only runs of this project: the git root of the directory they ran in.
+    #[arg(long, value_name = "PATH")]
+    pub project: Option<PathBuf>,
+
+    /// Only runs that ended so (repeatable).
+    #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
+    pub outcome: Vec<Outcome>,
+
+    /// Print the numbers as JSON (docs/stats.schema.json).
+    #[arg(long)]
+    pub json: bool,
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
@@ -276,6 +317,23 @@ pub struct ConfigArgs {
 
     #[command(flatten)]
     pub workspace: Workspace,
+}
+
+/// `7d` or `12h` ago, or a date (`2026-11-01`, midnight UTC) or RFC 3339 time.
+fn parse_when(s: &str) -> Result<std::time::SystemTime, String> {
+    let s = s.trim();
+    if let Ok(ago) = humantime::parse_duration(s) {
+        return std::time::SystemTime::now()
+            .checked_sub(ago)
+            .ok_or_else(|| format!("`{s}` ago is before any run"));
+    }
+    let stamp = if s.len() == 10 {
+        format!("{s}T00:00:00Z")
+    } else {
+        s.to_owned()
+    };
+    humantime::parse_rfc3339_weak(&stamp)
+        .map_err(|_| format!("`{s}` is neither a time ago (`7d`, `12h`) nor a date (`2026-11-01`)"))
 }
 
 fn parse_outcome(s: &str) -> Result<Outcome, String> {

@@ -32,6 +32,10 @@ fn generated_files() -> Vec<(String, Vec<u8>)> {
         "docs/receipt.schema.json".to_owned(),
         schema::<crate::receipt::Receipt>(),
     ));
+    files.push((
+        "docs/stats.schema.json".to_owned(),
+        schema::<crate::overview::Figures>(),
+    ));
     files.push(("docs/prices.md".to_owned(), prices()));
     files
 }

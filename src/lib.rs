@@ -37,6 +37,7 @@ mod linux;
 mod money;
 mod next_run;
 mod observers;
+mod overview;
 mod plan;
 pub mod prices;
 pub mod provenance;
@@ -98,6 +99,7 @@ pub fn main() -> ExitCode {
             cli::Command::Status(args) => commands::status::status(args, &cli.global).await,
             cli::Command::List(args) => commands::list::list(&args, &cli.global),
             cli::Command::Report(args) => commands::report::report(&args, &cli.global),
+            cli::Command::Stats(args) => commands::stats::stats(&args, &cli.global),
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Completions { shell } => commands::completions::completions(shell),

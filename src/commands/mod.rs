@@ -6,4 +6,5 @@ pub(crate) mod list;
 pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod stats;
 pub(crate) mod status;

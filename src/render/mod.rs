@@ -4,6 +4,7 @@ pub(crate) mod format;
 pub(crate) mod human;
 pub(crate) mod json;
 mod markdown;
+pub(crate) mod overview;
 pub(crate) mod pr;
 pub(crate) mod report;
 pub(crate) mod settings;

@@ -143,7 +143,7 @@ fn variables(env: &[EnvVarRecord], styles: &Styles) -> String {
 }
 
 /// Rows as lines with their columns aligned (the last column is not padded).
-fn columns(rows: &[Vec<String>]) -> Vec<String> {
+pub(crate) fn columns(rows: &[Vec<String>]) -> Vec<String> {
     let count = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..count)
         .map(|c| {

@@ -19,6 +19,7 @@ mod opencode;
 mod plan;
 mod produced;
 mod run;
+mod stats;
 mod status;
 mod support;
 mod terminal;

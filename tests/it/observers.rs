@@ -159,7 +159,8 @@ fn observers_that_crash_or_stop_reading_are_told_once_and_the_run_completes() {
         "--on-event",
         "echo broken >&2; exit 3",
         "--on-event",
-        "sleep 60",
+        // A duration no other test uses: what is left of it is found by it.
+        "sleep 987",
         "--on-event",
         "head -n 1 > /dev/null",
         "say many things",
@@ -190,7 +191,7 @@ fn observers_that_crash_or_stop_reading_are_told_once_and_the_run_completes() {
     assert_eq!(log, "broken\n");
     // Nothing of theirs is left running.
     let left = std::process::Command::new("pgrep")
-        .args(["-f", "sleep 60"])
+        .args(["-f", "sleep 987"])
         .output()
         .unwrap();
     assert!(

@@ -1,0 +1,97 @@
+//! `runbook stats` over many receipts: wall time to read and summarise 10,000 and 100,000
+//! synthetic receipts (the fixture's, with agents, models, projects, outcomes, costs, durations
+//! and days varied), in a runs directory of their own.
+//!
+//! `cargo bench --bench stats` prints a markdown table (see BENCHMARKS.md); `STATS_SIZES=10000`
+//! picks the sizes.
+#![expect(
+    clippy::print_stdout,
+    reason = "a benchmark reports its table on stdout"
+)]
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNBOOK: &str = env!("CARGO_BIN_EXE_runbook");
+const REPEATS: usize = 5;
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("STATS_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![10_000, 100_000]);
+    let tmp = std::env::temp_dir().join(format!("runbook-bench-stats-{}", std::process::id()));
+    println!("| receipts | wall time (median of {REPEATS}) | min | target |");
+    println!("| --- | --- | --- | --- |");
+    for n in sizes {
+        let runs = tmp.join(n.to_string());
+        generate(&runs, n);
+        let mut times: Vec<Duration> = (0..REPEATS).map(|_| time(&runs)).collect();
+        times.sort();
+        let target = if n <= 10_000 { "≤ 300 ms" } else { "≤ 3 s" };
+        println!(
+            "| {n} | {:.0} ms | {:.0} ms | {target} |",
+            ms(times[REPEATS / 2]),
+            ms(times[0])
+        );
+    }
+    let _ = fs::remove_dir_all(&tmp);
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// `runbook stats RUNS --json`, to its end.
+fn time(runs: &Path) -> Duration {
+    let start = Instant::now();
+    let status = Command::new(RUNBOOK)
+        .args(["stats", "--json"])
+        .arg(runs)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    start.elapsed()
+}
+
+/// `n` receipts like the fixture's, varied, each in its run directory.
+fn generate(runs: &Path, n: usize) {
+    let fixture =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/receipt.json"))
+            .unwrap();
+    let base: serde_json::Value = serde_json::from_str(&fixture).unwrap();
+    let outcomes = [
+        "completed",
+        "completed",
+        "completed",
+        "hung",
+        "agent_error",
+        "checks_failed",
+        "truncated",
+        "budget_exceeded",
+    ];
+    let agents = ["opencode", "claude", "codex"];
+    let mut rng = fastrand::Rng::with_seed(7);
+    for i in 0..n {
+        let id = format!("202611{:02}-{:06}-{:05}", 1 + i % 28, i % 1_000_000, i);
+        let mut r = base.clone();
+        r["run_id"] = id.clone().into();
+        r["outcome"] = outcomes[rng.usize(..outcomes.len())].into();
+        r["agent"]["name"] = agents[rng.usize(..agents.len())].into();
+        r["model"] = format!("model-{}", rng.usize(..6)).into();
+        r["cwd"] = format!("/src/project-{}", rng.usize(..20)).into();
+        r["started_at"] = format!("2026-11-{:02}T{:02}:00:00Z", 1 + i % 28, i % 24).into();
+        r["duration_ms"] = rng.u64(1_000..900_000).into();
+        r["cost"]["usd"] = (rng.f64() * 2.0).into();
+        let dir = runs.join(&id);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("result.json"),
+            serde_json::to_vec_pretty(&r).unwrap(),
+        )
+        .unwrap();
+    }
+}

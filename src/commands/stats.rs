@@ -1,0 +1,58 @@
+//! `runbook stats`: the numbers over the runs of one or more runs directories.
+
+use std::io::Write as _;
+
+use crate::cli::StatsArgs;
+use crate::config::{self, Flags};
+use crate::exit::{Error, ExitStatus};
+use crate::overview::{Figures, Filter, read_all};
+use crate::render::{Styles, overview};
+use crate::rundir;
+use crate::term::TermEnv;
+
+pub(crate) fn stats(
+    args: &StatsArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
+    let dirs = if args.dirs.is_empty() {
+        vec![rundir::runs_dir(&config)?]
+    } else {
+        args.dirs.clone()
+    };
+    for dir in &dirs {
+        if !dir.is_dir() {
+            let message = format!(
+                "{} is not a runs directory (no such directory)",
+                dir.display()
+            );
+            return Err(Error::Usage(message).into());
+        }
+    }
+    let filter = Filter {
+        since: args.since,
+        until: args.until,
+        agents: args.agent.clone(),
+        models: args.model.clone(),
+        project: args
+            .project
+            .as_ref()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())),
+        outcomes: args.outcome.clone(),
+    };
+    let found = read_all(&dirs, &filter)?;
+    let figures = Figures::of(&found);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &figures)?;
+        out.write_all(b"\n")?;
+    } else {
+        let term = TermEnv::detect();
+        let color = config.value(&config::keys::COLOR);
+        let styles = Styles::new(term.color_stdout(color));
+        let charts = term.stdout_is_terminal;
+        out.write_all(overview::text(&figures, &dirs, &styles, charts).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitStatus::Completed)
+}

@@ -1,0 +1,308 @@
+//! The figures over a set of runs: outcomes, cost, tokens, durations, the tools that fail, the
+//! provider errors and denials that recur, repair; per day, and per agent, model and project.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use super::read::{Found, RunFacts, Tokens};
+use crate::event::{Outcome, RepairStop};
+
+/// How many of the most failing tools, errors and denials are kept.
+const TOP: usize = 5;
+
+/// Everything `runbook stats` says, as `--json` prints it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct Figures {
+    /// Runs with a receipt that pass the filters.
+    pub runs: u32,
+    /// Runs without a receipt whose runbook is still running them.
+    pub running: u32,
+    /// Runs without a receipt whose runbook is gone.
+    pub abandoned: u32,
+    /// Receipts that could not be used, by why (`cut short`, `not a receipt`, `too large`,
+    /// `of schema version 2`).
+    pub skipped: BTreeMap<String, u32>,
+    /// The first and last start, RFC 3339.
+    pub first: Option<String>,
+    /// The last start.
+    pub last: Option<String>,
+    /// Of the runs with a receipt, the share that completed (0 to 1).
+    pub success_rate: Option<f64>,
+    /// Runs by outcome.
+    pub outcomes: BTreeMap<String, u32>,
+    /// What the runs cost.
+    pub cost: CostFigures,
+    /// All runs' tokens, by kind.
+    pub tokens: Tokens,
+    /// How long runs took, in milliseconds.
+    pub duration_ms: Spread,
+    /// The tools whose calls failed most: name, failed calls, calls.
+    pub failing_tools: Vec<(String, u32, u32)>,
+    /// The most common provider errors, with how many runs met each.
+    pub provider_errors: Vec<(String, u32)>,
+    /// The tools most often refused, with how many times.
+    pub denials: Vec<(String, u32)>,
+    /// Runs whose checks failed after the task, and how many of them were repaired.
+    pub repair: Option<RepairFigures>,
+    /// Each day (UTC) with runs, oldest first.
+    pub per_day: Vec<Group>,
+    /// Per agent, most runs first.
+    pub per_agent: Vec<Group>,
+    /// Per model, most runs first.
+    pub per_model: Vec<Group>,
+    /// Per project (a run's git root, else its directory), most runs first.
+    pub per_project: Vec<Group>,
+}
+
+/// The cost of the runs.
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+pub(crate) struct CostFigures {
+    /// The known costs added up, in USD.
+    pub total_usd: f64,
+    /// Per run, of the runs whose cost is known.
+    pub median_usd: Option<f64>,
+    /// The 90th percentile per run.
+    pub p90_usd: Option<f64>,
+    /// Runs whose cost is unknown (not counted above).
+    pub unknown: u32,
+}
+
+/// The median and 90th percentile of some amounts.
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+pub(crate) struct Spread {
+    /// The middle value.
+    pub median: Option<u64>,
+    /// 90% of the values are at most this.
+    pub p90: Option<u64>,
+}
+
+/// Repair over the runs whose checks failed after the task.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct RepairFigures {
+    /// Runs whose first checks failed.
+    pub failing: u32,
+    /// Of those, the runs whose checks passed in the end.
+    pub repaired: u32,
+    /// `repaired` / `failing`.
+    pub rate: f64,
+}
+
+/// The runs of one day, agent, model or project.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct Group {
+    /// The day (`2026-11-24`), agent, model or project.
+    pub key: String,
+    /// Runs.
+    pub runs: u32,
+    /// Runs that completed.
+    pub completed: u32,
+    /// The known costs added up, in USD.
+    pub cost_usd: f64,
+    /// The median run's duration, in milliseconds.
+    pub median_duration_ms: u64,
+}
+
+impl Figures {
+    pub(crate) fn of(found: &Found) -> Self {
+        let runs = &found.runs;
+        let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
+        for r in runs {
+            *outcomes.entry(r.outcome.as_str().to_owned()).or_default() += 1;
+        }
+        if found.running > 0 {
+            outcomes.insert(Outcome::Running.as_str().to_owned(), found.running);
+        }
+        if found.abandoned > 0 {
+            outcomes.insert(Outcome::Abandoned.as_str().to_owned(), found.abandoned);
+        }
+        let completed = runs
+            .iter()
+            .filter(|r| r.outcome == Outcome::Completed)
+            .count();
+        let known: Vec<f64> = runs.iter().filter_map(|r| r.cost_usd).collect();
+        let mut tokens = Tokens::default();
+        for r in runs {
+            let t = &r.tokens;
+            tokens.input += t.input;
+            tokens.output += t.output;
+            tokens.reasoning += t.reasoning;
+            tokens.cache_read += t.cache_read;
+            tokens.cache_write += t.cache_write;
+            tokens.total += t.total;
+        }
+        let mut tools: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+        for r in runs {
+            for (name, t) in &r.tools {
+                let entry = tools.entry(name).or_default();
+                entry.0 += t.errors;
+                entry.1 += t.calls;
+            }
+        }
+        let mut failing_tools: Vec<(String, u32, u32)> = tools
+            .into_iter()
+            .filter(|(_, (errors, _))| *errors > 0)
+            .map(|(name, (errors, calls))| (name.to_owned(), errors, calls))
+            .collect();
+        failing_tools.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        failing_tools.truncate(TOP);
+        // A provider error counts once per run that met it.
+        let provider_errors = top(runs.iter().flat_map(|r| {
+            let mut names = r.provider_errors.clone();
+            names.sort();
+            names.dedup();
+            names
+        }));
+        let denials = top(runs.iter().flat_map(|r| r.denials.iter().cloned()));
+        let failing = runs
+            .iter()
+            .filter(|r| r.checks.is_some_and(|(failed, _)| failed));
+        let failing_count = failing.clone().count() as u32;
+        let repaired = failing
+            .filter(|r| {
+                r.checks.is_some_and(|(_, passed)| passed) || r.repaired == Some(RepairStop::Passed)
+            })
+            .count() as u32;
+        Self {
+            runs: runs.len() as u32,
+            running: found.running,
+            abandoned: found.abandoned,
+            skipped: found.skipped.clone(),
+            first: runs.first().map(|r| rfc3339(r.started_at)),
+            last: runs.last().map(|r| rfc3339(r.started_at)),
+            success_rate: (!runs.is_empty()).then(|| completed as f64 / runs.len() as f64),
+            outcomes,
+            cost: CostFigures {
+                total_usd: sum(known.iter().copied()),
+                median_usd: percentile_f(&known, 50),
+                p90_usd: percentile_f(&known, 90),
+                unknown: runs.iter().filter(|r| r.cost_usd.is_none()).count() as u32,
+            },
+            tokens,
+            duration_ms: Spread {
+                median: percentile(runs.iter().map(|r| r.duration_ms).collect(), 50),
+                p90: percentile(runs.iter().map(|r| r.duration_ms).collect(), 90),
+            },
+            failing_tools,
+            provider_errors,
+            denials,
+            repair: (failing_count > 0).then(|| RepairFigures {
+                failing: failing_count,
+                repaired,
+                rate: f64::from(repaired) / f64::from(failing_count),
+            }),
+            per_day: groups(runs, |r| day(r.started_at), false),
+            per_agent: groups(runs, |r| r.agent.clone(), true),
+            per_model: groups(
+                runs,
+                |r| {
+                    r.model
+                        .clone()
+                        .unwrap_or_else(|| "(agent's default)".to_owned())
+                },
+                true,
+            ),
+            per_project: groups(runs, |r| r.project.clone(), true),
+        }
+    }
+}
+
+/// Amounts added up, from 0 (not the -0 an empty `Sum` gives).
+fn sum(amounts: impl Iterator<Item = f64>) -> f64 {
+    amounts.fold(0.0, |total, a| total + a)
+}
+
+/// The most common of `names`, with their counts, most first (then by name).
+fn top(names: impl Iterator<Item = String>) -> Vec<(String, u32)> {
+    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    for name in names {
+        *counts.entry(name).or_default() += 1;
+    }
+    let mut all: Vec<(String, u32)> = counts.into_iter().collect();
+    all.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    all.truncate(TOP);
+    all
+}
+
+/// The runs grouped by `key`: by key's order, or most runs first.
+fn groups(runs: &[RunFacts], key: impl Fn(&RunFacts) -> String, by_size: bool) -> Vec<Group> {
+    let mut by: BTreeMap<String, Vec<&RunFacts>> = BTreeMap::new();
+    for r in runs {
+        by.entry(key(r)).or_default().push(r);
+    }
+    let mut groups: Vec<Group> = by
+        .into_iter()
+        .map(|(key, runs)| Group {
+            key,
+            runs: runs.len() as u32,
+            completed: runs
+                .iter()
+                .filter(|r| r.outcome == Outcome::Completed)
+                .count() as u32,
+            cost_usd: sum(runs.iter().filter_map(|r| r.cost_usd)),
+            median_duration_ms: percentile(runs.iter().map(|r| r.duration_ms).collect(), 50)
+                .unwrap_or_default(),
+        })
+        .collect();
+    if by_size {
+        groups.sort_by(|a, b| b.runs.cmp(&a.runs).then_with(|| a.key.cmp(&b.key)));
+    }
+    groups
+}
+
+/// The `p`th percentile (nearest rank) of `values`.
+fn percentile(mut values: Vec<u64>, p: usize) -> Option<u64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    Some(values[rank(values.len(), p)])
+}
+
+fn percentile_f(values: &[f64], p: usize) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut values = values.to_vec();
+    values.sort_by(f64::total_cmp);
+    Some(values[rank(values.len(), p)])
+}
+
+/// The index of the nearest-rank `p`th percentile of `n` sorted values.
+fn rank(n: usize, p: usize) -> usize {
+    (n * p).div_ceil(100).max(1) - 1
+}
+
+/// `2026-11-24`, in UTC.
+fn day(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs();
+    let date =
+        humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs - secs % 86_400));
+    date.to_string()[..10].to_owned()
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        assert_eq!(percentile(vec![5, 1, 3], 50), Some(3));
+        assert_eq!(percentile((1..=10).collect(), 90), Some(9));
+        assert_eq!(percentile((1..=10).collect(), 50), Some(5));
+        assert_eq!(percentile(vec![7], 90), Some(7));
+        assert_eq!(percentile(Vec::new(), 50), None);
+        assert_eq!(
+            day(UNIX_EPOCH + Duration::from_secs(86_400 * 3 + 5)),
+            "1970-01-04"
+        );
+    }
+}

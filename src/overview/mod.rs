@@ -1,0 +1,8 @@
+//! `runbook stats`: the numbers over many runs, read from their receipts (the receipts stay the
+//! truth; nothing else is kept). Reading is in `read`, the figures in `figures`.
+
+mod figures;
+mod read;
+
+pub(crate) use figures::{Figures, Group};
+pub(crate) use read::{Filter, read_all};

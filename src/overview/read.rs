@@ -1,0 +1,306 @@
+//! Reading the receipts of one or more runs directories, in parallel, keeping only what the
+//! figures need; a receipt that cannot be used is skipped and counted with why, and a run
+//! without one counts as running or abandoned.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Deserialize;
+
+use crate::event::{Outcome, RepairStop, RunInfo, SCHEMA_VERSION};
+use crate::files::{self, FileError, Links};
+use crate::linux::procfs;
+use crate::rundir::{EVENTS, RECEIPT};
+use crate::stats::ToolTally;
+
+/// What a run's receipt says that the figures use.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunFacts {
+    pub run_id: String,
+    pub started_at: SystemTime,
+    pub agent: String,
+    pub model: Option<String>,
+    /// The git root of its working directory, else the directory itself.
+    pub project: String,
+    pub outcome: Outcome,
+    pub duration_ms: u64,
+    /// `None`: unknown (which is not zero).
+    pub cost_usd: Option<f64>,
+    pub tokens: Tokens,
+    pub tools: BTreeMap<String, ToolTally>,
+    /// Provider errors by name (status, when there is one).
+    pub provider_errors: Vec<String>,
+    /// Denied tools.
+    pub denials: Vec<String>,
+    /// Whether its first checks failed, and whether they passed in the end.
+    pub checks: Option<(bool, bool)>,
+    pub repaired: Option<RepairStop>,
+}
+
+/// Tokens by kind.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+pub(crate) struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub reasoning: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total: u64,
+}
+
+/// The runs that pass the filters.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub runs: Vec<RunFacts>,
+    /// Runs without a receipt whose runbook still runs them.
+    pub running: u32,
+    /// Runs without a receipt whose runbook is gone.
+    pub abandoned: u32,
+    /// Receipts that could not be used, by why.
+    pub skipped: BTreeMap<String, u32>,
+}
+
+/// Which runs count.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Filter {
+    pub since: Option<SystemTime>,
+    pub until: Option<SystemTime>,
+    pub agents: Vec<String>,
+    pub models: Vec<String>,
+    pub project: Option<PathBuf>,
+    pub outcomes: Vec<Outcome>,
+}
+
+impl Filter {
+    fn wants(&self, r: &RunFacts) -> bool {
+        self.since.is_none_or(|t| r.started_at >= t)
+            && self.until.is_none_or(|t| r.started_at < t)
+            && (self.agents.is_empty() || self.agents.contains(&r.agent))
+            && (self.models.is_empty() || r.model.as_ref().is_some_and(|m| self.models.contains(m)))
+            && self
+                .project
+                .as_ref()
+                .is_none_or(|p| Path::new(&r.project) == p)
+            && (self.outcomes.is_empty() || self.outcomes.contains(&r.outcome))
+    }
+
+    /// Whether a run without a receipt, of `outcome`, counts (it has nothing else to filter by).
+    fn wants_unfinished(&self, outcome: Outcome) -> bool {
+        self.outcomes.is_empty() || self.outcomes.contains(&outcome)
+    }
+}
+
+/// The part of a receipt the figures need; everything else is skipped unread.
+#[derive(Deserialize)]
+struct Slim {
+    schema_version: u32,
+    run_id: String,
+    agent: SlimAgent,
+    model: Option<String>,
+    cwd: String,
+    started_at: String,
+    duration_ms: u64,
+    outcome: Outcome,
+    cost: SlimCost,
+    tokens: Tokens,
+    tool_calls: SlimTools,
+    #[serde(default)]
+    provider_errors: Vec<SlimProviderError>,
+    #[serde(default)]
+    permission_denials: Vec<SlimDenial>,
+    #[serde(default)]
+    checks: Vec<SlimCheck>,
+    #[serde(default)]
+    repair: Option<SlimRepair>,
+    #[serde(default)]
+    git: Option<SlimGit>,
+}
+
+#[derive(Deserialize)]
+struct SlimAgent {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct SlimCost {
+    usd: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct SlimTools {
+    by_name: BTreeMap<String, ToolTally>,
+}
+
+#[derive(Deserialize)]
+struct SlimProviderError {
+    name: String,
+    status: Option<u16>,
+}
+
+#[derive(Deserialize)]
+struct SlimDenial {
+    tool: String,
+}
+
+#[derive(Deserialize)]
+struct SlimCheck {
+    attempt: u32,
+    passed: bool,
+}
+
+#[derive(Deserialize)]
+struct SlimRepair {
+    stopped: Option<RepairStop>,
+}
+
+#[derive(Deserialize)]
+struct SlimGit {
+    root: String,
+}
+
+/// How one run directory was read.
+enum Read {
+    Run(Box<RunFacts>),
+    Unfinished(Outcome),
+    Skipped(String),
+    /// Not a run directory at all.
+    Nothing,
+}
+
+/// Reads every run of `dirs`, on all cores, and keeps those `filter` wants.
+pub(crate) fn read_all(dirs: &[PathBuf], filter: &Filter) -> std::io::Result<Found> {
+    let mut runs: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                runs.push(entry.path());
+            }
+        }
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    let chunk = runs.len().div_ceil(threads).max(1);
+    let reads: Vec<Vec<Read>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = runs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|d| read_one(d)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut found = Found::default();
+    for read in reads.into_iter().flatten() {
+        match read {
+            Read::Run(run) if filter.wants(&run) => found.runs.push(*run),
+            Read::Run(_) | Read::Nothing => {}
+            Read::Unfinished(outcome) if filter.wants_unfinished(outcome) => match outcome {
+                Outcome::Running => found.running += 1,
+                _ => found.abandoned += 1,
+            },
+            Read::Unfinished(_) => {}
+            Read::Skipped(why) => *found.skipped.entry(why).or_default() += 1,
+        }
+    }
+    found.runs.sort_by_key(|r| r.started_at);
+    Ok(found)
+}
+
+fn read_one(dir: &Path) -> Read {
+    let bytes = match files::read_optional(&dir.join(RECEIPT), files::RECEIPT_LIMIT, Links::Refuse)
+    {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return unfinished(dir),
+        Err(FileError::TooLarge(_)) => return Read::Skipped("too large".to_owned()),
+        Err(_) => return Read::Skipped("unreadable".to_owned()),
+    };
+    let slim: Slim = match serde_json::from_slice(&bytes) {
+        Ok(slim) => slim,
+        Err(e) if e.is_eof() => return Read::Skipped("cut short".to_owned()),
+        Err(_) => {
+            // A receipt of another schema version says so, whatever else it holds.
+            let version = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| v["schema_version"].as_u64());
+            return match version {
+                Some(v) if v != u64::from(SCHEMA_VERSION) => {
+                    Read::Skipped(format!("of schema version {v}"))
+                }
+                _ => Read::Skipped("not a receipt".to_owned()),
+            };
+        }
+    };
+    if slim.schema_version != SCHEMA_VERSION {
+        return Read::Skipped(format!("of schema version {}", slim.schema_version));
+    }
+    let Ok(started_at) = humantime::parse_rfc3339_weak(&slim.started_at) else {
+        return Read::Skipped("not a receipt".to_owned());
+    };
+    let first = slim.checks.iter().map(|c| c.attempt).min();
+    let last = slim.checks.iter().map(|c| c.attempt).max();
+    let passed = |attempt: Option<u32>| {
+        slim.checks
+            .iter()
+            .filter(|c| Some(c.attempt) == attempt)
+            .all(|c| c.passed)
+    };
+    let checks = first.map(|_| (!passed(first), passed(last)));
+    Read::Run(Box::new(RunFacts {
+        run_id: slim.run_id,
+        started_at,
+        agent: slim.agent.name,
+        model: slim.model,
+        project: slim.git.map_or(slim.cwd, |g| g.root),
+        outcome: slim.outcome,
+        duration_ms: slim.duration_ms,
+        cost_usd: slim.cost.usd,
+        tokens: slim.tokens,
+        tools: slim.tool_calls.by_name,
+        provider_errors: slim
+            .provider_errors
+            .into_iter()
+            .map(|e| match e.status {
+                Some(status) => format!("{} ({status})", e.name),
+                None => e.name,
+            })
+            .collect(),
+        denials: slim
+            .permission_denials
+            .into_iter()
+            .map(|d| d.tool)
+            .collect(),
+        checks,
+        repaired: slim.repair.and_then(|r| r.stopped),
+    }))
+}
+
+/// A run directory without a receipt: running while its runbook lives, else abandoned; not a
+/// run at all without a first event.
+fn unfinished(dir: &Path) -> Read {
+    let Ok(file) = files::open(&dir.join(EVENTS), Links::Refuse) else {
+        return Read::Nothing;
+    };
+    let mut first = String::new();
+    if BufReader::new(file).read_line(&mut first).is_err() {
+        return Read::Nothing;
+    }
+    #[derive(Deserialize)]
+    struct Started {
+        #[serde(flatten)]
+        info: RunInfo,
+    }
+    match serde_json::from_str::<Started>(&first) {
+        Ok(s) if procfs::is_alive(s.info.pid, s.info.pid_start) => {
+            Read::Unfinished(Outcome::Running)
+        }
+        Ok(_) => Read::Unfinished(Outcome::Abandoned),
+        Err(_) => Read::Nothing,
+    }
+}

@@ -1,0 +1,296 @@
+//! `runbook stats`: the numbers over many runs, checked against a small set of receipts whose
+//! every figure is worked out by hand; filters; receipts that cannot be used.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::{self, TestContext};
+
+/// A receipt from the fixture, with `changes` applied to it.
+fn receipt(changes: Value) -> Value {
+    let mut r: Value = serde_json::from_str(
+        &std::fs::read_to_string(support::fixtures().join("receipt.json")).unwrap(),
+    )
+    .unwrap();
+    for (k, v) in changes.as_object().unwrap() {
+        r[k] = v.clone();
+    }
+    r
+}
+
+fn put(runs: &Path, id: &str, body: &str) {
+    let dir = runs.join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("result.json"), body).unwrap();
+}
+
+fn tools(by_name: Value) -> Value {
+    json!({"total": 0, "errors": 0, "denied": 0, "by_name": by_name})
+}
+
+fn tokens(input: u64, output: u64) -> Value {
+    json!({"input": input, "output": output, "reasoning": 0, "cache_read": 10, "cache_write": 0, "total": input + output})
+}
+
+/// Five runs over three days, two agents, two models, two projects; and four receipts that cannot
+/// be used, and one run without a receipt whose runbook is gone.
+fn runs(ctx: &TestContext) -> std::path::PathBuf {
+    let runs = ctx.root().join("elsewhere");
+    let base = |id: &str,
+                day: &str,
+                agent: &str,
+                model: &str,
+                cwd: &str,
+                outcome: &str,
+                ms: u64,
+                usd: Value| {
+        receipt(json!({
+            "run_id": id, "started_at": format!("2026-11-{day}T10:00:00Z"),
+            "agent": {"name": agent}, "model": model, "cwd": cwd, "outcome": outcome,
+            "duration_ms": ms, "cost": {"usd": usd, "source": "reported", "known_usd": 0.0},
+        }))
+    };
+    let mut a = base(
+        "a",
+        "20",
+        "opencode",
+        "m1",
+        "/p/one",
+        "completed",
+        1000,
+        json!(1.0),
+    );
+    a["tool_calls"] = tools(
+        json!({"bash": {"calls": 4, "errors": 2, "denied": 1}, "read": {"calls": 3, "errors": 0, "denied": 0}}),
+    );
+    a["tokens"] = tokens(100, 10);
+    a["permission_denials"] = json!([{"tool": "bash", "detail": "rm -rf x"}]);
+    let mut b = base(
+        "b",
+        "20",
+        "opencode",
+        "m1",
+        "/p/one",
+        "hung",
+        4000,
+        json!(3.0),
+    );
+    b["tool_calls"] = tools(json!({"bash": {"calls": 1, "errors": 1, "denied": 0}}));
+    b["tokens"] = tokens(200, 20);
+    b["provider_errors"] = json!([{"name": "rate_limit", "message": "slow down", "status": 429}, {"name": "rate_limit", "message": "again", "status": 429}]);
+    let mut c = base(
+        "c",
+        "21",
+        "claude",
+        "m2",
+        "/p/two",
+        "checks_failed",
+        2000,
+        json!(2.0),
+    );
+    c["tokens"] = tokens(300, 30);
+    c["checks"] = json!([
+        {"attempt": 0, "name": "t", "command": "x", "passed": false, "exit": {"code": 1}, "duration_ms": 1, "output_bytes": 0, "tail": [], "log": ""},
+        {"attempt": 1, "name": "t", "command": "x", "passed": false, "exit": {"code": 1}, "duration_ms": 1, "output_bytes": 0, "tail": [], "log": ""}
+    ]);
+    c["repair"] = json!({"stopped": "attempts_exhausted", "attempts": []});
+    let mut d = base(
+        "d",
+        "22",
+        "claude",
+        "m2",
+        "/p/two",
+        "completed",
+        3000,
+        json!(null),
+    );
+    d["tokens"] = tokens(400, 40);
+    d["checks"] = json!([
+        {"attempt": 0, "name": "t", "command": "x", "passed": false, "exit": {"code": 1}, "duration_ms": 1, "output_bytes": 0, "tail": [], "log": ""},
+        {"attempt": 1, "name": "t", "command": "x", "passed": true, "exit": {"code": 0}, "duration_ms": 1, "output_bytes": 0, "tail": [], "log": ""}
+    ]);
+    d["repair"] = json!({"stopped": "passed", "attempts": []});
+    let mut e = base(
+        "e",
+        "22",
+        "opencode",
+        "m1",
+        "/p/one",
+        "completed",
+        5000,
+        json!(4.0),
+    );
+    e["tokens"] = tokens(500, 50);
+    e["git"] = json!({"root": "/p/two", "dirty": false});
+    for (id, r) in [("a", a), ("b", b), ("c", c), ("d", d), ("e", e)] {
+        put(&runs, id, &r.to_string());
+    }
+    let good = receipt(json!({})).to_string();
+    put(&runs, "cut", &good[..good.len() / 2]);
+    put(&runs, "junk", "{\"hello\": 1}");
+    put(
+        &runs,
+        "future",
+        &receipt(json!({"schema_version": 2, "newfield": true})).to_string(),
+    );
+    put(
+        &runs,
+        "huge",
+        &format!("{}{}", " ".repeat(17 * 1024 * 1024), good),
+    );
+    // A run whose runbook died before writing its receipt.
+    let gone = runs.join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    let started = json!({"seq": 0, "ts": "2026-11-22T10:00:00Z", "turn": {"index": 0, "kind": "start"}, "type": "run.started",
+        "schema_version": 1, "run_id": "gone", "runbook_version": "0.2.0", "agent": "opencode", "prompt": "x", "cwd": "/p/one",
+        "run_dir": gone.display().to_string(), "pid": 999_999_999u32, "limits": {"inactivity_timeout_ms": 1, "kill_grace_ms": 1, "finish_grace_ms": 1}});
+    std::fs::write(gone.join("events.ndjson"), format!("{started}\n")).unwrap();
+    runs
+}
+
+fn stats(ctx: &TestContext, runs: &Path, extra: &[&str]) -> Value {
+    let dir = runs.to_str().unwrap();
+    let mut args = vec!["stats", dir, "--json"];
+    args.extend_from_slice(extra);
+    let out = ctx.run(&args);
+    out.assert_exit(0);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+#[test]
+fn every_figure_over_a_hand_counted_set_of_runs() {
+    let ctx = TestContext::new();
+    let runs = runs(&ctx);
+    let s = stats(&ctx, &runs, &[]);
+    assert_eq!(s["runs"], 5);
+    assert_eq!(s["abandoned"], 1);
+    assert_eq!(s["running"], 0);
+    assert_eq!(
+        s["skipped"],
+        json!({"cut short": 1, "not a receipt": 1, "of schema version 2": 1, "too large": 1})
+    );
+    assert_eq!(s["first"], "2026-11-20T10:00:00Z");
+    assert_eq!(s["last"], "2026-11-22T10:00:00Z");
+    // 3 of 5 completed.
+    assert_eq!(s["success_rate"], 0.6);
+    assert_eq!(
+        s["outcomes"],
+        json!({"completed": 3, "hung": 1, "checks_failed": 1, "abandoned": 1})
+    );
+    // Known costs 1, 3, 2, 4 (d's is unknown): total 10, median (nearest rank) 2, p90 4.
+    assert_eq!(
+        s["cost"],
+        json!({"total_usd": 10.0, "median_usd": 2.0, "p90_usd": 4.0, "unknown": 1})
+    );
+    assert_eq!(
+        s["tokens"],
+        json!({"input": 1500, "output": 150, "reasoning": 0, "cache_read": 50, "cache_write": 0, "total": 1650})
+    );
+    // Durations 1, 2, 3, 4, 5 s.
+    assert_eq!(s["duration_ms"], json!({"median": 3000, "p90": 5000}));
+    assert_eq!(s["failing_tools"], json!([["bash", 3, 5]]));
+    // Twice in one run is one run.
+    assert_eq!(s["provider_errors"], json!([["rate_limit (429)", 1]]));
+    assert_eq!(s["denials"], json!([["bash", 1]]));
+    // c and d failed their first checks; d's passed in the end.
+    assert_eq!(
+        s["repair"],
+        json!({"failing": 2, "repaired": 1, "rate": 0.5})
+    );
+    let days: Vec<(String, u64, u64, f64)> = s["per_day"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["key"].as_str().unwrap().to_owned(),
+                d["runs"].as_u64().unwrap(),
+                d["completed"].as_u64().unwrap(),
+                d["cost_usd"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        days,
+        [
+            ("2026-11-20".to_owned(), 2, 1, 4.0),
+            ("2026-11-21".to_owned(), 1, 0, 2.0),
+            ("2026-11-22".to_owned(), 2, 2, 4.0)
+        ]
+    );
+    let keys = |field: &str| -> Vec<(String, u64)> {
+        s[field]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["key"].as_str().unwrap().to_owned(),
+                    g["runs"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        keys("per_agent"),
+        [("opencode".to_owned(), 3), ("claude".to_owned(), 2)]
+    );
+    assert_eq!(
+        keys("per_model"),
+        [("m1".to_owned(), 3), ("m2".to_owned(), 2)]
+    );
+    // e ran in /p/one but its git root is /p/two.
+    assert_eq!(
+        keys("per_project"),
+        [("/p/two".to_owned(), 3), ("/p/one".to_owned(), 2)]
+    );
+    assert_eq!(s["per_agent"][0]["median_duration_ms"], 4000);
+}
+
+#[test]
+fn filters_narrow_every_figure() {
+    let ctx = TestContext::new();
+    let runs = runs(&ctx);
+    let n = |extra: &[&str]| stats(&ctx, &runs, extra)["runs"].as_u64().unwrap();
+    assert_eq!(n(&["--agent", "claude"]), 2);
+    assert_eq!(n(&["--model", "m1"]), 3);
+    assert_eq!(n(&["--project", "/p/two"]), 3);
+    assert_eq!(n(&["--outcome", "completed"]), 3);
+    assert_eq!(n(&["--outcome", "hung", "--outcome", "checks_failed"]), 2);
+    assert_eq!(n(&["--since", "2026-11-21"]), 3);
+    assert_eq!(n(&["--until", "2026-11-21"]), 2);
+    assert_eq!(n(&["--since", "2026-11-21", "--until", "2026-11-22"]), 1);
+    // Relative times: all these runs are older than a day from now.
+    assert_eq!(n(&["--since", "1d"]), 0);
+    let s = stats(&ctx, &runs, &["--agent", "claude"]);
+    assert_eq!(s["cost"]["total_usd"], 2.0);
+    assert_eq!(
+        s["abandoned"], 1,
+        "a run without a receipt has no agent to filter by"
+    );
+}
+
+#[test]
+fn the_text_reads_at_a_glance_and_bad_input_is_one_line() {
+    let ctx = TestContext::new();
+    let runs = runs(&ctx);
+    let out = ctx.run(&["stats", runs.to_str().unwrap()]);
+    out.assert_exit(0)
+        .assert_stdout_has("5 runs in ")
+        .assert_stdout_has(
+            "4 receipts skipped: 1 cut short, 1 not a receipt, 1 of schema version 2, 1 too large",
+        )
+        .assert_stdout_has("60.0% completed · completed 3")
+        .assert_stdout_has("$10.00 total · median $2.00 · p90 $4.00 per run (unknown for 1 run)")
+        .assert_stdout_has("bash 3 of 5")
+        .assert_stdout_has("2026-11-20  2     1       $4.00");
+    assert!(!out.stdout.contains('█'), "no bars off a terminal");
+    let bad = ctx.run(&["stats", "--since", "last tuesday"]);
+    bad.assert_exit(2)
+        .assert_stderr_has("is neither a time ago");
+    let missing = ctx.run(&["stats", "/no/such/runs"]);
+    missing
+        .assert_exit(2)
+        .assert_stderr_has("/no/such/runs is not a runs directory");
+}
