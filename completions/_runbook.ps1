@@ -125,6 +125,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Only runs of this model, as the agent names it (repeatable)')
             [CompletionResult]::new('--project', '--project', [CompletionResultType]::ParameterName, 'Only runs of this project: the git root of the directory they ran in')
             [CompletionResult]::new('--outcome', '--outcome', [CompletionResultType]::ParameterName, 'Only runs that ended so (repeatable)')
+            [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Write the numbers as one self-contained HTML page of charts and tables to this file')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]')

@@ -583,7 +583,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__stats)
-            opts="-h -V --since --until --agent --model --project --outcome --json --runs-dir --color --width --help --version"
+            opts="-h -V --since --until --agent --model --project --outcome --json --html --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -610,6 +610,10 @@ _runbook() {
                     return 0
                     ;;
                 --outcome)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --html)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -118,6 +118,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --model 'Only runs of this model, as the agent names it (repeatable)'
             cand --project 'Only runs of this project: the git root of the directory they ran in'
             cand --outcome 'Only runs that ended so (repeatable)'
+            cand --html 'Write the numbers as one self-contained HTML page of charts and tables to this file'
             cand --runs-dir 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]'
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'

@@ -114,6 +114,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand stats" -l agent -d 'Only
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l model -d 'Only runs of this model, as the agent names it (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l project -d 'Only runs of this project: the git root of the directory they ran in' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l outcome -d 'Only runs that ended so (repeatable)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l html -d 'Write the numbers as one self-contained HTML page of charts and tables to this file' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''

@@ -140,8 +140,12 @@ pub struct StatsArgs {
     pub outcome: Vec<Outcome>,
 
     /// Print the numbers as JSON (docs/stats.schema.json).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "html")]
     pub json: bool,
+
+    /// Write the numbers as one self-contained HTML page of charts and tables to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,

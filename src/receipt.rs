@@ -251,9 +251,11 @@ pub struct ToolCalls {
     pub by_name: BTreeMap<String, ToolTally>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 /// The run's tokens, by kind.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
 pub struct TokenTotals {
     /// Input tokens, cached ones included.
     pub input: u64,

@@ -6,9 +6,12 @@ use crate::cli::StatsArgs;
 use crate::config::{self, Flags};
 use crate::exit::{Error, ExitStatus};
 use crate::overview::{Figures, Filter, read_all};
-use crate::render::{Styles, overview};
+use anyhow::Context as _;
+
+use crate::render::{Styles, dashboard, overview};
 use crate::rundir;
 use crate::term::TermEnv;
+use crate::term::print::note;
 
 pub(crate) fn stats(
     args: &StatsArgs,
@@ -42,6 +45,16 @@ pub(crate) fn stats(
     };
     let found = read_all(&dirs, &filter)?;
     let figures = Figures::of(&found);
+    if let Some(path) = &args.html {
+        let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        let page = dashboard::page(&figures, &found.runs, &names);
+        let tmp = path.with_extension("html.tmp");
+        std::fs::write(&tmp, page)
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        note(format_args!("wrote {}", path.display()));
+        return Ok(ExitStatus::Completed);
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &figures)?;

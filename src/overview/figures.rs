@@ -6,8 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::read::{Found, RunFacts, Tokens};
+use super::read::{Found, RunFacts};
 use crate::event::{Outcome, RepairStop};
+use crate::receipt::TokenTotals as Tokens;
 
 /// How many of the most failing tools, errors and denials are kept.
 const TOP: usize = 5;

@@ -5,4 +5,4 @@ mod figures;
 mod read;
 
 pub(crate) use figures::{Figures, Group};
-pub(crate) use read::{Filter, read_all};
+pub(crate) use read::{Filter, RunFacts, read_all};

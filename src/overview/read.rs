@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::event::{Outcome, RepairStop, RunInfo, SCHEMA_VERSION};
 use crate::files::{self, FileError, Links};
 use crate::linux::procfs;
+use crate::receipt::TokenTotals as Tokens;
 use crate::rundir::{EVENTS, RECEIPT};
 use crate::stats::ToolTally;
 
@@ -37,19 +38,6 @@ pub(crate) struct RunFacts {
     /// Whether its first checks failed, and whether they passed in the end.
     pub checks: Option<(bool, bool)>,
     pub repaired: Option<RepairStop>,
-}
-
-/// Tokens by kind.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize, schemars::JsonSchema,
-)]
-pub(crate) struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    pub reasoning: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-    pub total: u64,
 }
 
 /// The runs that pass the filters.

@@ -54,6 +54,23 @@ pub(crate) fn short_count(n: u64) -> String {
 }
 
 /// `1 step`, `3 steps`, `1,200 steps`.
+/// `2 files changed (+4 −2) · 1 commit`.
+pub(crate) fn changes(c: &crate::event::Changes) -> String {
+    let mut line = format!(
+        "{} changed (+{} −{})",
+        plural(u64::from(c.files_changed), "file"),
+        thousands(c.insertions),
+        thousands(c.deletions)
+    );
+    if c.commits_total > 0 {
+        line.push_str(&format!(
+            " · {}",
+            plural(u64::from(c.commits_total), "commit")
+        ));
+    }
+    line
+}
+
 pub(crate) fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")

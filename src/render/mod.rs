@@ -1,5 +1,6 @@
 //! Consumers that show a run to people (`human`) and to programs (`json`).
 
+pub(crate) mod dashboard;
 pub(crate) mod format;
 pub(crate) mod human;
 pub(crate) mod json;

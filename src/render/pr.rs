@@ -162,18 +162,7 @@ pub(crate) fn markdown(r: &Receipt) -> String {
 
 /// `3 files changed (+42 −7) · 1 commit`, the paths and the commits.
 fn changes(c: &Changes) -> String {
-    let mut out = format!(
-        "{} changed (+{} −{})",
-        plural(u64::from(c.files_changed), "file"),
-        thousands(c.insertions),
-        thousands(c.deletions)
-    );
-    if c.commits_total > 0 {
-        out.push_str(&format!(
-            ", {}",
-            plural(u64::from(c.commits_total), "commit")
-        ));
-    }
+    let mut out = super::format::changes(c);
     out.push_str(".\n\n");
     for path in c.paths.iter().take(LISTED_PATHS) {
         out.push_str(&format!("- `{path}`\n"));

@@ -248,18 +248,7 @@ fn produced(rows: &mut Rows<'_>, r: &Receipt) {
         rows.row("git", format!("{commit}{branch}{dirty}"));
     }
     if let Some(c) = &r.changes {
-        let mut line = format!(
-            "{} (+{} −{})",
-            plural(u64::from(c.files_changed), "file"),
-            thousands(c.insertions),
-            thousands(c.deletions)
-        );
-        if c.commits_total > 0 {
-            line.push_str(&format!(
-                " · {}",
-                plural(u64::from(c.commits_total), "commit")
-            ));
-        }
+        let mut line = super::format::changes(c);
         let shown: Vec<&str> = c.paths.iter().take(5).map(String::as_str).collect();
         if !shown.is_empty() {
             let more = c.files_changed as usize - shown.len();

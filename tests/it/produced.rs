@@ -78,12 +78,12 @@ fn the_receipt_says_what_changed_in_the_repository_and_what_the_agent_says_it_di
 
     let status = ctx.run(&["status"]);
     status
-        .assert_stdout_has("changes   2 files (+4 −2) · 1 commit · a.txt, tests/retry.txt")
+        .assert_stdout_has("changes   2 files changed (+4 −2) · 1 commit · a.txt, tests/retry.txt")
         .assert_stdout_has("git       ");
     let report = ctx.run(&["report"]);
     report
         .assert_exit(0)
-        .assert_stdout_has("## Changes\n\n2 files changed (+4 −2), 1 commit.")
+        .assert_stdout_has("## Changes\n\n2 files changed (+4 −2) · 1 commit.")
         .assert_stdout_has("- `tests/retry.txt`");
     let json = ctx.run(&["report", "--format", "json"]);
     let facts: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();

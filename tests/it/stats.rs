@@ -294,3 +294,119 @@ fn the_text_reads_at_a_glance_and_bad_input_is_one_line() {
         .assert_exit(2)
         .assert_stderr_has("/no/such/runs is not a runs directory");
 }
+
+/// Debian's headless Chromium, or `RUNBOOK_CHROMIUM`; `None` (said loudly) only when
+/// `RUNBOOK_SKIP_CHROMIUM=1` outside CI, else a missing browser fails the test.
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("RUNBOOK_CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .or_else(|| which("chromium"));
+    if path.is_some() {
+        return path;
+    }
+    let skip = std::env::var_os("RUNBOOK_SKIP_CHROMIUM").is_some_and(|v| v == "1");
+    assert!(
+        skip && std::env::var_os("CI").is_none(),
+        "chromium is not installed: run .ci/install-agents (or set RUNBOOK_SKIP_CHROMIUM=1 outside CI to skip)"
+    );
+    #[expect(clippy::print_stderr, reason = "a skipped test says so")]
+    {
+        eprintln!("SKIPPED: chromium is not installed");
+    }
+    None
+}
+
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+#[test]
+fn the_html_page_renders_in_chromium_with_the_same_numbers() {
+    let ctx = TestContext::new();
+    let runs = runs(&ctx);
+    let page = ctx.work.join("stats.html");
+    let out = ctx.run(&[
+        "stats",
+        runs.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    out.assert_exit(0).assert_stderr_has("wrote ");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Nothing is fetched: the only address is the SVG namespace.
+    assert!(
+        html.match_indices("http")
+            .all(|(i, _)| html[i..].starts_with("http://www.w3.org/2000/svg")),
+        "nothing is fetched"
+    );
+    assert!(!html.contains(" src="), "nothing is fetched");
+    assert!(!html.contains("<script"), "no script");
+    let Some(browser) = chromium() else { return };
+    let url = format!("file://{}", page.display());
+    let profile = ctx.root().join("chromium-profile");
+    let headless = |extra: &[&str]| {
+        std::process::Command::new(&browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--hide-scrollbars",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(["--enable-logging=stderr", "--v=0"])
+            .args(extra)
+            .arg(&url)
+            .env("HOME", ctx.root())
+            .output()
+            .unwrap()
+    };
+    let dom = headless(&["--dump-dom"]);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    for (key, value) in [
+        ("runs", "5"),
+        ("success", "60.0%"),
+        ("cost", "$10.00"),
+        ("median-cost", "$2.00"),
+        ("p90-cost", "$4.00"),
+        ("median-duration", "3.0s"),
+    ] {
+        let card = format!("data-key=\"{key}\">{value}<");
+        assert!(dom_text.contains(&card), "{card} in the rendered page");
+    }
+    assert!(dom_text.contains("Cost per project (USD)") && dom_text.contains("<svg"));
+    let console = String::from_utf8_lossy(&dom.stderr);
+    let errors: Vec<&str> = console
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+    // The screenshot is kept for people to look at.
+    let artifacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let shot = artifacts.join("stats.png");
+    let _ = std::fs::remove_file(&shot);
+    let screenshot = headless(&[
+        "--window-size=1200,2200",
+        &format!("--screenshot={}", shot.display()),
+    ]);
+    assert!(
+        screenshot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&screenshot.stderr)
+    );
+    assert!(
+        shot.metadata().is_ok_and(|m| m.len() > 10_000),
+        "a screenshot at {}",
+        shot.display()
+    );
+}
