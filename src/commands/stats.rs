@@ -19,7 +19,10 @@ pub(crate) fn stats(
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
     let dirs = if args.dirs.is_empty() {
-        vec![rundir::runs_dir(&config)?]
+        // No runs yet is zero runs, not an error.
+        let own = rundir::runs_dir(&config)?;
+        rundir::ensure_runs_dir(&own)?;
+        vec![own]
     } else {
         args.dirs.clone()
     };
