@@ -67,7 +67,14 @@ pub(crate) fn stats(
         let color = config.value(&config::keys::COLOR);
         let styles = Styles::new(term.color_stdout(color));
         let charts = term.stdout_is_terminal;
-        out.write_all(overview::text(&figures, &dirs, &styles, charts).as_bytes())?;
+        let filtered = args.since.is_some()
+            || args.until.is_some()
+            || !args.agent.is_empty()
+            || !args.model.is_empty()
+            || args.project.is_some()
+            || !args.outcome.is_empty();
+        let text = overview::text(&figures, &dirs, &styles, charts, filtered);
+        out.write_all(text.as_bytes())?;
     }
     out.flush()?;
     Ok(ExitStatus::Completed)

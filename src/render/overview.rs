@@ -11,8 +11,14 @@ use crate::overview::{Figures, Group};
 /// The widest bar of the per-day chart, in cells.
 const BAR: usize = 30;
 
-/// The whole text.
-pub(crate) fn text(f: &Figures, dirs: &[PathBuf], s: &Styles, charts: bool) -> String {
+/// The whole text; `filtered`: some filter was given.
+pub(crate) fn text(
+    f: &Figures,
+    dirs: &[PathBuf],
+    s: &Styles,
+    charts: bool,
+    filtered: bool,
+) -> String {
     let mut out = String::new();
     let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     let span = match (&f.first, &f.last) {
@@ -37,7 +43,11 @@ pub(crate) fn text(f: &Figures, dirs: &[PathBuf], s: &Styles, charts: bool) -> S
         ));
     }
     if f.runs == 0 && f.running == 0 && f.abandoned == 0 {
-        out.push_str("No runs to count: widen the filters, or name other runs directories.\n");
+        out.push_str(if filtered {
+            "No runs match: widen the filters, or name other runs directories.\n"
+        } else {
+            "No runs yet: `runbook run` makes the first.\n"
+        });
         return out;
     }
     let mut rows: Vec<Vec<String>> = Vec::new();

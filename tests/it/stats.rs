@@ -286,6 +286,23 @@ fn the_text_reads_at_a_glance_and_bad_input_is_one_line() {
         .assert_stdout_has("bash 3 of 5")
         .assert_stdout_has("2026-11-20  2     1       $4.00");
     assert!(!out.stdout.contains('█'), "no bars off a terminal");
+    let none = ctx.run(&[
+        "stats",
+        runs.to_str().unwrap(),
+        "--agent",
+        "nobody",
+        "--outcome",
+        "completed",
+    ]);
+    none.assert_exit(0)
+        .assert_stdout_has("No runs match: widen the filters");
+    // A first run has yet to be made: the runs directory is made, and that is no error.
+    let fresh = TestContext::new();
+    let first = fresh.run(&["stats"]);
+    first
+        .assert_exit(0)
+        .assert_stdout_has("0 runs in ")
+        .assert_stdout_has("No runs yet: `runbook run` makes the first.");
     let bad = ctx.run(&["stats", "--since", "last tuesday"]);
     bad.assert_exit(2)
         .assert_stderr_has("is neither a time ago");
