@@ -754,11 +754,11 @@ mod ms {
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
 pub struct Tokens {
-    /// Input tokens, cached ones included.
+    /// Input tokens not read from the prompt cache (those are `cache_read`).
     pub input: u64,
-    /// Output tokens, reasoning included.
+    /// Output tokens, reasoning not included (that is `reasoning`).
     pub output: u64,
-    /// Reasoning tokens (part of `output`), when the agent tells them apart.
+    /// Reasoning tokens, apart from `output`, when the agent tells them apart.
     pub reasoning: u64,
     /// Input tokens read from the provider's prompt cache.
     pub cache_read: u64,

@@ -17,7 +17,7 @@ pub struct Price {
     pub input: f64,
     /// Input served from the provider's prompt cache.
     pub cached_input: f64,
-    /// Output, reasoning included.
+    /// Output; reasoning tokens are billed at this price too.
     pub output: f64,
     /// Input written to the prompt cache (Anthropic bills it above plain input).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -257,17 +257,17 @@ pub struct ToolCalls {
 )]
 #[serde(deny_unknown_fields)]
 pub struct TokenTotals {
-    /// Input tokens, cached ones included.
+    /// Input tokens not read from the prompt cache (those are `cache_read`).
     pub input: u64,
-    /// Output tokens, reasoning included.
+    /// Output tokens, reasoning not included (that is `reasoning`).
     pub output: u64,
-    /// Reasoning tokens (part of `output`).
+    /// Reasoning tokens, apart from `output`.
     pub reasoning: u64,
     /// Input tokens read from the prompt cache.
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
     pub cache_write: u64,
-    /// Input and output (and cache writes, where the agent counts them apart): what was billed.
+    /// Every kind above added up.
     pub total: u64,
 }
 
