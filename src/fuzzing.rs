@@ -424,18 +424,22 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        static ROOT: OnceLock<PathBuf> = OnceLock::new();
-        let root = ROOT.get_or_init(|| {
+        static BASE: OnceLock<PathBuf> = OnceLock::new();
+        let base = BASE.get_or_init(|| {
             let shm = Path::new("/dev/shm");
-            let base = if shm.is_dir() {
+            if shm.is_dir() {
                 shm.to_path_buf()
             } else {
                 std::env::temp_dir()
-            };
-            base.join(format!("runbook-fuzz-{}", std::process::id()))
+            }
         });
-        // Each thread its own, for the property tests running side by side.
-        let dir = root.join(format!("{name}-{:?}", std::thread::current().id()));
+        // Each thread its own, for the property tests running side by side; no directory is
+        // shared, so that one thread's cleaning up never removes another's parent.
+        let dir = base.join(format!(
+            "runbook-fuzz-{}-{name}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
         fs::create_dir_all(&dir).expect("create the scratch directory");
         Self(dir)
     }
@@ -452,8 +456,5 @@ impl std::ops::Deref for Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
-        if let Some(root) = self.0.parent() {
-            let _ = fs::remove_dir(root);
-        }
     }
 }
