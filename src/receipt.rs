@@ -42,7 +42,8 @@ pub struct Receipt {
     pub runbook_version: String,
     /// The agent and its version.
     pub agent: AgentInfo,
-    /// The model asked for; absent: the agent's own default.
+    /// The model the agent said it ran (`model.announced`), else the one asked for; absent when
+    /// neither is known.
     pub model: Option<String>,
     /// The task's prompt (secrets masked).
     pub prompt: String,
@@ -378,7 +379,11 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             name: info.agent.clone(),
             version: s.agent_version.clone(),
         },
-        model: info.model.clone(),
+        model: s
+            .model
+            .as_ref()
+            .map(|(model, _)| model.clone())
+            .or_else(|| info.model.clone()),
         prompt: info.prompt.clone(),
         cwd: info.cwd.clone(),
         run_dir: info.run_dir.clone(),

@@ -549,7 +549,11 @@ impl StderrParser for Stderr {
             out,
         );
         if status == ToolStatus::Denied {
-            out.push(EventKind::PermissionDenied { tool, detail: text });
+            out.push(EventKind::PermissionDenied {
+                tool,
+                detail: text,
+                call_id: None,
+            });
         }
     }
 }

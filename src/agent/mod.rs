@@ -221,6 +221,46 @@ pub(crate) fn parse_line<'a, T: serde::Deserialize<'a>>(
     }
 }
 
+/// [`parse_line`] for a line type whose only required field is `type`: a JSON object one of whose
+/// fields has an unexpected type (a string where an object was expected) is still read, without
+/// that field, so that a new spelling of one field never costs the whole line. Only a line that
+/// is not a JSON object (or whose `type` is not a string) becomes `unparsed`.
+pub(crate) fn parse_line_lenient<T: serde::de::DeserializeOwned>(
+    line: &[u8],
+    out: &mut Vec<EventKind>,
+) -> Option<T> {
+    if let Ok(parsed) = serde_json::from_slice(line) {
+        return Some(parsed);
+    }
+    let readable = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
+        .ok()
+        .and_then(readable_fields);
+    if readable.is_none() {
+        out.push(unparsed_line(unreadable_reason(line), line));
+    }
+    readable
+}
+
+/// `T` from the fields of `object` that read as `T` expects, each tried on its own beside `type`.
+fn readable_fields<T: serde::de::DeserializeOwned>(
+    object: serde_json::Map<String, serde_json::Value>,
+) -> Option<T> {
+    use serde_json::{Map, Value};
+    let kind = object.get("type").filter(|t| t.is_string())?.clone();
+    let mut kept = Map::new();
+    for (key, value) in object {
+        let mut probe = Map::new();
+        probe.insert("type".to_owned(), kind.clone());
+        probe.insert(key.clone(), value);
+        if serde_json::from_value::<T>(Value::Object(probe.clone())).is_ok()
+            && let Some(value) = probe.remove(&key)
+        {
+            kept.insert(key, value);
+        }
+    }
+    serde_json::from_value(Value::Object(kept)).ok()
+}
+
 /// An `unparsed` event for a whole stdout line.
 pub(crate) fn unparsed_line(reason: UnparsedReason, line: &[u8]) -> EventKind {
     unparsed(Stream::Stdout, reason, line, line.len() as u64)
