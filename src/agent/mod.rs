@@ -206,25 +206,11 @@ pub(crate) fn unparsed(
     })
 }
 
-/// One stdout line read as `T`; a line that is not JSON of that shape (or not UTF-8) becomes an
-/// `unparsed` event instead.
-pub(crate) fn parse_line<'a, T: serde::Deserialize<'a>>(
-    line: &'a [u8],
-    out: &mut Vec<EventKind>,
-) -> Option<T> {
-    match serde_json::from_slice(line) {
-        Ok(parsed) => Some(parsed),
-        Err(_) => {
-            out.push(unparsed_line(unreadable_reason(line), line));
-            None
-        }
-    }
-}
-
-/// [`parse_line`] for a line type whose only required field is `type`: a JSON object one of whose
-/// fields has an unexpected type (a string where an object was expected) is still read, without
-/// that field, so that a new spelling of one field never costs the whole line. Only a line that
-/// is not a JSON object (or whose `type` is not a string) becomes `unparsed`.
+/// One stdout line read as `T`, a line type whose only required field is `type`. A JSON object
+/// one of whose fields has an unexpected type (a string where an object was expected) is still
+/// read, without that field, so that a new spelling of one field never costs the whole line. Only
+/// a line that is not a JSON object (or whose `type` is not a string, or not UTF-8) becomes
+/// `unparsed`.
 pub(crate) fn parse_line_lenient<T: serde::de::DeserializeOwned>(
     line: &[u8],
     out: &mut Vec<EventKind>,

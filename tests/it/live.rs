@@ -774,3 +774,23 @@ fn each_agent_gets_one_more_pass_after_a_permission_stall() {
         })
     });
 }
+
+/// Claude Code 2.1.330 in the multi-turn runs: a resumed session, a plan then its execution, a
+/// repair of a failing check, and one more pass after refused permissions.
+#[test]
+fn claude_code_2_1_330_resumes_plans_repairs_and_passes_after_a_stall() {
+    resumes("claude", claude_next);
+    plans_then_executes("claude", claude_next, &["--permission-mode", "plan"]);
+    repairs("claude", |s| {
+        claude_release(Release::Next, s, |sc| {
+            let fine = anthropic::Reply::text(LOOKS_FINE, anthropic::Usage::new(1200, 20));
+            sc.script.insert(0, fine);
+        })
+    });
+    passes_after_a_stall("claude", |s| {
+        claude_release(Release::Next, s, |sc| {
+            let reply = anthropic::Reply::text(WITHOUT_THEM, anthropic::Usage::new(1600, 15));
+            sc.script.push(reply);
+        })
+    });
+}
