@@ -374,6 +374,42 @@ mod tests {
     }
 
     #[test]
+    fn a_field_of_an_unexpected_type_costs_only_that_field() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Line {
+            #[serde(rename = "type")]
+            kind: String,
+            count: Option<u32>,
+            name: Option<String>,
+        }
+        let read = |line: &str| {
+            let mut out = Vec::new();
+            let parsed = parse_line_lenient::<Line>(line.as_bytes(), &mut out);
+            (parsed, out)
+        };
+        let (parsed, out) = read(r#"{"type":"a","count":"three","name":"n","extra":[1]}"#);
+        let want = Line {
+            kind: "a".into(),
+            count: None,
+            name: Some("n".into()),
+        };
+        assert_eq!(parsed, Some(want));
+        assert!(out.is_empty(), "{out:?}");
+        for (line, reason) in [
+            (r#"{"type":5,"name":"n"}"#, UnparsedReason::UnexpectedJson),
+            ("[1,2]", UnparsedReason::UnexpectedJson),
+            ("not json", UnparsedReason::NotJson),
+        ] {
+            let (parsed, out) = read(line);
+            assert_eq!(parsed, None, "{line}");
+            assert!(
+                matches!(&out[..], [EventKind::Unparsed(u)] if u.reason == reason),
+                "{line}: {out:?}"
+            );
+        }
+    }
+
+    #[test]
     fn each_agent_resumes_a_session_its_own_way() {
         let opencode = args(AgentKind::Opencode, Permissions::Agent, Some("ses_1"));
         assert!(has(&opencode, &["--session", "ses_1"]), "{opencode:?}");
