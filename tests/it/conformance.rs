@@ -672,3 +672,46 @@ fn a_budget_holds_for_a_model_missing_from_the_price_table() {
     let first_call = lines.iter().position(|l| l.contains("echo step-1"));
     assert!(first_call.is_none_or(|c| warned[0] < c), "{}", out.stderr);
 }
+
+/// A newer Claude Code's line of a kind runbook does not know is kept and counted, never dropped
+/// or called unreadable; printed every second, it is shown a few times, then only counted.
+#[test]
+fn lines_of_a_new_kind_are_counted_and_shown_a_few_times() {
+    let ctx = TestContext::new();
+    let source = support::fixtures().join("claude-2.1.330/text.stdout.ndjson");
+    let mut text = std::fs::read_to_string(source).unwrap();
+    let (init, rest) = text.split_once('\n').unwrap();
+    let heartbeat = r#"{"type":"system","subtype":"heartbeat","n":1,"session_id":"s"}"#;
+    text = format!("{init}\n{}{rest}", format!("{heartbeat}\n").repeat(8));
+    let file = ctx.home.join("heartbeat.stdout.ndjson");
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_str().unwrap();
+    let out = run(
+        &mut ctx.runbook(&["replay", "--instant", "--agent", "claude", path]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let shown = out
+        .stderr
+        .matches("output of a kind runbook does not know")
+        .count();
+    assert_eq!(shown, 5, "{}", out.stderr);
+    assert_eq!(
+        out.stderr
+            .matches("more lines runbook does not know")
+            .count(),
+        1
+    );
+    assert!(
+        !out.stderr.contains("unreadable output line"),
+        "{}",
+        out.stderr
+    );
+    let out = run(
+        &mut ctx.runbook(&["replay", "--instant", "--json", "--agent", "claude", path]),
+        LIMIT,
+    );
+    let (_, receipt) = events_and_receipt(&out.stdout);
+    assert_eq!(receipt.unparsed_lines.count, 8);
+    assert_eq!(receipt.outcome, Outcome::Completed);
+}
