@@ -1094,6 +1094,41 @@ mod tests {
     }
 
     #[test]
+    fn a_background_subagent_that_fails_ends_its_call_as_an_error_at_its_notification() {
+        let (out, end) = read(&[
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"ag","name":"Agent","input":{"description":"Look around","prompt":"look"}}]},"parent_tool_use_id":null,"session_id":"s"}"#,
+            r#"{"type":"system","subtype":"task_started","task_id":"t1","tool_use_id":"ag","description":"Look around","is_backgrounded":true,"session_id":"s"}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"ag","content":[{"type":"text","text":"Async agent launched successfully."}]}]},"session_id":"s"}"#,
+            r#"{"type":"system","subtype":"task_notification","task_id":"t1","tool_use_id":"ag","status":"failed","summary":"It could not start.","session_id":"s"}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s"}"#,
+        ]);
+        assert_eq!(end, StreamEnd::Finished);
+        // Nothing ends at the launch; the notification ends both the call and the subagent.
+        let ended: Vec<&EventKind> = out
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    EventKind::ToolCompleted(_) | EventKind::SubagentFinished { .. }
+                )
+            })
+            .collect();
+        match &ended[..] {
+            [
+                EventKind::ToolCompleted(call),
+                EventKind::SubagentFinished {
+                    status, message, ..
+                },
+            ] => {
+                assert_eq!(call.status, ToolStatus::Error);
+                assert_eq!(*status, ToolStatus::Error);
+                assert_eq!(message.as_deref(), Some("It could not start."));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn recorded_transcripts() {
         insta::glob!("../../fixtures/claude", "*.stdout.ndjson", |path| {
             let ctx = ParseContext::new(PathBuf::from("/"));
