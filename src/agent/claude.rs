@@ -504,7 +504,8 @@ impl Parser {
                 // Nothing structured about the call: its wording is all there is.
                 None => refused || DENIAL_MARKERS.iter().any(|m| text.contains(m)),
             };
-            let ending = if block.is_error == Some(true) || refused {
+            // A refusal Claude states in structured form stands even without `is_error`.
+            let ending = if block.is_error == Some(true) || refused || said == Some(true) {
                 if denied {
                     Ending::failed(ToolStatus::Denied, first_sentence(&text), bytes)
                 } else {
