@@ -77,9 +77,12 @@ pub struct Checked {
 pub const CHECKED: &[Checked] = &[
     Checked {
         provider: "openai",
-        date: "2026-11-25",
-        source: "OpenAI's published API prices, as runbook shipped them; Codex 0.169.0 names \
-                 `gpt-5.5` its default model and prints no prices of its own",
+        date: "2026-11-22",
+        source: "OpenAI's published API prices, when the table was first shipped; not checked \
+                 since (Codex 0.169.0 prints no prices of its own). The models.dev snapshot \
+                 OpenCode 1.18.33 bundles names OpenAI models this table lacks (`gpt-5.6`, \
+                 `gpt-6-sol`, `gpt-6-luna`) and may price some differently: to be confirmed on \
+                 OpenAI's price page before they are added",
     },
     Checked {
         provider: "anthropic",
