@@ -3,6 +3,9 @@
 //! Claude Code release is to be tested (see fixtures/README.md):
 //!
 //! `RUNBOOK_RECORD_CLAUDE=.agents/claude-2.1.330/node_modules/.bin/claude RUNBOOK_RECORD_DIR=fixtures/claude-2.1.330 cargo test --locked --test it -- --ignored record::`
+//!
+//! The model requests Claude sent in each scenario are left in the system's temporary directory
+//! as `runbook-record-NAME.requests.json`, to see what a new release asks of the provider.
 
 use std::io::{BufRead as _, BufReader, Read};
 use std::path::{Path, PathBuf};
