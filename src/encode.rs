@@ -732,6 +732,7 @@ mod tests {
                 argv: vec!["a".into(), "b c".into()],
                 pid: 3,
                 planning: true,
+                steps_unreported: true,
             },
             EventKind::WatchdogWarning {
                 quiet_ms: 1,

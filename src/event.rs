@@ -76,6 +76,11 @@ pub enum EventKind {
         /// it is proposed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         planning: bool,
+        /// The agent does not report its model calls as they happen, only the turn's total usage
+        /// at its end (Codex): the turn's steps are unknown, and so are its tokens until that
+        /// total arrives.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        steps_unreported: bool,
     },
     /// The agent's own version, asked of its binary alongside the run.
     #[serde(rename = "agent.version")]

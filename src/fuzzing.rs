@@ -321,6 +321,7 @@ impl Run {
                 argv: vec![agent.to_owned()],
                 pid: 2,
                 planning: false,
+                steps_unreported: false,
             },
         ]);
         run

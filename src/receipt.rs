@@ -68,8 +68,9 @@ pub struct Receipt {
     pub exit: ExitInfo,
     /// The agent's session, the one every turn used.
     pub session_id: Option<String>,
-    /// How many model calls (steps) the agent made.
-    pub steps: u32,
+    /// How many model calls (steps) the agent made; null when unknown: the agent does not
+    /// report them (Codex).
+    pub steps: Option<u32>,
     /// The tool calls, with their failures and denials, by tool.
     pub tool_calls: ToolCalls,
     /// All turns' tokens.
@@ -269,6 +270,11 @@ pub struct TokenTotals {
     pub cache_write: u64,
     /// Every kind above added up.
     pub total: u64,
+    /// Some turn's tokens are unknown (the agent reports them only at the end of a turn, and a
+    /// turn ended without that report): the counts above are what is known, a lower bound, and
+    /// all zero when nothing is known. Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 impl From<Tokens> for TokenTotals {
@@ -280,6 +286,7 @@ impl From<Tokens> for TokenTotals {
             cache_read: t.cache_read,
             cache_write: t.cache_write,
             total: t.total(),
+            incomplete: false,
         }
     }
 }
@@ -389,14 +396,17 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         message: end.message,
         exit: end.exit,
         session_id: s.session_id.clone(),
-        steps: s.steps_finished,
+        steps: s.steps(),
         tool_calls: ToolCalls {
             total: s.tool_calls,
             errors: tally(|t| t.errors),
             denied: tally(|t| t.denied),
             by_name: s.tools.clone(),
         },
-        tokens: s.tokens.into(),
+        tokens: TokenTotals {
+            incomplete: s.tokens_incomplete(),
+            ..s.tokens.into()
+        },
         cost: Cost {
             usd: s.cost(),
             source: s.cost_source,

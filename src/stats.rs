@@ -48,9 +48,15 @@ pub struct ToolTally {
 pub struct TurnTotals {
     pub index: u32,
     pub kind: TurnKind,
-    pub steps: u32,
+    /// The model calls the agent made; null when it does not report them (Codex).
+    pub steps: Option<u32>,
     pub tool_calls: u32,
+    /// What is known of the turn's tokens: none at all when `tokens_unknown`.
     pub tokens: Tokens,
+    /// The turn's tokens are unknown: the agent reports them only at the end of a turn, and this
+    /// one ended without that report (a provider failure, a stop by runbook).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_unknown: bool,
     /// USD known so far: the sum of the known step costs, or the agent's own total for the turn
     /// (plus whatever it spent after giving it). A lower bound when `cost_incomplete`; absent when
     /// nothing of it is known.
@@ -79,16 +85,19 @@ pub struct TurnTotals {
 }
 
 impl TurnTotals {
-    fn new(turn: Turn) -> Self {
+    /// A turn's totals before anything happened in it; `steps_unreported`: the agent does not
+    /// print its model calls, so steps are unknown and tokens (and cost) too until its result.
+    fn new(turn: Turn, steps_unreported: bool) -> Self {
         Self {
             index: turn.index,
             kind: turn.kind,
-            steps: 0,
+            steps: (!steps_unreported).then_some(0),
             tool_calls: 0,
             tokens: Tokens::default(),
+            tokens_unknown: steps_unreported,
             cost_usd: None,
             cost_source: None,
-            cost_incomplete: false,
+            cost_incomplete: steps_unreported,
             unpriced_steps: 0,
             cost_final: false,
             result_unpriced: false,
@@ -97,7 +106,7 @@ impl TurnTotals {
 
     /// Whether the turn spent anything that should have a price.
     fn has_usage(&self) -> bool {
-        self.steps > 0 || self.cost_final
+        self.steps.is_some_and(|n| n > 0) || self.cost_final || self.tokens_unknown
     }
 
     /// The turn's cost, or `None` when some of it is unknown.
@@ -113,7 +122,9 @@ impl TurnTotals {
     /// covers only what came before it). A cost that is not a usable amount counts as unknown,
     /// never as less.
     fn step(&mut self, usage: &StepUsage) {
-        self.steps += 1;
+        if let Some(steps) = &mut self.steps {
+            *steps += 1;
+        }
         self.tokens.add(&usage.tokens);
         match usage.usable_cost() {
             Some(cost) => {
@@ -130,6 +141,7 @@ impl TurnTotals {
     fn result(&mut self, result: &AgentResult) {
         if let Some(tokens) = result.tokens {
             self.tokens = tokens;
+            self.tokens_unknown = false;
         }
         let cost = result.usable_cost();
         if result.tokens.is_none() && result.cost_usd.is_none() && result.cost_rejected.is_none() {
@@ -149,7 +161,8 @@ impl TurnTotals {
     }
 
     fn update(&mut self) {
-        self.cost_incomplete = self.unpriced_steps > 0 || self.result_unpriced;
+        self.cost_incomplete =
+            self.unpriced_steps > 0 || self.result_unpriced || self.tokens_unknown;
     }
 }
 
@@ -380,6 +393,22 @@ impl RunStats {
         Some(end)
     }
 
+    /// How many model calls the agent made: `None` when some turn's are unknown (an agent that
+    /// does not report them), never a count that leaves them out.
+    pub fn steps(&self) -> Option<u32> {
+        if self.turns.iter().any(|t| t.steps.is_none()) {
+            None
+        } else {
+            Some(self.steps_finished)
+        }
+    }
+
+    /// Whether some turn's tokens are unknown: [`Self::tokens`] is then what is known, a lower
+    /// bound (zero when nothing is known).
+    pub fn tokens_incomplete(&self) -> bool {
+        self.turns.iter().any(|t| t.tokens_unknown)
+    }
+
     /// Tool calls that ran and failed.
     pub fn failed_tools(&self) -> u32 {
         self.tools.values().map(|t| t.errors).sum()
@@ -408,8 +437,10 @@ impl RunStats {
             self.last_agent_event = Some(kind.type_name());
         }
         match kind {
-            EventKind::TurnStarted { .. } => {
-                self.turns.push(TurnTotals::new(turn));
+            EventKind::TurnStarted {
+                steps_unreported, ..
+            } => {
+                self.turns.push(TurnTotals::new(turn, *steps_unreported));
                 self.clear_final_text();
             }
             EventKind::ToolStarted(_) => self.clear_final_text(),
@@ -616,7 +647,7 @@ impl RunStats {
         match self.turns.iter().rposition(|t| t.index == turn.index) {
             Some(i) => &mut self.turns[i],
             None => {
-                self.turns.push(TurnTotals::new(turn));
+                self.turns.push(TurnTotals::new(turn, false));
                 self.turns.last_mut().expect("just pushed")
             }
         }

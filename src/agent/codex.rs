@@ -77,6 +77,10 @@ impl Adapter for Codex {
         args
     }
 
+    fn reports_steps(&self) -> bool {
+        false
+    }
+
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
         let model = ctx.model.or_else(configured_model);
         Box::new(Parser {

@@ -153,6 +153,11 @@ pub(crate) trait Adapter: Send + Sync {
     fn version_args(&self) -> &'static [&'static str] {
         &["--version"]
     }
+    /// Whether the agent prints each model call (step) as it happens; one that does not
+    /// (Codex) has an unknown number of steps, never zero.
+    fn reports_steps(&self) -> bool {
+        true
+    }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;
 }

@@ -329,6 +329,7 @@ async fn native(
         argv,
         pid: 0,
         planning: false,
+        steps_unreported: !adapter.reports_steps(),
     };
     dispatch.emit(base, turn);
     dispatch.flush();

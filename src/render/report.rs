@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use super::Styles;
 use super::format::{
-    age, duration_ms, first_line_and_more, money, plural, thousands, tool_calls, utc,
+    age, duration_ms, first_line_and_more, money, plural, steps, thousands, tokens, tool_calls, utc,
 };
 use super::wrap::wrap;
 use crate::event::{Decision, Diagnostic, Outcome};
@@ -125,11 +125,11 @@ fn turns(rows: &mut Rows<'_>, r: &Receipt) {
                 _ => "cost unknown".to_owned(),
             };
             format!(
-                "{} {}: {}, {} tokens, {cost}",
+                "{} {}: {}, {}, {cost}",
                 t.index + 1,
                 format!("{:?}", t.kind).to_lowercase(),
-                plural(u64::from(t.steps), "step"),
-                thousands(t.tokens.total())
+                steps(t.steps),
+                tokens(t.tokens.total(), t.tokens_unknown)
             )
         })
         .collect();
@@ -163,7 +163,13 @@ fn plan(rows: &mut Rows<'_>, r: &Receipt) {
 
 /// The steps, the tool calls by tool, the tokens by kind, and the cost.
 fn work(rows: &mut Rows<'_>, r: &Receipt) {
-    rows.row("steps", r.steps.to_string());
+    rows.row(
+        "steps",
+        r.steps.map_or_else(
+            || "unknown (the agent does not report them)".to_owned(),
+            |n| n.to_string(),
+        ),
+    );
     let tools: Vec<String> = r
         .tool_calls
         .by_name
@@ -205,7 +211,11 @@ fn work(rows: &mut Rows<'_>, r: &Receipt) {
         "tokens",
         format!(
             "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
-            thousands(t.total),
+            if t.incomplete {
+                format!("unknown (at least {})", thousands(t.total))
+            } else {
+                thousands(t.total)
+            },
             thousands(t.input),
             thousands(t.output),
             thousands(t.reasoning),

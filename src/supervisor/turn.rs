@@ -63,6 +63,7 @@ impl Supervisor<'_> {
                 argv,
                 pid: agent.pid,
                 planning: spec.planning,
+                steps_unreported: !spec.adapter.reports_steps(),
             },
         );
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);

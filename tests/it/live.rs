@@ -23,7 +23,7 @@ use crate::support::{
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// A scenario ready to run: the work dir, the fake provider, and the runbook command.
-struct Prepared {
+pub(crate) struct Prepared {
     ctx: TestContext,
     /// The body of the last main-conversation model request (owns the fake provider).
     last_request: Box<dyn Fn() -> String>,
@@ -182,7 +182,8 @@ fn claude_with(
     let expected = Expected {
         tools: tools(scenario, "claude"),
         outcome: outcome_of(scenario, "claude"),
-        tokens,
+        tokens: Some(tokens),
+        steps_known: true,
         cost: reported.then_some(cost),
         cost_source: reported.then_some(CostSource::Reported),
     };
@@ -212,13 +213,13 @@ fn openai_price(model: &str) -> (f64, f64, f64) {
     }
 }
 
-fn codex(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn codex(scenario: Scenario) -> Option<Prepared> {
     codex_with(scenario, |_| {})
 }
 
 /// [`codex`] with the scenario's script changed by `edit` first (its expected facts are then
 /// those of the unchanged script).
-fn codex_with(
+pub(crate) fn codex_with(
     scenario: Scenario,
     edit: fn(&mut sse::Scenario<responses::Reply>),
 ) -> Option<Prepared> {
@@ -253,11 +254,9 @@ fn codex_with(
     let expected = Expected {
         tools: tools(scenario, "codex"),
         outcome: outcome_of(scenario, "codex"),
-        tokens: if finished {
-            usage.input + usage.output
-        } else {
-            0
-        },
+        // Codex reports its usage only when the turn completes: a failed turn's is unknown.
+        tokens: finished.then_some(usage.input + usage.output),
+        steps_known: false,
         cost: finished.then_some(cost),
         cost_source: finished.then_some(CostSource::Estimated),
     };
@@ -315,7 +314,8 @@ fn opencode_with(
     let expected = Expected {
         tools: tools(scenario, "opencode"),
         outcome: outcome_of(scenario, "opencode"),
-        tokens: usage.iter().map(|u| u.prompt + u.completion).sum(),
+        tokens: Some(usage.iter().map(|u| u.prompt + u.completion).sum()),
+        steps_known: true,
         cost: steps.then(|| {
             usage
                 .iter()
@@ -344,15 +344,15 @@ fn opencode_with(
 }
 
 /// What a prepared scenario's run left, with both shown for assertion messages.
-struct Ran {
-    out: support::Outcome,
-    events: Vec<Event>,
-    receipt: Receipt,
+pub(crate) struct Ran {
+    pub(crate) out: support::Outcome,
+    pub(crate) events: Vec<Event>,
+    pub(crate) receipt: Receipt,
     expected: Expected,
     /// The body of the last main-conversation model request.
-    last_request: Box<dyn Fn() -> String>,
+    pub(crate) last_request: Box<dyn Fn() -> String>,
     /// What ran, runbook's stderr and the types of the events.
-    why: String,
+    pub(crate) why: String,
 }
 
 impl Ran {
@@ -364,7 +364,7 @@ impl Ran {
 
 /// Runs `scenario` with `args` added to runbook's command line; `None` when the agent's tests
 /// are skipped. On failure, the events so far are in the message.
-fn run(
+pub(crate) fn run(
     agent: &str,
     scenario: Scenario,
     prepare: fn(Scenario) -> Option<Prepared>,

@@ -60,7 +60,7 @@ fn a_completed_run_leaves_a_whole_log_a_receipt_and_the_raw_output() {
             r.tool_calls.total,
             r.tool_calls.by_name["bash"].calls
         ),
-        (1, 1, 1)
+        (Some(1), 1, 1)
     );
     assert_eq!(
         (r.tokens.input, r.tokens.output, r.tokens.total),
@@ -339,7 +339,11 @@ fn crossing_the_budget_stops_the_agent() {
     out.assert_exit(4);
     let r = ctx.ended_as(Outcome::BudgetExceeded);
     assert!(r.message.contains("--max-cost"), "{}", r.message);
-    assert_eq!(r.steps, 2, "the step that crossed the budget is counted");
+    assert_eq!(
+        r.steps,
+        Some(2),
+        "the step that crossed the budget is counted"
+    );
     out.assert_stderr_has("stopping the agent: cost $0.1100 crossed --max-cost $0.10");
     ctx.assert_agent_gone();
 }
@@ -365,7 +369,7 @@ fn ctrl_c_interrupts_the_agent_and_still_writes_a_receipt() {
     let out = support::finish(child, LIMIT);
     out.assert_exit(130);
     let r = ctx.ended_as(Outcome::Interrupted);
-    assert_eq!(r.steps, 0);
+    assert_eq!(r.steps, Some(0));
     assert!(
         types(&ctx.events()).contains(&"step.started"),
         "what was received is kept"

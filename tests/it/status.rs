@@ -181,7 +181,7 @@ fn live_notices_a_killed_supervisor_and_says_abandoned() {
     let receipt: Receipt =
         serde_json::from_str(&status.stdout).expect("a receipt built from the log");
     assert_eq!(receipt.outcome, Outcome::Abandoned);
-    assert_eq!(receipt.steps, 0);
+    assert_eq!(receipt.steps, Some(0));
 
     // Following it afterwards ends with a shown (not logged) ending that continues the sequence.
     let again = ctx.run(&["status", "--live", "--json"]);
@@ -402,7 +402,7 @@ fn replay_shows_a_recorded_transcript_through_the_same_view() {
     let json = ctx.run(&["replay", "--instant", "--json", fixture.to_str().unwrap()]);
     let (events, receipt) = events_and_receipt(&json.stdout);
     assert_eq!(receipt.outcome, Outcome::Completed);
-    assert_eq!((receipt.steps, receipt.tool_calls.errors), (2, 1));
+    assert_eq!((receipt.steps, receipt.tool_calls.errors), (Some(2), 1));
     assert!(
         events
             .iter()

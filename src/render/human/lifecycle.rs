@@ -3,7 +3,7 @@
 
 use super::Lines;
 use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
-use crate::render::format::{duration_ms, money, plural, thousands, tool_calls};
+use crate::render::format::{duration_ms, money, steps, tokens, tool_calls};
 
 /// The lines of a run or turn event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
@@ -109,15 +109,16 @@ fn summary(l: &Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) -> Stri
         }
         None => "cost unknown".to_owned(),
     };
-    // Agents that don't report their model calls (Codex) have no steps to count.
-    let steps = match st.steps_finished {
-        0 => String::new(),
-        n => format!("{} · ", plural(u64::from(n), "step")),
+    // An agent that does not report its model calls (Codex) has steps unknown, never 0; no
+    // step at all (a provider error before any) goes unsaid.
+    let steps = match st.steps() {
+        Some(0) => String::new(),
+        n => format!("{} · ", steps(n)),
     };
     let facts = format!(
-        "{} · {steps}{tools} · {} tokens · {cost}",
+        "{} · {steps}{tools} · {} · {cost}",
         duration_ms(took_ms),
-        thousands(st.tokens.total())
+        tokens(st.tokens.total(), st.tokens_incomplete())
     );
     if outcome == Outcome::Completed {
         format!(

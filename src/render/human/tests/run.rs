@@ -35,6 +35,7 @@ pub(super) fn start() -> Timed {
                 argv: argv.to_vec(),
                 pid: 42,
                 planning: false,
+                steps_unreported: false,
             },
         ),
         (
