@@ -10,6 +10,7 @@ mod reported;
 mod scan;
 mod summary;
 mod tools;
+pub(crate) mod versions;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -18,6 +18,7 @@ mod observers;
 mod opencode;
 mod plan;
 mod produced;
+mod record;
 mod run;
 mod stats;
 mod status;

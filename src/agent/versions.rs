@@ -1,0 +1,72 @@
+//! The agent CLI versions runbook was tested with: the one place that says which releases the
+//! conformance and live suites run against, read by anything that warns about an untested version.
+// `runbook doctor` and the run's untested-version warning read this table; until they land only the
+// tests do.
+#![allow(dead_code)]
+
+use super::AgentKind;
+
+/// Each agent and the versions of its CLI that runbook's conformance suite (recordings under
+/// `fixtures/`) and live suite (the real CLI against a fake provider) run against. The first
+/// version of each list is the one `.ci/install-agents` pins as the default install.
+pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
+    (AgentKind::Opencode, &["1.18.33"]),
+    (AgentKind::Claude, &["2.1.197", "2.1.330"]),
+    (AgentKind::Codex, &["0.169.0"]),
+];
+
+/// The versions of `agent` runbook was tested with, oldest first.
+pub(crate) fn tested(agent: AgentKind) -> &'static [&'static str] {
+    TESTED
+        .iter()
+        .find(|(kind, _)| *kind == agent)
+        .map_or(&[], |(_, versions)| versions)
+}
+
+/// Whether `version` of `agent` is one runbook was tested with. `version` may be the agent's whole
+/// `--version` output (`2.1.197 (Claude Code)`, `codex-cli 0.169.0`): the first word that looks
+/// like a version number is the one compared.
+pub(crate) fn is_tested(agent: AgentKind, version: &str) -> bool {
+    version_number(version).is_some_and(|v| tested(agent).contains(&v))
+}
+
+/// The version number in an agent's `--version` output: its first word made of digits and dots
+/// (with at least one dot), a leading `v` dropped.
+pub(crate) fn version_number(output: &str) -> Option<&str> {
+    output
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',')
+        .map(|w| w.strip_prefix('v').unwrap_or(w))
+        .find(|w| {
+            w.contains('.')
+                && w.starts_with(|c: char| c.is_ascii_digit())
+                && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum as _;
+
+    use super::*;
+
+    #[test]
+    fn every_agent_has_a_tested_version() {
+        for agent in AgentKind::value_variants() {
+            assert!(!tested(*agent).is_empty(), "{agent:?}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_read_from_each_agents_version_output() {
+        assert!(is_tested(AgentKind::Claude, "2.1.197 (Claude Code)"));
+        assert!(is_tested(AgentKind::Claude, "2.1.330 (Claude Code)\n"));
+        assert!(is_tested(AgentKind::Codex, "codex-cli 0.169.0"));
+        assert!(is_tested(AgentKind::Opencode, "1.18.33"));
+        assert!(is_tested(AgentKind::Opencode, "v1.18.33"));
+        assert!(!is_tested(AgentKind::Claude, "2.1.331 (Claude Code)"));
+        assert!(!is_tested(AgentKind::Codex, "1.18.33"));
+        assert!(!is_tested(AgentKind::Claude, "Claude Code"));
+        assert_eq!(version_number("codex-cli 0.169.0"), Some("0.169.0"));
+        assert_eq!(version_number("none here"), None);
+    }
+}
