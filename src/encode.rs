@@ -671,12 +671,13 @@ mod tests {
         use crate::event::{EventKind, Limits, RunInfo};
         use crate::provenance::{EnvLayer, EnvVarRecord, Layer, Origin, SettingRecord};
 
-        EventKind::RunStarted(RunInfo {
+        EventKind::RunStarted(Box::new(RunInfo {
             schema_version: 1,
             run_id: "r".into(),
             runbook_version: "0.1.0".into(),
             agent: "opencode".into(),
             model: Some("m".into()),
+            model_file: None,
             prompt: "say \"hi\"\n".into(),
             cwd: "/w".into(),
             run_dir: "/w/runs/r".into(),
@@ -703,7 +704,7 @@ mod tests {
                 file: Some("/w/.env".into()),
                 line: Some(2),
             }],
-        })
+        }))
     }
 
     /// The events runbook itself emits.

@@ -64,7 +64,7 @@ pub enum TurnKind {
 pub enum EventKind {
     /// Everything known about the run before the agent starts; the first event of every run.
     #[serde(rename = "run.started")]
-    RunStarted(RunInfo),
+    RunStarted(Box<RunInfo>),
     /// An agent process was started for a turn.
     #[serde(rename = "turn.started")]
     TurnStarted {
@@ -647,8 +647,14 @@ pub struct RunInfo {
     /// The agent: `opencode`, `claude`, `codex`, or `custom` for `--agent-cmd`.
     pub agent: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// The model asked for, as the agent names it; absent: the agent's own default.
+    /// The model asked for, as the agent names it, or the one the agent's own configuration
+    /// file names (see `model_file`); absent: the agent's own default, unknown beforehand.
     pub model: Option<String>,
+    /// The agent's configuration file `model` was read from (Codex's `config.toml`), when runbook
+    /// did not ask for a model: the agent uses that one, and runbook prices it. Absent when the
+    /// model was asked for (`-m`, the `model` setting) or is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<String>,
     /// The task's prompt (secrets masked).
     pub prompt: String,
     /// The directory the agent worked in.

@@ -42,8 +42,13 @@ pub struct Receipt {
     pub runbook_version: String,
     /// The agent and its version.
     pub agent: AgentInfo,
-    /// The model asked for; absent: the agent's own default.
+    /// The model asked for, or the one priced from the agent's own configuration file
+    /// (`model_file`); null: the agent's own default, unknown to runbook.
     pub model: Option<String>,
+    /// The agent's configuration file `model` was read from, when runbook did not ask for one
+    /// (Codex's `config.toml`); absent when it was asked for or is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<String>,
     /// The task's prompt (secrets masked).
     pub prompt: String,
     /// The directory the agent worked in.
@@ -386,6 +391,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             version: s.agent_version.clone(),
         },
         model: info.model.clone(),
+        model_file: info.model_file.clone(),
         prompt: info.prompt.clone(),
         cwd: info.cwd.clone(),
         run_dir: info.run_dir.clone(),

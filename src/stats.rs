@@ -324,7 +324,7 @@ impl RunStats {
         self.count(ev.turn, &ev.kind);
         match &ev.kind {
             EventKind::RunStarted(info) => {
-                self.info = Some(info.clone());
+                self.info = Some((**info).clone());
                 self.started_at = Some(ev.ts);
             }
             EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),

@@ -86,7 +86,10 @@ fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
     let model = r
         .model
         .as_deref()
-        .map(|m| format!(" · model {m}"))
+        .map(|m| match &r.model_file {
+            Some(file) => format!(" · model {m} (from {file})"),
+            None => format!(" · model {m}"),
+        })
         .unwrap_or_default();
     rows.row("agent", format!("{}{version}{model}", r.agent.name));
     rows.row("prompt", first_line_and_more(&r.prompt));
@@ -211,7 +214,9 @@ fn work(rows: &mut Rows<'_>, r: &Receipt) {
         "tokens",
         format!(
             "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
-            if t.incomplete {
+            if t.incomplete && t.total == 0 {
+                "unknown".to_owned()
+            } else if t.incomplete {
                 format!("unknown (at least {})", thousands(t.total))
             } else {
                 thousands(t.total)

@@ -353,11 +353,15 @@ pub(crate) struct Ran {
     pub(crate) last_request: Box<dyn Fn() -> String>,
     /// What ran, runbook's stderr and the types of the events.
     pub(crate) why: String,
+    /// The work dir, home and runs directory the run had.
+    pub(crate) ctx: TestContext,
+    /// Codex's `CODEX_HOME` during the run (removed since).
+    pub(crate) codex_home: Option<std::path::PathBuf>,
 }
 
 impl Ran {
     #[track_caller]
-    fn assert_exit(&self, code: i32) {
+    pub(crate) fn assert_exit(&self, code: i32) {
         assert_eq!(self.out.code(), Some(code), "{}", self.why);
     }
 }
@@ -392,6 +396,8 @@ pub(crate) fn run(
         expected: p.expected,
         last_request: p.last_request,
         why,
+        codex_home: p._home.as_ref().map(|h| h.path().to_owned()),
+        ctx: p.ctx,
     })
 }
 

@@ -13,6 +13,7 @@ mod faults_procs;
 mod faults_storage;
 mod generic;
 mod live;
+mod live_codex;
 mod next_run;
 mod observers;
 mod opencode;

@@ -49,11 +49,11 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
 /// `▶ opencode (model) · run <id> · <cwd>`.
 fn run_started(l: &mut Lines<'_>, info: &RunInfo) {
     let s = l.s;
-    let model = info
-        .model
-        .as_deref()
-        .map(|m| format!(" ({m})"))
-        .unwrap_or_default();
+    let model = match (&info.model, &info.model_file) {
+        (Some(m), Some(file)) => format!(" ({m}, from {file})"),
+        (Some(m), None) => format!(" ({m})"),
+        (None, _) => String::new(),
+    };
     l.info(format!(
         "{} {}{model} · run {} · {}",
         s.accent.apply_to("▶"),

@@ -28,7 +28,7 @@ pub(super) fn every_event() -> Timed {
 pub(super) fn start() -> Timed {
     let argv = ["opencode", "run", "--format", "json"].map(String::from);
     vec![
-        (0, EventKind::RunStarted(run_info())),
+        (0, EventKind::RunStarted(Box::new(run_info()))),
         (
             5,
             EventKind::TurnStarted {
@@ -62,6 +62,7 @@ fn run_info() -> RunInfo {
         runbook_version: "0.1.0".into(),
         agent: "opencode".into(),
         model: Some("fake/fake-model".into()),
+        model_file: None,
         prompt: "Fix the flaky test".into(),
         cwd: "/work/repo".into(),
         run_dir: "/state/runs/20261122-040000-abcde".into(),
