@@ -87,6 +87,10 @@ pub enum EventKind {
     AgentVersion {
         /// What the agent's `--version` printed, e.g. `1.14.25`.
         version: String,
+        /// Present only when runbook was not tested with this version: the versions it was
+        /// tested with. Its output may have changed in ways runbook misreads (`runbook doctor`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tested_with: Vec<String>,
     },
     /// The agent announced the session this run talks to (the id a resume needs).
     #[serde(rename = "session.started")]

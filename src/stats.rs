@@ -327,7 +327,7 @@ impl RunStats {
                 self.info = Some((**info).clone());
                 self.started_at = Some(ev.ts);
             }
-            EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),
+            EventKind::AgentVersion { version, .. } => self.agent_version = Some(version.clone()),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
             EventKind::StorageFailed { path, error } => {
                 self.storage_error
@@ -473,6 +473,7 @@ impl RunStats {
                 }
                 self.warn(kind);
             }
+            EventKind::AgentVersion { .. } => self.warn(kind),
             EventKind::Text { text } => self.text(text),
             EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
             EventKind::SubagentStarted { .. } => self.subagents += 1,

@@ -143,7 +143,7 @@ macro_rules! pick {
     }};
 }
 
-fn claude(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn claude(scenario: Scenario) -> Option<Prepared> {
     claude_with(scenario, |_| {})
 }
 
@@ -277,7 +277,7 @@ pub(crate) fn codex_with(
     })
 }
 
-fn opencode(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn opencode(scenario: Scenario) -> Option<Prepared> {
     opencode_with(scenario, |_| {})
 }
 
@@ -361,6 +361,11 @@ pub(crate) struct Ran {
 
 impl Ran {
     #[track_caller]
+    /// The facts the scenario must amount to.
+    pub(crate) fn expected(&self) -> &Expected {
+        &self.expected
+    }
+
     pub(crate) fn assert_exit(&self, code: i32) {
         assert_eq!(self.out.code(), Some(code), "{}", self.why);
     }

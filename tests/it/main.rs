@@ -4,6 +4,8 @@
 mod checks;
 mod config;
 mod conformance;
+mod doctor;
+mod drift;
 mod fakes;
 mod faults_budget;
 mod faults_edges;

@@ -44,7 +44,8 @@ fn signals_sent(ctx: &TestContext) -> Vec<String> {
 
 #[test]
 fn a_completed_run_leaves_a_whole_log_a_receipt_and_the_raw_output() {
-    let ctx = TestContext::new();
+    let mut ctx = TestContext::new();
+    ctx.env("FAKE_AGENT_VERSION", "1.18.33");
     let out = ctx.run_fake(&happy(), &[]);
     out.assert_exit(0);
     assert!(
@@ -68,7 +69,7 @@ fn a_completed_run_leaves_a_whole_log_a_receipt_and_the_raw_output() {
     );
     assert_eq!(r.cost.usd, Some(0.0051));
     assert_eq!(r.session_id.as_deref(), Some("ses_test"));
-    assert_eq!(r.agent.version.as_deref(), Some("fake-agent 1.0.0"));
+    assert_eq!(r.agent.version.as_deref(), Some("1.18.33"));
     assert_eq!(r.exit.code, Some(0));
 
     let events = ctx.events();

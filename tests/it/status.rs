@@ -294,7 +294,8 @@ fn a_damaged_log_is_reported_not_fatal() {
 
 #[test]
 fn status_and_list_read_well() {
-    let ctx = TestContext::new();
+    let mut ctx = TestContext::new();
+    ctx.env("FAKE_AGENT_VERSION", "1.18.33");
     ctx.run_fake(&chatty(1, 0), &["-m", "fake/fake-model"])
         .assert_exit(0);
     let denied = r#"{"type":"tool_use","timestamp":1,"sessionID":"ses_live","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"echo hi"},"error":"The user rejected permission to use this specific tool call.","time":{"start":1,"end":2}},"id":"p2","sessionID":"ses_live","messageID":"m1"}}"#;

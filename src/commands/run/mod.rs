@@ -3,7 +3,7 @@
 mod planned;
 mod repair;
 mod session;
-mod setup;
+pub(crate) mod setup;
 mod stall;
 mod summary;
 

@@ -258,7 +258,7 @@ pub(crate) fn resolve_cwd(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 
 /// The agent binary: the agent's `bin` setting (a flag, a variable or a file), else the agent's
 /// program on `PATH`.
-fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<PathBuf, Error> {
+pub(crate) fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<PathBuf, Error> {
     let candidate = match &bin.value {
         Some(Value::Path(path)) => path.clone(),
         _ => PathBuf::from(adapter.program()),

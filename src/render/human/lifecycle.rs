@@ -11,8 +11,12 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
     match kind {
         EventKind::RunStarted(info) => run_started(l, info),
         EventKind::TurnStarted { argv, .. } => turn_started(l, argv),
-        EventKind::AgentVersion { version } if l.verbose => {
-            l.info(s.dim.apply_to(format!("  agent version {version}")));
+        EventKind::AgentVersion { version, .. } => {
+            if l.verbose {
+                l.info(s.dim.apply_to(format!("  agent version {version}")));
+            }
+            // An untested version: one warning, said here once per run.
+            crate::warning::of(kind, 0, |w| l.alert(s.warn.apply_to(format!("⚠ {w}"))));
         }
         EventKind::SessionStarted { session_id } if l.verbose => {
             l.info(s.dim.apply_to(format!("  session {session_id}")));

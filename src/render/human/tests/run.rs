@@ -42,6 +42,7 @@ pub(super) fn start() -> Timed {
             800,
             EventKind::AgentVersion {
                 version: "1.18.33".into(),
+                tested_with: Vec::new(),
             },
         ),
         (
