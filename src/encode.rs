@@ -722,7 +722,7 @@ mod tests {
             cpu_quiet_ms: 4,
             last_event: Some("text".into()),
             open_step: None,
-            completed_steps: 5,
+            completed_steps: Some(5),
             cost_usd: Some(1.0 / 3.0),
             stderr_tail: vec!["x\ty".into()],
         };

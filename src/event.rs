@@ -1274,8 +1274,10 @@ pub struct Diagnostic {
     /// The step in progress (1-based) when the watchdog fired, if one was open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_step: Option<u32>,
-    /// How many steps had finished.
-    pub completed_steps: u32,
+    /// How many steps had finished; absent when unknown (an agent that does not report its
+    /// model calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_steps: Option<u32>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

@@ -240,7 +240,15 @@ fn compare(
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
             .unwrap_or_default();
-        let first = message.lines().take(4).collect::<Vec<_>>().join(" / ");
+        // The assertion's own words, without the run's account the live suite adds to them.
+        let message = message.replace(&ran.why, "");
+        let first = message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" / ");
         drift.note(
             "Receipts that do not match",
             format!("{what} ({version}): {first}"),

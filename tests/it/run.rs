@@ -234,7 +234,7 @@ fn the_watchdog_stops_a_silent_agent_and_says_why() {
     let d = r.watchdog.expect("a watchdog diagnostic");
     assert_eq!(d.timeout_ms, 2000);
     assert!(d.stdout_quiet_ms >= 2000 && d.cpu_quiet_ms >= 2000, "{d:?}");
-    assert_eq!((d.open_step, d.completed_steps), (Some(1), 0));
+    assert_eq!((d.open_step, d.completed_steps), (Some(1), Some(0)));
     assert_eq!(d.last_event.as_deref(), Some("stderr"));
     assert_eq!(d.stderr_tail, ["connecting to provider"]);
     let t = types(&ctx.events());

@@ -292,7 +292,7 @@ fn watchdog() -> Timed {
         cpu_quiet_ms: 180_000,
         last_event: Some("step.started".into()),
         open_step: Some(2),
-        completed_steps: 1,
+        completed_steps: Some(1),
         cost_usd: Some(0.0051),
         stderr_tail: vec!["warning: slow disk".into()],
     };
