@@ -98,6 +98,15 @@ pub enum EventKind {
         /// The agent's own id for the session.
         session_id: String,
     },
+    /// The agent named the model it runs (Claude Code's first line does), and how runbook can
+    /// price it.
+    #[serde(rename = "model.announced")]
+    ModelAnnounced {
+        /// The model, as the agent names it.
+        model: String,
+        /// Where runbook's price for it comes from.
+        price: PriceBasis,
+    },
     /// The agent began one model request/response cycle.
     #[serde(rename = "step.started")]
     StepStarted {
@@ -162,6 +171,10 @@ pub enum EventKind {
         tool: String,
         /// What it was called on: the command, the path.
         detail: String,
+        /// The refused tool call, when the agent names it: a call already counted as failed is
+        /// then counted as denied instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
     },
     /// The model provider failed a request (after the agent's own retries, if it reports them).
     #[serde(rename = "provider.error")]
@@ -367,6 +380,7 @@ impl EventKind {
             EventKind::TurnStarted { .. } => "turn.started",
             EventKind::AgentVersion { .. } => "agent.version",
             EventKind::SessionStarted { .. } => "session.started",
+            EventKind::ModelAnnounced { .. } => "model.announced",
             EventKind::StepStarted { .. } => "step.started",
             EventKind::StepFinished(_) => "step.finished",
             EventKind::Text { .. } => "text",
@@ -809,6 +823,23 @@ pub enum CostSource {
     Reported,
     /// `estimated`: runbook priced the tokens from its price table.
     Estimated,
+    /// `conservative`: the model is not in runbook's price table, so runbook priced the tokens at
+    /// its provider's most expensive known price (an upper bound, until the agent reports).
+    Conservative,
+}
+
+/// Where runbook's price for a model comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceBasis {
+    /// `table`: runbook's shipped price table (`docs/prices.md`).
+    Table,
+    /// `user`: the user's own `[prices]` configuration.
+    User,
+    /// `conservative`: not in the table; its provider's most expensive known price stands in.
+    Conservative,
+    /// `unknown`: not in the table, and its provider is not known either.
+    Unknown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

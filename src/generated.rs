@@ -46,25 +46,44 @@ fn prices() -> Vec<u8> {
         "# Model prices\n\n\
          Codex reports tokens but no cost, so runbook estimates it from this table, which ships \
          with runbook (list prices in US dollars per million tokens). Costs computed from it are \
-         marked `estimated` in events and receipts; a model that is not in the table has an \
-         unknown cost, never zero. Claude Code and OpenCode report their own costs, which runbook \
-         uses as they are (Claude Code's steps are estimated from this table while the run goes, \
-         then replaced by its reported total).\n\n\
+         marked `estimated` in events and receipts. Claude Code and OpenCode report their own \
+         costs, which runbook uses as they are (Claude Code's steps are estimated from this table \
+         while the run goes, then replaced by its reported total).\n\n\
          A model id matches an entry when it is the entry's id, possibly with a provider prefix \
          (`openai/gpt-5`), a context tag (`claude-opus-4-8[1m]`) or a dated suffix \
-         (`claude-sonnet-4-5-20250929`). Your own prices are looked up first: in any \
-         configuration file, `[prices.\"MODEL\"]` with `input`, `cached_input`, `output` and \
-         optionally `cache_write`, in the same units (see the README's Configuration).\n\n\
-         This page is generated from `src/prices.rs`.\n\n\
-         | model | input | cached input | output | cache write |\n\
-         | --- | --- | --- | --- | --- |\n",
+         (`claude-sonnet-4-5-20250929`: a `-` and at least four digits; `claude-opus-5-7` is not a \
+         dated `claude-opus-5`). Your own prices are looked up first: in any configuration file, \
+         `[prices.\"MODEL\"]` with `input`, `cached_input`, `output` and optionally \
+         `cache_write`, in the same units (see the README's Configuration).\n\n\
+         ## A model that is not in the table\n\n\
+         runbook says so when the run starts: one warning line, and a `model.announced` event \
+         whose `price` is `conservative` or `unknown` (the receipt's `warnings` keep the line). \
+         When the model's provider is known (`claude-…` is Anthropic, `gpt-…` and `o1`…`o9` are \
+         OpenAI, or a provider prefix), each kind of token is priced at the highest price any \
+         model of that provider in this table charges, so the estimate is never below the real \
+         cost: `--max-cost` then stops the run mid-run on it, and its steps' `cost_source` is \
+         `conservative`. Once the agent reports what the run really cost (Claude Code's \
+         `result`), that replaces the estimate and the receipt's `cost.source` says `reported`. \
+         A model of an unknown provider has an unknown cost, never zero.\n\n\
+         ## Where the prices were checked\n\n\
+         | provider | checked | source |\n\
+         | --- | --- | --- |\n",
+    );
+    for c in crate::prices::CHECKED {
+        text.push_str(&format!("| {} | {} | {} |\n", c.provider, c.date, c.source));
+    }
+    text.push_str(
+        "\nThis page is generated from `src/prices.rs`.\n\n\
+         | model | provider | input | cached input | output | cache write |\n\
+         | --- | --- | --- | --- | --- | --- |\n",
     );
     for (id, p) in crate::prices::SHIPPED {
         let write = p
             .cache_write
             .map_or_else(|| "–".to_owned(), |w| format!("{w}"));
+        let provider = crate::prices::provider_of(id).unwrap_or("–");
         text.push_str(&format!(
-            "| `{id}` | {} | {} | {} | {write} |\n",
+            "| `{id}` | {provider} | {} | {} | {} | {write} |\n",
             p.input, p.cached_input, p.output
         ));
     }

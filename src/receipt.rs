@@ -42,8 +42,8 @@ pub struct Receipt {
     pub runbook_version: String,
     /// The agent and its version.
     pub agent: AgentInfo,
-    /// The model asked for, or the one priced from the agent's own configuration file
-    /// (`model_file`); null: the agent's own default, unknown to runbook.
+    /// The model the agent said it ran (`model.announced`), else the one asked for, else the one
+    /// priced from the agent's own configuration file (`model_file`); null when none is known.
     pub model: Option<String>,
     /// The agent's configuration file `model` was read from, when runbook did not ask for one
     /// (Codex's `config.toml`); absent when it was asked for or is unknown.
@@ -390,8 +390,12 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             name: info.agent.clone(),
             version: s.agent_version.clone(),
         },
-        model: info.model.clone(),
-        model_file: info.model_file.clone(),
+        model: s
+            .model
+            .as_ref()
+            .map(|(model, _)| model.clone())
+            .or_else(|| info.model.clone()),
+        model_file: info.model_file.clone().filter(|_| s.model.is_none()),
         prompt: info.prompt.clone(),
         cwd: info.cwd.clone(),
         run_dir: info.run_dir.clone(),

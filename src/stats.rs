@@ -6,7 +6,7 @@
 //! watchdog diagnostic read that same view, so they cannot disagree. `runbook status` folds a
 //! log through the same type.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -14,12 +14,14 @@ use std::time::SystemTime;
 
 use crate::event::{
     AgentResult, CheckResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind,
-    ExitInfo, Late, Outcome, ProviderError, RepairStop, RunInfo, StepUsage, Tokens, ToolEnd,
-    ToolStatus, Turn, TurnKind, UnparsedReason,
+    ExitInfo, Late, Outcome, PriceBasis, ProviderError, RepairStop, RunInfo, StepUsage, Tokens,
+    ToolEnd, ToolStatus, Turn, TurnKind, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
 const STDERR_TAIL: usize = 10;
+/// How many failed tool calls are remembered by id, for a denial told after them.
+const KEEP_ERRORED_CALLS: usize = 4096;
 /// How many unparsed lines and errors are kept as examples.
 const KEEP_EXAMPLES: usize = 20;
 /// How many permission denials are kept (each is also counted in its tool's tally).
@@ -166,9 +168,13 @@ impl TurnTotals {
     }
 }
 
-/// One estimated part makes the whole an estimate.
+/// One estimated part makes the whole an estimate, and one conservative part (priced at its
+/// provider's highest price) makes it conservative.
 fn merge_source(a: Option<CostSource>, b: Option<CostSource>) -> Option<CostSource> {
     match (a, b) {
+        (Some(CostSource::Conservative), _) | (_, Some(CostSource::Conservative)) => {
+            Some(CostSource::Conservative)
+        }
         (Some(CostSource::Estimated), _) | (_, Some(CostSource::Estimated)) => {
             Some(CostSource::Estimated)
         }
@@ -270,6 +276,11 @@ pub struct RunStats {
     /// `storage_error`, whatever else it did.
     pub storage_error: Option<String>,
     pub session_id: Option<String>,
+    /// The model the agent said it runs (`model.announced`), and where its price comes from.
+    pub model: Option<(String, PriceBasis)>,
+    /// Tool calls that ended as errors, by call id (at most [`KEEP_ERRORED_CALLS`]), with the
+    /// name they are tallied under: a denial the agent tells later moves one to `denied`.
+    errored_calls: HashMap<String, String>,
     pub steps_started: u32,
     pub steps_finished: u32,
     /// Whether a step has started and not finished.
@@ -445,6 +456,10 @@ impl RunStats {
             }
             EventKind::ToolStarted(_) => self.clear_final_text(),
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
+            EventKind::ModelAnnounced { model, price } if self.model.is_none() => {
+                self.model = Some((model.clone(), *price));
+                self.warn(kind);
+            }
             EventKind::StepStarted { .. } => {
                 self.steps_started += 1;
                 self.step_open = true;
@@ -477,13 +492,26 @@ impl RunStats {
             EventKind::Text { text } => self.text(text),
             EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
             EventKind::SubagentStarted { .. } => self.subagents += 1,
-            EventKind::PermissionDenied { tool, detail }
-                if self.permission_denials.len() < KEEP_DENIALS =>
-            {
-                self.permission_denials.push(Denial {
-                    tool: tool.clone(),
-                    detail: detail.clone(),
-                });
+            EventKind::PermissionDenied {
+                tool,
+                detail,
+                call_id,
+            } => {
+                if let Some(name) = call_id
+                    .as_ref()
+                    .and_then(|id| self.errored_calls.remove(id))
+                    && let Some(tally) = self.tools.get_mut(&name)
+                {
+                    // The call was told as failed; the agent now says it was refused.
+                    tally.errors = tally.errors.saturating_sub(1);
+                    tally.denied += 1;
+                }
+                if self.permission_denials.len() < KEEP_DENIALS {
+                    self.permission_denials.push(Denial {
+                        tool: tool.clone(),
+                        detail: detail.clone(),
+                    });
+                }
             }
             EventKind::CheckFinished(check) => self.checks.push(check.clone()),
             EventKind::RepairStarted {
@@ -580,7 +608,13 @@ impl RunStats {
         tally.calls += 1;
         match end.status {
             ToolStatus::Ok => {}
-            ToolStatus::Error => tally.errors += 1,
+            ToolStatus::Error => {
+                tally.errors += 1;
+                if self.errored_calls.len() < KEEP_ERRORED_CALLS {
+                    self.errored_calls
+                        .insert(end.call_id.clone(), name.to_owned());
+                }
+            }
             ToolStatus::Denied => tally.denied += 1,
         }
         self.turn_mut(turn).tool_calls += 1;
@@ -720,6 +754,69 @@ mod tests {
         assert_eq!(s.cost(), None);
         assert!((s.known_cost() - 0.5).abs() < 1e-12);
         assert_eq!(s.tokens.input, 15);
+    }
+
+    fn completed(call_id: &str, name: &str, status: ToolStatus) -> EventKind {
+        EventKind::ToolCompleted(ToolEnd {
+            call_id: call_id.into(),
+            name: name.into(),
+            kind: ToolKind::Write,
+            input: "x".into(),
+            parent: None,
+            status,
+            error: None,
+            output_bytes: None,
+            duration_ms: None,
+        })
+    }
+
+    #[test]
+    fn a_denial_told_after_its_call_failed_counts_the_call_as_denied() {
+        let mut s = RunStats::default();
+        s.observe(&at_first(completed("w1", "Write", ToolStatus::Error)));
+        s.observe(&at_first(completed("w2", "Write", ToolStatus::Error)));
+        let denial = |call_id: Option<&str>| EventKind::PermissionDenied {
+            tool: "Write".into(),
+            detail: "x".into(),
+            call_id: call_id.map(str::to_owned),
+        };
+        s.observe(&at_first(denial(Some("w1"))));
+        // Told twice, or without an id, or for a call never seen: nothing moves.
+        s.observe(&at_first(denial(Some("w1"))));
+        s.observe(&at_first(denial(None)));
+        s.observe(&at_first(denial(Some("elsewhere"))));
+        let tally = &s.tools["Write"];
+        assert_eq!((tally.calls, tally.errors, tally.denied), (2, 1, 1));
+        assert_eq!(s.permission_denials.len(), 4);
+    }
+
+    #[test]
+    fn a_conservative_part_makes_the_cost_conservative_and_the_agents_report_replaces_it() {
+        let mut s = RunStats::default();
+        let priced = |source| {
+            let mut step = step(Some(0.25), 10);
+            if let EventKind::StepFinished(u) = &mut step {
+                u.cost_source = Some(source);
+            }
+            step
+        };
+        s.observe(&at_first(priced(CostSource::Estimated)));
+        s.observe(&at_first(priced(CostSource::Conservative)));
+        assert_eq!(s.cost_source, Some(CostSource::Conservative));
+        assert_eq!(s.cost(), Some(0.5));
+        s.observe(&at_first(EventKind::AgentResult(AgentResult {
+            ok: true,
+            message: None,
+            tokens: None,
+            cost_usd: Some(0.125),
+            cost_source: Some(CostSource::Reported),
+            cost_rejected: None,
+            tokens_unreadable: false,
+            model_calls: None,
+            duration_ms: None,
+        })));
+        assert_eq!(s.cost_source, Some(CostSource::Reported));
+        assert_eq!(s.cost(), Some(0.125));
     }
 
     #[test]

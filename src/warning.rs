@@ -3,7 +3,7 @@
 //! after the agent's final word), each said in one sentence, the same in the receipt and on the
 //! terminal.
 
-use crate::event::{CostIssue, EventKind, Late};
+use crate::event::{CostIssue, EventKind, Late, PriceBasis};
 use crate::render::format::money;
 
 /// The warnings an event calls for, in order. `step` is the number of the step a
@@ -33,6 +33,21 @@ pub(crate) fn of(kind: &EventKind, step: u32, mut warn: impl FnMut(String)) {
             version,
             tested_with,
         } if !tested_with.is_empty() => warn(untested(version, tested_with)),
+        EventKind::ModelAnnounced { model, price } => match price {
+            PriceBasis::Conservative => {
+                let provider = crate::prices::provider_of(model).unwrap_or("its provider");
+                warn(format!(
+                    "{model} is not in runbook's price table: until the agent reports its cost, \
+                     its steps are priced at the highest price runbook knows for a {provider} model"
+                ));
+            }
+            PriceBasis::Unknown => warn(format!(
+                "{model} is not in runbook's price table and its provider is unknown: its cost \
+                 stays unknown unless the agent reports it (add it under [prices] in the \
+                 configuration)"
+            )),
+            PriceBasis::Table | PriceBasis::User => {}
+        },
         _ => {}
     }
 }

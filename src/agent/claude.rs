@@ -3,10 +3,18 @@
 //!
 //! Claude prints one `assistant` line per content block (several share a message id), `user`
 //! lines with tool results, raw API stream events (`stream_event`) with the live text and each
-//! call's real output tokens, `system` lines (init, retries, subagent tasks) and a final `result`
-//! with the run's authoritative totals. A step is one API message of the main thread; its cost is
-//! estimated from the price table while the run goes, and the `result` replaces the estimates
-//! with the cost Claude reports.
+//! call's real output tokens, `system` lines (init, retries, subagent tasks, refused calls) and a
+//! final `result` with the run's authoritative totals. A step is one API message of the main
+//! thread; its cost is estimated from the price table while the run goes (at its provider's
+//! highest price for a model the table lacks), and the `result` replaces the estimates with the
+//! cost Claude reports.
+//!
+//! A refused call is known by what Claude says of it in structured form first (a
+//! `system/permission_denied` line, the tool result's `tool_result_meta`, the `result`'s list of
+//! denials matched by tool-use id), and by its wording only when it says nothing else. Claude Code
+//! 2.1.330 runs subagents in the background: the `Agent` call returns at once, and the subagent
+//! ends at its `system/task_notification`; Claude then starts a second `system/init`, and prints
+//! one `result` per main-thread run, each with the same cumulative totals.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -21,11 +29,11 @@ use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
     Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    announce_session, npm_cli, parse_line, unparsed_line,
+    announce_session, npm_cli, parse_line_lenient, unparsed_line,
 };
 use crate::event::{
-    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, StepUsage, Tokens, ToolKind,
-    ToolStatus, UnparsedReason,
+    AgentResult, EventKind, ProviderError, ProviderRetry, StepUsage, Tokens, ToolKind, ToolStatus,
+    UnparsedReason,
 };
 use crate::prices::PriceTable;
 
@@ -36,13 +44,32 @@ const MAX_ERROR_CHARS: usize = 2000;
 const MAX_DENIED_IDS: usize = 4096;
 /// What Claude Code prints on stderr when bypass is refused to root.
 const ROOT_REFUSAL: &str = "cannot be used with root/sudo privileges";
-/// Tool results that mean the call was not allowed, in Claude Code's words.
+/// Tool results that mean the call was not allowed, in Claude Code's words: only read when Claude
+/// says nothing structured about the call.
 const DENIAL_MARKERS: &[&str] = &[
     "but you haven't granted it yet",
     "was blocked. For security",
     "has been denied because",
     "Permission to use",
     "requested permissions to",
+    "needs approval. The path is inside",
+    "while in plan mode",
+];
+/// `system` subtypes that carry nothing runbook shows (progress, estimates, request markers, the
+/// background task list, notices); any other subtype is kept as an `unparsed` line of unknown
+/// type, so a new one is counted, never silently dropped.
+const QUIET_SYSTEM: &[&str] = &[
+    "thinking_tokens",
+    "task_progress",
+    "task_updated",
+    "status",
+    "background_tasks_changed",
+    "informational",
+    "compact_boundary",
+    "hook_started",
+    "hook_progress",
+    "hook_response",
+    "files_persisted",
 ];
 
 pub(crate) struct Claude;
@@ -132,16 +159,24 @@ struct Parser {
     step: Option<Step>,
     calls: OpenCalls,
     denied: HashSet<String>,
+    /// Calls Claude said it refused (`system/permission_denied`), until their result arrives.
+    refused: HashSet<String>,
+    /// Agent calls whose subagent runs in the background: they end at its task notification.
+    background: HashSet<String>,
+    /// Whether the model the run uses was announced.
+    model_announced: bool,
     result: Option<Result<(), String>>,
     /// Whether an API failure was already told (by Claude's own error message).
     told_api_error: bool,
+    /// Claude's own words for an API failure whose status it gives only in its `result`.
+    pending_api_error: Option<String>,
     /// What came after the `result`.
     after: AfterFinal,
 }
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let Some(parsed) = parse_line::<Line>(line, out) else {
+        let Some(parsed) = parse_line_lenient::<Line>(line, out) else {
             return;
         };
         announce_session(
@@ -150,16 +185,27 @@ impl StdoutParser for Parser {
             out,
         );
         let parent = parsed.parent_tool_use_id.as_deref();
-        let (late, from) = (self.result.is_some(), out.len());
+        // A later `result` restates the run's cumulative totals: it is not work after the first.
+        let late = self.result.is_some() && parsed.kind != "result";
+        let from = out.len();
         match (parsed.kind.as_str(), parsed.subtype.as_deref()) {
             ("system", Some("init")) => {
                 if let Some(cwd) = parsed.cwd {
                     self.cwd = cwd;
                 }
-                if self.model.is_none() {
-                    self.model = parsed.model;
+                if let Some(model) = parsed.model {
+                    self.announce_model(&model, out);
+                    self.model.get_or_insert(model);
                 }
             }
+            ("system", Some("permission_denied")) => {
+                if let Some(id) = parsed.tool_use_id
+                    && self.refused.len() < MAX_DENIED_IDS
+                {
+                    self.refused.insert(id);
+                }
+            }
+            ("system", Some("task_notification")) => self.task_notification(parsed, out),
             ("system", Some("api_retry")) => out.push(EventKind::ProviderRetry(ProviderRetry {
                 attempt: parsed.attempt.unwrap_or(0),
                 max_attempts: parsed.max_retries,
@@ -172,13 +218,19 @@ impl StdoutParser for Parser {
                     .unwrap_or("request failed")
                     .to_owned(),
             })),
-            ("system", Some("task_started")) => out.push(EventKind::SubagentStarted {
-                session_id: parsed.task_id,
-                call_id: parsed.tool_use_id.unwrap_or_default(),
-                description: parsed.description.unwrap_or_default(),
-            }),
-            // Progress reports, thinking-token estimates, request markers: nothing new to show.
-            ("system", _) => {}
+            ("system", Some("task_started")) => {
+                let call_id = parsed.tool_use_id.unwrap_or_default();
+                if parsed.is_backgrounded == Some(true) && self.background.len() < MAX_DENIED_IDS {
+                    self.background.insert(call_id.clone());
+                }
+                out.push(EventKind::SubagentStarted {
+                    session_id: parsed.task_id,
+                    call_id,
+                    description: parsed.description.unwrap_or_default(),
+                });
+            }
+            ("system", Some(subtype)) if QUIET_SYSTEM.contains(&subtype) => {}
+            ("system", _) => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
             ("stream_event", _) => {
                 if let Some(event) = parsed.event
                     && parent.is_none()
@@ -193,7 +245,8 @@ impl StdoutParser for Parser {
             }
             ("user", _) => {
                 if let Some(message) = parsed.message {
-                    self.user(message, out);
+                    let meta = parsed.tool_result_meta.unwrap_or_default();
+                    self.user(message, &meta, out);
                 }
             }
             ("result", _) => self.result(parsed, out),
@@ -205,6 +258,7 @@ impl StdoutParser for Parser {
     }
 
     fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
+        self.tell_api_error(None, None, out);
         self.calls.close_all(out);
         // A model call the output stopped inside of still spent its tokens.
         self.finish_step(Some("unfinished".to_owned()), out);
@@ -220,6 +274,74 @@ impl StdoutParser for Parser {
 }
 
 impl Parser {
+    /// `model.announced` for the first model Claude names, with how runbook can price it.
+    fn announce_model(&mut self, model: &str, out: &mut Vec<EventKind>) {
+        if std::mem::replace(&mut self.model_announced, true) {
+            return;
+        }
+        out.push(EventKind::ModelAnnounced {
+            model: model.to_owned(),
+            price: self.prices.basis(model),
+        });
+    }
+
+    /// A provider failure, told once: Claude's own words for it (held until its `result` gives
+    /// the status), else the `result`'s message.
+    fn tell_api_error(
+        &mut self,
+        status: Option<u16>,
+        message: Option<&str>,
+        out: &mut Vec<EventKind>,
+    ) {
+        let text = match self.pending_api_error.take() {
+            Some(text) => text,
+            None if !self.told_api_error && status.is_some() => {
+                message.unwrap_or_default().to_owned()
+            }
+            None => return,
+        };
+        self.told_api_error = true;
+        out.push(EventKind::ProviderError(ProviderError {
+            name: "APIError".to_owned(),
+            status: status.or_else(|| api_status(&text)),
+            message: text,
+            retryable: None,
+        }));
+    }
+
+    /// The real end of a background subagent: its call ends with the notification's status,
+    /// and its summary is what it handed back.
+    fn task_notification(&mut self, line: Line, out: &mut Vec<EventKind>) {
+        let Some(id) = line.tool_use_id else { return };
+        if !self.background.remove(&id) {
+            return;
+        }
+        let summary = line.summary.unwrap_or_default();
+        let ending = match line.status.as_deref() {
+            Some("completed") | None => Ending::ok(Some(summary.len() as u64)),
+            Some(status) => Ending::failed(
+                ToolStatus::Error,
+                summary::truncate(
+                    &format!(
+                        "the subagent ended {status}: {}",
+                        summary::first_line(&summary)
+                    ),
+                    MAX_ERROR_CHARS,
+                ),
+                None,
+            ),
+        };
+        let status = ending.status;
+        if self.calls.finish(&id, ending, out).is_some() {
+            out.push(EventKind::SubagentFinished {
+                call_id: id,
+                status,
+                message: Some(summary::truncate(summary::first_line(&summary), 200))
+                    .filter(|m| !m.is_empty()),
+            });
+        }
+    }
+
     fn stream_event(&mut self, event: StreamEvent, out: &mut Vec<EventKind>) {
         match event.kind.as_str() {
             "message_start" => {
@@ -286,15 +408,17 @@ impl Parser {
             .to_owned()
         });
         let model = step.model.as_deref().or(self.model.as_deref());
-        // Tokens that could not all be read give no estimate: it would be too low.
-        let cost = reported::estimate(&self.prices, model, &step.tokens)
+        // Tokens that could not all be read give no estimate: it would be too low. A model the
+        // table lacks is priced at its provider's highest price, so a budget still holds.
+        let cost = model
+            .and_then(|m| self.prices.price_with_source(m, &step.tokens))
             .filter(|_| !step.tokens_unreadable);
         out.push(EventKind::StepFinished(StepUsage {
             id: Some(step.id),
             reason,
             tokens: step.tokens,
-            cost_usd: cost,
-            cost_source: cost.map(|_| CostSource::Estimated),
+            cost_usd: cost.map(|(usd, _)| usd),
+            cost_source: cost.map(|(_, source)| source),
             cost_rejected: None,
             tokens_unreadable: step.tokens_unreadable,
         }));
@@ -312,12 +436,16 @@ impl Parser {
             // An API failure, told as a message of Claude's own making.
             let text = message.texts().collect::<Vec<_>>().join("\n");
             self.told_api_error = true;
-            out.push(EventKind::ProviderError(ProviderError {
-                name: "APIError".to_owned(),
-                status: api_status(&text),
-                message: text,
-                retryable: None,
-            }));
+            match api_status(&text) {
+                Some(status) => out.push(EventKind::ProviderError(ProviderError {
+                    name: "APIError".to_owned(),
+                    status: Some(status),
+                    message: text,
+                    retryable: None,
+                })),
+                // Its `result` gives the status (`api_error_status`): told with it then.
+                None => self.pending_api_error = Some(text),
+            }
             return;
         }
         if parent.is_none() && !self.streaming {
@@ -353,16 +481,32 @@ impl Parser {
         }
     }
 
-    fn user(&mut self, message: Message, out: &mut Vec<EventKind>) {
+    fn user(&mut self, message: Message, meta: &[ResultMeta], out: &mut Vec<EventKind>) {
         for block in message.content.into_blocks() {
             if block.kind != "tool_result" {
                 continue;
             }
             let id = block.tool_use_id.unwrap_or_default();
+            if self.background.contains(&id) {
+                // "Async agent launched": the subagent has only begun; it ends at its task
+                // notification.
+                continue;
+            }
             let text = block.content.map(|c| c.joined()).unwrap_or_default();
             let bytes = Some(text.len() as u64);
-            let ending = if block.is_error == Some(true) {
-                if DENIAL_MARKERS.iter().any(|m| text.contains(m)) {
+            let refused = self.refused.remove(&id);
+            let said = meta
+                .iter()
+                .find(|m| m.id.as_deref() == Some(id.as_str()))
+                .and_then(ResultMeta::refused);
+            let denied = match said {
+                Some(refused_by_meta) => refused || refused_by_meta,
+                // Nothing structured about the call: its wording is all there is.
+                None => refused || DENIAL_MARKERS.iter().any(|m| text.contains(m)),
+            };
+            // A refusal Claude states in structured form stands even without `is_error`.
+            let ending = if block.is_error == Some(true) || refused || said == Some(true) {
+                if denied {
                     Ending::failed(ToolStatus::Denied, first_sentence(&text), bytes)
                 } else {
                     Ending::failed(
@@ -385,6 +529,7 @@ impl Parser {
                 out.push(EventKind::PermissionDenied {
                     tool: call.name.clone(),
                     detail: call.input.clone(),
+                    call_id: Some(id.clone()),
                 });
             }
             if call.kind == ToolKind::Subagent {
@@ -402,10 +547,12 @@ impl Parser {
         self.finish_step(line.stop_reason.clone(), out);
         for denial in line.permission_denials.unwrap_or_default() {
             if self.denied.insert(denial.tool_use_id.clone()) {
+                // Matched to its call by id: a call told as failed is counted as refused.
                 let input = summarize(&denial.tool_name, denial.tool_input.as_ref(), &self.cwd);
                 out.push(EventKind::PermissionDenied {
                     tool: denial.tool_name,
                     detail: input,
+                    call_id: Some(denial.tool_use_id),
                 });
             }
         }
@@ -416,16 +563,8 @@ impl Parser {
             .clone()
             .or_else(|| line.errors.as_ref().map(|e| e.join("; ")))
             .filter(|m| !m.is_empty());
-        if failed
-            && !self.told_api_error
-            && let Some(status) = line.api_error_status
-        {
-            out.push(EventKind::ProviderError(ProviderError {
-                name: "APIError".to_owned(),
-                message: message.clone().unwrap_or_default(),
-                status: Some(status),
-                retryable: None,
-            }));
+        if failed {
+            self.tell_api_error(line.api_error_status, message.as_deref(), out);
         }
         let mut tokens_unreadable = false;
         let by_model = line
@@ -591,10 +730,15 @@ struct Line {
     max_retries: Option<u32>,
     retry_delay_ms: Option<f64>,
     error_status: Option<u16>,
-    // system/task_*
+    // system/task_*, system/permission_denied
     task_id: Option<String>,
     tool_use_id: Option<String>,
     description: Option<String>,
+    is_backgrounded: Option<bool>,
+    status: Option<String>,
+    summary: Option<String>,
+    // user: what Claude says of each tool result besides its text
+    tool_result_meta: Option<Vec<ResultMeta>>,
     // result
     is_error: Option<bool>,
     api_error_status: Option<u16>,
@@ -724,6 +868,39 @@ struct Delta {
     stop_reason: Option<String>,
 }
 
+/// What Claude Code (2.1.330 on) says of a tool result: whether the call was allowed, and why it
+/// did not run.
+#[derive(Deserialize)]
+struct ResultMeta {
+    id: Option<String>,
+    permission_decision: Option<PermissionDecision>,
+    non_execution_kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PermissionDecision {
+    decision: Option<String>,
+}
+
+impl ResultMeta {
+    /// Whether the call was refused, if the meta says anything about it.
+    fn refused(&self) -> Option<bool> {
+        let decision = self
+            .permission_decision
+            .as_ref()
+            .and_then(|d| d.decision.as_deref());
+        let kind = self.non_execution_kind.as_deref();
+        if decision.is_none() && kind.is_none() {
+            return None;
+        }
+        let rejected = matches!(decision, Some("reject" | "deny" | "denied"));
+        let not_run = kind.is_some_and(|k| {
+            k.contains("reject") || k.contains("denied") || k.contains("unavailable")
+        });
+        Some(rejected || not_run)
+    }
+}
+
 #[derive(Deserialize)]
 struct Denial {
     tool_name: String,
@@ -734,6 +911,7 @@ struct Denial {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::CostSource;
 
     #[test]
     fn claudes_own_budget_stop_is_a_failure_with_its_totals() {
@@ -761,9 +939,207 @@ mod tests {
         );
     }
 
+    fn read(lines: &[&str]) -> (Vec<EventKind>, StreamEnd) {
+        let mut parser = Claude.stdout_parser(ParseContext::new(PathBuf::from("/w")));
+        let mut out = Vec::new();
+        for line in lines {
+            parser.line(line.as_bytes(), &mut out);
+        }
+        let end = parser.end(&mut out);
+        (out, end)
+    }
+
+    fn tool_use(id: &str, name: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","message":{{"id":"m_{id}","model":"claude-opus-5-5","content":[{{"type":"tool_use","id":"{id}","name":"{name}","input":{{"command":"touch x","file_path":"/w/x"}}}}],"usage":{{"input_tokens":10,"output_tokens":1}}}},"parent_tool_use_id":null,"session_id":"s"}}"#
+        )
+    }
+
+    fn tool_result(id: &str, text: &str, meta: &str) -> String {
+        format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"{text}","is_error":true}}]}}{meta},"session_id":"s"}}"#
+        )
+    }
+
+    fn statuses(out: &[EventKind]) -> Vec<(String, ToolStatus)> {
+        out.iter()
+            .filter_map(|e| match e {
+                EventKind::ToolCompleted(t) => Some((t.call_id.clone(), t.status)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_denial_is_known_by_what_claude_says_of_the_call_before_its_wording() {
+        let meta = |id: &str, decision: &str| {
+            format!(
+                r#","tool_result_meta":[{{"id":"{id}","permission_decision":{{"decision":"{decision}"}}}}]"#
+            )
+        };
+        let (out, _) = read(&[
+            &tool_use("a", "Bash"),
+            // Refused in words runbook has never seen: the meta says so.
+            &tool_result("a", "Some brand new refusal wording.", &meta("a", "reject")),
+            &tool_use("b", "Bash"),
+            // Allowed, and it failed, though its output reads like a refusal.
+            &tool_result(
+                "b",
+                "was blocked. For security reasons the test failed",
+                &meta("b", "accept"),
+            ),
+            &tool_use("c", "Write"),
+            // `message` is a string here, where other lines have an object.
+            r#"{"type":"system","subtype":"permission_denied","tool_name":"Write","tool_use_id":"c","message":"not allowed","session_id":"s"}"#,
+            &tool_result("c", "Unheard-of words.", ""),
+        ]);
+        assert_eq!(
+            statuses(&out),
+            [
+                ("a".to_owned(), ToolStatus::Denied),
+                ("b".to_owned(), ToolStatus::Error),
+                ("c".to_owned(), ToolStatus::Denied)
+            ]
+        );
+        assert!(
+            !out.iter().any(|e| matches!(e, EventKind::Unparsed(_))),
+            "{out:?}"
+        );
+        let denied: Vec<Option<&str>> = out
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::PermissionDenied { call_id, .. } => Some(call_id.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(denied, [Some("a"), Some("c")]);
+    }
+
+    #[test]
+    fn the_results_list_of_denials_is_matched_to_calls_by_id() {
+        let (out, _) = read(&[
+            &tool_use("w", "Write"),
+            &tool_result("w", "Something no marker knows.", ""),
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s","permission_denials":[{"tool_name":"Write","tool_use_id":"w","tool_input":{"file_path":"/w/x"}}]}"#,
+        ]);
+        assert_eq!(statuses(&out), [("w".to_owned(), ToolStatus::Error)]);
+        // The denial names the call, so the totals count it as refused, not failed.
+        assert!(out.iter().any(|e| matches!(
+            e,
+            EventKind::PermissionDenied { call_id: Some(id), tool, .. } if id == "w" && tool == "Write"
+        )), "{out:?}");
+    }
+
+    #[test]
+    fn a_new_line_or_a_field_of_another_type_is_kept_not_lost() {
+        let (out, _) = read(&[
+            // `cwd` a number: the rest of the line is still read.
+            r#"{"type":"system","subtype":"init","cwd":5,"model":"claude-opus-9","session_id":"s"}"#,
+            r#"{"type":"system","subtype":"brand_new_thing","session_id":"s"}"#,
+            r#"{"type":"brand_new_type","session_id":"s"}"#,
+        ]);
+        match &out[..] {
+            [
+                EventKind::SessionStarted { .. },
+                EventKind::ModelAnnounced { model, price },
+                EventKind::Unparsed(a),
+                EventKind::Unparsed(b),
+            ] => {
+                assert_eq!(
+                    (model.as_str(), *price),
+                    ("claude-opus-9", crate::event::PriceBasis::Conservative)
+                );
+                assert_eq!(a.reason, UnparsedReason::UnknownType);
+                assert_eq!(b.reason, UnparsedReason::UnknownType);
+                assert!(a.head.contains("brand_new_thing"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_provider_error_takes_its_status_from_the_result() {
+        let (out, _) = read(&[
+            r#"{"type":"assistant","message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"Invalid API key · Fix external API key"}]},"error":"authentication_failed","parent_tool_use_id":null,"session_id":"s"}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"result":"Invalid API key · Fix external API key","session_id":"s","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}"#,
+        ]);
+        let errors: Vec<&ProviderError> = out
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::ProviderError(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors.len(), 1, "{out:?}");
+        assert_eq!(errors[0].status, Some(401));
+        assert_eq!(errors[0].message, "Invalid API key · Fix external API key");
+    }
+
+    #[test]
+    fn a_step_of_a_model_missing_from_the_table_is_priced_conservatively() {
+        let (out, _) = read(&[
+            r#"{"type":"system","subtype":"init","model":"claude-opus-9","session_id":"s"}"#,
+            r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-9","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":1000000,"output_tokens":1}}}"#,
+            r#"{"type":"assistant","message":{"id":"m2","model":"claude-opus-9","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
+        ]);
+        let step = out
+            .iter()
+            .find_map(|e| match e {
+                EventKind::StepFinished(s) => Some(s),
+                _ => None,
+            })
+            .expect("a step");
+        assert_eq!(step.cost_source, Some(CostSource::Conservative));
+        // A million input tokens at the highest Anthropic input price runbook knows.
+        assert_eq!(step.cost_usd, Some(15.0));
+    }
+
+    #[test]
+    fn a_background_subagent_that_fails_ends_its_call_as_an_error_at_its_notification() {
+        let (out, end) = read(&[
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"ag","name":"Agent","input":{"description":"Look around","prompt":"look"}}]},"parent_tool_use_id":null,"session_id":"s"}"#,
+            r#"{"type":"system","subtype":"task_started","task_id":"t1","tool_use_id":"ag","description":"Look around","is_backgrounded":true,"session_id":"s"}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"ag","content":[{"type":"text","text":"Async agent launched successfully."}]}]},"session_id":"s"}"#,
+            r#"{"type":"system","subtype":"task_notification","task_id":"t1","tool_use_id":"ag","status":"failed","summary":"It could not start.","session_id":"s"}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s"}"#,
+        ]);
+        assert_eq!(end, StreamEnd::Finished);
+        // Nothing ends at the launch; the notification ends both the call and the subagent.
+        let ended: Vec<&EventKind> = out
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    EventKind::ToolCompleted(_) | EventKind::SubagentFinished { .. }
+                )
+            })
+            .collect();
+        match &ended[..] {
+            [
+                EventKind::ToolCompleted(call),
+                EventKind::SubagentFinished {
+                    status, message, ..
+                },
+            ] => {
+                assert_eq!(call.status, ToolStatus::Error);
+                assert_eq!(*status, ToolStatus::Error);
+                assert_eq!(message.as_deref(), Some("It could not start."));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn recorded_transcripts() {
         insta::glob!("../../fixtures/claude", "*.stdout.ndjson", |path| {
+            let ctx = ParseContext::new(PathBuf::from("/"));
+            insta::assert_yaml_snapshot!(super::super::transcript::read(&Claude, path, ctx));
+        });
+    }
+
+    #[test]
+    fn recorded_transcripts_of_claude_code_2_1_330() {
+        insta::glob!("../../fixtures/claude-2.1.330", "*.stdout.ndjson", |path| {
             let ctx = ParseContext::new(PathBuf::from("/"));
             insta::assert_yaml_snapshot!(super::super::transcript::read(&Claude, path, ctx));
         });

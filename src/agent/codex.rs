@@ -20,7 +20,7 @@ use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
     Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    npm_cli, parse_line, relative_to, unparsed_line,
+    npm_cli, parse_line_lenient, relative_to, unparsed_line,
 };
 use crate::event::{
     AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Tokens, ToolStart,
@@ -148,7 +148,7 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let Some(parsed) = parse_line::<Line>(line, out) else {
+        let Some(parsed) = parse_line_lenient::<Line>(line, out) else {
             return;
         };
         let (late, from) = (self.end.is_some(), out.len());
@@ -557,7 +557,11 @@ impl StderrParser for Stderr {
             out,
         );
         if status == ToolStatus::Denied {
-            out.push(EventKind::PermissionDenied { tool, detail: text });
+            out.push(EventKind::PermissionDenied {
+                tool,
+                detail: text,
+                call_id: None,
+            });
         }
     }
 }

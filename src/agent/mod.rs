@@ -217,19 +217,45 @@ pub(crate) fn unparsed(
     })
 }
 
-/// One stdout line read as `T`; a line that is not JSON of that shape (or not UTF-8) becomes an
-/// `unparsed` event instead.
-pub(crate) fn parse_line<'a, T: serde::Deserialize<'a>>(
-    line: &'a [u8],
+/// One stdout line read as `T`, a line type whose only required field is `type`. A JSON object
+/// one of whose fields has an unexpected type (a string where an object was expected) is still
+/// read, without that field, so that a new spelling of one field never costs the whole line. Only
+/// a line that is not a JSON object (or whose `type` is not a string, or not UTF-8) becomes
+/// `unparsed`.
+pub(crate) fn parse_line_lenient<T: serde::de::DeserializeOwned>(
+    line: &[u8],
     out: &mut Vec<EventKind>,
 ) -> Option<T> {
-    match serde_json::from_slice(line) {
-        Ok(parsed) => Some(parsed),
-        Err(_) => {
-            out.push(unparsed_line(unreadable_reason(line), line));
-            None
+    if let Ok(parsed) = serde_json::from_slice(line) {
+        return Some(parsed);
+    }
+    let readable = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
+        .ok()
+        .and_then(readable_fields);
+    if readable.is_none() {
+        out.push(unparsed_line(unreadable_reason(line), line));
+    }
+    readable
+}
+
+/// `T` from the fields of `object` that read as `T` expects, each tried on its own beside `type`.
+fn readable_fields<T: serde::de::DeserializeOwned>(
+    object: serde_json::Map<String, serde_json::Value>,
+) -> Option<T> {
+    use serde_json::{Map, Value};
+    let kind = object.get("type").filter(|t| t.is_string())?.clone();
+    let mut kept = Map::new();
+    for (key, value) in object {
+        let mut probe = Map::new();
+        probe.insert("type".to_owned(), kind.clone());
+        probe.insert(key.clone(), value);
+        if serde_json::from_value::<T>(Value::Object(probe.clone())).is_ok()
+            && let Some(value) = probe.remove(&key)
+        {
+            kept.insert(key, value);
         }
     }
+    serde_json::from_value(Value::Object(kept)).ok()
 }
 
 /// An `unparsed` event for a whole stdout line.
@@ -356,6 +382,42 @@ mod tests {
         assert_eq!(unreadable_reason(br#"{"type":5}"#), UnexpectedJson);
         assert_eq!(unreadable_reason(b"\"ok\""), UnexpectedJson);
         assert_eq!(unreadable_reason(b"{\"a\":\"\xff\"}"), NotUtf8);
+    }
+
+    #[test]
+    fn a_field_of_an_unexpected_type_costs_only_that_field() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Line {
+            #[serde(rename = "type")]
+            kind: String,
+            count: Option<u32>,
+            name: Option<String>,
+        }
+        let read = |line: &str| {
+            let mut out = Vec::new();
+            let parsed = parse_line_lenient::<Line>(line.as_bytes(), &mut out);
+            (parsed, out)
+        };
+        let (parsed, out) = read(r#"{"type":"a","count":"three","name":"n","extra":[1]}"#);
+        let want = Line {
+            kind: "a".into(),
+            count: None,
+            name: Some("n".into()),
+        };
+        assert_eq!(parsed, Some(want));
+        assert!(out.is_empty(), "{out:?}");
+        for (line, reason) in [
+            (r#"{"type":5,"name":"n"}"#, UnparsedReason::UnexpectedJson),
+            ("[1,2]", UnparsedReason::UnexpectedJson),
+            ("not json", UnparsedReason::NotJson),
+        ] {
+            let (parsed, out) = read(line);
+            assert_eq!(parsed, None, "{line}");
+            assert!(
+                matches!(&out[..], [EventKind::Unparsed(u)] if u.reason == reason),
+                "{line}: {out:?}"
+            );
+        }
     }
 
     #[test]

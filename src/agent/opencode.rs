@@ -331,6 +331,7 @@ impl StderrParser for Stderr {
             out.push(EventKind::PermissionDenied {
                 tool: tool.to_owned(),
                 detail: detail.to_owned(),
+                call_id: None,
             });
             // The meaning is the event; the line itself stays in stderr.log.
             return;

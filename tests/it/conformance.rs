@@ -46,6 +46,10 @@ const RECORDED: &[Scenario] = ALL.split_at(7).0;
 
 pub const AGENTS: [&str; 3] = ["opencode", "claude", "codex"];
 
+/// Each Claude Code release the scenarios were recorded from, with its fixtures directory: the
+/// pinned one and the newer one (see `runbook::agent::versions`).
+const CLAUDE_RELEASES: [(&str, &str); 2] = [("2.1.197", "claude"), ("2.1.330", "claude-2.1.330")];
+
 /// What a run amounts to, the same way for every agent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Facts {
@@ -206,7 +210,18 @@ fn recording(agent: &str, scenario: Scenario) -> &'static str {
 const CODEX_MODEL: &str = "gpt-5.5";
 
 fn replay(ctx: &TestContext, agent: &str, name: &str, extra: &[&str]) -> support::Outcome {
-    let file = support::fixtures().join(format!("{agent}/{name}.stdout.ndjson"));
+    replay_from(ctx, agent, agent, name, extra)
+}
+
+/// [`replay`] of the recording in `fixtures/DIR/`.
+fn replay_from(
+    ctx: &TestContext,
+    agent: &str,
+    dir: &str,
+    name: &str,
+    extra: &[&str],
+) -> support::Outcome {
+    let file = support::fixtures().join(format!("{dir}/{name}.stdout.ndjson"));
     let mut args = vec!["replay", "--instant", "--agent", agent];
     if agent == "codex" {
         args.extend(["-m", CODEX_MODEL]);
@@ -220,7 +235,16 @@ fn replay(ctx: &TestContext, agent: &str, name: &str, extra: &[&str]) -> support
 
 /// Tokens and cost as the raw transcript states them, read without the adapters.
 fn transcript_totals(agent: &str, name: &str) -> (Option<u64>, Option<f64>, Option<CostSource>) {
-    let path = support::fixtures().join(format!("{agent}/{name}.stdout.ndjson"));
+    transcript_totals_in(agent, agent, name)
+}
+
+/// [`transcript_totals`] of the recording in `fixtures/DIR/`.
+fn transcript_totals_in(
+    agent: &str,
+    dir: &str,
+    name: &str,
+) -> (Option<u64>, Option<f64>, Option<CostSource>) {
+    let path = support::fixtures().join(format!("{dir}/{name}.stdout.ndjson"));
     let text = std::fs::read_to_string(path).expect("read fixture");
     let lines: Vec<Value> = text
         .lines()
@@ -254,9 +278,10 @@ fn transcript_totals(agent: &str, name: &str) -> (Option<u64>, Option<f64>, Opti
             )
         }
         "claude" => {
+            // Each `result` states the run's cumulative totals: the last one has them all.
             let result = lines
                 .iter()
-                .find(|l| l["type"] == "result")
+                .rfind(|l| l["type"] == "result")
                 .expect("a result line");
             let tokens = result["modelUsage"]
                 .as_object()
@@ -408,4 +433,307 @@ fn the_same_scenario_looks_the_same_in_the_terminal_whichever_agent_ran() {
         writeln!(side_by_side, "{}", cells.join(" │ ").trim_end()).unwrap();
     }
     insta::assert_snapshot!(side_by_side);
+}
+
+#[test]
+fn every_claude_code_release_yields_the_same_facts() {
+    use Scenario::*;
+    let ctx = TestContext::new();
+    for (release, dir) in CLAUDE_RELEASES {
+        for &scenario in RECORDED {
+            let name = recording("claude", scenario);
+            let out = replay_from(&ctx, "claude", dir, name, &["--json"]);
+            let (events, receipt) = events_and_receipt(&out.stdout);
+            let (tokens, cost, cost_source) = transcript_totals_in("claude", dir, name);
+            let mut tools = expected_tools("claude", scenario);
+            if (release, scenario) == ("2.1.330", ToolFail) {
+                // Recorded from the fake provider's script, which has no search step.
+                tools.truncate(2);
+            }
+            let want = Expected {
+                tools,
+                outcome: expected_outcome("claude", scenario),
+                tokens,
+                steps_known: true,
+                cost,
+                cost_source,
+            };
+            let what = format!("Claude Code {release} {scenario:?}");
+            let got = facts(&events, &receipt);
+            assert_facts(
+                &got,
+                &want,
+                scenario == ProviderError,
+                scenario == Subagent,
+                &what,
+            );
+            // The totals agree with the calls: a refused call is never also an error.
+            let denied = got
+                .tools
+                .iter()
+                .filter(|t| t.1 == ToolStatus::Denied)
+                .count();
+            let errors = got
+                .tools
+                .iter()
+                .filter(|t| t.1 == ToolStatus::Error)
+                .count();
+            assert_eq!(receipt.tool_calls.denied as usize, denied, "{what}");
+            assert_eq!(receipt.tool_calls.errors as usize, errors, "{what}");
+            assert_eq!(
+                receipt.unparsed_lines.count, 0,
+                "{what}: {:?}",
+                receipt.unparsed_lines
+            );
+            assert_eq!(receipt.after_final_word.model_calls, 0, "{what}");
+            // The model Claude named in its first line is the receipt's.
+            let model = receipt.model.as_deref().unwrap_or_default();
+            assert!(model.starts_with("claude-"), "{what}: {model:?}");
+        }
+    }
+}
+
+/// Both releases refuse the plan-mode Write, and the receipt says so without contradiction:
+/// denied in its tally, listed among the denials, never counted as an error.
+#[test]
+fn a_write_refused_in_plan_mode_is_a_denial_in_every_release() {
+    let ctx = TestContext::new();
+    for (release, dir) in CLAUDE_RELEASES {
+        let out = replay_from(&ctx, "claude", dir, "plan_denied", &["--json"]);
+        let (_, receipt) = events_and_receipt(&out.stdout);
+        let write = &receipt.tool_calls.by_name["Write"];
+        assert_eq!(
+            (write.calls, write.errors, write.denied),
+            (1, 0, 1),
+            "{release}"
+        );
+        assert_eq!(receipt.tool_calls.denied, 2, "{release}");
+        assert_eq!(receipt.tool_calls.errors, 0, "{release}");
+        let listed: Vec<&str> = receipt
+            .permission_denials
+            .iter()
+            .map(|d| d.tool.as_str())
+            .collect();
+        assert_eq!(listed, ["Bash", "Write"], "{release}");
+    }
+}
+
+/// Claude Code 2.1.330 runs the subagent in the background: it ends at its notification, after
+/// its own call ran, and the run's two `result`s are one cumulative total, with one final text.
+#[test]
+fn a_background_subagent_ends_at_its_notification_and_results_are_not_summed() {
+    let ctx = TestContext::new();
+    let out = replay_from(&ctx, "claude", "claude-2.1.330", "subagent", &["--json"]);
+    let (events, receipt) = events_and_receipt(&out.stdout);
+    let position = |pred: &dyn Fn(&EventKind) -> bool| {
+        events
+            .iter()
+            .position(|e| pred(&e.kind))
+            .expect("the event is there")
+    };
+    let inner_call_done =
+        position(&|k| matches!(k, EventKind::ToolCompleted(t) if t.call_id == "toolu_sub_ls"));
+    let subagent_done = position(&|k| matches!(k, EventKind::SubagentFinished { .. }));
+    assert!(
+        inner_call_done < subagent_done,
+        "the subagent ended before its own call"
+    );
+    match &events[subagent_done].kind {
+        EventKind::SubagentFinished { message, .. } => assert_eq!(
+            message.as_deref(),
+            Some("Files: README.md (from the subagent).")
+        ),
+        _ => unreachable!(),
+    }
+    let results = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::AgentResult(_)))
+        .count();
+    assert_eq!(results, 2);
+    // Both results say $0.05017 in all: the run cost that, not twice that.
+    assert!(
+        (receipt.cost.usd.unwrap() - 0.05017).abs() < 1e-9,
+        "{:?}",
+        receipt.cost
+    );
+    assert_eq!(receipt.outcome, Outcome::Completed);
+    assert_eq!(receipt.after_final_word.model_calls, 0);
+}
+
+/// `runbook run` of a Claude Code recording, replayed by the fake agent with its own timing
+/// (sped up `speed` times), from `dir` (a copy of a fixtures directory, or one of them).
+fn run_recording(
+    ctx: &TestContext,
+    dir: &std::path::Path,
+    name: &str,
+    speed: &str,
+    extra: &[&str],
+) -> support::Outcome {
+    let bin = support::fake_agent_bin();
+    let mut args = vec![
+        "run",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        bin.to_str().expect("UTF-8 path"),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    args.push("do the thing");
+    let mut cmd = ctx.runbook(&args);
+    cmd.env("FAKE_AGENT_REPLAY", dir.join(name))
+        .env("FAKE_AGENT_SPEED", speed);
+    run(&mut cmd, LIMIT)
+}
+
+#[test]
+fn the_final_text_of_a_run_with_two_results_appears_once() {
+    let ctx = TestContext::new();
+    let dir = support::fixtures().join("claude-2.1.330");
+    let out = run_recording(&ctx, &dir, "subagent", "0", &[]);
+    let (_, receipt) = events_and_receipt(&out.stdout);
+    assert_eq!(receipt.outcome, Outcome::Completed, "{}", out.stderr);
+    // The answer of Claude's last main-thread run, as its last `result` states it, once.
+    let summary = receipt.summary.expect("a summary");
+    assert_eq!(summary.text, "done");
+    assert!((receipt.cost.usd.unwrap() - 0.05017).abs() < 1e-9);
+}
+
+/// A `--max-cost` of $0.03 stops Claude Code 2.1.330's multi-step run mid-run, from the steps'
+/// estimated costs, long before its own `result` (which says $0.064 for all six steps).
+#[test]
+fn a_budget_stops_claude_code_2_1_330_mid_run() {
+    let ctx = TestContext::new();
+    let dir = support::fixtures().join("claude-2.1.330");
+    // At a sixth of its recorded pace, the budget is crossed about 0.3 s before the result.
+    let out = run_recording(&ctx, &dir, "multistep", "0.15", &["--max-cost", "0.03"]);
+    let (events, receipt) = events_and_receipt(&out.stdout);
+    assert_eq!(receipt.outcome, Outcome::BudgetExceeded, "{}", out.stderr);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::AgentResult(_))),
+        "stopped only after Claude's final result"
+    );
+    let steps: u32 = receipt.turns.iter().filter_map(|t| t.steps).sum();
+    assert!((3..6).contains(&steps), "{steps} steps");
+    assert_eq!(receipt.cost.source, Some(CostSource::Estimated));
+    let cost = receipt.cost.known_usd;
+    assert!((0.03..0.06).contains(&cost), "{cost}");
+}
+
+/// The same run on a model runbook does not know (the recording with its model renamed): it is
+/// said at the start, priced at Anthropic's highest known price, and still stopped mid-run.
+#[test]
+fn a_budget_holds_for_a_model_missing_from_the_price_table() {
+    let ctx = TestContext::new();
+    let dir = ctx.home.join("recording");
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = support::fixtures().join("claude-2.1.330");
+    for ext in ["stdout.ndjson", "stderr.txt", "exit", "timing.ndjson"] {
+        let text = std::fs::read_to_string(source.join(format!("multistep.{ext}"))).unwrap();
+        let renamed = text.replace("claude-opus-5-5", "claude-opus-9-1");
+        std::fs::write(dir.join(format!("multistep.{ext}")), renamed).unwrap();
+    }
+    let out = run_recording(&ctx, &dir, "multistep", "0.5", &["--max-cost", "0.03"]);
+    let (events, receipt) = events_and_receipt(&out.stdout);
+    assert_eq!(receipt.outcome, Outcome::BudgetExceeded, "{}", out.stderr);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::AgentResult(_)))
+    );
+    let announced = events
+        .iter()
+        .position(|e| {
+            matches!(&e.kind, EventKind::ModelAnnounced { model, price }
+                if model == "claude-opus-9-1" && *price == runbook::event::PriceBasis::Conservative)
+        })
+        .expect("the unknown model is announced");
+    let first_step = events
+        .iter()
+        .position(|e| matches!(e.kind, EventKind::StepStarted { .. }))
+        .expect("a step");
+    assert!(announced < first_step, "said at the start of the run");
+    assert_eq!(receipt.model.as_deref(), Some("claude-opus-9-1"));
+    assert_eq!(receipt.cost.source, Some(CostSource::Conservative));
+    // The first step alone costs more than $0.03 at that price.
+    let steps: u32 = receipt.turns.iter().filter_map(|t| t.steps).sum();
+    assert!(steps < 6, "{steps} steps");
+    assert!(receipt.cost.known_usd > 0.03, "{:?}", receipt.cost);
+    assert!(
+        receipt
+            .warnings
+            .samples
+            .iter()
+            .any(|w| w.contains("claude-opus-9-1 is not in runbook's price table")),
+        "{:?}",
+        receipt.warnings
+    );
+    // On the terminal: one warning line, before the first tool call.
+    let bin = support::fake_agent_bin();
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        bin.to_str().expect("UTF-8 path"),
+        "--max-cost",
+        "0.03",
+        "do the thing",
+    ]);
+    cmd.env("FAKE_AGENT_REPLAY", dir.join("multistep"))
+        .env("FAKE_AGENT_SPEED", "0.5")
+        .env("NO_COLOR", "1");
+    let out = run(&mut cmd, LIMIT);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    let warned: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("claude-opus-9-1 is not in runbook's price table"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{}", out.stderr);
+    let first_call = lines.iter().position(|l| l.contains("echo step-1"));
+    assert!(first_call.is_none_or(|c| warned[0] < c), "{}", out.stderr);
+}
+
+/// A newer Claude Code's line of a kind runbook does not know is kept and counted, never dropped
+/// or called unreadable; printed every second, it is shown a few times, then only counted.
+#[test]
+fn lines_of_a_new_kind_are_counted_and_shown_a_few_times() {
+    let ctx = TestContext::new();
+    let source = support::fixtures().join("claude-2.1.330/text.stdout.ndjson");
+    let mut text = std::fs::read_to_string(source).unwrap();
+    let (init, rest) = text.split_once('\n').unwrap();
+    let heartbeat = r#"{"type":"system","subtype":"heartbeat","n":1,"session_id":"s"}"#;
+    text = format!("{init}\n{}{rest}", format!("{heartbeat}\n").repeat(8));
+    let file = ctx.home.join("heartbeat.stdout.ndjson");
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_str().unwrap();
+    let out = run(
+        &mut ctx.runbook(&["replay", "--instant", "--agent", "claude", path]),
+        LIMIT,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let shown = out
+        .stderr
+        .matches("output of a kind runbook does not know")
+        .count();
+    assert_eq!(shown, 5, "{}", out.stderr);
+    assert_eq!(
+        out.stderr
+            .matches("more lines runbook does not know")
+            .count(),
+        1
+    );
+    assert!(
+        !out.stderr.contains("unreadable output line"),
+        "{}",
+        out.stderr
+    );
+    let out = run(
+        &mut ctx.runbook(&["replay", "--instant", "--json", "--agent", "claude", path]),
+        LIMIT,
+    );
+    let (_, receipt) = events_and_receipt(&out.stdout);
+    assert_eq!(receipt.unparsed_lines.count, 8);
+    assert_eq!(receipt.outcome, Outcome::Completed);
 }

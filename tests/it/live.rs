@@ -147,13 +147,38 @@ pub(crate) fn claude(scenario: Scenario) -> Option<Prepared> {
     claude_with(scenario, |_| {})
 }
 
+/// [`claude`] with Claude Code 2.1.330.
+fn claude_next(scenario: Scenario) -> Option<Prepared> {
+    claude_release(Release::Next, scenario, |_| {})
+}
+
+/// The Claude Code releases runbook is tested with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Release {
+    /// 2.1.197, `.agents/node_modules`.
+    Pinned,
+    /// 2.1.330, `.agents/claude-2.1.330`: background subagents, and its own model and prices.
+    Next,
+}
+
 /// [`claude`] with the scenario's script changed by `edit` first (its expected facts are then
 /// those of the unchanged script).
 fn claude_with(
     scenario: Scenario,
     edit: fn(&mut sse::Scenario<anthropic::Reply>),
 ) -> Option<Prepared> {
-    let bin = support::claude_bin()?;
+    claude_release(Release::Pinned, scenario, edit)
+}
+
+fn claude_release(
+    release: Release,
+    scenario: Scenario,
+    edit: fn(&mut sse::Scenario<anthropic::Reply>),
+) -> Option<Prepared> {
+    let bin = match release {
+        Release::Pinned => support::claude_bin()?,
+        Release::Next => support::claude_next_bin()?,
+    };
     let mut ctx = work_dir();
     let mut sc = pick!(anthropic::scenario, scenario, &ctx.work);
     edit(&mut sc);
@@ -163,21 +188,27 @@ fn claude_with(
     }
     // Claude Code reports the cost of every model call, its subagents' included.
     let served: Vec<&anthropic::Reply> = sc.script.iter().chain(&sc.subagent_script).collect();
-    let usage: Vec<anthropic::Usage> = served
+    let mut usage: Vec<anthropic::Usage> = served
         .iter()
         .filter_map(|r| match r {
             anthropic::Reply::Message { usage, .. } => Some(*usage),
             _ => None,
         })
         .collect();
+    if release == Release::Next && scenario == Scenario::Subagent {
+        // Told of the background subagent's end, Claude runs its main thread once more, past
+        // the script: the fake's `done`.
+        usage.push(anthropic::Usage::new(100, 1));
+    }
     let tokens = usage
         .iter()
         .map(|u| u.input + u.output + u.cache_creation + u.cache_read)
         .sum();
-    let cost: f64 = usage
-        .iter()
-        .map(|u| u.cost(&anthropic::DEFAULT_MODEL_PRICES))
-        .sum();
+    let prices = match release {
+        Release::Pinned => &anthropic::DEFAULT_MODEL_PRICES,
+        Release::Next => &anthropic::NEXT_DEFAULT_MODEL_PRICES,
+    };
+    let cost: f64 = usage.iter().map(|u| u.cost(prices)).sum();
     let reported = scenario != Scenario::Stall;
     let expected = Expected {
         tools: tools(scenario, "claude"),
@@ -445,6 +476,11 @@ fn claude_code_meets_every_scenario() {
 }
 
 #[test]
+fn claude_code_2_1_330_meets_every_scenario() {
+    every_scenario("claude", claude_next);
+}
+
+#[test]
 fn codex_meets_every_scenario() {
     every_scenario("codex", codex);
 }
@@ -525,22 +561,88 @@ fn each_agent_plans_read_only_then_executes_in_the_same_session() {
 /// the steps as they finish and stops the run once the estimate crosses `--max-cost`.
 #[test]
 fn claude_code_is_stopped_by_the_budget_from_its_streamed_usage() {
-    let Some(ran) = run(
-        "claude",
-        Scenario::Multistep,
-        claude,
-        &["--max-cost", "0.03"],
-    ) else {
-        return;
-    };
-    let (receipt, why) = (&ran.receipt, &ran.why);
-    ran.assert_exit(4);
-    assert_eq!(receipt.outcome, Outcome::BudgetExceeded, "{why}");
-    assert!(receipt.cost.known_usd > 0.03, "{why}");
-    assert!(
-        receipt.tool_calls.total < 5,
-        "stopped before the end of the script: {why}"
-    );
+    for prepare in [claude, claude_next] {
+        let Some(ran) = run(
+            "claude",
+            Scenario::Multistep,
+            prepare,
+            &["--max-cost", "0.03"],
+        ) else {
+            return;
+        };
+        let (receipt, why) = (&ran.receipt, &ran.why);
+        ran.assert_exit(4);
+        assert_eq!(receipt.outcome, Outcome::BudgetExceeded, "{why}");
+        assert!(receipt.cost.known_usd > 0.03, "{why}");
+        assert!(
+            receipt.tool_calls.total < 5,
+            "stopped before the end of the script: {why}"
+        );
+        assert!(
+            !ran.events
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::AgentResult(_))),
+            "stopped before Claude's final result: {why}"
+        );
+        // The model Claude named in its first line is the receipt's.
+        let model = receipt.model.as_deref().unwrap_or_default();
+        assert!(model.starts_with("claude-opus-"), "{why}");
+    }
+}
+
+/// In `--permissions read-only` (Claude's plan mode), both releases refuse the shell command
+/// and the Write; the receipt counts each as denied, lists both, and counts no error.
+#[test]
+fn claude_code_in_read_only_reports_refused_calls_as_denied_without_contradiction() {
+    for prepare in [claude, claude_next] {
+        let Some(ran) = run(
+            "claude",
+            Scenario::PermissionDenied,
+            prepare,
+            &["--permissions", "read-only"],
+        ) else {
+            return;
+        };
+        let (receipt, why) = (&ran.receipt, &ran.why);
+        assert_eq!(receipt.outcome, Outcome::Completed, "{why}");
+        let write = &receipt.tool_calls.by_name["Write"];
+        assert_eq!(
+            (write.calls, write.errors, write.denied),
+            (1, 0, 1),
+            "{why}"
+        );
+        assert_eq!(receipt.tool_calls.errors, 0, "{why}");
+        assert_eq!(receipt.tool_calls.denied, 2, "{why}");
+        let listed: Vec<&str> = receipt
+            .permission_denials
+            .iter()
+            .map(|d| d.tool.as_str())
+            .collect();
+        assert_eq!(listed, ["Bash", "Write"], "{why}");
+        assert_eq!(receipt.unparsed_lines.count, 0, "{why}");
+    }
+}
+
+/// Claude's HTTP 401 provider error has its status, as 500 does: read from `api_error_status`,
+/// not from the wording, in both releases.
+#[test]
+fn claude_codes_provider_errors_have_their_http_status() {
+    fn unauthorized(sc: &mut sse::Scenario<anthropic::Reply>) {
+        sc.script = vec![anthropic::Reply::http_error(401, "invalid x-api-key")];
+    }
+    let releases: [fn(Scenario) -> Option<Prepared>; 2] = [
+        |s| claude_release(Release::Pinned, s, unauthorized),
+        |s| claude_release(Release::Next, s, unauthorized),
+    ];
+    for prepare in releases {
+        let Some(ran) = run("claude", Scenario::ProviderError, prepare, &[]) else {
+            return;
+        };
+        let (receipt, why) = (&ran.receipt, &ran.why);
+        assert_eq!(receipt.outcome, Outcome::AgentError, "{why}");
+        let statuses: Vec<Option<u16>> = receipt.provider_errors.iter().map(|e| e.status).collect();
+        assert_eq!(statuses, [Some(401)], "{why}");
+    }
 }
 
 /// What the agent says when it ends its task without touching README.md.
@@ -679,6 +781,26 @@ fn each_agent_gets_one_more_pass_after_a_permission_stall() {
     passes_after_a_stall("opencode", |s| {
         opencode_with(s, |sc| {
             let reply = chat::Reply::text(WITHOUT_THEM, chat::Usage::new(1600, 15));
+            sc.script.push(reply);
+        })
+    });
+}
+
+/// Claude Code 2.1.330 in the multi-turn runs: a resumed session, a plan then its execution, a
+/// repair of a failing check, and one more pass after refused permissions.
+#[test]
+fn claude_code_2_1_330_resumes_plans_repairs_and_passes_after_a_stall() {
+    resumes("claude", claude_next);
+    plans_then_executes("claude", claude_next, &["--permission-mode", "plan"]);
+    repairs("claude", |s| {
+        claude_release(Release::Next, s, |sc| {
+            let fine = anthropic::Reply::text(LOOKS_FINE, anthropic::Usage::new(1200, 20));
+            sc.script.insert(0, fine);
+        })
+    });
+    passes_after_a_stall("claude", |s| {
+        claude_release(Release::Next, s, |sc| {
+            let reply = anthropic::Reply::text(WITHOUT_THEM, anthropic::Usage::new(1600, 15));
             sc.script.push(reply);
         })
     });

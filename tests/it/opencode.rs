@@ -639,7 +639,9 @@ fn a_denied_permission_is_reported_and_the_run_is_truncated() {
     let denials: Vec<(&str, &str)> = events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::PermissionDenied { tool, detail } => Some((tool.as_str(), detail.as_str())),
+            EventKind::PermissionDenied { tool, detail, .. } => {
+                Some((tool.as_str(), detail.as_str()))
+            }
             _ => None,
         })
         .collect();

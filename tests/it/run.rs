@@ -217,6 +217,7 @@ fn unreadable_lines_become_unparsed_events_and_the_run_goes_on() {
     );
     assert_eq!(r.outcome, Outcome::Completed);
     out.assert_stderr_has("unreadable output line");
+    out.assert_stderr_has("output of a kind runbook does not know");
 }
 
 #[test]

@@ -21,6 +21,13 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         EventKind::SessionStarted { session_id } if l.verbose => {
             l.info(s.dim.apply_to(format!("  session {session_id}")));
         }
+        EventKind::ModelAnnounced { model, .. } => {
+            // The header names the model asked for, if any; the one the agent runs is said here.
+            l.info(s.dim.apply_to(format!("  model {model}")));
+            crate::warning::of(kind, l.totals.steps_finished, |w| {
+                l.alert(s.warn.apply_to(format!("⚠ {w}")));
+            });
+        }
         EventKind::StopRequested { message, .. } => {
             l.alert(s.error.apply_to(format!("✗ stopping the agent: {message}")));
         }

@@ -177,6 +177,7 @@ impl Human {
             | K::TurnStarted { .. }
             | K::AgentVersion { .. }
             | K::SessionStarted { .. }
+            | K::ModelAnnounced { .. }
             | K::StopRequested { .. }
             | K::SignalSent { .. }
             | K::TurnCompleted { .. }

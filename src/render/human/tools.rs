@@ -39,7 +39,7 @@ pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) {
         EventKind::SubagentFinished {
             status, message, ..
         } => subagent_finished(l, *status, message.as_deref()),
-        EventKind::PermissionDenied { tool, detail } => match std::mem::take(shown) {
+        EventKind::PermissionDenied { tool, detail, .. } => match std::mem::take(shown) {
             // The denied call was just shown as such.
             Shown::Call(called) if called == *tool => {}
             _ => {

@@ -99,14 +99,38 @@ fn provider_retry(l: &mut Lines<'_>, r: &ProviderRetry) {
 
 /// `⚠ unreadable output line (not_json, 17 bytes): <its start>`.
 fn unparsed(l: &mut Lines<'_>, u: &Unparsed) {
-    let text = format!(
-        "⚠ unreadable output line ({}, {} bytes): {}",
-        reason_name(u.reason),
-        thousands(u.bytes),
-        first_line(&u.head)
-    );
+    let text = if u.reason == UnparsedReason::UnknownType {
+        // Valid output of a kind this runbook does not know (a newer agent's): shown a few times,
+        // then only counted, so that a new kind of line printed every second does not flood the
+        // view. Every one is in the log and counted in the receipt.
+        let seen = l.totals.unparsed_lines;
+        if seen > SHOWN_UNKNOWN_LINES + 1 {
+            return;
+        }
+        if seen == SHOWN_UNKNOWN_LINES + 1 {
+            "⚠ more lines runbook does not know or cannot read: counted in the receipt's \
+             unparsed_lines, kept in stdout.log"
+                .to_owned()
+        } else {
+            format!(
+                "⚠ output of a kind runbook does not know ({} bytes; kept and counted): {}",
+                thousands(u.bytes),
+                first_line(&u.head)
+            )
+        }
+    } else {
+        format!(
+            "⚠ unreadable output line ({}, {} bytes): {}",
+            reason_name(u.reason),
+            thousands(u.bytes),
+            first_line(&u.head)
+        )
+    };
     l.alert(l.s.warn.apply_to(text));
 }
+
+/// How many lines of an unknown kind are shown before they are only counted.
+const SHOWN_UNKNOWN_LINES: u64 = 5;
 
 /// The watchdog's diagnosis: how long each sign of life has been quiet, where the run was, and
 /// the last of stderr.

@@ -47,6 +47,18 @@ pub const DEFAULT_MODEL_PRICES: Prices = Prices {
     cache_write: 6.25,
 };
 
+/// The model Claude Code 2.1.330 asks for when none is chosen.
+pub const NEXT_DEFAULT_MODEL: &str = "claude-opus-5-5";
+
+/// USD per million tokens Claude Code 2.1.330 charges for [`NEXT_DEFAULT_MODEL`] in
+/// `total_cost_usd` (its bundled model catalog; observed).
+pub const NEXT_DEFAULT_MODEL_PRICES: Prices = Prices {
+    input: 4.0,
+    output: 20.0,
+    cache_read: 0.2,
+    cache_write: 5.0,
+};
+
 /// Token usage of one model call: input and cache tokens go out in `message_start`, output
 /// tokens in `message_delta`. Claude's `result.usage` is the sum over the main thread's calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -54,6 +54,17 @@ pub fn claude_bin() -> Option<PathBuf> {
     real_agent_bin("claude", "Claude Code", "RUNBOOK_TEST_CLAUDE")
 }
 
+/// The newer Claude Code release runbook is also tested with (2.1.330, installed beside the
+/// pinned one by `.ci/install-agents`), like [`opencode_bin`]; `RUNBOOK_TEST_CLAUDE_NEXT` names
+/// another one.
+pub fn claude_next_bin() -> Option<PathBuf> {
+    real_agent_bin_at(
+        ".agents/claude-2.1.330/node_modules/.bin/claude",
+        "Claude Code 2.1.330",
+        "RUNBOOK_TEST_CLAUDE_NEXT",
+    )
+}
+
 /// The real Codex CLI, like [`opencode_bin`]; `RUNBOOK_TEST_CODEX` names another one.
 pub fn codex_bin() -> Option<PathBuf> {
     real_agent_bin("codex", "Codex", "RUNBOOK_TEST_CODEX")
@@ -76,12 +87,16 @@ pub fn pinned<T>(f: impl FnOnce() -> T) -> T {
 /// `.agents/node_modules/.bin/NAME`, or the path in `var`; `None` (said loudly) only when
 /// `RUNBOOK_SKIP_REAL_AGENTS=1` outside CI, else a missing binary fails the test.
 fn real_agent_bin(name: &str, label: &str, var: &str) -> Option<PathBuf> {
+    real_agent_bin_at(&format!(".agents/node_modules/.bin/{name}"), label, var)
+}
+
+/// [`real_agent_bin`] for a binary at `default` (relative to the crate) unless `var` names one
+/// (outside [`pinned`]).
+fn real_agent_bin_at(default: &str, label: &str, var: &str) -> Option<PathBuf> {
     let given = std::env::var_os(var).filter(|_| !PINNED.with(std::cell::Cell::get));
-    let path = given.map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(".agents/node_modules/.bin")
-            .join(name)
-    });
+    let path = given
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
     if path.exists() {
         return Some(path);
     }

@@ -147,6 +147,7 @@ fn denied(tool: &str, detail: &str) -> EventKind {
     EventKind::PermissionDenied {
         tool: tool.into(),
         detail: detail.into(),
+        call_id: None,
     }
 }
 
