@@ -819,6 +819,73 @@ mod tests {
         assert_eq!(s.cost(), Some(0.125));
     }
 
+    fn unreported_turn() -> EventKind {
+        EventKind::TurnStarted {
+            argv: vec!["codex".into()],
+            pid: 1,
+            planning: false,
+            steps_unreported: true,
+        }
+    }
+
+    fn result(tokens: Option<Tokens>, cost: Option<f64>) -> EventKind {
+        EventKind::AgentResult(AgentResult {
+            ok: tokens.is_some(),
+            message: None,
+            tokens,
+            cost_usd: cost,
+            cost_source: cost.map(|_| CostSource::Estimated),
+            cost_rejected: None,
+            tokens_unreadable: false,
+            model_calls: None,
+            duration_ms: None,
+        })
+    }
+
+    #[test]
+    fn an_agent_that_reports_no_steps_has_them_unknown_and_its_tokens_known_from_its_result() {
+        let mut s = RunStats::default();
+        s.observe(&at_first(unreported_turn()));
+        assert_eq!(s.steps(), None);
+        assert!(s.tokens_incomplete(), "nothing is known before the result");
+        let tokens = Tokens {
+            input: 100,
+            output: 5,
+            ..Tokens::default()
+        };
+        s.observe(&at_first(result(Some(tokens), Some(0.01))));
+        assert_eq!(
+            s.steps(),
+            None,
+            "a result does not say how many calls it took"
+        );
+        assert_eq!(s.turns[0].steps, None);
+        assert!(!s.tokens_incomplete());
+        assert_eq!(s.tokens.total(), 105);
+        assert_eq!(s.cost(), Some(0.01));
+    }
+
+    #[test]
+    fn a_turn_that_ends_without_its_usage_leaves_tokens_and_cost_unknown_not_zero() {
+        let mut s = RunStats::default();
+        s.observe(&at_first(unreported_turn()));
+        s.observe(&at_first(result(None, None)));
+        assert!(s.tokens_incomplete());
+        assert!(s.turns[0].tokens_unknown);
+        assert_eq!(s.cost(), None);
+        assert!(s.cost_incomplete());
+        // An agent that prints its steps and made none has 0 of them, known.
+        let mut s = RunStats::default();
+        s.observe(&at_first(EventKind::TurnStarted {
+            argv: vec!["opencode".into()],
+            pid: 1,
+            planning: false,
+            steps_unreported: false,
+        }));
+        assert_eq!(s.steps(), Some(0));
+        assert!(!s.tokens_incomplete());
+    }
+
     #[test]
     fn tool_tallies_count_errors_and_denials_per_name() {
         let mut s = RunStats::default();

@@ -196,6 +196,15 @@ pub(crate) fn last_chars(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn unknown_steps_and_tokens_read_as_unknown_never_as_zero() {
+        assert_eq!(steps(Some(3)), "3 steps");
+        assert_eq!(steps(None), "steps unknown");
+        assert_eq!(tokens(1234, false), "1,234 tokens");
+        assert_eq!(tokens(0, true), "tokens unknown");
+        assert_eq!(tokens(1234, true), "at least 1,234 tokens");
+    }
     use super::*;
 
     #[test]
