@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check each agent: its binary (found as `run` finds it), its version and whether runbook was tested with it, its model and whether runbook can price it, and what to do')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -199,6 +200,16 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'runbook;doctor' {
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`, `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'runbook;completions' {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour [default: auto] [env: RUNBOOK_COLOR]')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]')
@@ -216,6 +227,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check each agent: its binary (found as `run` finds it), its version and whether runbook was tested with it, its model and whether runbook can price it, and what to do')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -239,6 +251,9 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;help;config' {
+            break
+        }
+        'runbook;help;doctor' {
             break
         }
         'runbook;help;completions' {

@@ -22,6 +22,9 @@ _runbook() {
             runbook,config)
                 cmd="runbook__subcmd__config"
                 ;;
+            runbook,doctor)
+                cmd="runbook__subcmd__doctor"
+                ;;
             runbook,help)
                 cmd="runbook__subcmd__help"
                 ;;
@@ -48,6 +51,9 @@ _runbook() {
                 ;;
             runbook__subcmd__help,config)
                 cmd="runbook__subcmd__help__subcmd__config"
+                ;;
+            runbook__subcmd__help,doctor)
+                cmd="runbook__subcmd__help__subcmd__doctor"
                 ;;
             runbook__subcmd__help,help)
                 cmd="runbook__subcmd__help__subcmd__help"
@@ -77,7 +83,7 @@ _runbook() {
 
     case "${cmd}" in
         runbook)
-            opts="-h -V --color --width --help --version run status list stats report replay config completions help"
+            opts="-h -V --color --width --help --version run status list stats report replay config doctor completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -214,8 +220,30 @@ _runbook() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        runbook__subcmd__doctor)
+            opts="-h -V --json --color --width --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         runbook__subcmd__help)
-            opts="run status list stats report replay config completions help"
+            opts="run status list stats report replay config doctor completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -243,6 +271,20 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        runbook__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -31,6 +31,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand report 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
+            cand doctor 'Check each agent: its binary (found as `run` finds it), its version and whether runbook was tested with it, its model and whether runbook can price it, and what to do'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -188,6 +189,15 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'runbook;doctor'= {
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
+            cand --json 'Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`, `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'runbook;completions'= {
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
@@ -204,6 +214,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand report 'Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or JSON'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
+            cand doctor 'Check each agent: its binary (found as `run` finds it), its version and whether runbook was tested with it, its model and whether runbook can price it, and what to do'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -220,6 +231,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;replay'= {
         }
         &'runbook;help;config'= {
+        }
+        &'runbook;help;doctor'= {
         }
         &'runbook;help;completions'= {
         }

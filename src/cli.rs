@@ -45,6 +45,10 @@ pub enum Command {
     /// Show the configuration in effect and where each value comes from; or write a starter
     /// runbook.toml.
     Config(ConfigArgs),
+    /// Check each agent: its binary (found as `run` finds it), its version and whether runbook
+    /// was tested with it, its model and whether runbook can price it, and what to do.
+    #[command(after_help = DOCTOR_EXIT_CODES)]
+    Doctor(DoctorArgs),
     /// Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`).
     Completions {
         /// The shell to complete for.
@@ -172,6 +176,22 @@ pub enum ReportFormat {
     Markdown,
     /// The same facts as JSON.
     Json,
+}
+
+/// The exit codes of `runbook doctor`.
+const DOCTOR_EXIT_CODES: &str = "\
+Exit codes:
+  0  nothing needs attention
+  1  something does: the default agent is not found, an installed agent's version is not one
+     runbook was tested with (or cannot be read), or a model has no price
+  2  the configuration is wrong";
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`,
+    /// `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

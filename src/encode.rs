@@ -671,12 +671,13 @@ mod tests {
         use crate::event::{EventKind, Limits, RunInfo};
         use crate::provenance::{EnvLayer, EnvVarRecord, Layer, Origin, SettingRecord};
 
-        EventKind::RunStarted(RunInfo {
+        EventKind::RunStarted(Box::new(RunInfo {
             schema_version: 1,
             run_id: "r".into(),
             runbook_version: "0.1.0".into(),
             agent: "opencode".into(),
             model: Some("m".into()),
+            model_file: None,
             prompt: "say \"hi\"\n".into(),
             cwd: "/w".into(),
             run_dir: "/w/runs/r".into(),
@@ -703,7 +704,7 @@ mod tests {
                 file: Some("/w/.env".into()),
                 line: Some(2),
             }],
-        })
+        }))
     }
 
     /// The events runbook itself emits.
@@ -721,7 +722,7 @@ mod tests {
             cpu_quiet_ms: 4,
             last_event: Some("text".into()),
             open_step: None,
-            completed_steps: 5,
+            completed_steps: Some(5),
             cost_usd: Some(1.0 / 3.0),
             stderr_tail: vec!["x\ty".into()],
         };
@@ -732,6 +733,7 @@ mod tests {
                 argv: vec!["a".into(), "b c".into()],
                 pid: 3,
                 planning: true,
+                steps_unreported: true,
             },
             EventKind::WatchdogWarning {
                 quiet_ms: 1,

@@ -64,7 +64,7 @@ pub enum TurnKind {
 pub enum EventKind {
     /// Everything known about the run before the agent starts; the first event of every run.
     #[serde(rename = "run.started")]
-    RunStarted(RunInfo),
+    RunStarted(Box<RunInfo>),
     /// An agent process was started for a turn.
     #[serde(rename = "turn.started")]
     TurnStarted {
@@ -76,12 +76,21 @@ pub enum EventKind {
         /// it is proposed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         planning: bool,
+        /// The agent does not report its model calls as they happen, only the turn's total usage
+        /// at its end (Codex): the turn's steps are unknown, and so are its tokens until that
+        /// total arrives.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        steps_unreported: bool,
     },
     /// The agent's own version, asked of its binary alongside the run.
     #[serde(rename = "agent.version")]
     AgentVersion {
         /// What the agent's `--version` printed, e.g. `1.14.25`.
         version: String,
+        /// Present only when runbook was not tested with this version: the versions it was
+        /// tested with. Its output may have changed in ways runbook misreads (`runbook doctor`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tested_with: Vec<String>,
     },
     /// The agent announced the session this run talks to (the id a resume needs).
     #[serde(rename = "session.started")]
@@ -656,8 +665,14 @@ pub struct RunInfo {
     /// The agent: `opencode`, `claude`, `codex`, or `custom` for `--agent-cmd`.
     pub agent: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// The model asked for, as the agent names it; absent: the agent's own default.
+    /// The model asked for, as the agent names it, or the one the agent's own configuration
+    /// file names (see `model_file`); absent: the agent's own default, unknown beforehand.
     pub model: Option<String>,
+    /// The agent's configuration file `model` was read from (Codex's `config.toml`), when runbook
+    /// did not ask for a model: the agent uses that one, and runbook prices it. Absent when the
+    /// model was asked for (`-m`, the `model` setting) or is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<String>,
     /// The task's prompt (secrets masked).
     pub prompt: String,
     /// The directory the agent worked in.
@@ -1290,8 +1305,10 @@ pub struct Diagnostic {
     /// The step in progress (1-based) when the watchdog fired, if one was open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_step: Option<u32>,
-    /// How many steps had finished.
-    pub completed_steps: u32,
+    /// How many steps had finished; absent when unknown (an agent that does not report its
+    /// model calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_steps: Option<u32>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

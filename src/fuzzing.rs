@@ -304,6 +304,7 @@ impl Run {
             runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
             agent: agent.to_owned(),
             model: None,
+            model_file: None,
             prompt: "fuzz".to_owned(),
             cwd: "/work/repo".to_owned(),
             run_dir: String::new(),
@@ -316,11 +317,12 @@ impl Run {
             env: Vec::new(),
         };
         run.push([
-            EventKind::RunStarted(info),
+            EventKind::RunStarted(Box::new(info)),
             EventKind::TurnStarted {
                 argv: vec![agent.to_owned()],
                 pid: 2,
                 planning: false,
+                steps_unreported: false,
             },
         ]);
         run

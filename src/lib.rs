@@ -102,6 +102,7 @@ pub fn main() -> ExitCode {
             cli::Command::Stats(args) => commands::stats::stats(&args, &cli.global),
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
+            cli::Command::Doctor(args) => commands::doctor::doctor(&args, &cli.global).await,
             cli::Command::Completions { shell } => commands::completions::completions(shell),
         }
     });

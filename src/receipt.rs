@@ -42,9 +42,13 @@ pub struct Receipt {
     pub runbook_version: String,
     /// The agent and its version.
     pub agent: AgentInfo,
-    /// The model the agent said it ran (`model.announced`), else the one asked for; absent when
-    /// neither is known.
+    /// The model the agent said it ran (`model.announced`), else the one asked for, else the one
+    /// priced from the agent's own configuration file (`model_file`); null when none is known.
     pub model: Option<String>,
+    /// The agent's configuration file `model` was read from, when runbook did not ask for one
+    /// (Codex's `config.toml`); absent when it was asked for or is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<String>,
     /// The task's prompt (secrets masked).
     pub prompt: String,
     /// The directory the agent worked in.
@@ -69,8 +73,9 @@ pub struct Receipt {
     pub exit: ExitInfo,
     /// The agent's session, the one every turn used.
     pub session_id: Option<String>,
-    /// How many model calls (steps) the agent made.
-    pub steps: u32,
+    /// How many model calls (steps) the agent made; null when unknown: the agent does not
+    /// report them (Codex).
+    pub steps: Option<u32>,
     /// The tool calls, with their failures and denials, by tool.
     pub tool_calls: ToolCalls,
     /// All turns' tokens.
@@ -270,6 +275,11 @@ pub struct TokenTotals {
     pub cache_write: u64,
     /// Every kind above added up.
     pub total: u64,
+    /// Some turn's tokens are unknown (the agent reports them only at the end of a turn, and a
+    /// turn ended without that report): the counts above are what is known, a lower bound, and
+    /// all zero when nothing is known. Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 impl From<Tokens> for TokenTotals {
@@ -281,6 +291,7 @@ impl From<Tokens> for TokenTotals {
             cache_read: t.cache_read,
             cache_write: t.cache_write,
             total: t.total(),
+            incomplete: false,
         }
     }
 }
@@ -384,6 +395,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             .as_ref()
             .map(|(model, _)| model.clone())
             .or_else(|| info.model.clone()),
+        model_file: info.model_file.clone().filter(|_| s.model.is_none()),
         prompt: info.prompt.clone(),
         cwd: info.cwd.clone(),
         run_dir: info.run_dir.clone(),
@@ -394,14 +406,17 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         message: end.message,
         exit: end.exit,
         session_id: s.session_id.clone(),
-        steps: s.steps_finished,
+        steps: s.steps(),
         tool_calls: ToolCalls {
             total: s.tool_calls,
             errors: tally(|t| t.errors),
             denied: tally(|t| t.denied),
             by_name: s.tools.clone(),
         },
-        tokens: s.tokens.into(),
+        tokens: TokenTotals {
+            incomplete: s.tokens_incomplete(),
+            ..s.tokens.into()
+        },
         cost: Cost {
             usd: s.cost(),
             source: s.cost_source,

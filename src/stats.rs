@@ -50,9 +50,15 @@ pub struct ToolTally {
 pub struct TurnTotals {
     pub index: u32,
     pub kind: TurnKind,
-    pub steps: u32,
+    /// The model calls the agent made; null when it does not report them (Codex).
+    pub steps: Option<u32>,
     pub tool_calls: u32,
+    /// What is known of the turn's tokens: none at all when `tokens_unknown`.
     pub tokens: Tokens,
+    /// The turn's tokens are unknown: the agent reports them only at the end of a turn, and this
+    /// one ended without that report (a provider failure, a stop by runbook).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_unknown: bool,
     /// USD known so far: the sum of the known step costs, or the agent's own total for the turn
     /// (plus whatever it spent after giving it). A lower bound when `cost_incomplete`; absent when
     /// nothing of it is known.
@@ -81,16 +87,19 @@ pub struct TurnTotals {
 }
 
 impl TurnTotals {
-    fn new(turn: Turn) -> Self {
+    /// A turn's totals before anything happened in it; `steps_unreported`: the agent does not
+    /// print its model calls, so steps are unknown and tokens (and cost) too until its result.
+    fn new(turn: Turn, steps_unreported: bool) -> Self {
         Self {
             index: turn.index,
             kind: turn.kind,
-            steps: 0,
+            steps: (!steps_unreported).then_some(0),
             tool_calls: 0,
             tokens: Tokens::default(),
+            tokens_unknown: steps_unreported,
             cost_usd: None,
             cost_source: None,
-            cost_incomplete: false,
+            cost_incomplete: steps_unreported,
             unpriced_steps: 0,
             cost_final: false,
             result_unpriced: false,
@@ -99,7 +108,7 @@ impl TurnTotals {
 
     /// Whether the turn spent anything that should have a price.
     fn has_usage(&self) -> bool {
-        self.steps > 0 || self.cost_final
+        self.steps.is_some_and(|n| n > 0) || self.cost_final || self.tokens_unknown
     }
 
     /// The turn's cost, or `None` when some of it is unknown.
@@ -115,7 +124,9 @@ impl TurnTotals {
     /// covers only what came before it). A cost that is not a usable amount counts as unknown,
     /// never as less.
     fn step(&mut self, usage: &StepUsage) {
-        self.steps += 1;
+        if let Some(steps) = &mut self.steps {
+            *steps += 1;
+        }
         self.tokens.add(&usage.tokens);
         match usage.usable_cost() {
             Some(cost) => {
@@ -132,6 +143,7 @@ impl TurnTotals {
     fn result(&mut self, result: &AgentResult) {
         if let Some(tokens) = result.tokens {
             self.tokens = tokens;
+            self.tokens_unknown = false;
         }
         let cost = result.usable_cost();
         if result.tokens.is_none() && result.cost_usd.is_none() && result.cost_rejected.is_none() {
@@ -151,7 +163,8 @@ impl TurnTotals {
     }
 
     fn update(&mut self) {
-        self.cost_incomplete = self.unpriced_steps > 0 || self.result_unpriced;
+        self.cost_incomplete =
+            self.unpriced_steps > 0 || self.result_unpriced || self.tokens_unknown;
     }
 }
 
@@ -322,10 +335,10 @@ impl RunStats {
         self.count(ev.turn, &ev.kind);
         match &ev.kind {
             EventKind::RunStarted(info) => {
-                self.info = Some(info.clone());
+                self.info = Some((**info).clone());
                 self.started_at = Some(ev.ts);
             }
-            EventKind::AgentVersion { version } => self.agent_version = Some(version.clone()),
+            EventKind::AgentVersion { version, .. } => self.agent_version = Some(version.clone()),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
             EventKind::StorageFailed { path, error } => {
                 self.storage_error
@@ -391,6 +404,22 @@ impl RunStats {
         Some(end)
     }
 
+    /// How many model calls the agent made: `None` when some turn's are unknown (an agent that
+    /// does not report them), never a count that leaves them out.
+    pub fn steps(&self) -> Option<u32> {
+        if self.turns.iter().any(|t| t.steps.is_none()) {
+            None
+        } else {
+            Some(self.steps_finished)
+        }
+    }
+
+    /// Whether some turn's tokens are unknown: [`Self::tokens`] is then what is known, a lower
+    /// bound (zero when nothing is known).
+    pub fn tokens_incomplete(&self) -> bool {
+        self.turns.iter().any(|t| t.tokens_unknown)
+    }
+
     /// Tool calls that ran and failed.
     pub fn failed_tools(&self) -> u32 {
         self.tools.values().map(|t| t.errors).sum()
@@ -419,8 +448,10 @@ impl RunStats {
             self.last_agent_event = Some(kind.type_name());
         }
         match kind {
-            EventKind::TurnStarted { .. } => {
-                self.turns.push(TurnTotals::new(turn));
+            EventKind::TurnStarted {
+                steps_unreported, ..
+            } => {
+                self.turns.push(TurnTotals::new(turn, *steps_unreported));
                 self.clear_final_text();
             }
             EventKind::ToolStarted(_) => self.clear_final_text(),
@@ -457,6 +488,7 @@ impl RunStats {
                 }
                 self.warn(kind);
             }
+            EventKind::AgentVersion { .. } => self.warn(kind),
             EventKind::Text { text } => self.text(text),
             EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
             EventKind::SubagentStarted { .. } => self.subagents += 1,
@@ -650,7 +682,7 @@ impl RunStats {
         match self.turns.iter().rposition(|t| t.index == turn.index) {
             Some(i) => &mut self.turns[i],
             None => {
-                self.turns.push(TurnTotals::new(turn));
+                self.turns.push(TurnTotals::new(turn, false));
                 self.turns.last_mut().expect("just pushed")
             }
         }
@@ -785,6 +817,73 @@ mod tests {
         })));
         assert_eq!(s.cost_source, Some(CostSource::Reported));
         assert_eq!(s.cost(), Some(0.125));
+    }
+
+    fn unreported_turn() -> EventKind {
+        EventKind::TurnStarted {
+            argv: vec!["codex".into()],
+            pid: 1,
+            planning: false,
+            steps_unreported: true,
+        }
+    }
+
+    fn result(tokens: Option<Tokens>, cost: Option<f64>) -> EventKind {
+        EventKind::AgentResult(AgentResult {
+            ok: tokens.is_some(),
+            message: None,
+            tokens,
+            cost_usd: cost,
+            cost_source: cost.map(|_| CostSource::Estimated),
+            cost_rejected: None,
+            tokens_unreadable: false,
+            model_calls: None,
+            duration_ms: None,
+        })
+    }
+
+    #[test]
+    fn an_agent_that_reports_no_steps_has_them_unknown_and_its_tokens_known_from_its_result() {
+        let mut s = RunStats::default();
+        s.observe(&at_first(unreported_turn()));
+        assert_eq!(s.steps(), None);
+        assert!(s.tokens_incomplete(), "nothing is known before the result");
+        let tokens = Tokens {
+            input: 100,
+            output: 5,
+            ..Tokens::default()
+        };
+        s.observe(&at_first(result(Some(tokens), Some(0.01))));
+        assert_eq!(
+            s.steps(),
+            None,
+            "a result does not say how many calls it took"
+        );
+        assert_eq!(s.turns[0].steps, None);
+        assert!(!s.tokens_incomplete());
+        assert_eq!(s.tokens.total(), 105);
+        assert_eq!(s.cost(), Some(0.01));
+    }
+
+    #[test]
+    fn a_turn_that_ends_without_its_usage_leaves_tokens_and_cost_unknown_not_zero() {
+        let mut s = RunStats::default();
+        s.observe(&at_first(unreported_turn()));
+        s.observe(&at_first(result(None, None)));
+        assert!(s.tokens_incomplete());
+        assert!(s.turns[0].tokens_unknown);
+        assert_eq!(s.cost(), None);
+        assert!(s.cost_incomplete());
+        // An agent that prints its steps and made none has 0 of them, known.
+        let mut s = RunStats::default();
+        s.observe(&at_first(EventKind::TurnStarted {
+            argv: vec!["opencode".into()],
+            pid: 1,
+            planning: false,
+            steps_unreported: false,
+        }));
+        assert_eq!(s.steps(), Some(0));
+        assert!(!s.tokens_incomplete());
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub(crate) fn of(kind: &EventKind, step: u32, mut warn: impl FnMut(String)) {
             }
         }
         EventKind::AfterFinalWord { what, detail } => warn(after_final_word(*what, detail)),
+        EventKind::AgentVersion {
+            version,
+            tested_with,
+        } if !tested_with.is_empty() => warn(untested(version, tested_with)),
         EventKind::ModelAnnounced { model, price } => match price {
             PriceBasis::Conservative => {
                 let provider = crate::prices::provider_of(model).unwrap_or("its provider");
@@ -60,6 +64,15 @@ fn rejected(what: &str, issue: CostIssue, estimate: Option<f64>) -> String {
             "{what}: the agent reported {reported}, and the model has no price to estimate it from: the run's total cost is incomplete"
         ),
     }
+}
+
+/// `runbook was not tested with this agent version (codex-cli 0.170.0; tested: 0.169.0): …`.
+fn untested(version: &str, tested_with: &[String]) -> String {
+    format!(
+        "runbook was not tested with this agent version ({}; tested: {}): some of its output may be misread; `runbook doctor` says more",
+        version.trim(),
+        tested_with.join(", ")
+    )
 }
 
 fn unreadable_tokens(what: &str) -> String {

@@ -146,7 +146,7 @@ pub(crate) fn diagnostic(quiet: Quiet, totals: &RunStats) -> Diagnostic {
         cpu_quiet_ms: millis(quiet.cpu),
         last_event: totals.last_agent_event.map(str::to_owned),
         open_step: totals.step_open.then_some(totals.steps_started),
-        completed_steps: totals.steps_finished,
+        completed_steps: totals.steps(),
         cost_usd: totals.cost(),
         stderr_tail: tail
             .iter()

@@ -77,8 +77,29 @@ impl Adapter for Codex {
         args
     }
 
+    fn reports_steps(&self) -> bool {
+        false
+    }
+
+    fn configured_model(&self, env: &[(String, String)]) -> Option<(String, PathBuf)> {
+        let var = |name: &str| {
+            env.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into())
+                .or_else(|| std::env::var_os(name))
+        };
+        let home = var("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|h| Path::new(&h).join(".codex")))?;
+        let file = home.join("config.toml");
+        let bytes = files::read(&file, files::CONFIG_LIMIT, files::Links::Follow).ok()?;
+        Some((model_from_config(&String::from_utf8(bytes).ok()?)?, file))
+    }
+
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
-        let model = ctx.model.or_else(configured_model);
+        let model = ctx
+            .model
+            .or_else(|| self.configured_model(&[]).map(|(model, _)| model));
         Box::new(Parser {
             cwd: ctx.cwd,
             model,
@@ -94,19 +115,6 @@ impl Adapter for Codex {
 
 /// The model Codex will use when none is given: `model = "…"` at the top of
 /// `$CODEX_HOME/config.toml` (default `~/.codex`).
-fn configured_model() -> Option<String> {
-    let home = std::env::var_os("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".codex")))?;
-    let bytes = files::read(
-        &home.join("config.toml"),
-        files::CONFIG_LIMIT,
-        files::Links::Follow,
-    )
-    .ok()?;
-    model_from_config(&String::from_utf8(bytes).ok()?)
-}
-
 fn model_from_config(text: &str) -> Option<String> {
     for line in text.lines().map(str::trim) {
         if line.starts_with('[') {

@@ -154,6 +154,17 @@ pub(crate) trait Adapter: Send + Sync {
     fn version_args(&self) -> &'static [&'static str] {
         &["--version"]
     }
+    /// Whether the agent prints each model call (step) as it happens; one that does not
+    /// (Codex) has an unknown number of steps, never zero.
+    fn reports_steps(&self) -> bool {
+        true
+    }
+    /// The model the agent will use when none is asked for, and the file of the agent's own
+    /// configuration that names it, read with the agent's environment `env` over runbook's own;
+    /// `None` when the agent keeps it elsewhere or it is not set.
+    fn configured_model(&self, _env: &[(String, String)]) -> Option<(String, PathBuf)> {
+        None
+    }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;
 }

@@ -171,7 +171,7 @@ struct Summary {
     cwd: String,
     outcome: Outcome,
     duration_ms: u64,
-    steps: u32,
+    steps: Option<u32>,
     cost: SummaryCost,
     #[serde(default)]
     checks: Vec<SummaryCheck>,

@@ -322,13 +322,14 @@ async fn native(
         .unwrap_or_else(|| PathBuf::from("."));
     let base = SystemTime::now();
     let info = replay_info(path, adapter, model, &cwd);
-    dispatch.emit(base, EventKind::RunStarted(info));
+    dispatch.emit(base, EventKind::RunStarted(Box::new(info)));
     dispatch.set_turn(Turn::FIRST);
     let argv = vec![adapter.program().to_owned()];
     let turn = EventKind::TurnStarted {
         argv,
         pid: 0,
         planning: false,
+        steps_unreported: !adapter.reports_steps(),
     };
     dispatch.emit(base, turn);
     dispatch.flush();
@@ -529,6 +530,7 @@ fn replay_info(path: &Path, adapter: &dyn Adapter, model: Option<&str>, cwd: &Pa
         runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
         agent: adapter.name().to_owned(),
         model: model.map(str::to_owned),
+        model_file: None,
         prompt: format!("replay of {}", path.display()),
         cwd: cwd.display().to_string(),
         run_dir: String::new(),

@@ -132,6 +132,7 @@ impl Figures {
             tokens.cache_read += t.cache_read;
             tokens.cache_write += t.cache_write;
             tokens.total += t.total;
+            tokens.incomplete |= t.incomplete;
         }
         let mut tools: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
         for r in runs {

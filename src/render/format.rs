@@ -79,6 +79,24 @@ pub(crate) fn plural(n: u64, noun: &str) -> String {
     }
 }
 
+/// `3 steps`, or `steps unknown` for an agent that does not report its model calls (Codex).
+pub(crate) fn steps(n: Option<u32>) -> String {
+    match n {
+        Some(n) => plural(u64::from(n), "step"),
+        None => "steps unknown".to_owned(),
+    }
+}
+
+/// `12,345 tokens`; `tokens unknown` when some are unknown and none known, `at least 12,345
+/// tokens` when some are unknown besides those: never a count that passes unknown tokens for 0.
+pub(crate) fn tokens(total: u64, incomplete: bool) -> String {
+    match (total, incomplete) {
+        (_, false) => format!("{} tokens", thousands(total)),
+        (0, true) => "tokens unknown".to_owned(),
+        (n, true) => format!("at least {} tokens", thousands(n)),
+    }
+}
+
 /// `3 tool calls`, `3 tool calls (1 failed)`, `3 tool calls (1 failed, 1 denied)`: calls, with
 /// those that failed and those that were not allowed to run told apart, the same in every view.
 pub(crate) fn tool_calls(calls: u64, failed: u64, denied: u64) -> String {
@@ -178,6 +196,15 @@ pub(crate) fn last_chars(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn unknown_steps_and_tokens_read_as_unknown_never_as_zero() {
+        assert_eq!(steps(Some(3)), "3 steps");
+        assert_eq!(steps(None), "steps unknown");
+        assert_eq!(tokens(1234, false), "1,234 tokens");
+        assert_eq!(tokens(0, true), "tokens unknown");
+        assert_eq!(tokens(1234, true), "at least 1,234 tokens");
+    }
     use super::*;
 
     #[test]

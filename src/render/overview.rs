@@ -79,7 +79,8 @@ pub(crate) fn text(
     row(
         "tokens",
         format!(
-            "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
+            "{}{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
+            if t.incomplete { "at least " } else { "" },
             short_count(t.total),
             short_count(t.input),
             short_count(t.output),

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::format::{duration_ms, money, plural, thousands, tool_calls};
+use super::format::{duration_ms, money, plural, steps, thousands, tokens, tool_calls};
 use crate::event::{Changes, CheckResult, Outcome, RepairStop};
 use crate::receipt::Receipt;
 
@@ -30,9 +30,11 @@ pub(crate) struct Facts<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     repair: Option<RepairFacts>,
     duration_ms: u64,
-    steps: u32,
+    /// Null when the agent does not report its model calls.
+    steps: Option<u32>,
     tool_calls: u32,
-    tokens: u64,
+    /// Null when some of them are unknown.
+    tokens: Option<u64>,
     #[serde(serialize_with = "crate::money::usd_opt")]
     cost_usd: Option<f64>,
 }
@@ -63,7 +65,7 @@ impl<'a> Facts<'a> {
             duration_ms: r.duration_ms,
             steps: r.steps,
             tool_calls: r.tool_calls.total,
-            tokens: r.tokens.total,
+            tokens: (!r.tokens.incomplete).then_some(r.tokens.total),
             cost_usd: r.cost.usd,
         }
     }
@@ -140,7 +142,7 @@ pub(crate) fn markdown(r: &Receipt) -> String {
             "Work",
             format!(
                 "{} · {}",
-                plural(u64::from(r.steps), "step"),
+                steps(r.steps),
                 tool_calls(
                     u64::from(calls.total),
                     u64::from(calls.errors),
@@ -148,7 +150,14 @@ pub(crate) fn markdown(r: &Receipt) -> String {
                 )
             ),
         ),
-        ("Tokens", thousands(r.tokens.total)),
+        (
+            "Tokens",
+            if r.tokens.incomplete {
+                tokens(r.tokens.total, true)
+            } else {
+                thousands(r.tokens.total)
+            },
+        ),
         ("Cost", cost),
     ] {
         out.push_str(&format!("| {label} | {} |\n", cell(&value)));

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use super::Styles;
 use super::format::{
-    age, duration_ms, first_line_and_more, money, plural, thousands, tool_calls, utc,
+    age, duration_ms, first_line_and_more, money, plural, steps, thousands, tokens, tool_calls, utc,
 };
 use super::wrap::wrap;
 use crate::event::{Decision, Diagnostic, Outcome};
@@ -86,7 +86,10 @@ fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
     let model = r
         .model
         .as_deref()
-        .map(|m| format!(" · model {m}"))
+        .map(|m| match &r.model_file {
+            Some(file) => format!(" · model {m} (from {file})"),
+            None => format!(" · model {m}"),
+        })
         .unwrap_or_default();
     rows.row("agent", format!("{}{version}{model}", r.agent.name));
     rows.row("prompt", first_line_and_more(&r.prompt));
@@ -125,11 +128,11 @@ fn turns(rows: &mut Rows<'_>, r: &Receipt) {
                 _ => "cost unknown".to_owned(),
             };
             format!(
-                "{} {}: {}, {} tokens, {cost}",
+                "{} {}: {}, {}, {cost}",
                 t.index + 1,
                 format!("{:?}", t.kind).to_lowercase(),
-                plural(u64::from(t.steps), "step"),
-                thousands(t.tokens.total())
+                steps(t.steps),
+                tokens(t.tokens.total(), t.tokens_unknown)
             )
         })
         .collect();
@@ -163,7 +166,13 @@ fn plan(rows: &mut Rows<'_>, r: &Receipt) {
 
 /// The steps, the tool calls by tool, the tokens by kind, and the cost.
 fn work(rows: &mut Rows<'_>, r: &Receipt) {
-    rows.row("steps", r.steps.to_string());
+    rows.row(
+        "steps",
+        r.steps.map_or_else(
+            || "unknown (the agent does not report them)".to_owned(),
+            |n| n.to_string(),
+        ),
+    );
     let tools: Vec<String> = r
         .tool_calls
         .by_name
@@ -205,7 +214,13 @@ fn work(rows: &mut Rows<'_>, r: &Receipt) {
         "tokens",
         format!(
             "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
-            thousands(t.total),
+            if t.incomplete && t.total == 0 {
+                "unknown".to_owned()
+            } else if t.incomplete {
+                format!("unknown (at least {})", thousands(t.total))
+            } else {
+                thousands(t.total)
+            },
             thousands(t.input),
             thousands(t.output),
             thousands(t.reasoning),

@@ -16,7 +16,8 @@ pub(crate) struct Row {
     pub model: Option<String>,
     pub outcome: Outcome,
     pub duration_ms: u64,
-    pub steps: u32,
+    /// `None`: unknown (an agent that does not report its model calls).
+    pub steps: Option<u32>,
     pub cost_usd: Option<f64>,
     /// The last run of the project's checks: how many passed, of how many; `None` without
     /// checks.
@@ -104,7 +105,7 @@ fn cells(r: &Row, now: SystemTime) -> [String; 10] {
         r.model.clone().unwrap_or_else(|| "-".to_owned()),
         r.outcome.as_str().to_owned(),
         duration_ms(r.duration_ms),
-        r.steps.to_string(),
+        r.steps.map_or_else(|| "?".to_owned(), |n| n.to_string()),
         r.cost_usd.map_or_else(|| "?".to_owned(), money),
         r.checks
             .map_or_else(|| "-".to_owned(), |(passed, ran)| format!("{passed}/{ran}")),

@@ -15,7 +15,7 @@ use super::signals::{Received, Signals};
 use super::spawn::{RawLogs, Spawned, TurnSpec, spawn};
 use super::tree::CpuMeter;
 use super::version;
-use crate::agent::StreamEnd;
+use crate::agent::{Adapter, StreamEnd};
 use crate::consumer::Dispatcher;
 use crate::event::{EventKind, ExitInfo, Limits, Outcome, millis};
 use crate::lifecycle::Ending;
@@ -63,6 +63,7 @@ impl Supervisor<'_> {
                 argv,
                 pid: agent.pid,
                 planning: spec.planning,
+                steps_unreported: !spec.adapter.reports_steps(),
             },
         );
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
@@ -91,7 +92,7 @@ impl Supervisor<'_> {
                 }
                 v = &mut version, if !version_done => {
                     version_done = true;
-                    self.version(v);
+                    self.version(v, spec.adapter);
                     None
                 }
                 _ = ticker.tick() => {
@@ -121,7 +122,7 @@ impl Supervisor<'_> {
         }
 
         if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
-            self.version(v);
+            self.version(v, spec.adapter);
         }
         let (stream, interrupted) = self.finish(agent).await;
         let mut ending = machine.ending(stream);
@@ -212,11 +213,18 @@ impl Supervisor<'_> {
         signal_sent(self.dispatch, signal, processes);
     }
 
-    fn version(&mut self, version: Option<String>) {
+    /// The agent's version, with the versions runbook was tested with when it is not one of them.
+    fn version(&mut self, version: Option<String>, adapter: &dyn Adapter) {
         if let Some(version) = version {
             let version = self.redactor.str(&version).into_owned();
-            self.dispatch
-                .emit(SystemTime::now(), EventKind::AgentVersion { version });
+            let tested_with = version::untested(adapter, &version);
+            self.dispatch.emit(
+                SystemTime::now(),
+                EventKind::AgentVersion {
+                    version,
+                    tested_with,
+                },
+            );
         }
     }
 

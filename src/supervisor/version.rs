@@ -8,7 +8,9 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::Command;
 
 use super::scope::Scope;
-use crate::agent::Adapter;
+use clap::ValueEnum as _;
+
+use crate::agent::{Adapter, AgentKind, versions};
 
 /// How long the agent's `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -17,6 +19,26 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 const VERSION_OUTPUT: u64 = 4096;
 /// The longest version line kept.
 const VERSION_LINE: usize = 200;
+
+/// The versions runbook was tested with of the agent `adapter` drives, when `version` (what its
+/// `--version` printed) is not one of them; empty when it is, or for an agent runbook has no
+/// table for (`--agent-cmd`).
+pub(crate) fn untested(adapter: &dyn Adapter, version: &str) -> Vec<String> {
+    let Some(kind) = AgentKind::value_variants()
+        .iter()
+        .copied()
+        .find(|k| k.adapter().name() == adapter.name())
+    else {
+        return Vec::new();
+    };
+    if versions::is_tested(kind, version) {
+        return Vec::new();
+    }
+    versions::tested(kind)
+        .iter()
+        .map(|v| (*v).to_owned())
+        .collect()
+}
 
 /// Runs `AGENT --version` in its own process group and the run's scope (it is a process of the
 /// run like any other), with a time limit; the first line it prints when it succeeds. Reads at

@@ -56,7 +56,10 @@ pub struct Facts {
     /// Every tool call in order: its kind, how it ended, whether a subagent made it.
     pub tools: Vec<(ToolKind, ToolStatus, bool)>,
     pub outcome: Outcome,
-    pub tokens: u64,
+    /// `None`: unknown (the receipt says they are incomplete).
+    pub tokens: Option<u64>,
+    /// `None`: unknown (an agent that does not report its model calls).
+    pub steps: Option<u32>,
     pub cost: Option<f64>,
     pub cost_source: Option<CostSource>,
     pub permission_denials: usize,
@@ -117,7 +120,8 @@ pub fn facts(events: &[Event], receipt: &Receipt) -> Facts {
             })
             .collect(),
         outcome: receipt.outcome,
-        tokens: receipt.tokens.total,
+        tokens: (!receipt.tokens.incomplete).then_some(receipt.tokens.total),
+        steps: receipt.steps,
         cost: receipt.cost.usd,
         cost_source: receipt.cost.source,
         permission_denials: receipt.permission_denials.len(),
@@ -133,7 +137,10 @@ pub fn facts(events: &[Event], receipt: &Receipt) -> Facts {
 pub struct Expected {
     pub tools: Vec<(ToolKind, ToolStatus, bool)>,
     pub outcome: Outcome,
-    pub tokens: u64,
+    /// `None`: unknown, never counted as 0.
+    pub tokens: Option<u64>,
+    /// Whether the agent reports its model calls (Codex does not: its steps are unknown).
+    pub steps_known: bool,
     pub cost: Option<f64>,
     pub cost_source: Option<CostSource>,
 }
@@ -150,6 +157,18 @@ pub fn assert_facts(
     assert_eq!(got.outcome, want.outcome, "{what}");
     assert_eq!(got.tools, want.tools, "{what}");
     assert_eq!(got.tokens, want.tokens, "{what}");
+    assert_eq!(
+        got.steps.is_some(),
+        want.steps_known,
+        "{what}: steps {:?}",
+        got.steps
+    );
+    if want.steps_known && got.tokens.is_some_and(|t| t > 0) {
+        assert!(
+            got.steps.is_some_and(|n| n > 0),
+            "{what}: tokens without a step"
+        );
+    }
     assert_eq!(got.cost_source, want.cost_source, "{what}");
     match (got.cost, want.cost) {
         (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9, "{what}: cost {a} vs {b}"),
@@ -215,7 +234,7 @@ fn replay_from(
 }
 
 /// Tokens and cost as the raw transcript states them, read without the adapters.
-fn transcript_totals(agent: &str, name: &str) -> (u64, Option<f64>, Option<CostSource>) {
+fn transcript_totals(agent: &str, name: &str) -> (Option<u64>, Option<f64>, Option<CostSource>) {
     transcript_totals_in(agent, agent, name)
 }
 
@@ -224,7 +243,7 @@ fn transcript_totals_in(
     agent: &str,
     dir: &str,
     name: &str,
-) -> (u64, Option<f64>, Option<CostSource>) {
+) -> (Option<u64>, Option<f64>, Option<CostSource>) {
     let path = support::fixtures().join(format!("{dir}/{name}.stdout.ndjson"));
     let text = std::fs::read_to_string(path).expect("read fixture");
     let lines: Vec<Value> = text
@@ -253,7 +272,7 @@ fn transcript_totals_in(
             let cost: f64 = steps.iter().filter_map(|p| p["cost"].as_f64()).sum();
             let known = !steps.is_empty();
             (
-                tokens,
+                Some(tokens),
                 known.then_some(cost),
                 known.then_some(CostSource::Reported),
             )
@@ -279,7 +298,7 @@ fn transcript_totals_in(
                 })
                 .unwrap_or(0);
             let cost = result["total_cost_usd"].as_f64();
-            (tokens, cost, cost.map(|_| CostSource::Reported))
+            (Some(tokens), cost, cost.map(|_| CostSource::Reported))
         }
         _ => match lines.iter().find(|l| l["type"] == "turn.completed") {
             Some(done) => {
@@ -294,12 +313,13 @@ fn transcript_totals_in(
                     ((input - cached) as f64 * 5.0 + cached as f64 * 0.5 + output as f64 * 30.0)
                         / 1e6;
                 (
-                    input + output + n(u, "cache_write_input_tokens"),
+                    Some(input + output + n(u, "cache_write_input_tokens")),
                     Some(cost),
                     Some(CostSource::Estimated),
                 )
             }
-            None => (0, None, None),
+            // Codex gives its usage only in `turn.completed`: without it, it is unknown.
+            None => (None, None, None),
         },
     }
 }
@@ -364,6 +384,7 @@ fn every_recorded_scenario_yields_the_same_facts_for_every_agent() {
                 tools: expected_tools(agent, scenario),
                 outcome: expected_outcome(agent, scenario),
                 tokens,
+                steps_known: agent != "codex",
                 cost,
                 cost_source,
             };
@@ -433,6 +454,7 @@ fn every_claude_code_release_yields_the_same_facts() {
                 tools,
                 outcome: expected_outcome("claude", scenario),
                 tokens,
+                steps_known: true,
                 cost,
                 cost_source,
             };
@@ -593,7 +615,7 @@ fn a_budget_stops_claude_code_2_1_330_mid_run() {
             .any(|e| matches!(e.kind, EventKind::AgentResult(_))),
         "stopped only after Claude's final result"
     );
-    let steps: u32 = receipt.turns.iter().map(|t| t.steps).sum();
+    let steps: u32 = receipt.turns.iter().filter_map(|t| t.steps).sum();
     assert!((3..6).contains(&steps), "{steps} steps");
     assert_eq!(receipt.cost.source, Some(CostSource::Estimated));
     let cost = receipt.cost.known_usd;
@@ -636,7 +658,7 @@ fn a_budget_holds_for_a_model_missing_from_the_price_table() {
     assert_eq!(receipt.model.as_deref(), Some("claude-opus-9-1"));
     assert_eq!(receipt.cost.source, Some(CostSource::Conservative));
     // The first step alone costs more than $0.03 at that price.
-    let steps: u32 = receipt.turns.iter().map(|t| t.steps).sum();
+    let steps: u32 = receipt.turns.iter().filter_map(|t| t.steps).sum();
     assert!(steps < 6, "{steps} steps");
     assert!(receipt.cost.known_usd > 0.03, "{:?}", receipt.cost);
     assert!(

@@ -23,7 +23,7 @@ use crate::support::{
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// A scenario ready to run: the work dir, the fake provider, and the runbook command.
-struct Prepared {
+pub(crate) struct Prepared {
     ctx: TestContext,
     /// The body of the last main-conversation model request (owns the fake provider).
     last_request: Box<dyn Fn() -> String>,
@@ -143,7 +143,7 @@ macro_rules! pick {
     }};
 }
 
-fn claude(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn claude(scenario: Scenario) -> Option<Prepared> {
     claude_with(scenario, |_| {})
 }
 
@@ -213,7 +213,8 @@ fn claude_release(
     let expected = Expected {
         tools: tools(scenario, "claude"),
         outcome: outcome_of(scenario, "claude"),
-        tokens,
+        tokens: Some(tokens),
+        steps_known: true,
         cost: reported.then_some(cost),
         cost_source: reported.then_some(CostSource::Reported),
     };
@@ -243,13 +244,13 @@ fn openai_price(model: &str) -> (f64, f64, f64) {
     }
 }
 
-fn codex(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn codex(scenario: Scenario) -> Option<Prepared> {
     codex_with(scenario, |_| {})
 }
 
 /// [`codex`] with the scenario's script changed by `edit` first (its expected facts are then
 /// those of the unchanged script).
-fn codex_with(
+pub(crate) fn codex_with(
     scenario: Scenario,
     edit: fn(&mut sse::Scenario<responses::Reply>),
 ) -> Option<Prepared> {
@@ -284,11 +285,9 @@ fn codex_with(
     let expected = Expected {
         tools: tools(scenario, "codex"),
         outcome: outcome_of(scenario, "codex"),
-        tokens: if finished {
-            usage.input + usage.output
-        } else {
-            0
-        },
+        // Codex reports its usage only when the turn completes: a failed turn's is unknown.
+        tokens: finished.then_some(usage.input + usage.output),
+        steps_known: false,
         cost: finished.then_some(cost),
         cost_source: finished.then_some(CostSource::Estimated),
     };
@@ -309,7 +308,7 @@ fn codex_with(
     })
 }
 
-fn opencode(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn opencode(scenario: Scenario) -> Option<Prepared> {
     opencode_with(scenario, |_| {})
 }
 
@@ -346,7 +345,8 @@ fn opencode_with(
     let expected = Expected {
         tools: tools(scenario, "opencode"),
         outcome: outcome_of(scenario, "opencode"),
-        tokens: usage.iter().map(|u| u.prompt + u.completion).sum(),
+        tokens: Some(usage.iter().map(|u| u.prompt + u.completion).sum()),
+        steps_known: true,
         cost: steps.then(|| {
             usage
                 .iter()
@@ -375,27 +375,36 @@ fn opencode_with(
 }
 
 /// What a prepared scenario's run left, with both shown for assertion messages.
-struct Ran {
-    out: support::Outcome,
-    events: Vec<Event>,
-    receipt: Receipt,
+pub(crate) struct Ran {
+    pub(crate) out: support::Outcome,
+    pub(crate) events: Vec<Event>,
+    pub(crate) receipt: Receipt,
     expected: Expected,
     /// The body of the last main-conversation model request.
-    last_request: Box<dyn Fn() -> String>,
+    pub(crate) last_request: Box<dyn Fn() -> String>,
     /// What ran, runbook's stderr and the types of the events.
-    why: String,
+    pub(crate) why: String,
+    /// The work dir, home and runs directory the run had.
+    pub(crate) ctx: TestContext,
+    /// Codex's `CODEX_HOME` during the run (removed since).
+    pub(crate) codex_home: Option<std::path::PathBuf>,
 }
 
 impl Ran {
     #[track_caller]
-    fn assert_exit(&self, code: i32) {
+    /// The facts the scenario must amount to.
+    pub(crate) fn expected(&self) -> &Expected {
+        &self.expected
+    }
+
+    pub(crate) fn assert_exit(&self, code: i32) {
         assert_eq!(self.out.code(), Some(code), "{}", self.why);
     }
 }
 
 /// Runs `scenario` with `args` added to runbook's command line; `None` when the agent's tests
 /// are skipped. On failure, the events so far are in the message.
-fn run(
+pub(crate) fn run(
     agent: &str,
     scenario: Scenario,
     prepare: fn(Scenario) -> Option<Prepared>,
@@ -423,6 +432,8 @@ fn run(
         expected: p.expected,
         last_request: p.last_request,
         why,
+        codex_home: p._home.as_ref().map(|h| h.path().to_owned()),
+        ctx: p.ctx,
     })
 }
 

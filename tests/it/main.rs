@@ -4,6 +4,8 @@
 mod checks;
 mod config;
 mod conformance;
+mod doctor;
+mod drift;
 mod fakes;
 mod faults_budget;
 mod faults_edges;
@@ -13,6 +15,7 @@ mod faults_procs;
 mod faults_storage;
 mod generic;
 mod live;
+mod live_codex;
 mod next_run;
 mod observers;
 mod opencode;

@@ -7,7 +7,9 @@
 //! by environment variables (exactly one mode variable must be set):
 //!
 //! ```text
-//! fake-agent --version           prints "fake-agent 1.0.0\n", exit 0 (no argv file)
+//! fake-agent --version           prints $FAKE_AGENT_VERSION and a newline, exit 0, when it is
+//!                                set; else nothing, exit 1 (no version to check against the
+//!                                versions runbook was tested with). No argv file either way
 //! no mode variable               one-line usage on stderr, exit 2
 //! bad input (file, env value)    "fake-agent: ..." on stderr, exit 2, before any output
 //!
@@ -109,7 +111,6 @@ use crate::clock::{clock_ns, realtime_ns};
 
 mod clock;
 
-const VERSION_LINE: &[u8] = b"fake-agent 1.0.0\n";
 const USAGE: &str = "usage: fake-agent run --format json [ARGS] PROMPT  with exactly one of FAKE_AGENT_SCENARIO=<file.ndjson> | FAKE_AGENT_REPLAY=<prefix> | FAKE_AGENT_GENERATE=<n> | FAKE_AGENT_PACED=<n> set (see tests/support/fake_agent.rs); or: fake-agent --version\n";
 const MODE_VARS: [&str; 4] = [
     "FAKE_AGENT_SCENARIO",
@@ -156,8 +157,15 @@ fn main() {
     ctx.record_pid(std::process::id() as i32);
     // Before the argv file: a version probe running beside the real run must not overwrite it.
     if args.get(1).map(String::as_str) == Some("--version") {
-        let _ = write_all_fd(1, VERSION_LINE);
-        std::process::exit(0);
+        match env_os("FAKE_AGENT_VERSION") {
+            Some(version) => {
+                let mut line = version.into_encoded_bytes();
+                line.push(b'\n');
+                let _ = write_all_fd(1, &line);
+                std::process::exit(0);
+            }
+            None => std::process::exit(1),
+        }
     }
     if let Some(path) = env_os("FAKE_AGENT_ARGV_FILE") {
         write_argv_file(Path::new(&path), &args, &ctx.cwd);

@@ -3,7 +3,7 @@
 mod planned;
 mod repair;
 mod session;
-mod setup;
+pub(crate) mod setup;
 mod stall;
 mod summary;
 
@@ -105,7 +105,7 @@ pub(crate) async fn execute(
         &run_dir,
         &redactor,
     );
-    dispatch.emit_now(started, EventKind::RunStarted(info));
+    dispatch.emit_now(started, EventKind::RunStarted(Box::new(info)));
     // Before the agent starts: its mark, its cgroup and the guardian that ends its processes
     // should runbook be killed.
     let scope = Arc::new(Scope::open(&run_dir.id, whole_process));

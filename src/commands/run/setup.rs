@@ -27,7 +27,10 @@ pub(super) struct Setup {
     pub config: Config,
     pub agent: Agent,
     pub agent_env: AgentEnv,
+    /// The model asked for (`-m`, the `model` setting); the agent chooses when `None`.
     pub model: Option<String>,
+    /// When none was asked for: the model the agent's own configuration names, and its file.
+    pub configured_model: Option<(String, PathBuf)>,
     pub permissions: Permissions,
     pub limits: Limits,
     pub plan: bool,
@@ -75,6 +78,10 @@ impl Setup {
                 permissions,
             })
             .map_err(Error::Usage)?;
+        let configured_model = match model {
+            Some(_) => None,
+            None => agent.adapter.configured_model(&agent_env.pairs()),
+        };
         let limits = Limits {
             inactivity_timeout: config.value(&keys::INACTIVITY_TIMEOUT),
             kill_grace: config.value(&keys::KILL_GRACE),
@@ -116,16 +123,25 @@ impl Setup {
             agent,
             agent_env,
             model,
+            configured_model,
             permissions,
             config,
         })
+    }
+
+    /// The model the agent will use, as far as runbook can know before it starts: the one asked
+    /// for, else the one the agent's configuration names.
+    pub(super) fn priced_model(&self) -> Option<&str> {
+        self.model
+            .as_deref()
+            .or(self.configured_model.as_ref().map(|(m, _)| m.as_str()))
     }
 
     /// What the adapter's parser is told.
     pub(super) fn parse_context(&self) -> ParseContext {
         ParseContext {
             cwd: self.cwd.clone(),
-            model: self.model.clone(),
+            model: self.priced_model().map(str::to_owned),
             prices: Arc::new(self.config.prices()),
         }
     }
@@ -144,7 +160,12 @@ impl Setup {
             run_id: run_dir.id.clone(),
             runbook_version: env!("CARGO_PKG_VERSION").to_owned(),
             agent: self.agent.adapter.name().to_owned(),
-            model: self.model.clone(),
+            model: self.priced_model().map(str::to_owned),
+            model_file: self
+                .configured_model
+                .as_ref()
+                .filter(|_| self.model.is_none())
+                .map(|(_, file)| file.display().to_string()),
             prompt: redactor.str(prompt).into_owned(),
             cwd: self.cwd.display().to_string(),
             run_dir: run_dir.path.display().to_string(),
@@ -237,7 +258,7 @@ pub(crate) fn resolve_cwd(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 
 /// The agent binary: the agent's `bin` setting (a flag, a variable or a file), else the agent's
 /// program on `PATH`.
-fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<PathBuf, Error> {
+pub(crate) fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<PathBuf, Error> {
     let candidate = match &bin.value {
         Some(Value::Path(path)) => path.clone(),
         _ => PathBuf::from(adapter.program()),

@@ -3,7 +3,7 @@
 
 use super::Lines;
 use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
-use crate::render::format::{duration_ms, money, plural, thousands, tool_calls};
+use crate::render::format::{duration_ms, money, steps, tokens, tool_calls};
 
 /// The lines of a run or turn event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
@@ -11,8 +11,12 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
     match kind {
         EventKind::RunStarted(info) => run_started(l, info),
         EventKind::TurnStarted { argv, .. } => turn_started(l, argv),
-        EventKind::AgentVersion { version } if l.verbose => {
-            l.info(s.dim.apply_to(format!("  agent version {version}")));
+        EventKind::AgentVersion { version, .. } => {
+            if l.verbose {
+                l.info(s.dim.apply_to(format!("  agent version {version}")));
+            }
+            // An untested version: one warning, said here once per run.
+            crate::warning::of(kind, 0, |w| l.alert(s.warn.apply_to(format!("⚠ {w}"))));
         }
         EventKind::SessionStarted { session_id } if l.verbose => {
             l.info(s.dim.apply_to(format!("  session {session_id}")));
@@ -56,11 +60,11 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
 /// `▶ opencode (model) · run <id> · <cwd>`.
 fn run_started(l: &mut Lines<'_>, info: &RunInfo) {
     let s = l.s;
-    let model = info
-        .model
-        .as_deref()
-        .map(|m| format!(" ({m})"))
-        .unwrap_or_default();
+    let model = match (&info.model, &info.model_file) {
+        (Some(m), Some(file)) => format!(" ({m}, from {file})"),
+        (Some(m), None) => format!(" ({m})"),
+        (None, _) => String::new(),
+    };
     l.info(format!(
         "{} {}{model} · run {} · {}",
         s.accent.apply_to("▶"),
@@ -116,15 +120,16 @@ fn summary(l: &Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) -> Stri
         }
         None => "cost unknown".to_owned(),
     };
-    // Agents that don't report their model calls (Codex) have no steps to count.
-    let steps = match st.steps_finished {
-        0 => String::new(),
-        n => format!("{} · ", plural(u64::from(n), "step")),
+    // An agent that does not report its model calls (Codex) has steps unknown, never 0; no
+    // step at all (a provider error before any) goes unsaid.
+    let steps = match st.steps() {
+        Some(0) => String::new(),
+        n => format!("{} · ", steps(n)),
     };
     let facts = format!(
-        "{} · {steps}{tools} · {} tokens · {cost}",
+        "{} · {steps}{tools} · {} · {cost}",
         duration_ms(took_ms),
-        thousands(st.tokens.total())
+        tokens(st.tokens.total(), st.tokens_incomplete())
     );
     if outcome == Outcome::Completed {
         format!(

@@ -264,15 +264,21 @@ impl Human {
             .started_at
             .and_then(|t| now.duration_since(t).ok())
             .unwrap_or_default();
-        let step = if st.step_open {
-            st.steps_started
+        let step = if st.turns.last().is_some_and(|t| t.steps.is_none()) {
+            "?".to_owned()
+        } else if st.step_open {
+            st.steps_started.to_string()
         } else {
-            st.steps_finished
+            st.steps_finished.to_string()
+        };
+        let tokens = if st.tokens_incomplete() && st.tokens.total() == 0 {
+            "?".to_owned()
+        } else {
+            short_count(st.tokens.total())
         };
         let mut msg = format!(
-            "{} · step {step} · {} tokens · {}",
+            "{} · step {step} · {tokens} tokens · {}",
             clock(elapsed),
-            short_count(st.tokens.total()),
             money(st.known_cost())
         );
         if let Some(tool) = &self.running_tool {

@@ -152,10 +152,13 @@ fn watchdog_fired(l: &mut Lines<'_>, d: &Diagnostic) {
         duration_ms(d.stderr_quiet_ms),
         duration_ms(d.cpu_quiet_ms),
     )));
-    let done = plural(u64::from(d.completed_steps), "step");
+    let done = match d.completed_steps {
+        Some(n) => format!("{} done", plural(u64::from(n), "step")),
+        None => "steps unknown".to_owned(),
+    };
     l.alert(
         s.dim
-            .apply_to(format!("  last event {last}{step} · {done} done{cost}")),
+            .apply_to(format!("  last event {last}{step} · {done}{cost}")),
     );
     for line in &d.stderr_tail {
         l.alert(s.dim.apply_to(format!("  stderr: {line}")));

@@ -70,15 +70,31 @@ pub fn codex_bin() -> Option<PathBuf> {
     real_agent_bin("codex", "Codex", "RUNBOOK_TEST_CODEX")
 }
 
+thread_local! {
+    /// Whether [`pinned`] is running on this thread.
+    static PINNED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the pinned agent CLIs (those `.ci/install-agents` puts in `.agents`), whatever
+/// `RUNBOOK_TEST_*` name: the drift check compares the agents they name with these.
+pub fn pinned<T>(f: impl FnOnce() -> T) -> T {
+    PINNED.with(|p| p.set(true));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    PINNED.with(|p| p.set(false));
+    out.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 /// `.agents/node_modules/.bin/NAME`, or the path in `var`; `None` (said loudly) only when
 /// `RUNBOOK_SKIP_REAL_AGENTS=1` outside CI, else a missing binary fails the test.
 fn real_agent_bin(name: &str, label: &str, var: &str) -> Option<PathBuf> {
     real_agent_bin_at(&format!(".agents/node_modules/.bin/{name}"), label, var)
 }
 
-/// [`real_agent_bin`] for a binary at `default` (relative to the crate) unless `var` names one.
+/// [`real_agent_bin`] for a binary at `default` (relative to the crate) unless `var` names one
+/// (outside [`pinned`]).
 fn real_agent_bin_at(default: &str, label: &str, var: &str) -> Option<PathBuf> {
-    let path = std::env::var_os(var)
+    let given = std::env::var_os(var).filter(|_| !PINNED.with(std::cell::Cell::get));
+    let path = given
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
     if path.exists() {

@@ -28,19 +28,21 @@ pub(super) fn every_event() -> Timed {
 pub(super) fn start() -> Timed {
     let argv = ["opencode", "run", "--format", "json"].map(String::from);
     vec![
-        (0, EventKind::RunStarted(run_info())),
+        (0, EventKind::RunStarted(Box::new(run_info()))),
         (
             5,
             EventKind::TurnStarted {
                 argv: argv.to_vec(),
                 pid: 42,
                 planning: false,
+                steps_unreported: false,
             },
         ),
         (
             800,
             EventKind::AgentVersion {
                 version: "1.18.33".into(),
+                tested_with: Vec::new(),
             },
         ),
         (
@@ -61,6 +63,7 @@ fn run_info() -> RunInfo {
         runbook_version: "0.1.0".into(),
         agent: "opencode".into(),
         model: Some("fake/fake-model".into()),
+        model_file: None,
         prompt: "Fix the flaky test".into(),
         cwd: "/work/repo".into(),
         run_dir: "/state/runs/20261122-040000-abcde".into(),
@@ -290,7 +293,7 @@ fn watchdog() -> Timed {
         cpu_quiet_ms: 180_000,
         last_event: Some("step.started".into()),
         open_step: Some(2),
-        completed_steps: 1,
+        completed_steps: Some(1),
         cost_usd: Some(0.0051),
         stderr_tail: vec!["warning: slow disk".into()],
     };

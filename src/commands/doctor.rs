@@ -1,0 +1,362 @@
+//! `runbook doctor`: each agent's binary (found as `runbook run` finds it), its version and
+//! whether runbook was tested with it, the model it would run and whether runbook can price it,
+//! and what to do about anything that is not right.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use clap::ValueEnum as _;
+use serde::Serialize;
+use tokio::io::AsyncReadExt as _;
+
+use super::run::setup::resolve_program;
+use crate::agent::{AgentKind, versions};
+use crate::agent_env;
+use crate::cli::DoctorArgs;
+use crate::config::{self, Config, Flags, keys};
+use crate::exit::{Error, ExitStatus};
+use crate::prices::PriceTable;
+use crate::render::Styles;
+use crate::term::TermEnv;
+
+/// How long an agent's `--version` may take; a hung binary is a finding, not a hang of doctor.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most of a `--version` answer read.
+const VERSION_OUTPUT: u64 = 4096;
+
+/// What doctor found about one agent.
+#[derive(Debug, Serialize)]
+struct Finding {
+    agent: &'static str,
+    /// Whether `runbook run` runs this agent by default here (the `agent` setting).
+    default: bool,
+    /// The binary `runbook run` would start; absent when none is found.
+    binary: Option<String>,
+    /// What its `--version` printed (first line); absent when not installed or no answer.
+    version: Option<String>,
+    /// Whether runbook was tested with that version; absent when it is not known.
+    tested: Option<bool>,
+    /// The versions runbook was tested with.
+    tested_versions: Vec<&'static str>,
+    /// The model it would run: the one asked for (`model` setting) for the default agent, else
+    /// the one its own configuration names; absent: the agent chooses at run time.
+    model: Option<String>,
+    /// Where `model` comes from: `runbook` (the `model` setting) or the agent's file.
+    model_from: Option<String>,
+    /// `known` (runbook's price table), `user` (a `prices` setting), `unknown`; absent with no
+    /// model.
+    price: Option<&'static str>,
+    /// What needs attention, in order; empty when nothing does.
+    problems: Vec<Problem>,
+}
+
+/// Something that needs attention, and what to do about it.
+#[derive(Debug, Serialize)]
+struct Problem {
+    what: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    todo: Option<String>,
+}
+
+impl Problem {
+    fn new(what: String, todo: impl Into<Option<String>>) -> Self {
+        Self {
+            what,
+            todo: todo.into(),
+        }
+    }
+}
+
+/// The whole answer of `--json`.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    /// True when nothing needs attention (exit 0).
+    ok: bool,
+    agents: &'a [Finding],
+}
+
+pub(crate) async fn doctor(
+    args: &DoctorArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    let config = config::load_here(global.values())?;
+    let env = agent_env::load(&config, &[])?.pairs();
+    let default = config.value(&keys::AGENT);
+    let custom = config.get(&keys::AGENT_CMD).is_some();
+    let prices = config.prices();
+    let checks = AgentKind::value_variants()
+        .iter()
+        .map(|&agent| examine(agent, !custom && agent == default, &config, &env, &prices));
+    let mut findings = futures_join(checks).await;
+    // Only the agent `runbook run` would start here must be installed.
+    for f in &mut findings {
+        if f.binary.is_none() && !f.default {
+            f.problems.clear();
+        }
+    }
+    let ok = findings.iter().all(|f| f.problems.is_empty());
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let report = Report {
+            ok,
+            agents: &findings,
+        };
+        serde_json::to_writer(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        let styles = Styles::new(TermEnv::detect().color_stdout(config.value(&keys::COLOR)));
+        out.write_all(human(&findings, custom, &styles).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(if ok {
+        ExitStatus::Completed
+    } else {
+        ExitStatus::AgentFailed
+    })
+}
+
+/// Runs the checks side by side: each may wait up to [`VERSION_TIMEOUT`] for its binary.
+async fn futures_join<F: std::future::Future<Output = Finding> + Send + 'static>(
+    checks: impl Iterator<Item = F>,
+) -> Vec<Finding> {
+    let handles: Vec<_> = checks.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for handle in handles {
+        if let Ok(finding) = handle.await {
+            out.push(finding);
+        }
+    }
+    out
+}
+
+/// One agent: its binary, version, model and price.
+fn examine(
+    agent: AgentKind,
+    default: bool,
+    config: &Config,
+    env: &[(String, String)],
+    prices: &PriceTable,
+) -> impl std::future::Future<Output = Finding> + Send + 'static {
+    let adapter = agent.adapter();
+    let name = adapter.name();
+    let found = resolve_program(adapter, config.agent_setting(agent, &keys::BIN));
+    let asked = if default {
+        config.get(&keys::MODEL)
+    } else {
+        None
+    };
+    let (model, model_from) = match asked {
+        Some(model) => (Some(model), Some("runbook".to_owned())),
+        None => match adapter.configured_model(env) {
+            Some((model, file)) => (Some(model), Some(file.display().to_string())),
+            None => (None, None),
+        },
+    };
+    let price = model.as_deref().map(|m| price_status(prices, m));
+    let tested_versions = versions::tested(agent).to_vec();
+    let version_args = adapter.version_args();
+    async move {
+        let mut f = Finding {
+            agent: name,
+            default,
+            binary: None,
+            version: None,
+            tested: None,
+            tested_versions,
+            model,
+            model_from,
+            price,
+            problems: Vec::new(),
+        };
+        match found {
+            Err(Error::AgentNotFound { program, hint }) => {
+                f.problems
+                    .push(Problem::new(format!("not found: {program}"), hint));
+            }
+            Err(other) => {
+                f.problems.push(Problem::new(other.to_string(), None));
+            }
+            Ok(binary) => {
+                f.version = probe(&binary, version_args).await;
+                f.binary = Some(binary.display().to_string());
+                match &f.version {
+                    None => {
+                        f.problems.push(Problem::new(
+                            format!(
+                                "`{} --version` gave no answer within {}s",
+                                binary.display(),
+                                VERSION_TIMEOUT.as_secs()
+                            ),
+                            "check that the binary runs; runbook cannot tell which version it is"
+                                .to_owned(),
+                        ));
+                    }
+                    Some(version) => {
+                        let tested = versions::is_tested(agent, version);
+                        f.tested = Some(tested);
+                        if !tested {
+                            f.problems.push(Problem::new(
+                                format!(
+                                    "runbook was not tested with this version (tested: {})",
+                                    f.tested_versions.join(", ")
+                                ),
+                                format!(
+                                "its output may have changed in ways runbook misreads (each run warns): \
+                                 install a tested version ({}), or compare this one with the \
+                                 recordings (the drift check in runbook's README)",
+                                    f.tested_versions.join(", ")
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        if let (Some(model), Some("unknown")) = (&f.model, f.price) {
+            f.problems.push(Problem::new(
+                format!("model {model} has no price: its cost will be unknown"),
+                format!(
+                    "add its price to your configuration: [prices.\"{model}\"] input = …, \
+                     cached_input = …, output = … (USD per million tokens; see docs/prices.md)"
+                ),
+            ));
+        }
+        f
+    }
+}
+
+/// `known` (shipped), `user` (the user's `prices`) or `unknown`.
+fn price_status(prices: &PriceTable, model: &str) -> &'static str {
+    let shipped = PriceTable::new(BTreeMap::new()).lookup(model);
+    match prices.lookup(model) {
+        None => "unknown",
+        Some(price) if shipped == Some(price) => "known",
+        Some(_) => "user",
+    }
+}
+
+/// `BIN --version`'s first line, within [`VERSION_TIMEOUT`]; `None` when it fails, says
+/// nothing, or does not answer in time (it is then killed with its process group).
+async fn probe(binary: &Path, args: &[&str]) -> Option<String> {
+    if args.is_empty() {
+        return None;
+    }
+    let mut child = tokio::process::Command::new(binary)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .ok()?;
+    let group = child.id();
+    let stdout = child.stdout.take()?;
+    let answer = tokio::time::timeout(VERSION_TIMEOUT, async {
+        let mut out = Vec::new();
+        stdout
+            .take(VERSION_OUTPUT)
+            .read_to_end(&mut out)
+            .await
+            .ok()?;
+        let status = child.wait().await.ok()?;
+        status.success().then_some(out)
+    })
+    .await
+    .ok()
+    .flatten();
+    if answer.is_none()
+        && let Some(group) = group.and_then(|g| i32::try_from(g).ok())
+    {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(group),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let text = String::from_utf8_lossy(&answer?).into_owned();
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(crate::render::format::truncate(line, 200))
+}
+
+/// The findings as people read them: one block per agent, then what to do.
+fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
+    let mut out = String::new();
+    for f in findings {
+        let mark = if !f.problems.is_empty() {
+            s.warn.apply_to("!").to_string()
+        } else if f.binary.is_some() {
+            s.ok.apply_to("✓").to_string()
+        } else {
+            s.dim.apply_to("-").to_string()
+        };
+        let default = if f.default { " (default)" } else { "" };
+        let what = match (&f.binary, &f.version, f.tested) {
+            (None, _, _) => "not installed".to_owned(),
+            (Some(bin), None, _) => format!("version unknown · {bin}"),
+            (Some(bin), Some(v), Some(true)) => format!("{v} · tested · {bin}"),
+            (Some(bin), Some(v), _) => format!(
+                "{v} · not tested (tested: {}) · {bin}",
+                f.tested_versions.join(", ")
+            ),
+        };
+        out.push_str(&format!(
+            "{mark} {}{default}: {what}\n",
+            s.bold.apply_to(f.agent)
+        ));
+        let model = match (&f.model, &f.model_from, f.price) {
+            (Some(m), Some(from), Some(price)) => {
+                let from = if from == "runbook" {
+                    "the model setting".to_owned()
+                } else {
+                    from.clone()
+                };
+                let price = match price {
+                    "known" => "priced by runbook's table",
+                    "user" => "priced by your prices setting",
+                    _ => "no price: cost unknown",
+                };
+                format!("model {m} (from {from}) · {price}")
+            }
+            _ => "model chosen by the agent at run time".to_owned(),
+        };
+        if f.binary.is_some() || f.default {
+            out.push_str(&format!("    {}\n", s.dim.apply_to(model)));
+        }
+        for problem in &f.problems {
+            out.push_str(&format!("    {}\n", s.warn.apply_to(&problem.what)));
+            if let Some(todo) = &problem.todo {
+                out.push_str(&format!("    → {todo}\n"));
+            }
+        }
+    }
+    if custom {
+        out.push_str("(`agent_cmd` is set: `runbook run` starts that command, not these agents)\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_price_is_known_from_the_table_the_users_or_not_at_all() {
+        let shipped = PriceTable::new(BTreeMap::new());
+        assert_eq!(price_status(&shipped, "gpt-5.5"), "known");
+        assert_eq!(price_status(&shipped, "no-such-model"), "unknown");
+        let mut user = BTreeMap::new();
+        user.insert(
+            "my-model".to_owned(),
+            crate::prices::Price {
+                input: 1.0,
+                cached_input: 0.1,
+                output: 2.0,
+                cache_write: None,
+            },
+        );
+        assert_eq!(price_status(&PriceTable::new(user), "my-model"), "user");
+    }
+}

@@ -1,0 +1,196 @@
+//! `runbook doctor`: each agent's version against the versions runbook was tested with, its
+//! model's price, what to do, and the exit code that sums it up; and the one warning a run of an
+//! untested version prints.
+
+use serde_json::Value;
+
+use crate::support::{TestContext, fake_responses as responses};
+
+// Real OpenCode lines, trimmed to what the adapter reads: one step that answers.
+const STEP_START: &str = r#"{"type":"step_start","timestamp":1,"sessionID":"ses_v","part":{"id":"p1","messageID":"m1","sessionID":"ses_v","type":"step-start"}}"#;
+const TEXT: &str = r#"{"type":"text","timestamp":2,"sessionID":"ses_v","part":{"id":"p2","messageID":"m1","sessionID":"ses_v","type":"text","text":"Done.","time":{"start":1,"end":2}}}"#;
+const STEP_STOP: &str = r#"{"type":"step_finish","timestamp":3,"sessionID":"ses_v","part":{"id":"p3","reason":"stop","messageID":"m1","sessionID":"ses_v","type":"step-finish","tokens":{"total":1540,"input":1500,"output":40,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0.0051}}"#;
+
+/// A stand-in for an agent binary that answers `--version` with `version`.
+fn agent(ctx: &TestContext, name: &str, version: &str) -> String {
+    ctx.agent_script(name, &format!("echo '{version}'"))
+}
+
+/// A context whose three agents answer with the versions given (`None`: not installed).
+fn with_agents(opencode: Option<&str>, claude: Option<&str>, codex: Option<&str>) -> TestContext {
+    let mut ctx = TestContext::new();
+    for (name, var, version) in [
+        ("opencode", "RUNBOOK_OPENCODE_BIN", opencode),
+        ("claude", "RUNBOOK_CLAUDE_BIN", claude),
+        ("codex", "RUNBOOK_CODEX_BIN", codex),
+    ] {
+        let bin = match version {
+            Some(v) => agent(&ctx, name, v),
+            None => ctx.root().join(format!("no-{name}")).display().to_string(),
+        };
+        ctx.env(var, bin);
+    }
+    ctx
+}
+
+fn json(ctx: &TestContext) -> (Option<i32>, Value) {
+    let out = ctx.run(&["doctor", "--json"]);
+    let value = serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+    (out.code(), value)
+}
+
+fn finding<'a>(report: &'a Value, agent: &str) -> &'a Value {
+    report["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .find(|a| a["agent"] == agent)
+        .expect("the agent's finding")
+}
+
+#[test]
+fn tested_versions_pass_and_the_exit_code_is_0() {
+    let ctx = with_agents(
+        Some("1.18.33"),
+        Some("2.1.197 (Claude Code)"),
+        Some("codex-cli 0.169.0"),
+    );
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    for agent in ["opencode", "claude", "codex"] {
+        let f = finding(&report, agent);
+        assert_eq!(f["tested"], true, "{f}");
+        assert_eq!(f["problems"], Value::Array(vec![]), "{f}");
+    }
+    assert_eq!(finding(&report, "opencode")["default"], true);
+    let out = ctx.run(&["doctor"]);
+    out.assert_exit(0);
+    assert!(
+        out.stdout.contains("✓ codex: codex-cli 0.169.0 · tested"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn an_untested_version_is_said_with_what_to_do_and_exits_1() {
+    let ctx = with_agents(
+        Some("1.18.33"),
+        Some("2.1.999 (Claude Code)"),
+        Some("codex-cli 0.169.0"),
+    );
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["ok"], false);
+    let claude = finding(&report, "claude");
+    assert_eq!(claude["version"], "2.1.999 (Claude Code)");
+    assert_eq!(claude["tested"], false);
+    assert_eq!(claude["tested_versions"][0], "2.1.197");
+    let problem = &claude["problems"][0];
+    assert!(
+        problem["what"]
+            .as_str()
+            .is_some_and(|w| w.contains("not tested")),
+        "{problem}"
+    );
+    assert!(problem["todo"].as_str().is_some_and(|t| !t.is_empty()));
+
+    let out = ctx.run(&["doctor"]);
+    out.assert_exit(1);
+    assert!(
+        out.stdout
+            .contains("! claude: 2.1.999 (Claude Code) · not tested (tested: 2.1.197"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("    → "), "{}", out.stdout);
+}
+
+#[test]
+fn only_the_default_agent_must_be_installed() {
+    let ctx = with_agents(Some("1.18.33"), None, None);
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(finding(&report, "codex")["binary"], Value::Null);
+
+    let mut ctx = with_agents(Some("1.18.33"), None, None);
+    ctx.env("RUNBOOK_AGENT", "codex");
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(1), "{report}");
+    let codex = finding(&report, "codex");
+    assert_eq!(codex["default"], true);
+    let todo = codex["problems"][0]["todo"].as_str().unwrap_or_default();
+    assert!(todo.contains("npm install -g @openai/codex"), "{codex}");
+}
+
+#[test]
+fn codexs_configured_model_is_priced_or_said_to_have_no_price() {
+    let mut ctx = with_agents(Some("1.18.33"), None, Some("codex-cli 0.169.0"));
+    let home = responses::CodexHome::new("http://127.0.0.1:9", &responses::CodexConfig::default())
+        .expect("a Codex home");
+    ctx.env("CODEX_HOME", home.path().display().to_string());
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(0), "{report}");
+    let codex = finding(&report, "codex");
+    assert_eq!(codex["model"], responses::MODEL);
+    assert_eq!(
+        codex["model_from"],
+        home.path().join("config.toml").display().to_string()
+    );
+    assert_eq!(codex["price"], "known");
+
+    let config = responses::CodexConfig {
+        model: "gpt-9-preview".to_owned(),
+        ..responses::CodexConfig::default()
+    };
+    std::fs::write(
+        home.path().join("config.toml"),
+        responses::codex_config_toml("http://127.0.0.1:9", &config),
+    )
+    .expect("rewrite config.toml");
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(1), "{report}");
+    let codex = finding(&report, "codex");
+    assert_eq!(codex["price"], "unknown");
+    let todo = codex["problems"][0]["todo"].as_str().unwrap_or_default();
+    assert!(todo.contains("[prices.\"gpt-9-preview\"]"), "{codex}");
+
+    // A price of the user's own makes it known.
+    std::fs::write(
+        ctx.work.join("runbook.toml"),
+        "[prices.\"gpt-9-preview\"]\ninput = 1.0\ncached_input = 0.1\noutput = 8.0\n",
+    )
+    .expect("write runbook.toml");
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(finding(&report, "codex")["price"], "user");
+}
+
+#[test]
+fn a_run_of_an_untested_agent_version_warns_once_and_the_receipt_keeps_it() {
+    let scenario = [STEP_START, TEXT, STEP_STOP].join("\n");
+    let mut ctx = TestContext::new();
+    ctx.env("FAKE_AGENT_VERSION", "1.99.0");
+    let out = ctx.run_fake(&scenario, &["--then", "and again"]);
+    out.assert_exit(0);
+    let warning = "runbook was not tested with this agent version (1.99.0; tested: 1.18.33)";
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("not tested with this agent version"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(lines[0].contains(warning), "{}", out.stderr);
+    let r = ctx.receipt();
+    assert_eq!(r.warnings.count, 1, "{:?}", r.warnings);
+    assert!(r.warnings.samples[0].contains(warning));
+
+    // A tested version: no warning.
+    let mut ctx = TestContext::new();
+    ctx.env("FAKE_AGENT_VERSION", "1.18.33");
+    let out = ctx.run_fake(&scenario, &[]);
+    out.assert_exit(0);
+    assert!(!out.stderr.contains("not tested"), "{}", out.stderr);
+    assert_eq!(ctx.receipt().warnings.count, 0);
+}
