@@ -1,5 +1,6 @@
 //! Agent adapters: how to start each agent, and how its native output becomes universal events.
 
+pub(crate) mod acp;
 mod claude;
 mod codex;
 mod feed;
@@ -81,6 +82,8 @@ pub(crate) struct ParseContext {
     pub cwd: PathBuf,
     pub model: Option<String>,
     pub prices: Arc<PriceTable>,
+    /// Where an ACP agent's parser hands the messages its client must answer.
+    pub inbox: Option<acp::Inbox>,
 }
 
 impl ParseContext {
@@ -89,6 +92,7 @@ impl ParseContext {
             cwd,
             model: None,
             prices: Arc::default(),
+            inbox: None,
         }
     }
 }
@@ -152,6 +156,11 @@ pub(crate) trait Adapter: Send + Sync {
     /// Arguments that make the agent print its version and exit.
     fn version_args(&self) -> &'static [&'static str] {
         &["--version"]
+    }
+    /// Whether runbook talks to the agent over the Agent Client Protocol: one process for the
+    /// whole run, prompts sent on its stdin.
+    fn speaks_acp(&self) -> bool {
+        false
     }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;

@@ -1,6 +1,7 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode,
 //! Claude Code and Codex CLIs driven by fake model providers.
 
+mod acp;
 mod checks;
 mod config;
 mod conformance;

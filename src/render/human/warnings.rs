@@ -129,6 +129,9 @@ fn watchdog_fired(l: &mut Lines<'_>, d: &Diagnostic) {
         duration_ms(d.cpu_quiet_ms),
     )));
     let done = plural(u64::from(d.completed_steps), "step");
+    if let Some(tool) = &d.running_tool {
+        l.alert(s.dim.apply_to(format!("  running: {tool}")));
+    }
     l.alert(
         s.dim
             .apply_to(format!("  last event {last}{step} · {done} done{cost}")),

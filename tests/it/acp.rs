@@ -1,0 +1,329 @@
+//! The real OpenCode over the Agent Client Protocol (`--via acp`, `opencode acp`), driven through
+//! the real `runbook` binary against the scripted fake provider (support/fake_llm.rs): tools as
+//! they start, permissions answered by the policy, follow-up prompts in the same process.
+
+use serde_json::json;
+
+use runbook::event::{Event, EventKind, Outcome, PermissionAnswerer, ToolStatus};
+
+use crate::opencode::{README, Setup, count, positions, show, tool_ends};
+use crate::support::fake_llm::{OpencodeConfig, Reply, ToolCall, Usage};
+use crate::support::{self};
+
+/// Runs with `--via acp` and checks what every ACP run must hold: the exit `code`, one end per
+/// turn, and nothing of the agent left running.
+fn finish(
+    s: &Setup,
+    extra: &[&str],
+    prompt: &str,
+    code: i32,
+) -> (support::Outcome, Vec<Event>, String) {
+    let mut args = vec!["--via", "acp"];
+    args.extend_from_slice(extra);
+    let out = s.run(&args, prompt);
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    assert_eq!(out.code(), Some(code), "{why}");
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.seq, i as u64, "seqs have a gap at {i}: {why}");
+    }
+    assert_eq!(
+        count(&events, "turn.started"),
+        count(&events, "turn.completed") + count(&events, "turn.failed"),
+        "one end per turn: {why}"
+    );
+    assert!(
+        matches!(
+            events.last().map(|e| &e.kind),
+            Some(EventKind::RunFinished { .. })
+        ),
+        "{why}"
+    );
+    let pids: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::TurnStarted { pid, .. } => Some(pid),
+            _ => None,
+        })
+        .collect();
+    for pid in pids {
+        assert!(
+            !support::alive(pid as i32),
+            "the agent {pid} outlived runbook: {why}"
+        );
+    }
+    (out, events, why)
+}
+
+fn read_edit_script(work: &std::path::Path, old: &str, new: &str) -> Vec<Reply> {
+    let readme = work.join("README.md");
+    let path = readme.to_str().unwrap();
+    vec![
+        Reply::tool_calls(
+            Some("I'll read the README first."),
+            vec![ToolCall::new(
+                "call_read_1",
+                "read",
+                json!({ "filePath": path }),
+            )],
+            Usage::new(1500, 40),
+        ),
+        Reply::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_edit_1",
+                "edit",
+                json!({ "filePath": path, "oldString": old, "newString": new }),
+            )],
+            Usage::cached(1700, 60, 1500),
+        ),
+        Reply::text(
+            "Done: I changed the last line of README.md.",
+            Usage::cached(1900, 15, 1700),
+        ),
+    ]
+}
+
+#[test]
+fn a_read_and_an_edit_show_each_tool_from_its_start_to_its_end() {
+    let old = "It has a few lines, and nothing else.";
+    let new = "It has a few lines, and one the agent added.";
+    let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
+        read_edit_script(work, old, new)
+    }) else {
+        return;
+    };
+    let (out, events, why) = finish(&s, &[], "Change the last line of README.md.", 0);
+    assert_eq!(
+        std::fs::read_to_string(s.readme()).unwrap(),
+        README.replace(old, new),
+        "README.md was edited on disk: {why}"
+    );
+    let receipt = s.ended_as(Outcome::Completed, &events, &why);
+    assert_eq!(receipt.tool_calls.total, 2, "{why}");
+    assert_eq!(
+        receipt.exit.code,
+        Some(0),
+        "the agent exited once its stdin closed: {why}"
+    );
+    assert!(
+        receipt
+            .session_id
+            .as_deref()
+            .is_some_and(|s| s.starts_with("ses_")),
+        "{why}"
+    );
+    assert!(receipt.tokens.output > 0, "{why}");
+    for name in ["read", "edit"] {
+        let started = positions(
+            &events,
+            |k| matches!(k, EventKind::ToolStarted(t) if t.name == name),
+        );
+        let ended = positions(
+            &events,
+            |k| matches!(k, EventKind::ToolCompleted(t) if t.name == name),
+        );
+        assert_eq!((started.len(), ended.len()), (1, 1), "{name}: {why}");
+        assert!(
+            started[0] < ended[0],
+            "{name} started before it ended: {why}"
+        );
+    }
+    // The edit starts after the read ended: each is shown as it happens, not at the end.
+    let read_end = positions(
+        &events,
+        |k| matches!(k, EventKind::ToolCompleted(t) if t.name == "read"),
+    )[0];
+    let edit_start = positions(
+        &events,
+        |k| matches!(k, EventKind::ToolStarted(t) if t.name == "edit"),
+    )[0];
+    assert!(read_end < edit_start, "{why}");
+    let ends = tool_ends(&events);
+    assert_eq!(
+        ends.iter()
+            .map(|t| (t.name.as_str(), t.input.as_str(), t.status))
+            .collect::<Vec<_>>(),
+        [
+            ("read", "README.md", ToolStatus::Ok),
+            ("edit", "README.md", ToolStatus::Ok)
+        ],
+        "{why}"
+    );
+    assert!(out.stderr.contains("✓ edit README.md"), "{why}");
+    // The raw log holds both directions, runbook's lines marked.
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    let first = raw.lines().next().unwrap();
+    assert!(
+        first.starts_with("> {") && first.contains(r#""method":"initialize""#),
+        "{raw}"
+    );
+    assert!(
+        raw.lines()
+            .any(|l| l.starts_with("> ") && l.contains("session/prompt")),
+        "{raw}"
+    );
+    assert!(
+        raw.lines()
+            .any(|l| l.starts_with(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn""#)),
+        "{raw}"
+    );
+}
+
+/// OpenCode configured to ask before `bash`, and a model that runs `echo hi` then answers.
+fn asking_setup() -> Option<Setup> {
+    let config = OpencodeConfig {
+        overlay: Some(json!({"permission": {"bash": "ask"}})),
+        ..OpencodeConfig::default()
+    };
+    Setup::with(config, |_| {
+        vec![
+            Reply::tool_calls(
+                None,
+                vec![ToolCall::new(
+                    "call_bash_ask",
+                    "bash",
+                    json!({"command": "echo hi", "description": "Say hi"}),
+                )],
+                Usage::new(1400, 20),
+            ),
+            Reply::text("I ran it.", Usage::cached(1500, 5, 1400)),
+        ]
+    })
+}
+
+/// The `permission.answered` events: allowed, the option chosen, and who chose.
+fn answers(events: &[Event]) -> Vec<(bool, Option<String>, PermissionAnswerer)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::PermissionAnswered {
+                allowed,
+                option,
+                by,
+                ..
+            } => Some((*allowed, option.clone(), *by)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn without_a_terminal_a_permission_request_is_refused_by_the_default_policy() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let (out, events, why) = finish(&s, &[], "Run echo hi.", 0);
+    let requested: Vec<(&str, &str, &Vec<String>)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::PermissionRequested {
+                tool,
+                input,
+                options,
+                ..
+            } => Some((tool.as_str(), input.as_str(), options)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(requested.len(), 1, "{why}");
+    assert_eq!(
+        (requested[0].0, requested[0].1),
+        ("bash", "echo hi"),
+        "{why}"
+    );
+    assert!(requested[0].2.iter().any(|o| o == "allow_once"), "{why}");
+    assert_eq!(
+        answers(&events),
+        [(
+            false,
+            Some("reject_once".to_owned()),
+            PermissionAnswerer::Policy
+        )],
+        "{why}"
+    );
+    let receipt = s.ctx.receipt();
+    let asked: Vec<(&str, &str, bool, PermissionAnswerer)> = receipt
+        .permissions_asked
+        .iter()
+        .map(|p| (p.tool.as_str(), p.input.as_str(), p.allowed, p.by))
+        .collect();
+    assert_eq!(
+        asked,
+        [("bash", "echo hi", false, PermissionAnswerer::Policy)],
+        "{why}"
+    );
+    assert_eq!(receipt.permission_denials.len(), 1, "{why}");
+    assert_eq!(receipt.permission_denials[0].tool, "bash");
+    assert!(
+        out.stderr.contains("bash: permission denied (echo hi)"),
+        "{why}"
+    );
+    let ends = tool_ends(&events);
+    assert_eq!(ends.len(), 1, "{why}");
+    assert_ne!(
+        ends[0].status,
+        ToolStatus::Ok,
+        "the refused call did not run: {why}"
+    );
+}
+
+#[test]
+fn without_a_terminal_a_policy_that_allows_it_lets_the_tool_run() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let (_, events, why) = finish(&s, &["--permissions", "workspace"], "Run echo hi.", 0);
+    assert_eq!(
+        answers(&events),
+        [(
+            true,
+            Some("allow_once".to_owned()),
+            PermissionAnswerer::Policy
+        )],
+        "{why}"
+    );
+    let ends = tool_ends(&events);
+    assert_eq!(
+        ends.iter()
+            .map(|t| (t.name.as_str(), t.status))
+            .collect::<Vec<_>>(),
+        [("bash", ToolStatus::Ok)],
+        "{why}"
+    );
+    s.ended_as(Outcome::Completed, &events, &why);
+}
+
+#[test]
+fn then_is_another_prompt_to_the_same_process_and_session() {
+    let Some(s) = Setup::new(vec![
+        Reply::text("First answer.", Usage::new(1200, 5)),
+        Reply::text("Second answer.", Usage::cached(1300, 6, 1200)),
+    ]) else {
+        return;
+    };
+    let (_, events, why) = finish(&s, &["--then", "And now the second."], "First.", 0);
+    let pids: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::TurnStarted { pid, .. } => Some(pid),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pids.len(), 2, "{why}");
+    assert_eq!(pids[0], pids[1], "one agent process for both turns: {why}");
+    assert_eq!(count(&events, "session.started"), 1, "one session: {why}");
+    assert_eq!(count(&events, "turn.completed"), 2, "{why}");
+    let receipt = s.ended_as(Outcome::Completed, &events, &why);
+    let second: Vec<&str> = events
+        .iter()
+        .filter(|e| e.turn.index == 1)
+        .filter_map(|e| match &e.kind {
+            EventKind::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(second, ["Second answer."], "{why}");
+    assert_eq!(receipt.turns.len(), 2, "{why}");
+    assert_eq!(s.llm.main_requests().len(), 2, "{why}");
+}
