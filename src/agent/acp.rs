@@ -389,7 +389,11 @@ impl Parser {
             if !locations.is_empty() {
                 a.locations.clone_from(&locations);
             }
-            let known = !a.input.is_empty() || !a.locations.is_empty();
+            // Where it runs is not yet what it does (OpenCode announces `bash` with its `cwd`).
+            let known = a
+                .input
+                .keys()
+                .any(|k| !matches!(k.as_str(), "cwd" | "workdir" | "timeout"));
             let moving = matches!(status, Some("in_progress" | "completed" | "failed"));
             if !(known || moving) {
                 return;

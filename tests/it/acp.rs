@@ -327,3 +327,169 @@ fn then_is_another_prompt_to_the_same_process_and_session() {
     assert_eq!(receipt.turns.len(), 2, "{why}");
     assert_eq!(s.llm.main_requests().len(), 2, "{why}");
 }
+
+#[test]
+fn ctrl_c_cancels_the_prompt_before_any_signal() {
+    let Some(s) = Setup::new(vec![Reply::StallBeforeHeaders]) else {
+        return;
+    };
+    let mut cmd = s.command(
+        &["--via", "acp", "--inactivity-timeout", "1m"],
+        "Summarize README.md.",
+    );
+    let child = s.ctx.spawn_until(&mut cmd, "turn.started");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while s.llm.main_requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the agent never asked the provider"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = support::finish(child, std::time::Duration::from_secs(60));
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    assert_eq!(out.code(), Some(130), "{why}");
+    s.ended_as(Outcome::Interrupted, &events, &why);
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    let cancel = raw.find("session/cancel").expect("session/cancel was sent");
+    let cancelled = raw
+        .find(r#""stopReason":"cancelled""#)
+        .expect("OpenCode ended its prompt cancelled");
+    assert!(cancel < cancelled, "{raw}");
+    assert_eq!(
+        count(&events, "signal.sent"),
+        0,
+        "no signal was needed: {why}"
+    );
+    for pid in events.iter().filter_map(|e| match e.kind {
+        EventKind::TurnStarted { pid, .. } => Some(pid as i32),
+        _ => None,
+    }) {
+        assert!(support::wait_gone(&[pid]).is_empty(), "{why}");
+    }
+}
+
+#[test]
+fn a_stalled_provider_is_stopped_by_the_watchdog_which_asks_to_cancel_first() {
+    let Some(s) = Setup::new(vec![Reply::StallBeforeHeaders]) else {
+        return;
+    };
+    let (out, events, why) = finish(
+        &s,
+        &["--inactivity-timeout", "4s", "--kill-grace", "2s"],
+        "Summarize README.md.",
+        3,
+    );
+    let receipt = s.ended_as(Outcome::Hung, &events, &why);
+    assert!(receipt.watchdog.is_some(), "{why}");
+    assert_eq!(count(&events, "watchdog.fired"), 1, "{why}");
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(raw.contains("session/cancel"), "{raw}");
+    assert!(out.stderr.contains("watchdog: no activity"), "{why}");
+}
+
+/// `runbook run --via acp …` on a pseudo-terminal 120 columns wide, with a live status line.
+fn on_a_terminal(s: &Setup, extra: &[&str], prompt: &str) -> crate::support::pty::Pty {
+    let mut args = vec!["--via", "acp"];
+    args.extend_from_slice(extra);
+    let mut cmd = s.command(&args, prompt);
+    cmd.env("TERM", "xterm-256color");
+    crate::support::pty::Pty::spawn(cmd, 120)
+}
+
+#[test]
+fn on_a_terminal_a_running_tool_is_on_the_status_line_with_its_clock_before_it_ends() {
+    let Some(s) = Setup::new(vec![
+        Reply::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_sleep",
+                "bash",
+                json!({"command": "sleep 4; echo slept", "description": "Wait"}),
+            )],
+            Usage::new(1400, 20),
+        ),
+        Reply::text("Slept.", Usage::cached(1500, 5, 1400)),
+    ]) else {
+        return;
+    };
+    let pty = on_a_terminal(&s, &[], "Sleep a while.");
+    let running = pty.wait_for("bash sleep 4; echo slept");
+    assert!(
+        !running.text().contains("✓ bash"),
+        "shown as running before it ended:\n{}",
+        running.text()
+    );
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let screen = pty.screen();
+        if screen.has_row(|r| r.contains("echo slept 2s") || r.contains("echo slept 3s")) {
+            assert!(!screen.text().contains("✓ bash"), "{}", screen.text());
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no clock:\n{}",
+            screen.text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert!(
+        screen.text().contains("✓ bash sleep 4; echo slept"),
+        "{}",
+        screen.text()
+    );
+}
+
+/// A permission asked on a terminal, answered by `key`; the receipt says who answered.
+fn answered_by_key(key: &str, allowed: bool) {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let mut pty = on_a_terminal(&s, &[], "Run echo hi.");
+    let asked = pty.wait_for("[a]llow once");
+    assert!(
+        asked.text().contains("bash echo hi: asks permission"),
+        "the request shows the tool and its input:\n{}",
+        asked.text()
+    );
+    pty.send(key);
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    let receipt = s.ctx.receipt();
+    let asked: Vec<(bool, PermissionAnswerer)> = receipt
+        .permissions_asked
+        .iter()
+        .map(|p| (p.allowed, p.by))
+        .collect();
+    assert_eq!(
+        asked,
+        [(allowed, PermissionAnswerer::Person)],
+        "{}",
+        screen.text()
+    );
+    let ends = tool_ends(&s.ctx.events())
+        .iter()
+        .map(|t| t.status)
+        .collect::<Vec<_>>();
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0] == ToolStatus::Ok, allowed, "{}", screen.text());
+}
+
+#[test]
+fn on_a_terminal_a_permission_is_allowed_by_a_key() {
+    answered_by_key("a", true);
+}
+
+#[test]
+fn on_a_terminal_a_permission_is_rejected_by_a_key() {
+    answered_by_key("r", false);
+}

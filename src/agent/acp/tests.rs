@@ -147,3 +147,21 @@ fn stop_reasons_end_turns_as_documented() {
         StreamEnd::Truncated(_)
     ));
 }
+
+#[test]
+fn a_shell_call_announced_with_only_its_directory_waits_for_its_command() {
+    let lines = [
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","locations":[{"path":"/home/me/demo"}],"rawInput":{"cwd":"/home/me/demo"}}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","kind":"execute","title":"sleep 4","rawInput":{"command":"sleep 4","cwd":"/home/me/demo"}}}}"#,
+    ];
+    let (events, _, _) = parse(&lines[..1].join("\n"));
+    assert!(events.is_empty(), "{events:?}");
+    let (events, _, _) = parse(&lines.join("\n"));
+    let EventKind::ToolStarted(start) = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(
+        (start.name.as_str(), start.input.as_str()),
+        ("bash", "sleep 4")
+    );
+}

@@ -282,7 +282,7 @@ impl Human {
             msg.push_str(&format!(" · {tool}"));
             // Its clock, once it has run long enough for one to matter.
             if running >= Duration::from_secs(1) {
-                msg.push_str(&format!(" {}", duration(running)));
+                msg.push_str(&format!(" {}", crate::render::format::running_for(running)));
             }
         } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
             let width = self.width.unwrap_or(80);
