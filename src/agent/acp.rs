@@ -536,8 +536,19 @@ impl Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        // What runbook itself sent, in a recorded log: not the agent's.
-        if line.starts_with(SENT_MARK.as_bytes()) {
+        // What runbook itself sent, in a recorded log: not the agent's, but the session's work
+        // dir is in it, for paths to be shown as they were live.
+        if let Some(sent) = line.strip_prefix(SENT_MARK.as_bytes()) {
+            if let Ok(sent) = serde_json::from_slice::<Message>(sent)
+                && sent.method.as_deref() == Some("session/new")
+                && let Some(cwd) = sent
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("cwd"))
+                    .and_then(Value::as_str)
+            {
+                self.cwd = PathBuf::from(cwd);
+            }
             return;
         }
         let Ok(message) = serde_json::from_slice::<Message>(line) else {

@@ -168,6 +168,39 @@ fn a_read_and_an_edit_show_each_tool_from_its_start_to_its_end() {
             .any(|l| l.starts_with(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn""#)),
         "{raw}"
     );
+
+    // Replayed, the recorded stream tells the same tools in the same order.
+    let log = s.ctx.run_dir().join("stdout.log");
+    let replay = support::run(
+        &mut s
+            .ctx
+            .runbook(&["replay", log.to_str().unwrap(), "--instant", "--json"]),
+        std::time::Duration::from_secs(30),
+    );
+    replay.assert_exit(0);
+    let replayed: Vec<Event> = replay
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let tools = |events: &[Event]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ToolStarted(t) => Some(format!("start {} {}", t.name, t.input)),
+                EventKind::ToolCompleted(t) => Some(format!("end {} {}", t.name, t.input)),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(tools(&replayed), tools(&events), "{}", replay.stdout);
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::AgentResult(r) if r.ok)),
+        "{}",
+        replay.stdout
+    );
 }
 
 /// OpenCode configured to ask before `bash`, and a model that runs `echo hi` then answers.
@@ -492,4 +525,27 @@ fn on_a_terminal_a_permission_is_allowed_by_a_key() {
 #[test]
 fn on_a_terminal_a_permission_is_rejected_by_a_key() {
     answered_by_key("r", false);
+}
+
+#[test]
+fn status_live_shows_a_permission_request_waiting_for_its_answer() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let mut run = on_a_terminal(&s, &[], "Run echo hi.");
+    run.wait_for("[a]llow once");
+    let mut follow = s.ctx.runbook(&["status", "--live"]);
+    follow.env("TERM", "xterm-256color");
+    let follower = crate::support::pty::Pty::spawn(follow, 120);
+    follower.wait_for("waiting for permission: bash echo hi");
+    run.send("a");
+    let (status, screen) = run.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    let (status, screen) = follower.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert!(
+        screen.text().contains("bash echo hi: allow_once by you"),
+        "{}",
+        screen.text()
+    );
 }

@@ -233,3 +233,22 @@ exit 0"#,
     );
     ctx.assert_agent_gone();
 }
+
+#[test]
+fn the_watchdog_names_the_tool_that_was_running() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"IFS= read -r prompt
+update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"cargo test"}}'
+exec sleep 60"#,
+    );
+    let out = run(&ctx, &agent, &[]);
+    out.assert_exit(3);
+    let receipt = ctx.ended_as(Outcome::Hung);
+    let diagnostic = receipt.watchdog.expect("a diagnostic");
+    assert_eq!(diagnostic.running_tool.as_deref(), Some("bash cargo test"));
+    out.assert_stderr_has("running: bash cargo test");
+    ctx.assert_agent_gone();
+}

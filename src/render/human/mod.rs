@@ -48,6 +48,8 @@ pub(crate) struct Human {
     width_fresh: bool,
     /// The tool or check running, and since when.
     running_tool: Option<(String, SystemTime)>,
+    /// A permission request waiting for its answer: the tool and its input.
+    asking: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
     streaming: String,
     /// The last denial shown, so that the same denial is not shown twice.
@@ -150,6 +152,7 @@ impl Human {
             width: width(),
             width_fresh: true,
             running_tool: None,
+            asking: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
             planning: false,
@@ -227,6 +230,14 @@ impl Human {
                 self.running_tool = Some((format!("check {name}"), at));
             }
             EventKind::ToolCompleted(_) | EventKind::CheckFinished(_) => self.running_tool = None,
+            EventKind::PermissionRequested { tool, input, .. } => {
+                self.asking = Some(format!("{tool} {input}").trim().to_owned());
+            }
+            EventKind::PermissionAnswered { .. }
+            | EventKind::TurnCompleted { .. }
+            | EventKind::TurnFailed { .. } => {
+                self.asking = None;
+            }
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
             EventKind::Text { .. } | EventKind::StepFinished(_) => self.streaming.clear(),
             _ => {}
@@ -277,7 +288,9 @@ impl Human {
             short_count(st.tokens.total()),
             money(st.known_cost())
         );
-        if let Some((tool, since)) = &self.running_tool {
+        if let Some(asking) = &self.asking {
+            msg.push_str(&format!(" · waiting for permission: {asking}"));
+        } else if let Some((tool, since)) = &self.running_tool {
             let running = now.duration_since(*since).unwrap_or_default();
             msg.push_str(&format!(" · {tool}"));
             // Its clock, once it has run long enough for one to matter.
