@@ -2,6 +2,7 @@
 //! Claude Code and Codex CLIs driven by fake model providers.
 
 mod acp;
+mod acp_adapters;
 mod acp_scripted;
 mod checks;
 mod config;
