@@ -549,3 +549,31 @@ fn status_live_shows_a_permission_request_waiting_for_its_answer() {
         screen.text()
     );
 }
+
+#[test]
+fn on_a_terminal_nobody_answering_within_the_permission_timeout_is_a_refusal() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let pty = on_a_terminal(&s, &["--permission-timeout", "2s"], "Run echo hi.");
+    pty.wait_for("[a]llow once");
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert!(
+        screen.text().contains("no answer: rejected"),
+        "{}",
+        screen.text()
+    );
+    let receipt = s.ctx.receipt();
+    let asked: Vec<(bool, PermissionAnswerer)> = receipt
+        .permissions_asked
+        .iter()
+        .map(|p| (p.allowed, p.by))
+        .collect();
+    assert_eq!(
+        asked,
+        [(false, PermissionAnswerer::Timeout)],
+        "{}",
+        screen.text()
+    );
+}
