@@ -165,3 +165,75 @@ fn a_shell_call_announced_with_only_its_directory_waits_for_its_command() {
         ("bash", "sleep 4")
     );
 }
+
+#[test]
+fn thoughts_plans_and_usage_become_reasoning_a_todo_call_and_step_costs() {
+    let update = |u: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{u}}}}}"#
+        )
+    };
+    let lines = [
+        update(
+            r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Let me "}}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"think."}}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high","status":"pending"},{"content":"b","priority":"low","status":"pending"}]}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"usage_update","used":10,"size":100,"cost":{"amount":0.25,"currency":"USD"}}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"usage_update","used":20,"size":100,"cost":{"amount":0.75,"currency":"USD"}}"#,
+        ),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"max_tokens"}}"#.to_owned(),
+    ];
+    let (events, _, end) = parse(&lines.join("\n"));
+    let EventKind::Reasoning { text } = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(text, "Let me think.");
+    let plan: Vec<&ToolStart> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ToolStarted(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(plan.len(), 1);
+    assert_eq!(
+        (plan[0].kind, plan[0].input.as_str()),
+        (ToolKind::Todo, "2 todos")
+    );
+    let steps: Vec<Option<f64>> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::StepFinished(s) => Some(s.cost_usd),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [Some(0.25), Some(0.5)],
+        "each step costs what the session grew by"
+    );
+    let Some(EventKind::AgentResult(result)) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert!(!result.ok);
+    assert_eq!(
+        result.cost_usd,
+        Some(0.75),
+        "the turn's cost is the session's growth"
+    );
+    assert!(
+        result
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("max_tokens"))
+    );
+    assert_eq!(end, StreamEnd::Finished, "the prompt was answered");
+}
