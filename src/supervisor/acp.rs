@@ -30,6 +30,67 @@ enum Asked {
     Initialize,
     NewSession,
     Prompt,
+    /// A switch to the mode of this index in [`Modes::available`].
+    SetMode(usize),
+}
+
+/// How the agent's mode is chosen, as its answer to `session/new` said: `modes` (switched with
+/// `session/set_mode`), or a configuration option of category `mode` (switched with
+/// `session/set_config_option`, as OpenCode does).
+#[derive(Debug, Clone)]
+struct Modes {
+    /// The option's id, when the mode is a configuration option.
+    option: Option<String>,
+    available: Vec<String>,
+    /// The mode the session started in: the one for a turn that is not read-only.
+    initial: String,
+    current: String,
+}
+
+impl Modes {
+    fn of(result: &Value) -> Option<Self> {
+        let ids = |list: Option<&Vec<Value>>, key: &str| -> Vec<String> {
+            list.into_iter()
+                .flatten()
+                .filter_map(|m| m.get(key).and_then(Value::as_str).map(str::to_owned))
+                .collect()
+        };
+        if let Some(modes) = result.get("modes") {
+            let current = modes.get("currentModeId")?.as_str()?.to_owned();
+            return Some(Self {
+                option: None,
+                available: ids(modes.get("availableModes").and_then(Value::as_array), "id"),
+                initial: current.clone(),
+                current,
+            });
+        }
+        let option = result
+            .get("configOptions")?
+            .as_array()?
+            .iter()
+            .find(|o| o.get("category").and_then(Value::as_str) == Some("mode"))?;
+        let current = option.get("currentValue")?.as_str()?.to_owned();
+        Some(Self {
+            option: Some(option.get("id")?.as_str()?.to_owned()),
+            available: ids(option.get("options").and_then(Value::as_array), "value"),
+            initial: current.clone(),
+            current,
+        })
+    }
+
+    /// The mode a turn under `policy` wants, by its index; `None` when it cannot have one.
+    fn wanted(&self, policy: Permissions) -> Option<usize> {
+        let names: &[&str] = match policy {
+            Permissions::ReadOnly => &["plan", "read-only", "read_only", "readonly"],
+            _ => &[],
+        };
+        match names {
+            [] => self.available.iter().position(|m| *m == self.initial),
+            names => names
+                .iter()
+                .find_map(|n| self.available.iter().position(|m| m == n)),
+        }
+    }
 }
 
 /// A permission request waiting for a person's answer.
@@ -68,6 +129,8 @@ pub(crate) struct Client {
     policy: Permissions,
     /// Whether a person at the terminal answers what the policy leaves to the agent's settings.
     ask_person: bool,
+    /// The agent's modes, when it offers any.
+    modes: Option<Modes>,
 }
 
 impl Client {
@@ -90,6 +153,7 @@ impl Client {
             prompt: None,
             policy,
             ask_person: false,
+            modes: None,
         };
         client.request(
             Asked::Initialize,
@@ -114,11 +178,45 @@ impl Client {
         self.ask_person = ask_person;
     }
 
-    /// Sends the turn's prompt, as soon as the session exists.
-    pub(crate) fn prompt(&mut self, text: &str) {
-        match &self.session {
-            Some(_) => self.send_prompt(text.to_owned()),
-            None => self.queued = Some(text.to_owned()),
+    /// Sends the turn's prompt, as soon as the session exists (and is in the mode the turn's
+    /// policy wants); what there is to say about it goes to `out`.
+    pub(crate) fn prompt(&mut self, text: &str, out: &mut Vec<EventKind>) {
+        self.queued = Some(text.to_owned());
+        if self.session.is_some() {
+            self.begin(out);
+        }
+    }
+
+    /// Sends the queued prompt, after a switch of mode when the turn's policy wants one: a
+    /// read-only turn runs in the agent's read-only mode (OpenCode's `plan`, Codex's
+    /// `read-only`), any other in the mode the session started in.
+    fn begin(&mut self, out: &mut Vec<EventKind>) {
+        if let Some(modes) = &self.modes {
+            match modes.wanted(self.policy) {
+                Some(i) if modes.available[i] != modes.current => {
+                    let session = self.session.clone().unwrap_or_default();
+                    let mode = modes.available[i].clone();
+                    let (method, params) = match &modes.option {
+                        Some(option) => (
+                            "session/set_config_option",
+                            json!({"sessionId": session, "configId": option, "value": mode}),
+                        ),
+                        None => (
+                            "session/set_mode",
+                            json!({"sessionId": session, "modeId": mode}),
+                        ),
+                    };
+                    self.request(Asked::SetMode(i), method, params);
+                    return;
+                }
+                Some(_) => {}
+                None => out.push(read_only_unheld()),
+            }
+        } else if self.policy == Permissions::ReadOnly {
+            out.push(read_only_unheld());
+        }
+        if let Some(prompt) = self.queued.take() {
+            self.send_prompt(prompt);
         }
     }
 
@@ -321,6 +419,7 @@ impl Client {
                     Asked::Initialize => "initialize",
                     Asked::NewSession => "session/new",
                     Asked::Prompt => "the prompt",
+                    Asked::SetMode(_) => "to switch its mode",
                 };
                 if asked == Asked::Prompt {
                     self.prompt = None;
@@ -352,9 +451,15 @@ impl Client {
                     ));
                 };
                 self.session = Some(session.to_owned());
-                if let Some(prompt) = self.queued.take() {
-                    self.send_prompt(prompt);
+                self.modes = Modes::of(&result);
+                self.begin(out);
+                Reaction::None
+            }
+            Asked::SetMode(i) => {
+                if let Some(modes) = &mut self.modes {
+                    modes.current = modes.available[i].clone();
                 }
+                self.begin(out);
                 Reaction::None
             }
             Asked::Prompt => {
@@ -392,6 +497,13 @@ impl Client {
         if let Some(wire) = &self.wire {
             let _ = wire.send(message.to_string());
         }
+    }
+}
+
+/// The warning for a read-only turn of an agent that has no read-only mode.
+fn read_only_unheld() -> EventKind {
+    EventKind::AgentWarning {
+        message: "the agent offers no read-only mode: --permissions read-only holds only for what it asks permission for".to_owned(),
     }
 }
 

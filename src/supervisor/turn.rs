@@ -86,7 +86,11 @@ impl Supervisor<'_> {
         );
         if let Some(client) = &mut agent.client {
             client.set_policy(spec.permissions, spec.ask_person);
-            client.prompt(spec.prompt);
+            let mut events = Vec::new();
+            client.prompt(spec.prompt, &mut events);
+            for event in events {
+                self.dispatch.emit(SystemTime::now(), event);
+            }
         }
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
         let mut version = std::pin::pin!(version);

@@ -577,3 +577,37 @@ fn on_a_terminal_nobody_answering_within_the_permission_timeout_is_a_refusal() {
         screen.text()
     );
 }
+
+#[test]
+fn read_only_runs_opencode_in_its_plan_mode_so_the_edit_is_refused() {
+    let old = "It has a few lines, and nothing else.";
+    let new = "It has a few lines, and one the agent added.";
+    let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
+        read_edit_script(work, old, new)
+    }) else {
+        return;
+    };
+    let (_, events, why) = finish(
+        &s,
+        &["--permissions", "read-only"],
+        "Change the last line of README.md.",
+        0,
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.readme()).unwrap(),
+        README,
+        "README.md is untouched: {why}"
+    );
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(
+        raw.lines().any(|l| l.starts_with("> ")
+            && l.contains("session/set_config_option")
+            && l.contains(r#""value":"plan""#)),
+        "{raw}"
+    );
+    let edit = tool_ends(&events)
+        .into_iter()
+        .find(|t| t.name == "edit")
+        .map(|t| t.status);
+    assert_ne!(edit, Some(ToolStatus::Ok), "{why}");
+}

@@ -81,7 +81,7 @@ async fn open_session(w: &mut Wired) {
         init["params"]["clientCapabilities"]["fs"]["readTextFile"],
         false
     );
-    w.client.prompt("fix it");
+    w.client.prompt("fix it", &mut Vec::new());
     assert!(matches!(
         w.receive(response(1, json!({"protocolVersion": 1}))).0,
         Reaction::None
@@ -114,7 +114,7 @@ async fn a_session_is_opened_before_the_prompt_and_its_answer_ends_the_turn() {
         Reaction::Answered(StreamEnd::Truncated(_))
     ));
     // The next turn's prompt goes to the same session at once.
-    w.client.prompt("again");
+    w.client.prompt("again", &mut Vec::new());
     assert_eq!(w.next().await["params"]["sessionId"], "s1");
     let (reaction, _) = w.receive(response(4, json!({"stopReason": "end_turn"})));
     assert!(matches!(reaction, Reaction::Answered(StreamEnd::Finished)));
@@ -219,4 +219,49 @@ async fn with_a_person_there_the_agents_own_policy_asks_them() {
         out.last(),
         Some(EventKind::PermissionDenied { .. })
     ));
+}
+
+#[tokio::test]
+async fn a_read_only_turn_runs_in_the_agents_read_only_mode_and_the_next_in_its_own() {
+    let mut w = wired(Permissions::ReadOnly);
+    let _ = w.next().await;
+    w.client.prompt("plan it", &mut Vec::new());
+    w.receive(response(1, json!({"protocolVersion": 1})));
+    let _ = w.next().await;
+    let modes = json!({"sessionId": "s1", "configOptions": [{"id": "mode", "category": "mode",
+        "currentValue": "build", "options": [{"value": "build"}, {"value": "plan"}]}]});
+    w.receive(response(2, modes));
+    let switch = w.next().await;
+    assert_eq!(switch["method"], "session/set_config_option");
+    assert_eq!(switch["params"]["value"], "plan");
+    w.receive(response(3, json!({})));
+    let prompt = w.next().await;
+    assert_eq!(
+        prompt["method"], "session/prompt",
+        "the prompt waits for the switch"
+    );
+    w.receive(response(4, json!({"stopReason": "end_turn"})));
+    // The next turn may edit: back to the mode the session started in.
+    w.client.set_policy(Permissions::Agent, false);
+    w.client.prompt("do it", &mut Vec::new());
+    let back = w.next().await;
+    assert_eq!(back["params"]["value"], "build");
+    w.receive(response(5, json!({})));
+    assert_eq!(w.next().await["params"]["prompt"][0]["text"], "do it");
+}
+
+#[tokio::test]
+async fn a_read_only_turn_of_an_agent_without_modes_is_warned_about() {
+    let mut w = wired(Permissions::ReadOnly);
+    let _ = w.next().await;
+    w.receive(response(1, json!({"protocolVersion": 1})));
+    let _ = w.next().await;
+    w.client.prompt("plan it", &mut Vec::new());
+    let mut out = Vec::new();
+    w.client
+        .receive(response(2, json!({"sessionId": "s1"})), &mut out);
+    assert!(
+        matches!(&out[..], [EventKind::AgentWarning { message }] if message.contains("read-only"))
+    );
+    assert_eq!(w.next().await["method"], "session/prompt");
 }
