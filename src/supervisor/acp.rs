@@ -32,6 +32,8 @@ enum Asked {
     Prompt,
     /// A switch to the mode of this index in [`Modes::available`].
     SetMode(usize),
+    /// The choice of `--model`.
+    SetModel,
 }
 
 /// How the agent's mode is chosen, as its answer to `session/new` said: `modes` (switched with
@@ -131,6 +133,10 @@ pub(crate) struct Client {
     ask_person: bool,
     /// The agent's modes, when it offers any.
     modes: Option<Modes>,
+    /// `--model`, until it is chosen (or found not to be choosable).
+    model: Option<String>,
+    /// The session's answer to `session/new`, for its options.
+    options: Value,
 }
 
 impl Client {
@@ -154,6 +160,8 @@ impl Client {
             policy,
             ask_person: false,
             modes: None,
+            model: None,
+            options: Value::Null,
         };
         client.request(
             Asked::Initialize,
@@ -169,6 +177,11 @@ impl Client {
             }),
         );
         client
+    }
+
+    /// Chooses `model` for the session, when the agent offers a choice of model that has it.
+    pub(crate) fn choose_model(&mut self, model: Option<String>) {
+        self.model = model;
     }
 
     /// How permission requests are answered this turn: by `policy`, or, where it leaves them
@@ -191,6 +204,41 @@ impl Client {
     /// read-only turn runs in the agent's read-only mode (OpenCode's `plan`, Codex's
     /// `read-only`), any other in the mode the session started in.
     fn begin(&mut self, out: &mut Vec<EventKind>) {
+        if let Some(model) = self.model.take() {
+            // OpenCode offers its models as a configuration option of category `model`.
+            let option = self
+                .options
+                .get("configOptions")
+                .and_then(Value::as_array)
+                .and_then(|o| {
+                    o.iter()
+                        .find(|o| o.get("category").and_then(Value::as_str) == Some("model"))
+                });
+            let offered = option.is_some_and(|o| {
+                o.get("options").and_then(Value::as_array).is_some_and(|v| {
+                    v.iter()
+                        .any(|v| v.get("value").and_then(Value::as_str) == Some(model.as_str()))
+                })
+            });
+            match option.and_then(|o| o.get("id")).and_then(Value::as_str) {
+                Some(id) if offered => {
+                    let current = option
+                        .and_then(|o| o.get("currentValue"))
+                        .and_then(Value::as_str);
+                    if current != Some(model.as_str()) {
+                        let session = self.session.clone().unwrap_or_default();
+                        let params = json!({"sessionId": session, "configId": id, "value": model});
+                        self.request(Asked::SetModel, "session/set_config_option", params);
+                        return;
+                    }
+                }
+                _ => out.push(EventKind::AgentWarning {
+                    message: format!(
+                        "the agent offers no model `{model}` to choose over ACP: its own configuration chooses"
+                    ),
+                }),
+            }
+        }
         if let Some(modes) = &self.modes {
             match modes.wanted(self.policy) {
                 Some(i) if modes.available[i] != modes.current => {
@@ -420,6 +468,7 @@ impl Client {
                     Asked::NewSession => "session/new",
                     Asked::Prompt => "the prompt",
                     Asked::SetMode(_) => "to switch its mode",
+                    Asked::SetModel => "the model",
                 };
                 if asked == Asked::Prompt {
                     self.prompt = None;
@@ -452,6 +501,11 @@ impl Client {
                 };
                 self.session = Some(session.to_owned());
                 self.modes = Modes::of(&result);
+                self.options = result;
+                self.begin(out);
+                Reaction::None
+            }
+            Asked::SetModel => {
                 self.begin(out);
                 Reaction::None
             }

@@ -166,6 +166,9 @@ pub(crate) fn spawn(
             spec.cwd,
             spec.permissions,
         ));
+        if let Some(client) = &mut client {
+            client.choose_model(spec.parse.model.clone());
+        }
     }
     let out_reader = readers::stdout(
         child.stdout.take().context("stdout is piped")?,

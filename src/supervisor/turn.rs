@@ -248,13 +248,13 @@ impl Supervisor<'_> {
         &mut self,
         ask: &Ask,
     ) -> (Option<usize>, PermissionAnswerer, Option<Received>) {
-        let asked = permission_prompt::ask(
-            ask,
-            self.permission_timeout,
-            &mut *self.signals,
-            &mut *self.dispatch,
-        )
-        .await;
+        // The run's --timeout still holds while a person is asked.
+        let limit = self.deadline.map_or(self.permission_timeout, |d| {
+            self.permission_timeout
+                .min(d.saturating_duration_since(Instant::now()))
+        });
+        let asked =
+            permission_prompt::ask(ask, limit, &mut *self.signals, &mut *self.dispatch).await;
         match asked {
             Asked::Chose(choice) => (choice, PermissionAnswerer::Person, None),
             Asked::TimedOut => (None, PermissionAnswerer::Timeout, None),

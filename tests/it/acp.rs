@@ -611,3 +611,38 @@ fn read_only_runs_opencode_in_its_plan_mode_so_the_edit_is_refused() {
         .map(|t| t.status);
     assert_ne!(edit, Some(ToolStatus::Ok), "{why}");
 }
+
+#[test]
+fn the_model_is_chosen_for_the_session_among_those_opencode_offers() {
+    let Some(s) = Setup::new(vec![Reply::text("Hi.", Usage::new(1200, 5))]) else {
+        return;
+    };
+    let out = support::run(
+        &mut s.ctx.runbook(&[
+            "run",
+            "--via",
+            "acp",
+            "--agent-bin",
+            s.bin.to_str().unwrap(),
+            "-m",
+            "fake/fake-small",
+            "Say hi.",
+        ]),
+        std::time::Duration::from_secs(90),
+    );
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    assert_eq!(out.code(), Some(0), "{why}");
+    // The fake provider serves `fake-small` as OpenCode's title model, and counts only the
+    // requests to `fake-model` as the agent's own: none went there.
+    assert!(s.llm.main_requests().is_empty(), "{why}");
+    assert!(
+        s.llm
+            .requests()
+            .iter()
+            .all(|r| r.body["model"].as_str() != Some("fake-model")),
+        "{why}"
+    );
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(raw.contains(r#""configId":"model""#), "{raw}");
+}

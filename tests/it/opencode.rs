@@ -26,7 +26,7 @@ pub(crate) const README: &str = "# Demo project\n\nThis is a demo repository use
 pub(crate) struct Setup {
     pub(crate) ctx: TestContext,
     pub(crate) llm: FakeLlm,
-    bin: PathBuf,
+    pub(crate) bin: PathBuf,
 }
 
 impl Setup {

@@ -66,6 +66,7 @@ impl Setup {
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         let agent = resolve_agent(&config)?;
         let model = config.get(&keys::MODEL);
+
         let permissions = config.value(&keys::PERMISSIONS);
         agent
             .adapter
