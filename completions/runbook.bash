@@ -127,7 +127,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --json --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --cwd --env-file --color --width --help --version"
+            opts="-m -h -V --init --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --cwd --env-file --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,6 +138,14 @@ _runbook() {
                     return 0
                     ;;
                 --agent-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --via)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -166,6 +174,10 @@ _runbook() {
                     return 0
                     ;;
                 --finish-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --permission-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -511,7 +523,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --json --quiet --verbose --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -522,6 +534,14 @@ _runbook() {
                     return 0
                     ;;
                 --agent-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --via)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -550,6 +570,10 @@ _runbook() {
                     return 0
                     ;;
                 --finish-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --permission-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

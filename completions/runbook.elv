@@ -38,6 +38,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;run'= {
             cand --agent 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]'
             cand --agent-cmd 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''` [env: RUNBOOK_AGENT_CMD]'
+            cand --via 'How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent''s stdin and stdout: tools shown as they start, permissions asked live) [default: native] [env: RUNBOOK_VIA]'
+            cand --acp-cmd 'Run this command instead, an agent that speaks the Agent Client Protocol on its stdin and stdout. E.g. `--acp-cmd ''npx my-acp-agent''` [env: RUNBOOK_ACP_CMD]'
             cand -m 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
             cand --model 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
             cand --permissions 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]'
@@ -45,6 +47,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --inactivity-timeout 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]'
             cand --kill-grace 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]'
             cand --finish-grace 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]'
+            cand --permission-timeout 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]'
             cand --timeout 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]'
             cand --max-cost 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]'
             cand --check-timeout 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]'
@@ -161,6 +164,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;config'= {
             cand --agent 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]'
             cand --agent-cmd 'Run this command instead, an agent that prints runbook''s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd ''uvx my-agent --fast''` [env: RUNBOOK_AGENT_CMD]'
+            cand --via 'How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent''s stdin and stdout: tools shown as they start, permissions asked live) [default: native] [env: RUNBOOK_VIA]'
+            cand --acp-cmd 'Run this command instead, an agent that speaks the Agent Client Protocol on its stdin and stdout. E.g. `--acp-cmd ''npx my-acp-agent''` [env: RUNBOOK_ACP_CMD]'
             cand -m 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
             cand --model 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]'
             cand --permissions 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]'
@@ -168,6 +173,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --inactivity-timeout 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]'
             cand --kill-grace 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]'
             cand --finish-grace 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]'
+            cand --permission-timeout 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]'
             cand --timeout 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]'
             cand --max-cost 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]'
             cand --check-timeout 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]'

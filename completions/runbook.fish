@@ -44,6 +44,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent -d 'Which 
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-cmd -d 'Run this command instead, an agent that prints runbook\'s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd \'uvx my-agent --fast\'` [env: RUNBOOK_AGENT_CMD]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l via -d 'How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent\'s stdin and stdout: tools shown as they start, permissions asked live) [default: native] [env: RUNBOOK_VIA]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l acp-cmd -d 'Run this command instead, an agent that speaks the Agent Client Protocol on its stdin and stdout. E.g. `--acp-cmd \'npx my-acp-agent\'` [env: RUNBOOK_ACP_CMD]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l permissions -d 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]' -r -f -a "agent\t'Whatever the agent\'s own configuration says (nothing is passed)'
 read-only\t'Look, don\'t touch: no edits, no commands that change anything'
@@ -53,6 +55,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'Th
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r
@@ -153,6 +156,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent -d 'Whi
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-cmd -d 'Run this command instead, an agent that prints runbook\'s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd \'uvx my-agent --fast\'` [env: RUNBOOK_AGENT_CMD]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l via -d 'How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent\'s stdin and stdout: tools shown as they start, permissions asked live) [default: native] [env: RUNBOOK_VIA]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l acp-cmd -d 'Run this command instead, an agent that speaks the Agent Client Protocol on its stdin and stdout. E.g. `--acp-cmd \'npx my-acp-agent\'` [env: RUNBOOK_ACP_CMD]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l permissions -d 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]' -r -f -a "agent\t'Whatever the agent\'s own configuration says (nothing is passed)'
 read-only\t'Look, don\'t touch: no edits, no commands that change anything'
@@ -162,6 +167,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-bin -d 
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes) [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r

@@ -725,6 +725,7 @@ mod tests {
             completed_steps: Some(5),
             cost_usd: Some(1.0 / 3.0),
             stderr_tail: vec!["x\ty".into()],
+            running_tool: Some("bash cargo test".into()),
         };
         let message = || "m".to_owned();
         vec![

@@ -176,6 +176,35 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
     },
+    /// An agent over ACP asked permission before a tool call; `permission.answered` follows.
+    #[serde(rename = "permission.requested")]
+    PermissionRequested {
+        /// The tool call it is about.
+        call_id: String,
+        /// The tool, as the agent names it.
+        tool: String,
+        /// What it is called on, in a line.
+        input: String,
+        /// The kinds of the options offered (`allow_once`, `allow_always`, `reject_once`, …).
+        options: Vec<String>,
+    },
+    /// runbook's answer to a `permission.requested`. A refusal is also a `permission.denied`.
+    #[serde(rename = "permission.answered")]
+    PermissionAnswered {
+        /// The tool call it is about.
+        call_id: String,
+        /// The tool, as the agent names it.
+        tool: String,
+        /// What it is called on, in a line.
+        input: String,
+        /// Whether the call may go ahead.
+        allowed: bool,
+        /// The kind of the option chosen; absent when none fit (the request was cancelled).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        option: Option<String>,
+        /// Who answered.
+        by: PermissionAnswerer,
+    },
     /// The model provider failed a request (after the agent's own retries, if it reports them).
     #[serde(rename = "provider.error")]
     ProviderError(ProviderError),
@@ -391,6 +420,8 @@ impl EventKind {
             EventKind::SubagentStarted { .. } => "subagent.started",
             EventKind::SubagentFinished { .. } => "subagent.finished",
             EventKind::PermissionDenied { .. } => "permission.denied",
+            EventKind::PermissionRequested { .. } => "permission.requested",
+            EventKind::PermissionAnswered { .. } => "permission.answered",
             EventKind::ProviderError(_) => "provider.error",
             EventKind::ProviderRetry(_) => "provider.retry",
             EventKind::AgentResult(_) => "agent.result",
@@ -446,6 +477,7 @@ impl EventKind {
                 | EventKind::Changes(_)
                 | EventKind::Summary { .. }
                 | EventKind::AfterFinalWord { .. }
+                | EventKind::PermissionAnswered { .. }
         )
     }
 }
@@ -1106,6 +1138,34 @@ pub struct ProviderRetry {
     pub message: String,
 }
 
+/// A permission an agent asked for over ACP, and the answer it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PermissionAsked {
+    /// The tool, as the agent names it.
+    pub tool: String,
+    /// What it was called on, in a line.
+    pub input: String,
+    /// Whether it was allowed.
+    pub allowed: bool,
+    /// The kind of the option chosen (`allow_once`, `reject_once`, …); absent when none fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
+    /// Who answered.
+    pub by: PermissionAnswerer,
+}
+
+/// Who answered a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionAnswerer {
+    /// The `--permissions` policy, with nobody to ask.
+    Policy,
+    /// A person at the terminal, by a key.
+    Person,
+    /// Nobody answered within `--permission-timeout`: refused.
+    Timeout,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 /// The agent's own final word on a turn.
 pub struct AgentResult {
@@ -1318,6 +1378,9 @@ pub struct Diagnostic {
     pub cost_usd: Option<f64>,
     /// The agent's last lines on stderr.
     pub stderr_tail: Vec<String>,
+    /// The tool call that was running (started, not ended) when it fired: its name and input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_tool: Option<String>,
 }
 
 /// RFC 3339 timestamps with microseconds, in UTC.

@@ -56,6 +56,17 @@ impl Ending {
         Self::new(outcome, message, exit)
     }
 
+    /// How an ACP agent's answer to the turn's prompt reads: its process is still running, and
+    /// has no exit to tell.
+    pub(crate) fn of_answer(stream: StreamEnd) -> Self {
+        let (outcome, message) = match stream {
+            StreamEnd::Finished => (Outcome::Completed, "the agent finished".to_owned()),
+            StreamEnd::Truncated(message) => (Outcome::Truncated, message),
+            StreamEnd::Failed(message) => (Outcome::AgentError, message),
+        };
+        Self::new(outcome, message, ExitInfo::default())
+    }
+
     /// An agent runbook ended because it lingered after its final word: its own verdict stands,
     /// and the signal that ended it was runbook's, not a crash.
     pub(crate) fn after_final_word(stream: StreamEnd, exit: ExitInfo) -> Self {

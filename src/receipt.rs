@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::consumer::{Consumer, Delivery};
 use crate::event::{
     Changes, CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, GitStart, Limits,
-    ObserverReport, Outcome, ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
+    ObserverReport, Outcome, PermissionAsked, ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{
@@ -86,6 +86,10 @@ pub struct Receipt {
     pub turns: Vec<TurnTotals>,
     /// Operations the agent was refused (the first hundred).
     pub permission_denials: Vec<Denial>,
+    /// The permissions an agent over ACP asked for, each with the answer it got (the first
+    /// hundred).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permissions_asked: Vec<PermissionAsked>,
     /// Failed requests to the model provider.
     pub provider_errors: Vec<ProviderError>,
     /// Errors the agent reported that were not the provider's.
@@ -426,6 +430,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         },
         turns: s.turns.clone(),
         permission_denials: s.permission_denials.clone(),
+        permissions_asked: s.permissions_asked.clone(),
         checks: s.checks.clone(),
         repair: s.repair.as_ref().map(|r| RepairRecord {
             budget_usd: r.budget_usd,

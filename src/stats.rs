@@ -14,8 +14,8 @@ use std::time::SystemTime;
 
 use crate::event::{
     AgentResult, CheckResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind,
-    ExitInfo, Late, Outcome, PriceBasis, ProviderError, RepairStop, RunInfo, StepUsage, Tokens,
-    ToolEnd, ToolStatus, Turn, TurnKind, UnparsedReason,
+    ExitInfo, Late, Outcome, PermissionAsked, PriceBasis, ProviderError, RepairStop, RunInfo,
+    StepUsage, Tokens, ToolEnd, ToolStatus, Turn, TurnKind, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -293,6 +293,10 @@ pub struct RunStats {
     pub tools: BTreeMap<String, ToolTally>,
     pub subagents: u32,
     pub permission_denials: Vec<Denial>,
+    /// The newest tool call started and not ended yet: its name and input.
+    pub running_tool: Option<String>,
+    /// The permissions an ACP agent asked for, each with its answer (the first hundred).
+    pub permissions_asked: Vec<PermissionAsked>,
     /// The project's checks, every attempt, in the order they ran.
     pub checks: Vec<CheckResult>,
     /// The repair of failed checks, once it began.
@@ -454,7 +458,11 @@ impl RunStats {
                 self.turns.push(TurnTotals::new(turn, *steps_unreported));
                 self.clear_final_text();
             }
-            EventKind::ToolStarted(_) => self.clear_final_text(),
+            EventKind::ToolStarted(start) => {
+                self.running_tool =
+                    Some(format!("{} {}", start.name, start.input).trim().to_owned());
+                self.clear_final_text();
+            }
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
             EventKind::ModelAnnounced { model, price } if self.model.is_none() => {
                 self.model = Some((model.clone(), *price));
@@ -490,7 +498,10 @@ impl RunStats {
             }
             EventKind::AgentVersion { .. } => self.warn(kind),
             EventKind::Text { text } => self.text(text),
-            EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
+            EventKind::ToolCompleted(end) => {
+                self.running_tool = None;
+                self.tool_completed(turn, end);
+            }
             EventKind::SubagentStarted { .. } => self.subagents += 1,
             EventKind::PermissionDenied {
                 tool,
@@ -512,6 +523,22 @@ impl RunStats {
                         detail: detail.clone(),
                     });
                 }
+            }
+            EventKind::PermissionAnswered {
+                tool,
+                input,
+                allowed,
+                option,
+                by,
+                ..
+            } if self.permissions_asked.len() < KEEP_DENIALS => {
+                self.permissions_asked.push(PermissionAsked {
+                    tool: tool.clone(),
+                    input: input.clone(),
+                    allowed: *allowed,
+                    option: option.clone(),
+                    by: *by,
+                });
             }
             EventKind::CheckFinished(check) => self.checks.push(check.clone()),
             EventKind::RepairStarted {

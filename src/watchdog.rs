@@ -153,6 +153,7 @@ pub(crate) fn diagnostic(quiet: Quiet, totals: &RunStats) -> Diagnostic {
             .skip(tail.len().saturating_sub(DIAGNOSTIC_STDERR_LINES))
             .cloned()
             .collect(),
+        running_tool: totals.running_tool.clone(),
     }
 }
 

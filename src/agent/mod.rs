@@ -1,5 +1,6 @@
 //! Agent adapters: how to start each agent, and how its native output becomes universal events.
 
+pub(crate) mod acp;
 mod claude;
 mod codex;
 mod feed;
@@ -82,6 +83,8 @@ pub(crate) struct ParseContext {
     pub cwd: PathBuf,
     pub model: Option<String>,
     pub prices: Arc<PriceTable>,
+    /// Where an ACP agent's parser hands the messages its client must answer.
+    pub inbox: Option<acp::Inbox>,
 }
 
 impl ParseContext {
@@ -90,6 +93,7 @@ impl ParseContext {
             cwd,
             model: None,
             prices: Arc::default(),
+            inbox: None,
         }
     }
 }
@@ -164,6 +168,11 @@ pub(crate) trait Adapter: Send + Sync {
     /// `None` when the agent keeps it elsewhere or it is not set.
     fn configured_model(&self, _env: &[(String, String)]) -> Option<(String, PathBuf)> {
         None
+    }
+    /// Whether runbook talks to the agent over the Agent Client Protocol: one process for the
+    /// whole run, prompts sent on its stdin.
+    fn speaks_acp(&self) -> bool {
+        false
     }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;

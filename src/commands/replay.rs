@@ -63,10 +63,14 @@ pub(crate) async fn replay(
     let played = unless_stopped(async {
         match format {
             Format::Events => events(stdout, &file, &redactor, &mut dispatch, &pace).await,
-            Format::Native(agent) => {
+            Format::Native(_) | Format::Acp => {
+                let adapter = match format {
+                    Format::Native(agent) => agent.adapter(),
+                    _ => &crate::agent::acp::CUSTOM,
+                };
                 let source = Source {
                     path: &file,
-                    adapter: agent.adapter(),
+                    adapter,
                     model: args.model.as_deref(),
                     prices: config.prices(),
                     redactor,
@@ -153,6 +157,8 @@ enum Format {
     Events,
     /// An agent's own output.
     Native(AgentKind),
+    /// An ACP session's `stdout.log`: the agent's messages, and runbook's marked with `> `.
+    Acp,
 }
 
 /// Tells a runbook event log from an agent's native output by its first line.
@@ -164,6 +170,12 @@ fn detect(first: Option<&OwnedLine>, path: &Path) -> anyhow::Result<Format> {
         ))
     };
     let first = first.filter(|l| !l.is_overlong()).ok_or_else(unknown)?;
+    if first
+        .bytes
+        .starts_with(crate::agent::acp::SENT_MARK.as_bytes())
+    {
+        return Ok(Format::Acp);
+    }
     let value: serde_json::Value = serde_json::from_slice(&first.bytes).map_err(|_| unknown())?;
     let kind = value
         .get("type")
@@ -171,6 +183,9 @@ fn detect(first: Option<&OwnedLine>, path: &Path) -> anyhow::Result<Format> {
         .unwrap_or_default();
     if value.get("seq").is_some() && value.get("turn").is_some() {
         return Ok(Format::Events);
+    }
+    if value.get("jsonrpc").is_some() {
+        return Ok(Format::Acp);
     }
     if value.get("sessionID").is_some()
         && [

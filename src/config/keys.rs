@@ -43,6 +43,19 @@ pub(crate) static AGENT_CMD: Typed<String> = Typed::new(
         .flag(Flag::Run)
         .conflicts_with("agent-bin"),
 );
+pub(crate) static VIA: Defaulted<String> = Defaulted::new(
+    Key::new("via", Kind::Text, "How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent's stdin and stdout: tools shown as they start, permissions asked live)")
+        .default("native")
+        .env()
+        .flag(Flag::Run),
+);
+pub(crate) static ACP_CMD: Typed<String> = Typed::new(
+    Key::new("acp_cmd", Kind::Text, "Run this command instead, an agent that speaks the Agent Client Protocol on its stdin and stdout. E.g. `--acp-cmd 'npx my-acp-agent'`")
+        .example("\"my-acp-agent --stdio\"")
+        .env()
+        .flag(Flag::Run)
+        .conflicts_with("agent-cmd"),
+);
 pub(crate) static MODEL: Typed<String> = Typed::new(
     Key::new(
         "model",
@@ -101,6 +114,16 @@ pub(crate) static FINISH_GRACE: Defaulted<Duration> = Defaulted::new(
         .default("5s")
         .env()
         .flag(Flag::Run),
+);
+pub(crate) static PERMISSION_TIMEOUT: Defaulted<Duration> = Defaulted::new(
+    Key::new(
+        "permission_timeout",
+        Kind::Duration,
+        "Over ACP at a terminal: how long a permission request waits for a key before it is refused",
+    )
+    .default("5m")
+    .env()
+    .flag(Flag::Run),
 );
 pub(crate) static TIMEOUT: Typed<Duration> = Typed::new(
     Key::new(
@@ -207,9 +230,11 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 24] = [
+static KEYS: [&Key; 27] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
+    &VIA.0.key,
+    &ACP_CMD.key,
     &MODEL.key,
     &PERMISSIONS.0.key,
     &BIN.key,
@@ -217,6 +242,7 @@ static KEYS: [&Key; 24] = [
     &INACTIVITY_TIMEOUT.0.key,
     &KILL_GRACE.0.key,
     &FINISH_GRACE.0.key,
+    &PERMISSION_TIMEOUT.0.key,
     &TIMEOUT.key,
     &MAX_COST.key,
     &PLAN.0.key,

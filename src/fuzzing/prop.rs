@@ -386,8 +386,10 @@ fn config_text() -> impl Strategy<Value = Vec<u8>> {
     ];
     let setting = |line: String| {
         let key = line.split(" = ").next().unwrap_or_default().to_owned();
+        // One wrong value spoils the whole file: rare enough that, with every key of the starter
+        // file present, most files still parse.
         prop_oneof![
-            8 => Just(line),
+            12 => Just(line),
             1 => select(WRONG).prop_map(move |v| format!("{key} = {v}")),
         ]
     };

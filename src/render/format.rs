@@ -22,6 +22,17 @@ pub(crate) fn duration_ms(ms: u64) -> String {
     }
 }
 
+/// `5s`, `3m12s`, `1h02m`: how long something has been running, in whole seconds, for a clock
+/// that ticks once a second.
+pub(crate) fn running_for(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}
+
 /// `$0.0123` below a dollar, `$1.23` above.
 pub(crate) fn money(usd: f64) -> String {
     if usd < 1.0 {
@@ -206,6 +217,14 @@ mod tests {
         assert_eq!(tokens(1234, true), "at least 1,234 tokens");
     }
     use super::*;
+
+    #[test]
+    fn a_running_clock_counts_whole_seconds() {
+        let at = |s| running_for(Duration::from_millis(s));
+        assert_eq!(at(2_900), "2s");
+        assert_eq!(at(192_000), "3m12s");
+        assert_eq!(at(3_725_000), "1h02m");
+    }
 
     #[test]
     fn numbers_read_well() {

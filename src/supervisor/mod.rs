@@ -11,8 +11,10 @@
 //! before the first turn, together with the `guardian` that ends the run's processes if runbook
 //! is killed.
 
+mod acp;
 pub(crate) mod check;
 mod guardian;
+mod permission_prompt;
 mod phase;
 mod readers;
 mod scope;

@@ -53,6 +53,9 @@ pub(crate) enum Phase {
     /// is not a hung one); Ctrl-C still stops it, and at `by` (or the run's deadline) it is ended
     /// as finished work.
     Finishing { by: Instant },
+    /// runbook asked an ACP agent to cancel its prompt (`session/cancel`); at `until` it is ended
+    /// with signals after all.
+    Cancelling { stop: Stop, until: Instant },
     /// runbook is ending it (SIGTERM sent); SIGKILL at `kill_at` unless it has exited.
     Stopping {
         stop: Stop,
@@ -104,6 +107,15 @@ pub(crate) enum Input {
     /// Time passed. `cpu_busy`: whether the agent's tree used CPU lately, when it was measured
     /// (see [`Machine::wants_cpu`]).
     Tick { cpu_busy: Option<bool> },
+    /// An ACP agent answered the turn's prompt: the turn is over, and its process lives on for
+    /// the next one.
+    Answered,
+    /// There was no prompt to cancel (the agent never opened its session): only signals are
+    /// left.
+    CannotCancel,
+    /// A person is being asked a permission (`true`), or has answered (`false`): the wait is
+    /// not the agent's silence.
+    Asking(bool),
 }
 
 /// What the supervisor is to do.
@@ -121,7 +133,13 @@ pub(crate) enum Action {
     Warn { quiet: Duration, timeout: Duration },
     /// Say that the watchdog fired, with where each activity signal stood (`watchdog.fired`).
     Hung(Quiet),
+    /// Ask an ACP agent to cancel its prompt (`session/cancel`).
+    Cancel,
 }
+
+/// How long an ACP agent has, once asked to cancel its prompt, to end it before it is ended with
+/// signals.
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
 /// One turn's state: its phase, plus what every phase needs to know.
 #[derive(Debug, Clone)]
@@ -139,9 +157,25 @@ pub(crate) struct Machine {
     /// How often a quiet agent's CPU use is looked at, and when next.
     cpu_every: Duration,
     next_cpu: Instant,
+    /// The agent speaks ACP: a stop asks it to cancel first, and its answer ends the turn.
+    acp: bool,
+    /// The turn ended with the agent's answer to its prompt (ACP), its process still running.
+    answered: bool,
+    /// A person is being asked a permission: the watchdog waits.
+    asking: bool,
 }
 
 impl Machine {
+    /// A turn of an ACP agent: see [`Input::Answered`] and [`Phase::Cancelling`].
+    pub(crate) fn speaks_acp(self, acp: bool) -> Self {
+        Self { acp, ..self }
+    }
+
+    /// Whether the turn ended with the agent's answer, its process still running.
+    pub(crate) fn answered(&self) -> bool {
+        self.answered
+    }
+
     /// A turn whose agent was started at `now`.
     /// What the budget is called in the message when it is crossed (`--max-cost` by default).
     pub(crate) fn budget_named(self, budget_name: &'static str) -> Self {
@@ -164,6 +198,9 @@ impl Machine {
             deadline,
             cpu_every,
             next_cpu: now + cpu_every,
+            acp: false,
+            answered: false,
+            asking: false,
         }
     }
 
@@ -213,6 +250,7 @@ impl Machine {
                 None,
             ],
             Phase::Finishing { by } => [Some(*by), self.deadline, None, None],
+            Phase::Cancelling { until, .. } => [Some(*until), None, None, None],
             Phase::Stopping { kill_at, .. } => [*kill_at, None, None, None],
             Phase::Draining {
                 linger_until,
@@ -248,8 +286,42 @@ impl Machine {
                 self.halt(outcome, message, false, now, &mut actions);
             }
             Input::Tick { cpu_busy } => self.tick(cpu_busy, now, &mut actions),
+            Input::Answered => self.answer(),
+            Input::CannotCancel => {
+                if let Phase::Cancelling { stop, .. } = &self.phase {
+                    let stop = stop.clone();
+                    self.signal_stop(stop, now, &mut actions);
+                }
+            }
+            Input::Asking(asking) => {
+                self.asking = asking;
+                // The wait is not the agent's silence: its clock starts again after it.
+                self.watchdog.observe(Activity::Stdout, now);
+            }
         }
         actions
+    }
+
+    fn answer(&mut self) {
+        let stop = match &self.phase {
+            Phase::Starting | Phase::Running | Phase::Finishing { .. } => None,
+            Phase::Cancelling { stop, .. } => Some(stop.clone()),
+            Phase::Stopping { .. } | Phase::Draining { .. } | Phase::Ended { .. } => return,
+        };
+        self.answered = true;
+        self.phase = Phase::Ended {
+            exit: ExitInfo::default(),
+            stop,
+        };
+    }
+
+    /// Ends the agent with signals for `stop`: SIGTERM now, SIGKILL after the grace.
+    fn signal_stop(&mut self, stop: Stop, now: Instant, actions: &mut Vec<Action>) {
+        self.phase = Phase::Stopping {
+            stop,
+            kill_at: Some(now + self.limits.kill_grace),
+        };
+        actions.push(Action::Signal(Signal::SIGTERM));
     }
 
     /// How the turn ended, once it has: a stop runbook decided on wins over what the agent did,
@@ -259,6 +331,7 @@ impl Machine {
             unreachable!("a turn's ending is read once it has ended")
         };
         match stop {
+            None if self.answered => Ending::of_answer(stream),
             None => Ending::of_agent(stream, *exit),
             Some(Stop::Limit { outcome, message }) => Ending {
                 outcome: *outcome,
@@ -322,6 +395,7 @@ impl Machine {
     fn exited(&mut self, exit: ExitInfo, now: Instant) {
         let (stop, kill_at, killed) = match std::mem::replace(&mut self.phase, Phase::Starting) {
             Phase::Stopping { stop, kill_at } => (Some(stop), kill_at, kill_at.is_none()),
+            Phase::Cancelling { stop, .. } => (Some(stop), None, false),
             Phase::Starting | Phase::Running | Phase::Finishing { .. } => (None, None, false),
             done @ (Phase::Draining { .. } | Phase::Ended { .. }) => {
                 self.phase = done;
@@ -404,6 +478,17 @@ impl Machine {
                 // The agent is gone; what it left behind is ended now, and the run with it.
                 self.end_leftovers(outcome, message, now, actions);
             }
+            Phase::Cancelling { stop, .. } => {
+                // Asked to hurry: no more waiting for the cancel.
+                if hurry {
+                    let stop = stop.clone();
+                    self.phase = Phase::Stopping {
+                        stop,
+                        kill_at: None,
+                    };
+                    actions.push(Action::Signal(Signal::SIGKILL));
+                }
+            }
             Phase::Starting
             | Phase::Running
             | Phase::Finishing { .. }
@@ -439,6 +524,12 @@ impl Machine {
                 });
                 actions.push(Action::Signal(Signal::SIGTERM));
             }
+            Phase::Cancelling { stop, until } => {
+                if now >= *until {
+                    let stop = stop.clone();
+                    self.signal_stop(stop, now, actions);
+                }
+            }
             Phase::Stopping { kill_at, .. } => {
                 kill_when_due(kill_at, now, actions);
             }
@@ -468,6 +559,10 @@ impl Machine {
 
     /// The watchdog's and the deadline's turn, while the agent is at work.
     fn watch(&mut self, cpu_busy: Option<bool>, now: Instant, actions: &mut Vec<Action>) {
+        if self.asking {
+            // Waiting for a person, not for the agent.
+            self.watchdog.observe(Activity::Stdout, now);
+        }
         if cpu_busy == Some(true) {
             self.watchdog.observe(Activity::Cpu, now);
         }
@@ -543,11 +638,17 @@ impl Machine {
         now: Instant,
         actions: &mut Vec<Action>,
     ) {
-        self.phase = Phase::Stopping {
-            stop: Stop::Limit { outcome, message },
-            kill_at: Some(now + self.limits.kill_grace),
-        };
-        actions.push(Action::Signal(Signal::SIGTERM));
+        let stop = Stop::Limit { outcome, message };
+        if self.acp {
+            // An ACP agent is asked to cancel first, and ended with signals if it does not.
+            self.phase = Phase::Cancelling {
+                stop,
+                until: now + CANCEL_GRACE,
+            };
+            actions.push(Action::Cancel);
+            return;
+        }
+        self.signal_stop(stop, now, actions);
     }
 }
 

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::spawn::RawSink;
+use crate::agent::acp::Incoming;
 use crate::agent::{StderrFeed, StderrParser, StdoutFeed, StdoutParser, StreamEnd};
 use crate::event::{EventKind, Stream};
 use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
@@ -45,6 +46,8 @@ pub(crate) struct Batch {
     /// The agent's lines that made the events, each with the index of its first event, when an
     /// observer asked for them; else empty.
     pub raw: RawLines,
+    /// What an ACP agent wrote that its client must answer, from the lines of this batch.
+    pub rpc: Vec<Incoming>,
     /// Where the events go once dispatched: back to the reader that made them.
     home: Option<std::sync::mpsc::Sender<Vec<EventKind>>>,
 }
@@ -57,6 +60,7 @@ impl Batch {
             at: Instant::now(),
             events,
             raw: Vec::new(),
+            rpc: Vec::new(),
             home: None,
         }
     }
@@ -110,6 +114,16 @@ impl Recycler {
     }
 }
 
+/// How the stdout reader treats the stream beyond parsing it.
+#[derive(Default)]
+pub(crate) struct StdoutMode {
+    /// Keep each event's line for the observers that asked for raw lines.
+    pub keep_raw: bool,
+    /// An ACP agent's messages for its client, as its parser hands them on. The raw log is then
+    /// written a whole line at a time, as runbook's own messages are written to it too.
+    pub inbox: Option<mpsc::UnboundedReceiver<Incoming>>,
+}
+
 /// Reads stdout to EOF (or until `stop` says so); returns the parser's verdict on how the stream
 /// ended.
 pub(crate) async fn stdout(
@@ -119,8 +133,9 @@ pub(crate) async fn stdout(
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
     stop: watch::Receiver<bool>,
-    keep_raw: bool,
+    mode: StdoutMode,
 ) -> StreamEnd {
+    let StdoutMode { keep_raw, inbox } = mode;
     crate::linux::grow_pipe(&pipe, STDOUT_PIPE);
     let mut feed = StdoutFeed::new(parser, redactor.clone());
     let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>, raw: &mut Vec<_>| {
@@ -134,10 +149,10 @@ pub(crate) async fn stdout(
         Stoppable { pipe, stop },
         raw,
         &redactor,
-        Stream::Stdout,
-        STDOUT_READ,
+        (Stream::Stdout, STDOUT_READ),
         &tx,
         &mut on_line,
+        inbox,
     )
     .await;
     let mut events = Vec::new();
@@ -165,10 +180,10 @@ pub(crate) async fn stderr(
         Stoppable { pipe, stop },
         raw,
         &redactor,
-        Stream::Stderr,
-        STDERR_READ,
+        (Stream::Stderr, STDERR_READ),
         &tx,
         &mut on_line,
+        None,
     )
     .await;
 }
@@ -177,13 +192,24 @@ async fn pump(
     mut pipe: Stoppable<impl AsyncRead + Unpin>,
     raw: RawSink,
     redactor: &Redactor,
-    stream: Stream,
-    read_size: usize,
+    (stream, read_size): (Stream, usize),
     tx: &mpsc::Sender<Batch>,
     on_line: &mut (dyn FnMut(Piece<'_>, &mut Vec<EventKind>, &mut RawLines) + Send),
+    mut inbox: Option<mpsc::UnboundedReceiver<Incoming>>,
 ) {
     let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
-    let mut raw = RawWriter::start(RawLog::new(raw, redactor.clone()));
+    let mut log = RawLog::new(raw, redactor.clone());
+    log.whole_lines = inbox.is_some();
+    let mut raw = RawWriter::start(log);
+    let mut take_rpc = move || {
+        let mut rpc = Vec::new();
+        if let Some(inbox) = &mut inbox {
+            while let Ok(message) = inbox.try_recv() {
+                rpc.push(message);
+            }
+        }
+        rpc
+    };
     let mut buf = vec![0u8; read_size];
     let recycler = Recycler::new();
     'read: loop {
@@ -200,6 +226,7 @@ async fn pump(
             let mut events = recycler.vec(input.len() / 400 + 8);
             let mut lines = Vec::new();
             splitter.feed(input, |piece| on_line(piece, &mut events, &mut lines));
+            let rpc = take_rpc();
             if tx
                 .send(Batch {
                     stream,
@@ -207,6 +234,7 @@ async fn pump(
                     at,
                     events,
                     raw: lines,
+                    rpc,
                     home: Some(recycler.home.clone()),
                 })
                 .await
@@ -220,9 +248,11 @@ async fn pump(
     raw.finish().await;
     let (mut events, mut lines) = (Vec::new(), Vec::new());
     splitter.finish(|piece| on_line(piece, &mut events, &mut lines));
-    if !events.is_empty() {
+    let rpc = take_rpc();
+    if !events.is_empty() || !rpc.is_empty() {
         let mut batch = Batch::now(stream, events);
         batch.raw = lines;
+        batch.rpc = rpc;
         let _ = tx.send(batch).await;
     }
 }
@@ -341,6 +371,9 @@ struct RawLog {
     redactor: Redactor,
     carry: Vec<u8>,
     failed: bool,
+    /// Write only whole lines (within [`CARRY_LIMIT`]), so that lines written to the same log by
+    /// runbook fall between the agent's.
+    whole_lines: bool,
 }
 
 /// Within a line longer than this, held-back bytes are written anyway.
@@ -353,11 +386,12 @@ impl RawLog {
             redactor,
             carry: Vec::new(),
             failed: false,
+            whole_lines: false,
         }
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        if !self.redactor.is_active() {
+        if !self.redactor.is_active() && !self.whole_lines {
             self.put(bytes);
             return;
         }
@@ -462,7 +496,10 @@ mod tests {
             Redactor::default(),
             tx,
             stop,
-            true,
+            StdoutMode {
+                keep_raw: true,
+                inbox: None,
+            },
         ));
 
         let mut texts = Vec::new();

@@ -33,6 +33,13 @@ pub(crate) struct TurnSpec<'a> {
     pub probe_version: bool,
     /// A planning turn of `--plan`.
     pub planning: bool,
+    /// The prompt, sent as `session/prompt` to an agent that speaks ACP (others have it in
+    /// `args`).
+    pub prompt: &'a str,
+    /// What an ACP agent may do without asking (others have it in `args`).
+    pub permissions: crate::agent::Permissions,
+    /// Whether a person at the terminal may be asked a permission.
+    pub ask_person: bool,
 }
 
 /// Where the agent's raw output goes (appended; shared by all turns of a run).
@@ -89,6 +96,8 @@ impl RawSink {
 /// A started agent and its readers.
 pub(crate) struct Spawned {
     pub child: Child,
+    /// The client of an agent that speaks ACP, which writes to its stdin.
+    pub client: Option<super::acp::Client>,
     pub pid: u32,
     pub tree: Tree,
     /// Batches of events from both pipes; closed once both reached their end.
@@ -117,12 +126,13 @@ pub(crate) fn spawn(
     scope: &Arc<Scope>,
     keep_raw: bool,
 ) -> anyhow::Result<Spawned> {
+    let acp = spec.adapter.speaks_acp();
     let mut command = Command::new(spec.program);
     command
         .args(&spec.args)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(spec.cwd)
-        .stdin(Stdio::null())
+        .stdin(if acp { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -139,14 +149,35 @@ pub(crate) fn spawn(
     scope.entered(pid);
     let (tx, batches) = mpsc::channel::<Batch>(readers::QUEUE);
     let (stop_reading, stop) = watch::channel(false);
+    let mut parse = spec.parse.clone();
+    let mut mode = readers::StdoutMode {
+        keep_raw,
+        inbox: None,
+    };
+    let mut client = None;
+    if acp {
+        let (inbox, from_parser) = mpsc::unbounded_channel();
+        parse.inbox = Some(inbox);
+        mode.inbox = Some(from_parser);
+        client = Some(super::acp::Client::start(
+            child.stdin.take().context("stdin is piped")?,
+            logs.stdout.sink()?,
+            redactor.clone(),
+            spec.cwd,
+            spec.permissions,
+        ));
+        if let Some(client) = &mut client {
+            client.choose_model(spec.parse.model.clone());
+        }
+    }
     let out_reader = readers::stdout(
         child.stdout.take().context("stdout is piped")?,
         logs.stdout.sink()?,
-        spec.adapter.stdout_parser(spec.parse.clone()),
+        spec.adapter.stdout_parser(parse),
         redactor.clone(),
         tx.clone(),
         stop.clone(),
-        keep_raw,
+        mode,
     );
     // The stdout reader parses a fast agent's output nonstop: on a thread of its own it stays on
     // one core, with its allocator arena and caches, instead of hopping between the runtime's
@@ -163,6 +194,7 @@ pub(crate) fn spawn(
     ));
     Ok(Spawned {
         child,
+        client,
         pid,
         tree: Tree::new(Arc::clone(scope), Some(pid)),
         batches,

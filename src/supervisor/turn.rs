@@ -8,6 +8,8 @@ use std::time::{Duration, SystemTime};
 use nix::sys::signal::Signal;
 use tokio::time::{Instant, MissedTickBehavior, sleep_until};
 
+use super::acp::{Ask, Reaction};
+use super::permission_prompt::{self, Asked};
 use super::phase::{Action, Input, Machine};
 use super::readers::Batch;
 use super::scope::Scope;
@@ -17,7 +19,7 @@ use super::tree::CpuMeter;
 use super::version;
 use crate::agent::{Adapter, StreamEnd};
 use crate::consumer::Dispatcher;
-use crate::event::{EventKind, ExitInfo, Limits, Outcome, millis};
+use crate::event::{EventKind, ExitInfo, Limits, Outcome, PermissionAnswerer, millis};
 use crate::lifecycle::Ending;
 use crate::redact::Redactor;
 use crate::term::print;
@@ -25,6 +27,8 @@ use crate::watchdog;
 
 /// How long, after the agent is done, its `--version` may still take to answer.
 const VERSION_GRACE: Duration = Duration::from_secs(2);
+/// How long an ACP agent has to exit once its stdin is closed at the end of the run.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How long runbook keeps killing a tree before it reports what it could not end.
 const KILL_BOUND: Duration = Duration::from_secs(5);
 
@@ -41,6 +45,10 @@ pub(crate) struct Supervisor<'a> {
     pub dispatch: &'a mut Dispatcher,
     pub signals: &'a mut Signals,
     pub scope: Arc<Scope>,
+    /// An ACP agent's process, alive between turns: the next turn is a prompt to it.
+    pub live: Option<Spawned>,
+    /// How long a permission request waits for a person's answer before it is refused.
+    pub permission_timeout: Duration,
 }
 
 impl Supervisor<'_> {
@@ -49,11 +57,22 @@ impl Supervisor<'_> {
     /// tree wrote has been read and nothing of the tree is left.
     pub(crate) async fn run_turn(&mut self, spec: TurnSpec<'_>) -> Ending {
         self.dispatch.set_turn(spec.turn);
+        let acp = spec.adapter.speaks_acp();
         let scope = Arc::clone(&self.scope);
         let keep_raw = self.dispatch.wants_raw();
-        let mut agent = match spawn(&spec, self.logs, self.redactor, &scope, keep_raw) {
-            Ok(agent) => agent,
-            Err(e) => return Ending::not_started(&e),
+        let mut agent = match self.live.take() {
+            Some(agent) => agent,
+            None if acp && spec.turn.index > 0 => {
+                return Ending::new(
+                    Outcome::AgentError,
+                    "the agent's process ended with an earlier turn, and its session with it: there is none to continue",
+                    ExitInfo::default(),
+                );
+            }
+            None => match spawn(&spec, self.logs, self.redactor, &scope, keep_raw) {
+                Ok(agent) => agent,
+                Err(e) => return Ending::not_started(&e),
+            },
         };
         let mut argv = vec![spec.program.display().to_string()];
         argv.extend(spec.args.iter().map(|a| self.redactor.str(a).into_owned()));
@@ -66,22 +85,37 @@ impl Supervisor<'_> {
                 steps_unreported: !spec.adapter.reports_steps(),
             },
         );
+        if let Some(client) = &mut agent.client {
+            client.set_policy(spec.permissions, spec.ask_person);
+            let mut events = Vec::new();
+            client.prompt(spec.prompt, &mut events);
+            for event in events {
+                self.dispatch.emit(SystemTime::now(), event);
+            }
+        }
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
         let mut version = std::pin::pin!(version);
         let mut version_done = !spec.probe_version;
-        let mut machine =
-            Machine::new(self.limits, self.deadline, Instant::now()).budget_named(self.budget_name);
+        let mut machine = Machine::new(self.limits, self.deadline, Instant::now())
+            .budget_named(self.budget_name)
+            .speaks_acp(acp);
         let mut cpu = CpuMeter::new(agent.tree.clone(), self.limits.inactivity_timeout);
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        // How the agent answered the turn's prompt (ACP).
+        let mut answer: Option<StreamEnd> = None;
 
         while !machine.is_ended() {
             let wake = machine.next_wake();
+            let mut rpc = Vec::new();
             let input = tokio::select! {
                 biased;
                 got = self.signals.recv() => Some(Input::Signal(got)),
                 batch = agent.batches.recv(), if machine.pipes_open() => Some(match batch {
-                    Some(batch) => self.deliver(batch),
+                    Some(mut batch) => {
+                        rpc = std::mem::take(&mut batch.rpc);
+                        self.deliver(batch)
+                    }
                     None => Input::PipesClosed,
                 }),
                 status = agent.child.wait(), if machine.awaits_exit() => {
@@ -103,8 +137,12 @@ impl Supervisor<'_> {
                 }
             };
             if let Some(input) = input {
-                for action in machine.step(input, Instant::now()) {
-                    self.carry_out(action, &agent).await;
+                self.step(&mut machine, input, &mut agent).await;
+            }
+            for message in rpc {
+                if let Some(end) = self.receive(message, &mut machine, &mut agent).await {
+                    answer = Some(end);
+                    self.step(&mut machine, Input::Answered, &mut agent).await;
                 }
             }
             self.dispatch.flush();
@@ -114,17 +152,33 @@ impl Supervisor<'_> {
                     outcome: halt.outcome,
                     message: halt.message,
                 };
-                for action in machine.step(input, Instant::now()) {
-                    self.carry_out(action, &agent).await;
-                }
+                self.step(&mut machine, input, &mut agent).await;
                 self.dispatch.flush();
             }
         }
 
+        if machine.answered() {
+            // The agent lives on for the next prompt.
+            let ending = machine.ending(answer.unwrap_or(StreamEnd::Finished));
+            self.live = Some(agent);
+            self.check_raw_logs();
+            self.dispatch.flush();
+            let ending =
+                ending.unless_storage_failed(self.dispatch.totals().storage_error.as_ref());
+            self.dispatch
+                .emit_now(SystemTime::now(), ending.turn_event());
+            return ending;
+        }
         if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
             self.version(v, spec.adapter);
         }
-        let (stream, interrupted) = self.finish(agent).await;
+        let (mut stream, interrupted) = self.finish(agent).await;
+        if acp && stream == StreamEnd::Finished {
+            // Its process ended without answering the prompt.
+            stream = StreamEnd::Truncated(
+                "the agent's process ended before it answered the prompt".to_owned(),
+            );
+        }
         let mut ending = machine.ending(stream);
         if let Some(got) = interrupted {
             // Ended while runbook was still ending what the agent left: as in the drain.
@@ -137,6 +191,76 @@ impl Supervisor<'_> {
         self.dispatch
             .emit_now(SystemTime::now(), ending.turn_event());
         ending
+    }
+
+    /// Ends the ACP agent kept between turns, once the run has no more prompts for it: its stdin
+    /// is closed, which is its cue to exit; what is left of its tree after [`CLOSE_GRACE`] is
+    /// ended. Returns its exit, when it had one to end.
+    pub(crate) async fn close(&mut self) -> Option<ExitInfo> {
+        let mut agent = self.live.take()?;
+        if let Some(client) = &mut agent.client {
+            client.close();
+        }
+        let until = Instant::now() + CLOSE_GRACE;
+        let (mut exit, mut open) = (None, true);
+        while exit.is_none() || open {
+            tokio::select! {
+                batch = agent.batches.recv(), if open => match batch {
+                    Some(batch) => {
+                        let _ = self.deliver(batch);
+                    }
+                    None => open = false,
+                },
+                status = agent.child.wait(), if exit.is_none() => {
+                    exit = Some(exit_info(status.ok()));
+                }
+                () = sleep_until(until) => break,
+            }
+        }
+        if exit.is_none() || open {
+            let dispatch = &mut *self.dispatch;
+            agent
+                .tree
+                .end_all(
+                    self.limits.kill_grace,
+                    KILL_BOUND,
+                    std::future::pending(),
+                    |signal, n| signal_sent(dispatch, signal, n),
+                )
+                .await;
+            agent.stop_reading();
+            while let Some(batch) = agent.batches.recv().await {
+                let _ = self.deliver(batch);
+            }
+            if exit.is_none() {
+                exit = Some(exit_info(agent.child.wait().await.ok()));
+            }
+        }
+        let _ = agent.stdout.await;
+        let _ = agent.stderr.await;
+        self.check_raw_logs();
+        self.dispatch.flush();
+        exit
+    }
+
+    /// Asks the person at the terminal to answer a permission request; a signal to runbook
+    /// meanwhile refuses it, and is handed on.
+    async fn ask_person(
+        &mut self,
+        ask: &Ask,
+    ) -> (Option<usize>, PermissionAnswerer, Option<Received>) {
+        // The run's --timeout still holds while a person is asked.
+        let limit = self.deadline.map_or(self.permission_timeout, |d| {
+            self.permission_timeout
+                .min(d.saturating_duration_since(Instant::now()))
+        });
+        let asked =
+            permission_prompt::ask(ask, limit, &mut *self.signals, &mut *self.dispatch).await;
+        match asked {
+            Asked::Chose(choice) => (choice, PermissionAnswerer::Person, None),
+            Asked::TimedOut => (None, PermissionAnswerer::Timeout, None),
+            Asked::Signal(got) => (None, PermissionAnswerer::Person, Some(got)),
+        }
     }
 
     /// Hands a batch of events to the consumers; tells the machine what it held.
@@ -171,9 +295,66 @@ impl Supervisor<'_> {
         }
     }
 
-    async fn carry_out(&mut self, action: Action, agent: &Spawned) {
+    /// Moves the machine on by `input`, and carries out what it decides (and what follows).
+    async fn step(&mut self, machine: &mut Machine, input: Input, agent: &mut Spawned) {
+        let mut inputs = vec![input];
+        while let Some(input) = inputs.pop() {
+            for action in machine.step(input, Instant::now()) {
+                if let Some(next) = self.carry_out(action, agent).await {
+                    inputs.push(next);
+                }
+            }
+        }
+    }
+
+    /// Hands a message from an ACP agent to its client, and emits what it says; the turn's end
+    /// when it answered the prompt.
+    async fn receive(
+        &mut self,
+        message: crate::agent::acp::Incoming,
+        machine: &mut Machine,
+        agent: &mut Spawned,
+    ) -> Option<StreamEnd> {
+        let client = agent.client.as_mut()?;
+        let mut events = Vec::new();
+        let reaction = client.receive(message, &mut events);
+        for event in events {
+            self.dispatch.emit(SystemTime::now(), event);
+        }
+        match reaction {
+            Reaction::None => None,
+            Reaction::Answered(end) => Some(end),
+            Reaction::Ask(ask) => {
+                self.step(machine, Input::Asking(true), agent).await;
+                let (option, by, signal) = self.ask_person(&ask).await;
+                let mut events = Vec::new();
+                if let Some(client) = agent.client.as_mut() {
+                    client.answer(&ask, option, by, &mut events);
+                }
+                for event in events {
+                    self.dispatch.emit(SystemTime::now(), event);
+                }
+                self.step(machine, Input::Asking(false), agent).await;
+                if let Some(got) = signal {
+                    self.step(machine, Input::Signal(got), agent).await;
+                }
+                None
+            }
+        }
+    }
+
+    async fn carry_out(&mut self, action: Action, agent: &mut Spawned) -> Option<Input> {
         let now = SystemTime::now();
         match action {
+            Action::Cancel => {
+                let sent = agent
+                    .client
+                    .as_mut()
+                    .is_some_and(super::acp::Client::cancel);
+                if !sent {
+                    return Some(Input::CannotCancel);
+                }
+            }
             Action::Signal(Signal::SIGKILL) => {
                 let tree = agent.tree.clone();
                 let killed = tokio::task::spawn_blocking(move || tree.kill_all(KILL_BOUND))
@@ -207,6 +388,7 @@ impl Supervisor<'_> {
                     .emit(now, EventKind::WatchdogFired(Box::new(diagnostic)));
             }
         }
+        None
     }
 
     fn signal_sent(&mut self, signal: Signal, processes: u32) {

@@ -600,7 +600,7 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
     let cases: &[(&str, &str)] = &[
         (
             "modle = \"x\"\n",
-            "runbook.toml:1:1: unknown key `modle`; expected one of agent, agent_cmd, model, permissions,",
+            "runbook.toml:1:1: unknown key `modle`; expected one of agent, agent_cmd, via, acp_cmd, model, permissions,",
         ),
         (
             "model = \"x\"\nmax_cost = true\n",

@@ -1,6 +1,9 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode,
 //! Claude Code and Codex CLIs driven by fake model providers.
 
+mod acp;
+mod acp_adapters;
+mod acp_scripted;
 mod checks;
 mod config;
 mod conformance;

@@ -20,24 +20,27 @@ const LIMIT: Duration = Duration::from_secs(90);
 /// The OpenCode version the project pins (`.ci/install-agents`).
 const OPENCODE_VERSION: &str = "1.18.33";
 const MODEL: &str = "fake/fake-model";
-const README: &str = "# Demo project\n\nThis is a demo repository used by runbook's tests.\nIt has a few lines, and nothing else.\n";
+pub(crate) const README: &str = "# Demo project\n\nThis is a demo repository used by runbook's tests.\nIt has a few lines, and nothing else.\n";
 
 /// A work dir set up for OpenCode, the fake provider it talks to, and the OpenCode binary.
-struct Setup {
-    ctx: TestContext,
-    llm: FakeLlm,
-    bin: PathBuf,
+pub(crate) struct Setup {
+    pub(crate) ctx: TestContext,
+    pub(crate) llm: FakeLlm,
+    pub(crate) bin: PathBuf,
 }
 
 impl Setup {
     /// `None` when real-agent tests are explicitly skipped.
-    fn new(script: Vec<Reply>) -> Option<Setup> {
+    pub(crate) fn new(script: Vec<Reply>) -> Option<Setup> {
         Setup::with(OpencodeConfig::default(), |_| script)
     }
 
     /// A work dir with `opencode.json`, a README.md and a git repository, and a provider playing
     /// the script made from the work dir's path.
-    fn with(config: OpencodeConfig, script: impl FnOnce(&Path) -> Vec<Reply>) -> Option<Setup> {
+    pub(crate) fn with(
+        config: OpencodeConfig,
+        script: impl FnOnce(&Path) -> Vec<Reply>,
+    ) -> Option<Setup> {
         let bin = support::opencode_bin()?;
         let mut ctx = TestContext::new();
         for (k, v) in fake_llm::opencode_env(&ctx.home) {
@@ -52,7 +55,7 @@ impl Setup {
     }
 
     /// `runbook run --agent-bin OPENCODE -m fake/fake-model EXTRA… PROMPT`.
-    fn command(&self, extra: &[&str], prompt: &str) -> Command {
+    pub(crate) fn command(&self, extra: &[&str], prompt: &str) -> Command {
         let bin = self.bin.to_str().expect("UTF-8 OpenCode path");
         let mut args = vec!["run", "--agent-bin", bin, "-m", MODEL];
         args.extend_from_slice(extra);
@@ -62,7 +65,7 @@ impl Setup {
 
     /// Runs runbook to its end; a run that outlives [`LIMIT`] fails the test with the events
     /// logged so far.
-    fn run(&self, extra: &[&str], prompt: &str) -> support::Outcome {
+    pub(crate) fn run(&self, extra: &[&str], prompt: &str) -> support::Outcome {
         let mut cmd = self.command(extra, prompt);
         match std::panic::catch_unwind(AssertUnwindSafe(|| support::run(&mut cmd, LIMIT))) {
             Ok(out) => out,
@@ -82,7 +85,7 @@ impl Setup {
 
     /// The lines of the run's event log so far, if there is one (read leniently: the run may
     /// have been cut short).
-    fn logged_lines(&self) -> Vec<String> {
+    pub(crate) fn logged_lines(&self) -> Vec<String> {
         let Some(dir) = self.ctx.run_dirs().pop() else {
             return Vec::new();
         };
@@ -96,7 +99,7 @@ impl Setup {
     /// Runs runbook to its end and checks what every run must hold: the exit `code` and a
     /// well-formed log. Returns runbook's output, the logged events, and both shown for
     /// assertion messages.
-    fn finish(
+    pub(crate) fn finish(
         &self,
         extra: &[&str],
         prompt: &str,
@@ -113,7 +116,7 @@ impl Setup {
     /// The receipt, which must say (as the log's last event does) that the run ended as
     /// `outcome`.
     #[track_caller]
-    fn ended_as(&self, outcome: Outcome, events: &[Event], why: &str) -> Receipt {
+    pub(crate) fn ended_as(&self, outcome: Outcome, events: &[Event], why: &str) -> Receipt {
         let receipt = self.ctx.receipt();
         assert_eq!(receipt.outcome, outcome, "{why}");
         assert!(
@@ -126,7 +129,7 @@ impl Setup {
         receipt
     }
 
-    fn readme(&self) -> PathBuf {
+    pub(crate) fn readme(&self) -> PathBuf {
         self.ctx.work.join("README.md")
     }
 }
@@ -154,7 +157,7 @@ impl Drop for Setup {
 }
 
 /// Context for assertion messages: what runbook printed and what it logged.
-fn show(out: &support::Outcome, events: &[Event]) -> String {
+pub(crate) fn show(out: &support::Outcome, events: &[Event]) -> String {
     let log: Vec<String> = events
         .iter()
         .map(|e| serde_json::to_string(e).unwrap())
@@ -170,7 +173,7 @@ fn show(out: &support::Outcome, events: &[Event]) -> String {
 
 /// The invariants of every run's log: gapless seqs from 0, `run.started` first, `run.finished`
 /// last, exactly one turn end, after every tool event and everything else the agent said.
-fn assert_well_formed(events: &[Event]) {
+pub(crate) fn assert_well_formed(events: &[Event]) {
     for (i, e) in events.iter().enumerate() {
         assert_eq!(e.seq, i as u64, "seqs have a gap at {i}: {e:?}");
     }
@@ -210,7 +213,7 @@ fn assert_well_formed(events: &[Event]) {
     );
 }
 
-fn positions(events: &[Event], pred: impl Fn(&EventKind) -> bool) -> Vec<usize> {
+pub(crate) fn positions(events: &[Event], pred: impl Fn(&EventKind) -> bool) -> Vec<usize> {
     events
         .iter()
         .enumerate()
@@ -219,14 +222,14 @@ fn positions(events: &[Event], pred: impl Fn(&EventKind) -> bool) -> Vec<usize> 
         .collect()
 }
 
-fn count(events: &[Event], type_name: &str) -> usize {
+pub(crate) fn count(events: &[Event], type_name: &str) -> usize {
     events
         .iter()
         .filter(|e| e.kind.type_name() == type_name)
         .count()
 }
 
-fn tool_ends(events: &[Event]) -> Vec<&ToolEnd> {
+pub(crate) fn tool_ends(events: &[Event]) -> Vec<&ToolEnd> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -236,7 +239,7 @@ fn tool_ends(events: &[Event]) -> Vec<&ToolEnd> {
         .collect()
 }
 
-fn texts(events: &[Event]) -> Vec<&str> {
+pub(crate) fn texts(events: &[Event]) -> Vec<&str> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -276,7 +279,7 @@ fn assert_usage(receipt: &Receipt, served: &[Usage]) {
 }
 
 /// The agent process's pid (and process group) from `turn.started`.
-fn agent_pid(events: &[Event]) -> i32 {
+pub(crate) fn agent_pid(events: &[Event]) -> i32 {
     events
         .iter()
         .find_map(|e| match &e.kind {
@@ -288,7 +291,7 @@ fn agent_pid(events: &[Event]) -> i32 {
 
 /// Living processes working inside `dir` or belonging to process group `pgid`, with their
 /// command lines.
-fn leftovers(dir: &Path, pgid: i32) -> Vec<(i32, String)> {
+pub(crate) fn leftovers(dir: &Path, pgid: i32) -> Vec<(i32, String)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
         let Some(pid) = entry

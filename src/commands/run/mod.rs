@@ -133,9 +133,18 @@ pub(crate) async fn execute(
         dispatch: &mut dispatch,
         signals: &mut signals,
         scope: Arc::clone(&scope),
+        live: None,
+        permission_timeout: setup.permission_timeout,
     };
     let mut session = Session::new(&setup, supervisor);
-    let ending = turns(&mut session, &args).await;
+    session.ask_person = views && !args.json && prompt_possible();
+    let mut ending = turns(&mut session, &args).await;
+    // An ACP agent lives until there is no more to ask of it; its exit is the run's.
+    if let Some(exit) = session.close().await
+        && ending.exit == crate::event::ExitInfo::default()
+    {
+        ending.exit = exit;
+    }
     let summary = session.summary.take();
     drop(session);
     // Every turn ended its tree: nothing of the run is left to guard.

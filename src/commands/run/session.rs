@@ -26,6 +26,8 @@ pub(super) struct Session<'a> {
     pub stall_spent_usd: f64,
     /// The run's `summary` event, told at its very end.
     pub summary: Option<EventKind>,
+    /// Whether a person at the terminal answers an ACP agent's permission requests.
+    pub ask_person: bool,
 }
 
 impl<'a> Session<'a> {
@@ -39,6 +41,7 @@ impl<'a> Session<'a> {
             denials_before_turn: 0,
             stall_spent_usd: 0.0,
             summary: None,
+            ask_person: false,
         }
     }
 
@@ -98,8 +101,17 @@ impl<'a> Session<'a> {
             turn: Turn { index, kind },
             probe_version: index == 0 && !agent.adapter.version_args().is_empty(),
             planning,
+            prompt,
+            permissions,
+            ask_person: self.ask_person,
         };
         self.supervisor.run_turn(spec).await
+    }
+
+    /// Ends the agent kept between turns (ACP), once there are no more: its exit, if it had
+    /// one to end.
+    pub(super) async fn close(&mut self) -> Option<ExitInfo> {
+        self.supervisor.close().await
     }
 
     /// The operations refused permission in the last turn (the first hundred of the run).

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 
 use super::repair::{Repair, Template};
 
-use crate::agent::{Adapter, Generic, Invocation, ParseContext, Permissions};
+use crate::agent::{Adapter, AgentKind, Generic, Invocation, ParseContext, Permissions, acp};
 use crate::agent_env::{self, AgentEnv};
 use crate::cli::RunArgs;
 use crate::config::{self, Config, Flags, ObserverSpec, Setting, Value, keys};
@@ -33,6 +33,8 @@ pub(super) struct Setup {
     pub configured_model: Option<(String, PathBuf)>,
     pub permissions: Permissions,
     pub limits: Limits,
+    /// How long a permission request over ACP waits for a person's key.
+    pub permission_timeout: Duration,
     pub plan: bool,
     /// The checks to run once the task completed, in order; empty: none.
     pub checks: Vec<Check>,
@@ -67,6 +69,7 @@ impl Setup {
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         let agent = resolve_agent(&config)?;
         let model = config.get(&keys::MODEL);
+
         let permissions = config.value(&keys::PERMISSIONS);
         agent
             .adapter
@@ -113,6 +116,7 @@ impl Setup {
                 template,
             ),
             retry_denied: config.value(&keys::RETRY_DENIED),
+            permission_timeout: config.value(&keys::PERMISSION_TIMEOUT),
             observers: observers(&config, &args.on_event),
             events_to: config.get(&keys::EVENTS_TO),
             limits,
@@ -143,6 +147,7 @@ impl Setup {
             cwd: self.cwd.clone(),
             model: self.priced_model().map(str::to_owned),
             prices: Arc::new(self.config.prices()),
+            inbox: None,
         }
     }
 
@@ -213,15 +218,55 @@ fn checks(configured: Vec<Check>, given: &[Check], timeout: Duration) -> Vec<Che
 fn resolve_agent(config: &Config) -> Result<Agent, Error> {
     let agent = config.value(&keys::AGENT);
     let args = config.agent_setting(agent, &keys::ARGS);
-    let Some(cmd) = config.get(&keys::AGENT_CMD) else {
-        let adapter = agent.adapter();
+    let via = config.value(&keys::VIA);
+    let acp = match via.as_str() {
+        "native" => false,
+        "acp" => true,
+        other => {
+            let given_by = config.setting(&keys::VIA.0).given_by();
+            return Err(Error::Usage(format!(
+                "{given_by} is {other:?}; use native or acp"
+            )));
+        }
+    };
+    let acp_cmd = config.get(&keys::ACP_CMD);
+    let (cmd, key, custom) = match (config.get(&keys::AGENT_CMD), acp_cmd) {
+        (Some(cmd), None) => (
+            Some(cmd),
+            &keys::AGENT_CMD,
+            &Generic as &'static dyn Adapter,
+        ),
+        (None, Some(cmd)) => (
+            Some(cmd),
+            &keys::ACP_CMD,
+            &acp::CUSTOM as &'static dyn Adapter,
+        ),
+        (Some(_), Some(_)) => {
+            return Err(Error::Usage(
+                "--agent-cmd and --acp-cmd both name the agent's command; give one".to_owned(),
+            ));
+        }
+        (None, None) => (None, &keys::AGENT_CMD, &Generic as &'static dyn Adapter),
+    };
+    if acp && config.get(&keys::AGENT_CMD).is_some() {
+        return Err(Error::Usage(
+            "--agent-cmd runs an agent that prints runbook's events, which has no ACP; use --acp-cmd for an ACP agent".to_owned(),
+        ));
+    }
+    let Some(cmd) = cmd else {
+        let adapter: &'static dyn Adapter = match (acp, agent) {
+            (false, _) => agent.adapter(),
+            (true, AgentKind::Opencode) => &acp::OPENCODE,
+            (true, AgentKind::Claude) => &acp::CLAUDE,
+            (true, AgentKind::Codex) => &acp::CODEX,
+        };
         return Ok(Agent {
             adapter,
             program: resolve_program(adapter, config.agent_setting(agent, &keys::BIN))?,
             extra_args: config.agent_get(agent, &keys::ARGS).unwrap_or_default(),
         });
     };
-    let given_by = config.setting(&keys::AGENT_CMD).given_by();
+    let given_by = config.setting(key).given_by();
     let words = shell_words::split(&cmd)
         .map_err(|e| Error::Usage(format!("{given_by} cannot be split into words: {e}")))?;
     let Some((first, rest)) = words.split_first() else {
@@ -239,7 +284,7 @@ fn resolve_agent(config: &Config) -> Result<Agent, Error> {
         extra_args.extend(config.agent_get(agent, &keys::ARGS).unwrap_or_default());
     }
     Ok(Agent {
-        adapter: &Generic,
+        adapter: custom,
         program,
         extra_args,
     })

@@ -46,7 +46,10 @@ pub(crate) struct Human {
     width: Option<usize>,
     /// `width` was asked since the last redraw: the window may have changed since.
     width_fresh: bool,
-    running_tool: Option<String>,
+    /// The tool or check running, and since when.
+    running_tool: Option<(String, SystemTime)>,
+    /// A permission request waiting for its answer: the tool and its input.
+    asking: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
     streaming: String,
     /// The last denial shown, so that the same denial is not shown twice.
@@ -149,6 +152,7 @@ impl Human {
             width: width(),
             width_fresh: true,
             running_tool: None,
+            asking: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
             planning: false,
@@ -187,7 +191,9 @@ impl Human {
             | K::ToolCompleted(_)
             | K::SubagentStarted { .. }
             | K::SubagentFinished { .. }
-            | K::PermissionDenied { .. } => tools::show(&mut lines, &mut self.denial, kind),
+            | K::PermissionDenied { .. }
+            | K::PermissionRequested { .. }
+            | K::PermissionAnswered { .. } => tools::show(&mut lines, &mut self.denial, kind),
             K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => {
                 text::show(&mut lines, kind)
             }
@@ -218,13 +224,21 @@ impl Human {
 
     /// Keeps what the status line shows between events: the running tool and the text
     /// streaming in.
-    fn remember(&mut self, kind: &EventKind) {
+    fn remember(&mut self, kind: &EventKind, at: SystemTime) {
         match kind {
-            EventKind::ToolStarted(t) => self.running_tool = Some(tools::running(t)),
+            EventKind::ToolStarted(t) => self.running_tool = Some((tools::running(t), at)),
             EventKind::CheckStarted { name, .. } => {
-                self.running_tool = Some(format!("check {name}"))
+                self.running_tool = Some((format!("check {name}"), at));
             }
             EventKind::ToolCompleted(_) | EventKind::CheckFinished(_) => self.running_tool = None,
+            EventKind::PermissionRequested { tool, input, .. } => {
+                self.asking = Some(format!("{tool} {input}").trim().to_owned());
+            }
+            EventKind::PermissionAnswered { .. }
+            | EventKind::TurnCompleted { .. }
+            | EventKind::TurnFailed { .. } => {
+                self.asking = None;
+            }
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
             EventKind::Text { .. } | EventKind::StepFinished(_) => self.streaming.clear(),
             _ => {}
@@ -281,8 +295,15 @@ impl Human {
             clock(elapsed),
             money(st.known_cost())
         );
-        if let Some(tool) = &self.running_tool {
+        if let Some(asking) = &self.asking {
+            msg.push_str(&format!(" · waiting for permission: {asking}"));
+        } else if let Some((tool, since)) = &self.running_tool {
+            let running = now.duration_since(*since).unwrap_or_default();
             msg.push_str(&format!(" · {tool}"));
+            // Its clock, once it has run long enough for one to matter.
+            if running >= Duration::from_secs(1) {
+                msg.push_str(&format!(" {}", crate::render::format::running_for(running)));
+            }
         } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
             let width = self.width.unwrap_or(80);
             let room = width.saturating_sub(msg.len() + 8).max(10);
@@ -345,7 +366,7 @@ impl Consumer for Human {
             self.width = (self.width_from)();
             self.width_fresh = true;
         }
-        self.remember(&ev.kind);
+        self.remember(&ev.kind, ev.ts);
         let show = match self.display {
             Display::Silent => return Ok(()),
             Display::Quiet => |important: bool| important,

@@ -39,6 +39,43 @@ pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) {
         EventKind::SubagentFinished {
             status, message, ..
         } => subagent_finished(l, *status, message.as_deref()),
+        EventKind::PermissionRequested {
+            tool,
+            input,
+            options,
+            ..
+        } => {
+            let s = l.s;
+            l.alert(format!(
+                "{} {} {input}: {} ({})",
+                s.warn.apply_to("?"),
+                s.bold.apply_to(tool),
+                s.warn.apply_to("asks permission"),
+                options.join(", ")
+            ));
+        }
+        // A refusal is told by its `permission.denied`.
+        EventKind::PermissionAnswered {
+            tool,
+            input,
+            allowed: true,
+            option,
+            by,
+            ..
+        } => {
+            let s = l.s;
+            let by = match by {
+                crate::event::PermissionAnswerer::Policy => "by --permissions",
+                crate::event::PermissionAnswerer::Person => "by you",
+                crate::event::PermissionAnswerer::Timeout => "after the timeout",
+            };
+            let option = option.as_deref().unwrap_or("allow");
+            l.info(format!(
+                "{} {} {input}: {option} {by}",
+                s.ok.apply_to("✓"),
+                s.bold.apply_to(tool),
+            ));
+        }
         EventKind::PermissionDenied { tool, detail, .. } => match std::mem::take(shown) {
             // The denied call was just shown as such.
             Shown::Call(called) if called == *tool => {}

@@ -156,6 +156,9 @@ fn watchdog_fired(l: &mut Lines<'_>, d: &Diagnostic) {
         Some(n) => format!("{} done", plural(u64::from(n), "step")),
         None => "steps unknown".to_owned(),
     };
+    if let Some(tool) = &d.running_tool {
+        l.alert(s.dim.apply_to(format!("  running: {tool}")));
+    }
     l.alert(
         s.dim
             .apply_to(format!("  last event {last}{step} · {done}{cost}")),

@@ -27,6 +27,12 @@ impl Turn {
         Self::with_deadline(None)
     }
 
+    /// A turn of an agent that speaks ACP.
+    fn acp() -> Self {
+        let now = Instant::now();
+        Self(Machine::new(limits(), None, now).speaks_acp(true))
+    }
+
     fn with_deadline(after: Option<Duration>) -> Self {
         let now = Instant::now();
         Self(Machine::new(limits(), after.map(|d| now + d), now))
@@ -104,6 +110,7 @@ impl Turn {
                 Action::Warn { .. } => "warn".to_owned(),
                 Action::Hung(_) => "hung".to_owned(),
                 Action::StopReading => "stop-reading".to_owned(),
+                Action::Cancel => "cancel".to_owned(),
             });
         }
         out
@@ -130,6 +137,7 @@ fn describe(phase: &Phase) -> String {
         Phase::Starting => ("Starting", None),
         Phase::Running => ("Running", None),
         Phase::Finishing { .. } => ("Finishing", None),
+        Phase::Cancelling { stop, .. } => ("Cancelling", Some(stop)),
         Phase::Stopping { stop, .. } => ("Stopping", Some(stop)),
         Phase::Draining { stop, .. } => ("Draining", stop.as_ref()),
         Phase::Ended { stop, .. } => ("Ended", stop.as_ref()),
@@ -167,5 +175,6 @@ const STIMS: [Stim; 8] = [
     Stim::StorageFault,
 ];
 
+mod acp;
 mod matrix;
 mod timers;

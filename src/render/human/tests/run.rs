@@ -296,6 +296,7 @@ fn watchdog() -> Timed {
         completed_steps: Some(1),
         cost_usd: Some(0.0051),
         stderr_tail: vec!["warning: slow disk".into()],
+        running_tool: None,
     };
     vec![
         (

@@ -1,0 +1,239 @@
+use std::path::PathBuf;
+
+use super::*;
+
+const READ_EDIT: &str =
+    include_str!("../../../fixtures/acp/opencode-1.18.33.read_edit.stdout.ndjson");
+
+fn parse(lines: &str) -> (Vec<EventKind>, Vec<Incoming>, StreamEnd) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let ctx = ParseContext {
+        inbox: Some(tx),
+        ..ParseContext::new(PathBuf::from("/home/me/demo"))
+    };
+    let mut parser = OPENCODE.stdout_parser(ctx);
+    let mut out = Vec::new();
+    for line in lines.lines().filter(|l| !l.is_empty()) {
+        parser.line(line.as_bytes(), &mut out);
+    }
+    let end = parser.end(&mut out);
+    (
+        out,
+        std::iter::from_fn(|| rx.try_recv().ok()).collect(),
+        end,
+    )
+}
+
+#[test]
+fn a_recorded_session_shows_each_tool_from_its_start_to_its_end() {
+    let (events, messages, end) = parse(READ_EDIT);
+    let names: Vec<&str> = events.iter().map(EventKind::type_name).collect();
+    let first = |t: &str| names.iter().position(|n| *n == t).unwrap();
+    assert_eq!(names[0], "agent.version");
+    assert_eq!(names[1], "session.started");
+    let tools: Vec<(&str, &str, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ToolStarted(s) => Some(("start", s.name.as_str(), s.input.as_str())),
+            EventKind::ToolCompleted(c) => Some(("end", c.name.as_str(), c.input.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("start", "read", "README.md"),
+            ("end", "read", "README.md"),
+            ("start", "edit", "README.md"),
+            ("end", "edit", "README.md"),
+        ]
+    );
+    // Text streams as it comes, and is whole before the first tool.
+    assert!(first("text.delta") < first("text"));
+    assert!(first("text") < first("tool.started"));
+    let EventKind::AgentResult(result) = events.last().unwrap() else {
+        panic!("the turn ends on the agent's result: {names:?}");
+    };
+    assert!(result.ok);
+    let tokens = result.tokens.unwrap();
+    assert_eq!(
+        (tokens.input, tokens.output, tokens.cache_read),
+        (200, 15, 1700)
+    );
+    assert_eq!(result.cost_usd, Some(0.008385));
+    assert_eq!(
+        result.message.as_deref(),
+        Some("Done: I added a line at the end of README.md.")
+    );
+    // The usage update counts as the step it paid for, so a budget sees it before the result.
+    assert!(events.iter().any(|e| matches!(
+        e,
+        EventKind::StepFinished(s) if s.cost_usd == Some(0.008385)
+    )));
+    assert_eq!(end, StreamEnd::Finished);
+    // Every response went on to the client, in order: initialize, session/new, the prompt.
+    let ids: Vec<Value> = messages
+        .iter()
+        .map(|m| match m {
+            Incoming::Response { id, .. } => id.clone(),
+            Incoming::Request { .. } => Value::Null,
+        })
+        .collect();
+    assert_eq!(ids, [1, 2, 3].map(Value::from));
+}
+
+#[test]
+fn a_tool_announced_without_input_starts_once_its_input_is_known() {
+    let lines = [
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","rawInput":{}}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","rawInput":{"command":"cargo test"}}}}"#,
+    ];
+    let (events, _, end) = parse(&lines.join("\n"));
+    let [
+        EventKind::ToolStarted(start),
+        EventKind::ToolCompleted(closed),
+    ] = events.as_slice()
+    else {
+        panic!("{events:?}");
+    };
+    assert_eq!(
+        (start.name.as_str(), start.input.as_str()),
+        ("bash", "cargo test")
+    );
+    assert_eq!(start.kind, ToolKind::Shell);
+    // Never finished: closed as failed when the stream ends, which ended mid-turn.
+    assert_eq!(closed.status, ToolStatus::Error);
+    assert!(matches!(end, StreamEnd::Truncated(_)));
+}
+
+#[test]
+fn requests_and_errors_go_to_the_client_and_bad_lines_are_unparsed() {
+    let lines = [
+        "this is not json",
+        r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"c1"},"options":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"nope"}}"#,
+        r#"{"jsonrpc":"2.0"}"#,
+        r#"> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+    ];
+    let (events, messages, _) = parse(&lines.join("\n"));
+    let reasons: Vec<UnparsedReason> = events
+        .iter()
+        .map(|e| match e {
+            EventKind::Unparsed(u) => u.reason,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [UnparsedReason::NotJson, UnparsedReason::UnexpectedJson]
+    );
+    assert!(
+        matches!(&messages[0], Incoming::Request { method, .. } if method == "session/request_permission")
+    );
+    assert!(matches!(&messages[1], Incoming::Response { outcome: Err(e), .. } if e.code == -32601));
+    assert_eq!(messages.len(), 2);
+}
+
+#[test]
+fn stop_reasons_end_turns_as_documented() {
+    assert_eq!(stop_reason_end("end_turn"), StreamEnd::Finished);
+    assert!(matches!(
+        stop_reason_end("max_tokens"),
+        StreamEnd::Truncated(_)
+    ));
+    assert!(matches!(stop_reason_end("refusal"), StreamEnd::Failed(_)));
+    assert!(matches!(
+        stop_reason_end("cancelled"),
+        StreamEnd::Truncated(_)
+    ));
+}
+
+#[test]
+fn a_shell_call_announced_with_only_its_directory_waits_for_its_command() {
+    let lines = [
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","locations":[{"path":"/home/me/demo"}],"rawInput":{"cwd":"/home/me/demo"}}}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","kind":"execute","title":"sleep 4","rawInput":{"command":"sleep 4","cwd":"/home/me/demo"}}}}"#,
+    ];
+    let (events, _, _) = parse(&lines[..1].join("\n"));
+    assert!(events.is_empty(), "{events:?}");
+    let (events, _, _) = parse(&lines.join("\n"));
+    let EventKind::ToolStarted(start) = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(
+        (start.name.as_str(), start.input.as_str()),
+        ("bash", "sleep 4")
+    );
+}
+
+#[test]
+fn thoughts_plans_and_usage_become_reasoning_a_todo_call_and_step_costs() {
+    let update = |u: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{u}}}}}"#
+        )
+    };
+    let lines = [
+        update(
+            r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"Let me "}}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"think."}}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high","status":"pending"},{"content":"b","priority":"low","status":"pending"}]}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"usage_update","used":10,"size":100,"cost":{"amount":0.25,"currency":"USD"}}"#,
+        ),
+        update(
+            r#"{"sessionUpdate":"usage_update","used":20,"size":100,"cost":{"amount":0.75,"currency":"USD"}}"#,
+        ),
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"max_tokens"}}"#.to_owned(),
+    ];
+    let (events, _, end) = parse(&lines.join("\n"));
+    let EventKind::Reasoning { text } = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(text, "Let me think.");
+    let plan: Vec<&ToolStart> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ToolStarted(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(plan.len(), 1);
+    assert_eq!(
+        (plan[0].kind, plan[0].input.as_str()),
+        (ToolKind::Todo, "2 todos")
+    );
+    let steps: Vec<Option<f64>> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::StepFinished(s) => Some(s.cost_usd),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [Some(0.25), Some(0.5)],
+        "each step costs what the session grew by"
+    );
+    let Some(EventKind::AgentResult(result)) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert!(!result.ok);
+    assert_eq!(
+        result.cost_usd,
+        Some(0.75),
+        "the turn's cost is the session's growth"
+    );
+    assert!(
+        result
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("max_tokens"))
+    );
+    assert_eq!(end, StreamEnd::Finished, "the prompt was answered");
+}

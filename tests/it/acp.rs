@@ -1,0 +1,648 @@
+//! The real OpenCode over the Agent Client Protocol (`--via acp`, `opencode acp`), driven through
+//! the real `runbook` binary against the scripted fake provider (support/fake_llm.rs): tools as
+//! they start, permissions answered by the policy, follow-up prompts in the same process.
+
+use serde_json::json;
+
+use runbook::event::{Event, EventKind, Outcome, PermissionAnswerer, ToolStatus};
+
+use crate::opencode::{README, Setup, count, positions, show, tool_ends};
+use crate::support::fake_llm::{OpencodeConfig, Reply, ToolCall, Usage};
+use crate::support::{self};
+
+/// Runs with `--via acp` and checks what every ACP run must hold: the exit `code`, one end per
+/// turn, and nothing of the agent left running.
+fn finish(
+    s: &Setup,
+    extra: &[&str],
+    prompt: &str,
+    code: i32,
+) -> (support::Outcome, Vec<Event>, String) {
+    let mut args = vec!["--via", "acp"];
+    args.extend_from_slice(extra);
+    let out = s.run(&args, prompt);
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    assert_eq!(out.code(), Some(code), "{why}");
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.seq, i as u64, "seqs have a gap at {i}: {why}");
+    }
+    assert_eq!(
+        count(&events, "turn.started"),
+        count(&events, "turn.completed") + count(&events, "turn.failed"),
+        "one end per turn: {why}"
+    );
+    assert!(
+        matches!(
+            events.last().map(|e| &e.kind),
+            Some(EventKind::RunFinished { .. })
+        ),
+        "{why}"
+    );
+    let pids: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::TurnStarted { pid, .. } => Some(pid),
+            _ => None,
+        })
+        .collect();
+    for pid in pids {
+        assert!(
+            !support::alive(pid as i32),
+            "the agent {pid} outlived runbook: {why}"
+        );
+    }
+    (out, events, why)
+}
+
+fn read_edit_script(work: &std::path::Path, old: &str, new: &str) -> Vec<Reply> {
+    let readme = work.join("README.md");
+    let path = readme.to_str().unwrap();
+    vec![
+        Reply::tool_calls(
+            Some("I'll read the README first."),
+            vec![ToolCall::new(
+                "call_read_1",
+                "read",
+                json!({ "filePath": path }),
+            )],
+            Usage::new(1500, 40),
+        ),
+        Reply::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_edit_1",
+                "edit",
+                json!({ "filePath": path, "oldString": old, "newString": new }),
+            )],
+            Usage::cached(1700, 60, 1500),
+        ),
+        Reply::text(
+            "Done: I changed the last line of README.md.",
+            Usage::cached(1900, 15, 1700),
+        ),
+    ]
+}
+
+#[test]
+fn a_read_and_an_edit_show_each_tool_from_its_start_to_its_end() {
+    let old = "It has a few lines, and nothing else.";
+    let new = "It has a few lines, and one the agent added.";
+    let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
+        read_edit_script(work, old, new)
+    }) else {
+        return;
+    };
+    let (out, events, why) = finish(&s, &[], "Change the last line of README.md.", 0);
+    assert_eq!(
+        std::fs::read_to_string(s.readme()).unwrap(),
+        README.replace(old, new),
+        "README.md was edited on disk: {why}"
+    );
+    let receipt = s.ended_as(Outcome::Completed, &events, &why);
+    assert_eq!(receipt.tool_calls.total, 2, "{why}");
+    assert_eq!(
+        receipt.exit.code,
+        Some(0),
+        "the agent exited once its stdin closed: {why}"
+    );
+    assert!(
+        receipt
+            .session_id
+            .as_deref()
+            .is_some_and(|s| s.starts_with("ses_")),
+        "{why}"
+    );
+    assert!(receipt.tokens.output > 0, "{why}");
+    for name in ["read", "edit"] {
+        let started = positions(
+            &events,
+            |k| matches!(k, EventKind::ToolStarted(t) if t.name == name),
+        );
+        let ended = positions(
+            &events,
+            |k| matches!(k, EventKind::ToolCompleted(t) if t.name == name),
+        );
+        assert_eq!((started.len(), ended.len()), (1, 1), "{name}: {why}");
+        assert!(
+            started[0] < ended[0],
+            "{name} started before it ended: {why}"
+        );
+    }
+    // The edit starts after the read ended: each is shown as it happens, not at the end.
+    let read_end = positions(
+        &events,
+        |k| matches!(k, EventKind::ToolCompleted(t) if t.name == "read"),
+    )[0];
+    let edit_start = positions(
+        &events,
+        |k| matches!(k, EventKind::ToolStarted(t) if t.name == "edit"),
+    )[0];
+    assert!(read_end < edit_start, "{why}");
+    let ends = tool_ends(&events);
+    assert_eq!(
+        ends.iter()
+            .map(|t| (t.name.as_str(), t.input.as_str(), t.status))
+            .collect::<Vec<_>>(),
+        [
+            ("read", "README.md", ToolStatus::Ok),
+            ("edit", "README.md", ToolStatus::Ok)
+        ],
+        "{why}"
+    );
+    assert!(out.stderr.contains("✓ edit README.md"), "{why}");
+    // The raw log holds both directions, runbook's lines marked.
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    let first = raw.lines().next().unwrap();
+    assert!(
+        first.starts_with("> {") && first.contains(r#""method":"initialize""#),
+        "{raw}"
+    );
+    assert!(
+        raw.lines()
+            .any(|l| l.starts_with("> ") && l.contains("session/prompt")),
+        "{raw}"
+    );
+    assert!(
+        raw.lines()
+            .any(|l| l.starts_with(r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn""#)),
+        "{raw}"
+    );
+
+    // Replayed, the recorded stream tells the same tools in the same order.
+    let log = s.ctx.run_dir().join("stdout.log");
+    let replay = support::run(
+        &mut s
+            .ctx
+            .runbook(&["replay", log.to_str().unwrap(), "--instant", "--json"]),
+        std::time::Duration::from_secs(30),
+    );
+    replay.assert_exit(0);
+    let replayed: Vec<Event> = replay
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let tools = |events: &[Event]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ToolStarted(t) => Some(format!("start {} {}", t.name, t.input)),
+                EventKind::ToolCompleted(t) => Some(format!("end {} {}", t.name, t.input)),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(tools(&replayed), tools(&events), "{}", replay.stdout);
+    assert!(
+        replayed
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::AgentResult(r) if r.ok)),
+        "{}",
+        replay.stdout
+    );
+}
+
+/// OpenCode configured to ask before `bash`, and a model that runs `echo hi` then answers.
+fn asking_setup() -> Option<Setup> {
+    let config = OpencodeConfig {
+        overlay: Some(json!({"permission": {"bash": "ask"}})),
+        ..OpencodeConfig::default()
+    };
+    Setup::with(config, |_| {
+        vec![
+            Reply::tool_calls(
+                None,
+                vec![ToolCall::new(
+                    "call_bash_ask",
+                    "bash",
+                    json!({"command": "echo hi", "description": "Say hi"}),
+                )],
+                Usage::new(1400, 20),
+            ),
+            Reply::text("I ran it.", Usage::cached(1500, 5, 1400)),
+        ]
+    })
+}
+
+/// The `permission.answered` events: allowed, the option chosen, and who chose.
+fn answers(events: &[Event]) -> Vec<(bool, Option<String>, PermissionAnswerer)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::PermissionAnswered {
+                allowed,
+                option,
+                by,
+                ..
+            } => Some((*allowed, option.clone(), *by)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn without_a_terminal_a_permission_request_is_refused_by_the_default_policy() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let (out, events, why) = finish(&s, &[], "Run echo hi.", 0);
+    let requested: Vec<(&str, &str, &Vec<String>)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::PermissionRequested {
+                tool,
+                input,
+                options,
+                ..
+            } => Some((tool.as_str(), input.as_str(), options)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(requested.len(), 1, "{why}");
+    assert_eq!(
+        (requested[0].0, requested[0].1),
+        ("bash", "echo hi"),
+        "{why}"
+    );
+    assert!(requested[0].2.iter().any(|o| o == "allow_once"), "{why}");
+    assert_eq!(
+        answers(&events),
+        [(
+            false,
+            Some("reject_once".to_owned()),
+            PermissionAnswerer::Policy
+        )],
+        "{why}"
+    );
+    let receipt = s.ctx.receipt();
+    let asked: Vec<(&str, &str, bool, PermissionAnswerer)> = receipt
+        .permissions_asked
+        .iter()
+        .map(|p| (p.tool.as_str(), p.input.as_str(), p.allowed, p.by))
+        .collect();
+    assert_eq!(
+        asked,
+        [("bash", "echo hi", false, PermissionAnswerer::Policy)],
+        "{why}"
+    );
+    assert_eq!(receipt.permission_denials.len(), 1, "{why}");
+    assert_eq!(receipt.permission_denials[0].tool, "bash");
+    assert!(
+        out.stderr.contains("bash: permission denied (echo hi)"),
+        "{why}"
+    );
+    let ends = tool_ends(&events);
+    assert_eq!(ends.len(), 1, "{why}");
+    assert_ne!(
+        ends[0].status,
+        ToolStatus::Ok,
+        "the refused call did not run: {why}"
+    );
+}
+
+#[test]
+fn without_a_terminal_a_policy_that_allows_it_lets_the_tool_run() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let (_, events, why) = finish(&s, &["--permissions", "workspace"], "Run echo hi.", 0);
+    assert_eq!(
+        answers(&events),
+        [(
+            true,
+            Some("allow_once".to_owned()),
+            PermissionAnswerer::Policy
+        )],
+        "{why}"
+    );
+    let ends = tool_ends(&events);
+    assert_eq!(
+        ends.iter()
+            .map(|t| (t.name.as_str(), t.status))
+            .collect::<Vec<_>>(),
+        [("bash", ToolStatus::Ok)],
+        "{why}"
+    );
+    s.ended_as(Outcome::Completed, &events, &why);
+}
+
+#[test]
+fn then_is_another_prompt_to_the_same_process_and_session() {
+    let Some(s) = Setup::new(vec![
+        Reply::text("First answer.", Usage::new(1200, 5)),
+        Reply::text("Second answer.", Usage::cached(1300, 6, 1200)),
+    ]) else {
+        return;
+    };
+    let (_, events, why) = finish(&s, &["--then", "And now the second."], "First.", 0);
+    let pids: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::TurnStarted { pid, .. } => Some(pid),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pids.len(), 2, "{why}");
+    assert_eq!(pids[0], pids[1], "one agent process for both turns: {why}");
+    assert_eq!(count(&events, "session.started"), 1, "one session: {why}");
+    assert_eq!(count(&events, "turn.completed"), 2, "{why}");
+    let receipt = s.ended_as(Outcome::Completed, &events, &why);
+    let second: Vec<&str> = events
+        .iter()
+        .filter(|e| e.turn.index == 1)
+        .filter_map(|e| match &e.kind {
+            EventKind::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(second, ["Second answer."], "{why}");
+    assert_eq!(receipt.turns.len(), 2, "{why}");
+    assert_eq!(s.llm.main_requests().len(), 2, "{why}");
+}
+
+#[test]
+fn ctrl_c_cancels_the_prompt_before_any_signal() {
+    let Some(s) = Setup::new(vec![Reply::StallBeforeHeaders]) else {
+        return;
+    };
+    let mut cmd = s.command(
+        &["--via", "acp", "--inactivity-timeout", "1m"],
+        "Summarize README.md.",
+    );
+    let child = s.ctx.spawn_until(&mut cmd, "turn.started");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while s.llm.main_requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the agent never asked the provider"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = support::finish(child, std::time::Duration::from_secs(60));
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    assert_eq!(out.code(), Some(130), "{why}");
+    s.ended_as(Outcome::Interrupted, &events, &why);
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    let cancel = raw.find("session/cancel").expect("session/cancel was sent");
+    let cancelled = raw
+        .find(r#""stopReason":"cancelled""#)
+        .expect("OpenCode ended its prompt cancelled");
+    assert!(cancel < cancelled, "{raw}");
+    assert_eq!(
+        count(&events, "signal.sent"),
+        0,
+        "no signal was needed: {why}"
+    );
+    for pid in events.iter().filter_map(|e| match e.kind {
+        EventKind::TurnStarted { pid, .. } => Some(pid as i32),
+        _ => None,
+    }) {
+        assert!(support::wait_gone(&[pid]).is_empty(), "{why}");
+    }
+}
+
+#[test]
+fn a_stalled_provider_is_stopped_by_the_watchdog_which_asks_to_cancel_first() {
+    let Some(s) = Setup::new(vec![Reply::StallBeforeHeaders]) else {
+        return;
+    };
+    let (out, events, why) = finish(
+        &s,
+        &["--inactivity-timeout", "4s", "--kill-grace", "2s"],
+        "Summarize README.md.",
+        3,
+    );
+    let receipt = s.ended_as(Outcome::Hung, &events, &why);
+    assert!(receipt.watchdog.is_some(), "{why}");
+    assert_eq!(count(&events, "watchdog.fired"), 1, "{why}");
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(raw.contains("session/cancel"), "{raw}");
+    assert!(out.stderr.contains("watchdog: no activity"), "{why}");
+}
+
+/// `runbook run --via acp …` on a pseudo-terminal 120 columns wide, with a live status line.
+fn on_a_terminal(s: &Setup, extra: &[&str], prompt: &str) -> crate::support::pty::Pty {
+    let mut args = vec!["--via", "acp"];
+    args.extend_from_slice(extra);
+    let mut cmd = s.command(&args, prompt);
+    cmd.env("TERM", "xterm-256color");
+    crate::support::pty::Pty::spawn(cmd, 120)
+}
+
+#[test]
+fn on_a_terminal_a_running_tool_is_on_the_status_line_with_its_clock_before_it_ends() {
+    let Some(s) = Setup::new(vec![
+        Reply::tool_calls(
+            None,
+            vec![ToolCall::new(
+                "call_sleep",
+                "bash",
+                json!({"command": "sleep 4; echo slept", "description": "Wait"}),
+            )],
+            Usage::new(1400, 20),
+        ),
+        Reply::text("Slept.", Usage::cached(1500, 5, 1400)),
+    ]) else {
+        return;
+    };
+    let pty = on_a_terminal(&s, &[], "Sleep a while.");
+    let running = pty.wait_for("bash sleep 4; echo slept");
+    assert!(
+        !running.text().contains("✓ bash"),
+        "shown as running before it ended:\n{}",
+        running.text()
+    );
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let screen = pty.screen();
+        if screen.has_row(|r| r.contains("echo slept 2s") || r.contains("echo slept 3s")) {
+            assert!(!screen.text().contains("✓ bash"), "{}", screen.text());
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no clock:\n{}",
+            screen.text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert!(
+        screen.text().contains("✓ bash sleep 4; echo slept"),
+        "{}",
+        screen.text()
+    );
+}
+
+/// A permission asked on a terminal, answered by `key`; the receipt says who answered.
+fn answered_by_key(key: &str, allowed: bool) {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let mut pty = on_a_terminal(&s, &[], "Run echo hi.");
+    let asked = pty.wait_for("[a]llow once");
+    assert!(
+        asked.text().contains("bash echo hi: asks permission"),
+        "the request shows the tool and its input:\n{}",
+        asked.text()
+    );
+    pty.send(key);
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    let receipt = s.ctx.receipt();
+    let asked: Vec<(bool, PermissionAnswerer)> = receipt
+        .permissions_asked
+        .iter()
+        .map(|p| (p.allowed, p.by))
+        .collect();
+    assert_eq!(
+        asked,
+        [(allowed, PermissionAnswerer::Person)],
+        "{}",
+        screen.text()
+    );
+    let ends = tool_ends(&s.ctx.events())
+        .iter()
+        .map(|t| t.status)
+        .collect::<Vec<_>>();
+    assert_eq!(ends.len(), 1);
+    assert_eq!(ends[0] == ToolStatus::Ok, allowed, "{}", screen.text());
+}
+
+#[test]
+fn on_a_terminal_a_permission_is_allowed_by_a_key() {
+    answered_by_key("a", true);
+}
+
+#[test]
+fn on_a_terminal_a_permission_is_rejected_by_a_key() {
+    answered_by_key("r", false);
+}
+
+#[test]
+fn status_live_shows_a_permission_request_waiting_for_its_answer() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let mut run = on_a_terminal(&s, &[], "Run echo hi.");
+    run.wait_for("[a]llow once");
+    let mut follow = s.ctx.runbook(&["status", "--live"]);
+    follow.env("TERM", "xterm-256color");
+    let follower = crate::support::pty::Pty::spawn(follow, 120);
+    follower.wait_for("waiting for permission: bash echo hi");
+    run.send("a");
+    let (status, screen) = run.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    let (status, screen) = follower.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert!(
+        screen.text().contains("bash echo hi: allow_once by you"),
+        "{}",
+        screen.text()
+    );
+}
+
+#[test]
+fn on_a_terminal_nobody_answering_within_the_permission_timeout_is_a_refusal() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let pty = on_a_terminal(&s, &["--permission-timeout", "2s"], "Run echo hi.");
+    pty.wait_for("[a]llow once");
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert!(
+        screen.text().contains("no answer: rejected"),
+        "{}",
+        screen.text()
+    );
+    let receipt = s.ctx.receipt();
+    let asked: Vec<(bool, PermissionAnswerer)> = receipt
+        .permissions_asked
+        .iter()
+        .map(|p| (p.allowed, p.by))
+        .collect();
+    assert_eq!(
+        asked,
+        [(false, PermissionAnswerer::Timeout)],
+        "{}",
+        screen.text()
+    );
+}
+
+#[test]
+fn read_only_runs_opencode_in_its_plan_mode_so_the_edit_is_refused() {
+    let old = "It has a few lines, and nothing else.";
+    let new = "It has a few lines, and one the agent added.";
+    let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
+        read_edit_script(work, old, new)
+    }) else {
+        return;
+    };
+    let (_, events, why) = finish(
+        &s,
+        &["--permissions", "read-only"],
+        "Change the last line of README.md.",
+        0,
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.readme()).unwrap(),
+        README,
+        "README.md is untouched: {why}"
+    );
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(
+        raw.lines().any(|l| l.starts_with("> ")
+            && l.contains("session/set_config_option")
+            && l.contains(r#""value":"plan""#)),
+        "{raw}"
+    );
+    let edit = tool_ends(&events)
+        .into_iter()
+        .find(|t| t.name == "edit")
+        .map(|t| t.status);
+    assert_ne!(edit, Some(ToolStatus::Ok), "{why}");
+}
+
+#[test]
+fn the_model_is_chosen_for_the_session_among_those_opencode_offers() {
+    let Some(s) = Setup::new(vec![Reply::text("Hi.", Usage::new(1200, 5))]) else {
+        return;
+    };
+    let out = support::run(
+        &mut s.ctx.runbook(&[
+            "run",
+            "--via",
+            "acp",
+            "--agent-bin",
+            s.bin.to_str().unwrap(),
+            "-m",
+            "fake/fake-small",
+            "Say hi.",
+        ]),
+        std::time::Duration::from_secs(90),
+    );
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    assert_eq!(out.code(), Some(0), "{why}");
+    // The fake provider serves `fake-small` as OpenCode's title model, and counts only the
+    // requests to `fake-model` as the agent's own: none went there.
+    assert!(s.llm.main_requests().is_empty(), "{why}");
+    assert!(
+        s.llm
+            .requests()
+            .iter()
+            .all(|r| r.body["model"].as_str() != Some("fake-model")),
+        "{why}"
+    );
+    let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(raw.contains(r#""configId":"model""#), "{raw}");
+}

@@ -1,0 +1,254 @@
+//! runbook as an ACP client against small scripted agents (`--acp-cmd`, a shell script on the
+//! agent's side of the pipes): what a misbehaving agent gets, and how a stop is asked for.
+
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use runbook::event::{EventKind, Outcome};
+
+use crate::support::{self, TestContext, types};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Shell functions for a scripted agent: `answer NAME RESULT` reads one request and answers it
+/// with its own id; `update JSON` sends a `session/update`.
+const PRELUDE: &str = r#"
+answer() {
+  IFS= read -r line || exit 1
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$1"
+}
+update() {
+  printf '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":%s}}\n' "$1"
+}
+answer '{"protocolVersion":1,"agentInfo":{"name":"scripted","version":"0.1.0"}}'
+answer '{"sessionId":"s1"}'
+"#;
+
+fn acp_agent(ctx: &TestContext, name: &str, body: &str) -> String {
+    ctx.recorded_agent_script(name, &format!("{PRELUDE}{body}"))
+}
+
+fn run(ctx: &TestContext, agent: &str, extra: &[&str]) -> support::Outcome {
+    let mut args = vec![
+        "run",
+        "--acp-cmd",
+        agent,
+        "--inactivity-timeout",
+        "2s",
+        "--kill-grace",
+        "1s",
+    ];
+    args.extend_from_slice(extra);
+    args.push("do the thing");
+    support::run(&mut ctx.runbook(&args), LIMIT)
+}
+
+#[test]
+fn a_misbehaving_agent_is_told_off_and_the_session_goes_on() {
+    let ctx = TestContext::new();
+    let answers = ctx.root().join("answers.txt");
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        &format!(
+            r#"IFS= read -r prompt
+echo 'this is not json-rpc'
+printf '%s\n' '{{"jsonrpc":"2.0","id":77,"result":{{}}}}'
+printf '%s\n' '{{"jsonrpc":"2.0","id":"q1","method":"fs/read_text_file","params":{{"sessionId":"s1","path":"/etc/hosts"}}}}'
+IFS= read -r reply
+printf '%s\n' "$reply" > '{answers}'
+update '{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"all done"}}}}'
+id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{{"jsonrpc":"2.0","id":%s,"result":{{"stopReason":"end_turn"}}}}\n' "$id"
+IFS= read -r eof
+exit 0"#,
+            answers = answers.display()
+        ),
+    );
+    let out = run(&ctx, &agent, &[]);
+    out.assert_exit(0);
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert_eq!(
+        receipt.exit.code,
+        Some(0),
+        "the agent exited once its stdin closed"
+    );
+    assert_eq!(receipt.agent.version.as_deref(), Some("0.1.0"));
+    let reply = std::fs::read_to_string(&answers).unwrap();
+    assert!(
+        reply.contains(r#""id":"q1""#) && reply.contains("-32601"),
+        "{reply}"
+    );
+    let events = ctx.events();
+    let warnings: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::AgentWarning { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("id 77"), "{warnings:?}");
+    assert!(warnings[1].contains("fs/read_text_file"), "{warnings:?}");
+    assert_eq!(receipt.unparsed_lines.count, 1, "{:?}", types(&events));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::Text { text } if text == "all done"))
+    );
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn an_agent_that_never_answers_initialize_is_stopped_by_the_watchdog() {
+    let ctx = TestContext::new();
+    let agent = ctx.recorded_agent_script("silent.sh", "exec sleep 60");
+    let out = run(&ctx, &agent, &[]);
+    out.assert_exit(3);
+    let receipt = ctx.ended_as(Outcome::Hung);
+    assert!(receipt.watchdog.is_some());
+    let events = ctx.events();
+    assert!(
+        types(&events).contains(&"signal.sent"),
+        "with no session to cancel, signals end it: {:?}",
+        types(&events)
+    );
+    let raw = std::fs::read_to_string(ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(!raw.contains("session/cancel"), "{raw}");
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn ctrl_c_asks_the_agent_to_cancel_before_any_signal() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"IFS= read -r prompt
+update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"working"}}'
+IFS= read -r cancel
+case "$cancel" in *session/cancel*) ;; *) exit 9 ;; esac
+id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"cancelled"}}\n' "$id"
+IFS= read -r eof
+exit 0"#,
+    );
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--acp-cmd",
+        &agent,
+        "--inactivity-timeout",
+        "1m",
+        "do the thing",
+    ]);
+    let child = ctx.spawn_until(&mut cmd, "text.delta");
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = support::finish(child, LIMIT);
+    out.assert_exit(130);
+    let receipt = ctx.ended_as(Outcome::Interrupted);
+    assert_eq!(
+        receipt.exit.code,
+        Some(0),
+        "the agent ended its prompt and exited by itself"
+    );
+    let events = ctx.events();
+    assert!(
+        !types(&events).contains(&"signal.sent"),
+        "no signal was needed: {:?}",
+        types(&events)
+    );
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn an_agent_that_ignores_the_cancel_gets_signals_after_the_grace() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"trap '' TERM
+IFS= read -r prompt
+update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"working"}}'
+while :; do sleep 1; done"#,
+    );
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--acp-cmd",
+        &agent,
+        "--inactivity-timeout",
+        "1m",
+        "--kill-grace",
+        "1s",
+        "do the thing",
+    ]);
+    let child = ctx.spawn_until(&mut cmd, "text.delta");
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = support::finish(child, LIMIT);
+    out.assert_exit(130);
+    ctx.ended_as(Outcome::Interrupted);
+    let raw = std::fs::read_to_string(ctx.run_dir().join("stdout.log")).unwrap();
+    assert!(raw.contains("session/cancel"), "{raw}");
+    let signals: Vec<String> = ctx
+        .events()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SignalSent { signal, .. } => Some(signal.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        signals.first().map(String::as_str),
+        Some("SIGTERM"),
+        "{signals:?}"
+    );
+    assert!(signals.iter().any(|s| s == "SIGKILL"), "{signals:?}");
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn max_cost_is_held_mid_turn_from_a_usage_update_by_cancelling_the_prompt() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"IFS= read -r prompt
+update '{"sessionUpdate":"usage_update","used":1000,"size":200000,"cost":{"amount":0.5,"currency":"USD"}}'
+IFS= read -r cancel
+case "$cancel" in *session/cancel*) ;; *) exit 9 ;; esac
+id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"cancelled"}}\n' "$id"
+IFS= read -r eof
+exit 0"#,
+    );
+    let out = run(&ctx, &agent, &["--max-cost", "0.1"]);
+    out.assert_exit(4);
+    let receipt = ctx.ended_as(Outcome::BudgetExceeded);
+    assert_eq!(receipt.cost.known_usd, 0.5);
+    assert!(
+        !types(&ctx.events()).contains(&"signal.sent"),
+        "the agent cancelled when asked: {:?}",
+        types(&ctx.events())
+    );
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn the_watchdog_names_the_tool_that_was_running() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"IFS= read -r prompt
+update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"cargo test"}}'
+exec sleep 60"#,
+    );
+    let out = run(&ctx, &agent, &[]);
+    out.assert_exit(3);
+    let receipt = ctx.ended_as(Outcome::Hung);
+    let diagnostic = receipt.watchdog.expect("a diagnostic");
+    assert_eq!(diagnostic.running_tool.as_deref(), Some("bash cargo test"));
+    out.assert_stderr_has("running: bash cargo test");
+    ctx.assert_agent_gone();
+}
