@@ -122,12 +122,23 @@ fn shapes(text: &str, into: &mut Shapes) {
     }
 }
 
-/// The shapes of all of an agent's recordings in `fixtures/AGENT/`.
+/// The shapes of all of an agent's recordings: `fixtures/AGENT/`, and those of the other
+/// releases it is tested with, `fixtures/AGENT-VERSION/`.
 fn recorded_shapes(agent: &str) -> Shapes {
     let mut all = Shapes::new();
-    let dir = support::fixtures().join(agent);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the agent's fixtures")
+    let dirs: Vec<_> = std::fs::read_dir(support::fixtures())
+        .expect("the fixtures")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n == agent || n.strip_prefix(agent).is_some_and(|v| v.starts_with('-'))
+            })
+        })
+        .collect();
+    let mut files: Vec<_> = dirs
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).expect("the agent's fixtures"))
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.to_string_lossy().ends_with(".stdout.ndjson"))
