@@ -8,6 +8,11 @@
 //! estimated from the price table while the run goes, and the `result` replaces the estimates
 //! with the cost Claude reports.
 
+mod fast;
+
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use fast::agrees as fast_path_agrees;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,7 +26,7 @@ use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
     Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    announce_session, npm_cli, parse_line, unparsed_line,
+    announce_session, npm_cli, parse_line_fast, unparsed_line,
 };
 use crate::event::{
     AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, StepUsage, Tokens, ToolKind,
@@ -141,7 +146,7 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let Some(parsed) = parse_line::<Line>(line, out) else {
+        let Some(parsed) = parse_line_fast::<Line>(line, out, fast::line) else {
             return;
         };
         announce_session(
@@ -572,6 +577,7 @@ impl StderrParser for Stderr {
 
 // The wire format: only what is read.
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Line {
     #[serde(rename = "type")]
@@ -611,6 +617,7 @@ struct Line {
     permission_denials: Option<Vec<Denial>>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Message {
     id: Option<String>,
@@ -631,11 +638,18 @@ impl Message {
 }
 
 /// Message content: a list of blocks, or (for a user prompt) a plain string.
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Content {
     Blocks(Vec<Block>),
-    Text(#[expect(dead_code, reason = "a prompt's text is not shown")] String),
+    Text(
+        #[cfg_attr(
+            not(any(test, feature = "fuzzing")),
+            expect(dead_code, reason = "a prompt's text is not shown")
+        )]
+        String,
+    ),
 }
 
 impl Default for Content {
@@ -653,6 +667,7 @@ impl Content {
     }
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Block {
     #[serde(rename = "type")]
@@ -668,6 +683,7 @@ struct Block {
 }
 
 /// A tool result: a string, or a list of text blocks.
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum ResultContent {
@@ -688,6 +704,7 @@ impl ResultContent {
     }
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize, Clone, Default)]
 struct Usage {
     input_tokens: Option<Count>,
@@ -696,6 +713,7 @@ struct Usage {
     cache_read_input_tokens: Option<Count>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ModelUsage {
@@ -709,6 +727,7 @@ struct ModelUsage {
     cache_creation_input_tokens: Count,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct StreamEvent {
     #[serde(rename = "type")]
@@ -718,12 +737,14 @@ struct StreamEvent {
     usage: Option<Usage>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Delta {
     text: Option<String>,
     stop_reason: Option<String>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Denial {
     tool_name: String,
