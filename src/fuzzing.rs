@@ -22,7 +22,8 @@ use serde::de::DeserializeOwned;
 
 use crate::agent::{
     Adapter, Claude, Codex, Generic, OpenCode, ParseContext, StderrFeed, StdoutFeed,
-    claude_fast_path_agrees, codex_fast_path_agrees, opencode_fast_path_agrees,
+    claude_fast_path_agrees, codex_fast_path_agrees, generic_fast_path_agrees,
+    opencode_fast_path_agrees,
 };
 use crate::config::ConfigFile;
 use crate::event::{
@@ -79,8 +80,14 @@ pub fn codex(data: &[u8]) {
     agent_output(&Codex, Some("gpt-5-codex"), data);
 }
 
-/// The generic adapter (`--agent-cmd`): universal events printed by any program.
+/// The generic adapter (`--agent-cmd`): universal events printed by any program; and its fast
+/// path: whatever it reads, serde_json reads the same.
 pub fn generic(data: &[u8]) {
+    for line in data.split(|&b| b == b'\n') {
+        if let Ok(text) = std::str::from_utf8(line) {
+            generic_fast_path_agrees(text);
+        }
+    }
     agent_output(&Generic, None, data);
 }
 

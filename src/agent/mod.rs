@@ -27,6 +27,8 @@ pub(crate) use codex::Codex;
 pub(crate) use codex::fast_path_agrees as codex_fast_path_agrees;
 pub(crate) use feed::{StderrFeed, StdoutFeed};
 pub(crate) use generic::Generic;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use generic::fast_path_agrees as generic_fast_path_agrees;
 pub(crate) use opencode::OpenCode;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use opencode::fast_path_agrees as opencode_fast_path_agrees;

@@ -66,6 +66,22 @@ impl<'a> Cursor<'a> {
         self.peek().is_none().then_some(())
     }
 
+    /// The next byte after any spaces, not consumed.
+    pub(crate) fn next_byte(&mut self) -> Option<u8> {
+        self.peek()
+    }
+
+    /// Where the cursor is, for [`Cursor::since`].
+    pub(crate) fn offset(&mut self) -> usize {
+        self.peek();
+        self.pos
+    }
+
+    /// The text read since `offset`.
+    pub(crate) fn since(&self, offset: usize) -> &'a str {
+        &self.text[offset..self.pos]
+    }
+
     /// Whether the next value is a string (nothing consumed).
     pub(crate) fn starts_string(&mut self) -> bool {
         self.peek() == Some(b'"')
