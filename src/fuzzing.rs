@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 
 use crate::agent::{
     Adapter, Claude, Codex, Generic, OpenCode, ParseContext, StderrFeed, StdoutFeed,
+    claude_fast_path_agrees, codex_fast_path_agrees, generic_fast_path_agrees,
     opencode_fast_path_agrees,
 };
 use crate::config::ConfigFile;
@@ -57,19 +58,36 @@ pub fn opencode_fast(data: &[u8]) {
     opencode(data);
 }
 
-/// Claude Code's stdout and stderr.
+/// Claude Code's stdout and stderr; and its fast path: whatever it reads, serde_json reads the
+/// same.
 pub fn claude(data: &[u8]) {
+    for line in data.split(|&b| b == b'\n') {
+        if let Ok(text) = std::str::from_utf8(line) {
+            claude_fast_path_agrees(text);
+        }
+    }
     agent_output(&Claude, Some("claude-sonnet-4-5"), data);
 }
 
-/// Codex's stdout and stderr.
+/// Codex's stdout and stderr; and its fast path: whatever it reads, serde_json reads the same.
 pub fn codex(data: &[u8]) {
+    for line in data.split(|&b| b == b'\n') {
+        if let Ok(text) = std::str::from_utf8(line) {
+            codex_fast_path_agrees(text);
+        }
+    }
     // A model given here keeps the parser from reading Codex's own configuration file.
     agent_output(&Codex, Some("gpt-5-codex"), data);
 }
 
-/// The generic adapter (`--agent-cmd`): universal events printed by any program.
+/// The generic adapter (`--agent-cmd`): universal events printed by any program; and its fast
+/// path: whatever it reads, serde_json reads the same.
 pub fn generic(data: &[u8]) {
+    for line in data.split(|&b| b == b'\n') {
+        if let Ok(text) = std::str::from_utf8(line) {
+            generic_fast_path_agrees(text);
+        }
+    }
     agent_output(&Generic, None, data);
 }
 

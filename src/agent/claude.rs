@@ -16,6 +16,11 @@
 //! ends at its `system/task_notification`; Claude then starts a second `system/init`, and prints
 //! one `result` per main-thread run, each with the same cumulative totals.
 
+mod fast;
+
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use fast::agrees as fast_path_agrees;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,7 +34,7 @@ use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
     Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    announce_session, npm_cli, parse_line_lenient, unparsed_line,
+    announce_session, npm_cli, parse_line_fast, unparsed_line,
 };
 use crate::event::{
     AgentResult, EventKind, ProviderError, ProviderRetry, StepUsage, Tokens, ToolKind, ToolStatus,
@@ -176,7 +181,7 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let Some(parsed) = parse_line_lenient::<Line>(line, out) else {
+        let Some(parsed) = parse_line_fast::<Line>(line, out, fast::line) else {
             return;
         };
         announce_session(
@@ -711,6 +716,7 @@ impl StderrParser for Stderr {
 
 // The wire format: only what is read.
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Line {
     #[serde(rename = "type")]
@@ -755,6 +761,7 @@ struct Line {
     permission_denials: Option<Vec<Denial>>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Message {
     id: Option<String>,
@@ -775,11 +782,18 @@ impl Message {
 }
 
 /// Message content: a list of blocks, or (for a user prompt) a plain string.
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Content {
     Blocks(Vec<Block>),
-    Text(#[expect(dead_code, reason = "a prompt's text is not shown")] String),
+    Text(
+        #[cfg_attr(
+            not(any(test, feature = "fuzzing")),
+            expect(dead_code, reason = "a prompt's text is not shown")
+        )]
+        String,
+    ),
 }
 
 impl Default for Content {
@@ -797,6 +811,7 @@ impl Content {
     }
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Block {
     #[serde(rename = "type")]
@@ -812,6 +827,7 @@ struct Block {
 }
 
 /// A tool result: a string, or a list of text blocks.
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum ResultContent {
@@ -832,6 +848,7 @@ impl ResultContent {
     }
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize, Clone, Default)]
 struct Usage {
     input_tokens: Option<Count>,
@@ -840,6 +857,7 @@ struct Usage {
     cache_read_input_tokens: Option<Count>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ModelUsage {
@@ -853,6 +871,7 @@ struct ModelUsage {
     cache_creation_input_tokens: Count,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct StreamEvent {
     #[serde(rename = "type")]
@@ -862,6 +881,7 @@ struct StreamEvent {
     usage: Option<Usage>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Delta {
     text: Option<String>,
@@ -870,6 +890,7 @@ struct Delta {
 
 /// What Claude Code (2.1.330 on) says of a tool result: whether the call was allowed, and why it
 /// did not run.
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct ResultMeta {
     id: Option<String>,
@@ -877,6 +898,7 @@ struct ResultMeta {
     non_execution_kind: Option<String>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct PermissionDecision {
     decision: Option<String>,
@@ -901,6 +923,7 @@ impl ResultMeta {
     }
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Denial {
     tool_name: String,

@@ -7,6 +7,11 @@
 //! calls that Codex blocks or fails before running leave no item at all, only an `ERROR
 //! codex_core::tools::router` line on stderr, which becomes the tool's event here.
 
+mod fast;
+
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use fast::agrees as fast_path_agrees;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,7 +25,7 @@ use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
     Adapter, Cli, Invocation, ParseContext, Permissions, StderrParser, StdoutParser, StreamEnd,
-    npm_cli, parse_line_lenient, relative_to, unparsed_line,
+    npm_cli, parse_line_fast, relative_to, unparsed_line,
 };
 use crate::event::{
     AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Tokens, ToolStart,
@@ -148,7 +153,7 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let Some(parsed) = parse_line_lenient::<Line>(line, out) else {
+        let Some(parsed) = parse_line_fast::<Line>(line, out, fast::line) else {
             return;
         };
         let (late, from) = (self.end.is_some(), out.len());
@@ -159,12 +164,12 @@ impl StdoutParser for Parser {
             "turn.started" => {}
             "item.started" | "item.updated" => {
                 if let Some(item) = parsed.item {
-                    self.item_started(item, out);
+                    self.item_started(*item, out);
                 }
             }
             "item.completed" => {
                 if let Some(item) = parsed.item {
-                    self.item_completed(item, out);
+                    self.item_completed(*item, out);
                 }
             }
             "error" => self.error(parsed.message.unwrap_or_default(), out),
@@ -568,22 +573,26 @@ impl StderrParser for Stderr {
 
 // The wire format: only what is read.
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Line {
     #[serde(rename = "type")]
     kind: String,
     thread_id: Option<String>,
-    item: Option<Item>,
+    /// Boxed: it is large, and every line would move it.
+    item: Option<Box<Item>>,
     message: Option<String>,
     error: Option<ErrorBody>,
     usage: Option<Usage>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct ErrorBody {
     message: Option<String>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Usage {
@@ -594,6 +603,7 @@ struct Usage {
     reasoning_output_tokens: Count,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Item {
     id: String,
@@ -620,6 +630,7 @@ struct Item {
     items: Vec<Value>,
 }
 
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
 struct Change {
     path: String,

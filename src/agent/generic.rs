@@ -3,6 +3,11 @@
 //! every event itself. Events that only runbook may make (`run.*`, `turn.*`, `watchdog.*`, …)
 //! are refused as `unparsed`.
 
+mod fast;
+
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use fast::agrees as fast_path_agrees;
+
 use super::late::AfterFinal;
 use super::tools::OpenCalls;
 use super::{
@@ -63,7 +68,10 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let kind: EventKind = match serde_json::from_slice(line) {
+        // Most lines are read by the fast path; it leaves whatever it does not handle to
+        // serde_json.
+        let fast = std::str::from_utf8(line).ok().and_then(fast::line);
+        let kind: EventKind = match fast.map_or_else(|| serde_json::from_slice(line), Ok) {
             Ok(kind) => kind,
             Err(e) => {
                 // An object naming a type no event has, or anything else that did not read.

@@ -22,9 +22,15 @@ use crate::event::{EventKind, Stream, UNPARSED_HEAD_BYTES, Unparsed, UnparsedRea
 use crate::prices::PriceTable;
 
 pub(crate) use claude::Claude;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use claude::fast_path_agrees as claude_fast_path_agrees;
 pub(crate) use codex::Codex;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use codex::fast_path_agrees as codex_fast_path_agrees;
 pub(crate) use feed::{StderrFeed, StdoutFeed};
 pub(crate) use generic::Generic;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use generic::fast_path_agrees as generic_fast_path_agrees;
 pub(crate) use opencode::OpenCode;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use opencode::fast_path_agrees as opencode_fast_path_agrees;
@@ -265,6 +271,24 @@ fn readable_fields<T: serde::de::DeserializeOwned>(
         }
     }
     serde_json::from_value(Value::Object(kept)).ok()
+}
+
+/// A line read with a fast path first: `fast` reads most lines (those that are printable ASCII
+/// or UTF-8 without control bytes) and gives up on anything unusual, which
+/// [`parse_line_lenient`] then reads. `fast` must only accept what serde_json accepts, with the
+/// same value.
+#[inline]
+pub(crate) fn parse_line_fast<'a, T: serde::de::DeserializeOwned>(
+    line: &'a [u8],
+    out: &mut Vec<EventKind>,
+    fast: fn(scan::Cursor<'a>) -> Option<T>,
+) -> Option<T> {
+    let cursor =
+        scan::Cursor::ascii(line).or_else(|| scan::Cursor::new(std::str::from_utf8(line).ok()?));
+    if let Some(parsed) = cursor.and_then(fast) {
+        return Some(parsed);
+    }
+    parse_line_lenient(line, out)
 }
 
 /// An `unparsed` event for a whole stdout line.

@@ -66,6 +66,27 @@ impl<'a> Cursor<'a> {
         self.peek().is_none().then_some(())
     }
 
+    /// The next byte after any spaces, not consumed.
+    pub(crate) fn next_byte(&mut self) -> Option<u8> {
+        self.peek()
+    }
+
+    /// Where the cursor is, for [`Cursor::since`].
+    pub(crate) fn offset(&mut self) -> usize {
+        self.peek();
+        self.pos
+    }
+
+    /// The text read since `offset`.
+    pub(crate) fn since(&self, offset: usize) -> &'a str {
+        &self.text[offset..self.pos]
+    }
+
+    /// Whether the next value is a string (nothing consumed).
+    pub(crate) fn starts_string(&mut self) -> bool {
+        self.peek() == Some(b'"')
+    }
+
     /// `null`, consumed; false (and nothing consumed) for anything else.
     pub(crate) fn null(&mut self) -> bool {
         if self.peek() == Some(b'n') && self.bytes()[self.pos..].starts_with(b"null") {
@@ -233,6 +254,21 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Any value, checked and skipped, as written.
+    pub(crate) fn raw(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let start = self.pos;
+        self.skip()?;
+        Some(&self.text[start..self.pos])
+    }
+
+    /// Any value read as `T` by serde_json itself, for fields that are rare or whose reading
+    /// is serde_json's own (a `Value`, a number kept as written): the fast path then cannot
+    /// read them differently.
+    pub(crate) fn typed<T: serde::Deserialize<'a>>(&mut self) -> Option<T> {
+        serde_json::from_str(self.raw()?).ok()
+    }
+
     /// Any value, checked and skipped.
     pub(crate) fn skip(&mut self) -> Option<()> {
         self.skip_nested(MAX_DEPTH)
@@ -254,6 +290,33 @@ impl<'a> Cursor<'a> {
             _ => None,
         }
     }
+}
+
+/// Sets a field seen for the first time; a field given twice is an error for serde.
+pub(crate) fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    slot.is_none().then(|| *slot = Some(value))
+}
+
+/// An `Option` field: `null` is `None`.
+pub(crate) fn option<'a, T>(
+    c: &mut Cursor<'a>,
+    read: impl FnOnce(&mut Cursor<'a>) -> Option<T>,
+) -> Option<Option<T>> {
+    if c.null() {
+        Some(None)
+    } else {
+        read(c).map(Some)
+    }
+}
+
+/// A string's value, borrowed when it has no escapes.
+pub(crate) fn string<'a>(c: &mut Cursor<'a>) -> Option<Cow<'a, str>> {
+    c.string()?.value()
+}
+
+/// A string's value, owned.
+pub(crate) fn owned(c: &mut Cursor<'_>) -> Option<String> {
+    string(c).map(Cow::into_owned)
 }
 
 impl<'a> RawStr<'a> {
@@ -393,6 +456,83 @@ fn has_control_byte(bytes: &[u8]) -> bool {
         }
     }
     blocks.remainder().iter().any(|&b| b < 0x20)
+}
+
+/// Every line of the recorded transcripts of one agent (`fixtures/AGENT/*.stdout.ndjson`).
+#[cfg(test)]
+pub(crate) fn fixture_lines(agent: &str) -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(agent);
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".stdout.ndjson"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .flat_map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Mangles each line `times` times (1 to 3 random edits: a JSON token inserted, bytes removed or
+/// replaced, a piece repeated) and asks `read` about each; returns how many were tried and for
+/// how many `read` said yes.
+#[cfg(test)]
+pub(crate) fn mangled(
+    lines: &[String],
+    times: usize,
+    mut read: impl FnMut(&str) -> bool,
+) -> (usize, usize) {
+    const ALPHABET: &[&str] = &[
+        "\"", "\\", "{", "}", "[", "]", ",", ":", " ", "0", "1", "9", "-", "+", ".", "e", "E", "u",
+        "n", "t", "f", "a", "l", "s", "r", "x", "/", "\t", "\n", "null", "true", "[]", "{}",
+        "\"\"", "1.5", "\\u", "\\ud800", "\\udc00", "é", "😀", "\u{7f}",
+    ];
+    let mut rng = fastrand::Rng::with_seed(0x5eed);
+    let (mut tried, mut accepted) = (0, 0);
+    let boundary = |text: &str, mut at: usize, up: bool| {
+        at = at.min(text.len());
+        while !text.is_char_boundary(at) {
+            if up { at += 1 } else { at -= 1 }
+        }
+        at
+    };
+    for original in lines {
+        for _ in 0..times {
+            let mut text = original.clone();
+            for _ in 0..rng.usize(1..4) {
+                let at = boundary(&text, rng.usize(0..=text.len()), false);
+                let token = ALPHABET[rng.usize(..ALPHABET.len())];
+                match rng.u8(0..4) {
+                    0 => text.insert_str(at, token),
+                    1 => {
+                        let end = boundary(&text, at + rng.usize(1..4), true);
+                        text.replace_range(at..end, "");
+                    }
+                    2 => {
+                        let end = boundary(&text, at + rng.usize(1..3), true);
+                        text.replace_range(at..end, token);
+                    }
+                    _ => {
+                        let end = boundary(&text, at + rng.usize(1..40), true);
+                        let piece = text[at..end].to_owned();
+                        text.insert_str(at, &piece);
+                    }
+                }
+            }
+            tried += 1;
+            accepted += usize::from(read(&text));
+        }
+    }
+    (tried, accepted)
 }
 
 #[cfg(test)]

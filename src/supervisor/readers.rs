@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -218,9 +218,13 @@ async fn pump(
             Ok(n) => n,
         };
         let (ts, at) = (SystemTime::now(), Instant::now());
-        // The raw log is written on its own thread while this one parses the same bytes.
+        // The raw log is written on its own thread while this one parses the same bytes; a
+        // small read, once its events are sent, here.
         let chunk = Arc::new(Chunk { buf, len: n });
-        raw.write(Arc::clone(&chunk)).await;
+        let here = raw.can_write_here(&chunk);
+        if !here {
+            raw.write(Arc::clone(&chunk)).await;
+        }
         for input in batch_inputs(chunk.bytes()) {
             // Room for a typical mix of lines (about one event per 400 bytes) without regrowing.
             let mut events = recycler.vec(input.len() / 400 + 8);
@@ -242,6 +246,9 @@ async fn pump(
             {
                 break 'read;
             }
+        }
+        if here {
+            raw.write_here(&chunk);
         }
         buf = raw.reuse(chunk, read_size);
     }
@@ -313,35 +320,62 @@ impl Chunk {
 /// The raw log, written on a blocking thread of its own: writing a read's bytes to the page cache
 /// costs about as much as reading them from the pipe, and need not hold up the parser. Read
 /// buffers come back to the reader once both are done with them, so a run uses a few at most.
+///
+/// A small read (an agent printing an event at a time) is written by the reader itself, after
+/// its events are on their way, when the writer thread has nothing left to write: waking a
+/// thread for a few hundred bytes costs more than writing them, and on a busy machine every
+/// thread woken per event is one more wait for a core (see BENCHMARKS.md, latency).
 struct RawWriter {
     chunks: Option<mpsc::Sender<Arc<Chunk>>>,
     done: tokio::task::JoinHandle<()>,
     spare: std::sync::mpsc::Receiver<Vec<u8>>,
+    log: Arc<Mutex<RawLog>>,
+    /// The last chunk handed to the writer thread: while it lives there, the log is not ours
+    /// to write.
+    last: Weak<Chunk>,
 }
 
+/// Reads up to this size may be logged by the reader itself.
+const WRITE_HERE: usize = 16 * 1024;
+
 impl RawWriter {
-    fn start(mut log: RawLog) -> Self {
+    fn start(log: RawLog) -> Self {
+        let log = Arc::new(Mutex::new(log));
         // One chunk queued while another is written: the reader never waits unless the disk is
         // slower than the parser.
         let (chunks, mut rx) = mpsc::channel::<Arc<Chunk>>(1);
         let (give_back, spare) = std::sync::mpsc::channel();
+        let shared = Arc::clone(&log);
         let done = tokio::task::spawn_blocking(move || {
             while let Some(chunk) = rx.blocking_recv() {
-                log.write(chunk.bytes());
+                lock(&shared).write(chunk.bytes());
                 if let Ok(chunk) = Arc::try_unwrap(chunk) {
                     let _ = give_back.send(chunk.buf);
                 }
             }
-            log.finish();
+            lock(&shared).finish();
         });
         Self {
             chunks: Some(chunks),
             done,
             spare,
+            log,
+            last: Weak::new(),
         }
     }
 
+    /// Whether this chunk is small and every chunk before it is written: the reader may write it.
+    fn can_write_here(&self, chunk: &Chunk) -> bool {
+        chunk.len <= WRITE_HERE && self.last.strong_count() == 0
+    }
+
+    /// Writes a chunk on the calling thread; only after [`RawWriter::can_write_here`] said so.
+    fn write_here(&self, chunk: &Chunk) {
+        lock(&self.log).write(chunk.bytes());
+    }
+
     async fn write(&mut self, chunk: Arc<Chunk>) {
+        self.last = Arc::downgrade(&chunk);
         if let Some(chunks) = &self.chunks {
             let _ = chunks.send(chunk).await;
         }
@@ -360,6 +394,12 @@ impl RawWriter {
         self.chunks = None;
         let _ = self.done.await;
     }
+}
+
+/// The raw log; a panic while it was held leaves it as usable as before.
+fn lock(log: &Mutex<RawLog>) -> std::sync::MutexGuard<'_, RawLog> {
+    log.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The agent's raw output, appended verbatim except for masked secrets.

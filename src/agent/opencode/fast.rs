@@ -3,13 +3,11 @@
 //! absent `Option`, a repeated known field refused). Anything else gives up, and the caller
 //! parses the line with serde_json.
 
-use std::borrow::Cow;
-
 use super::{
     Cost, Count, ErrorData, ErrorLine, Line, Part, SeqLen, Span, StrLen, ToolInput, ToolMeta,
     ToolState, WireCache, WireTokens,
 };
-use crate::agent::scan::Cursor;
+use crate::agent::scan::{Cursor, once, option, string};
 
 /// The line read the way `serde_json::from_str::<Line>` reads it, or `None` to ask serde_json.
 pub(super) fn line(text: &str) -> Option<Line<'_>> {
@@ -37,27 +35,6 @@ fn read_line(mut c: Cursor<'_>) -> Option<Line<'_>> {
         part: part.flatten(),
         error: error.flatten(),
     })
-}
-
-/// Sets a field seen for the first time; a field given twice is an error for serde.
-fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
-    slot.is_none().then(|| *slot = Some(value))
-}
-
-/// An `Option` field: `null` is `None`.
-fn option<'a, T>(
-    c: &mut Cursor<'a>,
-    read: impl FnOnce(&mut Cursor<'a>) -> Option<T>,
-) -> Option<Option<T>> {
-    if c.null() {
-        Some(None)
-    } else {
-        read(c).map(Some)
-    }
-}
-
-fn string<'a>(c: &mut Cursor<'a>) -> Option<Cow<'a, str>> {
-    c.string()?.value()
 }
 
 fn read_part<'a>(c: &mut Cursor<'a>) -> Option<Part<'a>> {

@@ -1,0 +1,152 @@
+//! The fast path for Codex's lines: the wire structs read with [`Cursor`] instead of serde_json's
+//! derived deserializers, field by field as those read them (`null` or absent is `None`, an absent
+//! list is empty, a repeated known field refused, unknown fields skipped). Rare or loosely typed
+//! fields (usage, errors, arguments, lists other than strings) are handed to serde_json on their
+//! own. Anything unusual gives up, and the caller parses the line with serde_json.
+
+use super::{Item, Line};
+use crate::agent::scan::{Cursor, once, option, owned};
+
+/// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
+pub(super) fn line(mut c: Cursor<'_>) -> Option<Line> {
+    let (mut kind, mut thread_id, mut item) = (None, None, None);
+    let (mut message, mut error, mut usage) = (None, None, None);
+    c.object(|c, key| match key {
+        "type" => once(&mut kind, owned(c)?),
+        "thread_id" => once(&mut thread_id, option(c, owned)?),
+        "item" => once(&mut item, option(c, |c| read_item(c).map(Box::new))?),
+        "message" => once(&mut message, option(c, owned)?),
+        "error" => once(&mut error, c.typed()?),
+        "usage" => once(&mut usage, c.typed()?),
+        _ => c.skip(),
+    })?;
+    c.end()?;
+    Some(Line {
+        kind: kind?,
+        thread_id: thread_id.flatten(),
+        item: item.flatten(),
+        message: message.flatten(),
+        error: error.flatten(),
+        usage: usage.flatten(),
+    })
+}
+
+fn read_item(c: &mut Cursor<'_>) -> Option<Item> {
+    let (mut id, mut kind, mut text, mut message, mut command) = (None, None, None, None, None);
+    let (mut aggregated_output, mut exit_code, mut status) = (None, None, None);
+    let (mut changes, mut server, mut tool, mut arguments) = (None, None, None, None);
+    let (mut error, mut query, mut prompt) = (None, None, None);
+    let (mut receiver_thread_ids, mut agents_states, mut items) = (None, None, None);
+    c.object(|c, key| match key {
+        "id" => once(&mut id, owned(c)?),
+        "type" => once(&mut kind, owned(c)?),
+        "text" => once(&mut text, option(c, owned)?),
+        "message" => once(&mut message, option(c, owned)?),
+        "command" => once(&mut command, option(c, owned)?),
+        "aggregated_output" => once(&mut aggregated_output, option(c, owned)?),
+        "exit_code" => once(&mut exit_code, option(c, Cursor::i64)?),
+        "status" => once(&mut status, option(c, owned)?),
+        "changes" => once(&mut changes, c.typed()?),
+        "server" => once(&mut server, option(c, owned)?),
+        "tool" => once(&mut tool, option(c, owned)?),
+        "arguments" => once(&mut arguments, c.typed()?),
+        "error" => once(&mut error, c.typed()?),
+        "query" => once(&mut query, option(c, owned)?),
+        "prompt" => once(&mut prompt, option(c, owned)?),
+        "receiver_thread_ids" => once(&mut receiver_thread_ids, c.typed()?),
+        "agents_states" => once(&mut agents_states, c.typed()?),
+        "items" => once(&mut items, c.typed()?),
+        _ => c.skip(),
+    })?;
+    Some(Item {
+        id: id?,
+        kind: kind?,
+        text: text.flatten(),
+        message: message.flatten(),
+        command: command.flatten(),
+        aggregated_output: aggregated_output.flatten(),
+        exit_code: exit_code.flatten(),
+        status: status.flatten(),
+        changes: changes.unwrap_or_default(),
+        server: server.flatten(),
+        tool: tool.flatten(),
+        arguments: arguments.flatten(),
+        error: error.flatten(),
+        query: query.flatten(),
+        prompt: prompt.flatten(),
+        receiver_thread_ids: receiver_thread_ids.unwrap_or_default(),
+        agents_states: agents_states.flatten(),
+        items: items.unwrap_or_default(),
+    })
+}
+
+/// Whatever the fast path accepts, serde_json accepts with the same value: panics otherwise, and
+/// says whether the fast path read the line.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn agrees(text: &str) -> bool {
+    let Some(fast) = Cursor::new(text).and_then(line) else {
+        return false;
+    };
+    match serde_json::from_slice::<Line>(text.as_bytes()) {
+        Ok(slow) => assert_eq!(fast, slow, "{text}"),
+        Err(e) => panic!("the fast path read what serde_json refuses ({e}): {text}"),
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::scan::mangled;
+
+    fn corpus() -> Vec<String> {
+        let mut lines = crate::agent::scan::fixture_lines("codex");
+        lines.extend(
+            [
+                r#"{"type":"item.completed","item":{"id":"item_0","type":"mcp_tool_call","server":"docs","tool":"lookup","arguments":{"query":"tokio select","n":[1,2.5,null]},"error":{"message":"server unavailable"},"status":"failed"}}"#,
+                r#"{"type":"item.completed","item":{"id":"item_2","type":"todo_list","items":[{"text":"a","completed":true},{"text":"b","completed":false}]}}"#,
+                r#"{"type":"item.completed","item":{"id":"item_3","type":"file_change","changes":[{"path":"/w/old.rs","kind":"delete"}],"status":"completed"}}"#,
+                r#"{"type":"item.completed","item":{"id":"i","type":"collab_tool_call","tool":"wait","receiver_thread_ids":["t1","t2"],"agents_states":{"t1":{"status":"completed","message":"done"}}}}"#,
+                r#"{"type":"item.completed","item":{"id":"i","type":"command_execution","command":"ls","aggregated_output":"a\nb\u00e9\ud83d\ude00","exit_code":-2,"status":"failed"}}"#,
+                r#"{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":"x","reasoning_output_tokens":1e400}}"#,
+                r#"{"type":"turn.failed","error":{"message":"boom"}}"#,
+                r#"{"type":"error","message":"Reconnecting... 1/2 (stream disconnected)"}"#,
+                r#"{"type":"thread.started","thread_id":null,"item":null,"message":null,"error":null,"usage":null}"#,
+                r#"  {"type" : "turn.started" , "extra" : [ {} ] }  "#,
+                r#"{"type":"turn.completed","usage":[1]}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","changes":null}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","items":null}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","exit_code":1.5}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","exit_code":-0}}"#,
+                r#"{"type":"item.started","item":{"type":"x"}}"#,
+                r#"{"type":"item.started","item":{"id":"a","id":"b","type":"x"}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","text":"lone \ud800"}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","te\u0078t":"escaped key"}}"#,
+                r#"{"thread_id":"t"}"#,
+                r#"{"type":"turn.started"} trailing"#,
+            ]
+            .map(str::to_owned),
+        );
+        lines
+    }
+
+    #[test]
+    fn the_fast_path_reads_what_serde_json_reads() {
+        let lines = corpus();
+        let read = lines.iter().filter(|l| agrees(l)).count();
+        // The recorded lines are all read fast; the odd ones are left to serde_json.
+        let recorded = crate::agent::scan::fixture_lines("codex");
+        assert!(recorded.iter().all(|l| agrees(l)));
+        assert!(read > recorded.len(), "{read} of {}", lines.len());
+        for odd in &lines[lines.len() - 10..] {
+            assert!(Cursor::new(odd).and_then(line).is_none(), "{odd}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_never_reads_a_mangled_line_differently() {
+        let (tried, read) = mangled(&corpus(), 300, agrees);
+        // Enough mangled lines stay readable for the comparison to mean something.
+        assert!(read * 20 > tried, "{read} of {tried}");
+    }
+}
