@@ -37,8 +37,8 @@ pub(crate) fn of(kind: &EventKind, step: u32, mut warn: impl FnMut(String)) {
             PriceBasis::Conservative => {
                 let provider = crate::prices::provider_of(model).unwrap_or("its provider");
                 warn(format!(
-                    "{model} is not in runbook's price table: until the agent reports its cost, \
-                     its steps are priced at the highest price runbook knows for a {provider} model"
+                    "{model} is not in runbook's price table: unless the agent reports its own \
+                     cost, it is priced at the highest price runbook knows for a {provider} model"
                 ));
             }
             PriceBasis::Unknown => warn(format!(

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::late::AfterFinal;
-use super::reported::{self, Count};
+use super::reported::Count;
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
@@ -28,7 +28,7 @@ use super::{
     npm_cli, parse_line_fast, relative_to, unparsed_line,
 };
 use crate::event::{
-    AgentResult, CostSource, EventKind, ProviderError, ProviderRetry, Tokens, ToolStart,
+    AgentResult, EventKind, PriceBasis, ProviderError, ProviderRetry, Tokens, ToolStart,
     ToolStatus, UnparsedReason,
 };
 use crate::files;
@@ -158,9 +158,12 @@ impl StdoutParser for Parser {
         };
         let (late, from) = (self.end.is_some(), out.len());
         match parsed.kind.as_str() {
-            "thread.started" => out.push(EventKind::SessionStarted {
-                session_id: parsed.thread_id.unwrap_or_default(),
-            }),
+            "thread.started" => {
+                out.push(EventKind::SessionStarted {
+                    session_id: parsed.thread_id.unwrap_or_default(),
+                });
+                self.announce_unpriced_model(out);
+            }
             "turn.started" => {}
             "item.started" | "item.updated" => {
                 if let Some(item) = parsed.item {
@@ -420,6 +423,20 @@ impl Parser {
         self.last_error = Some(message);
     }
 
+    /// `model.announced` when the model Codex runs has no price of its own in the table: Codex
+    /// reports no cost, so runbook says at the start how it will price it.
+    fn announce_unpriced_model(&self, out: &mut Vec<EventKind>) {
+        if let Some(model) = &self.model {
+            let price = self.prices.basis(model);
+            if matches!(price, PriceBasis::Conservative | PriceBasis::Unknown) {
+                out.push(EventKind::ModelAnnounced {
+                    model: model.clone(),
+                    price,
+                });
+            }
+        }
+    }
+
     fn turn_completed(&mut self, usage: Usage, out: &mut Vec<EventKind>) {
         let mut tokens_unreadable = false;
         let mut get = |n: Count| n.get(&mut tokens_unreadable);
@@ -432,15 +449,20 @@ impl Parser {
             cache_read: cached,
             cache_write: get(usage.cache_write_input_tokens),
         };
-        // Tokens that could not all be read give no estimate: it would be too low.
-        let cost = reported::estimate(&self.prices, self.model.as_deref(), &tokens)
+        // Tokens that could not all be read give no estimate: it would be too low. A model
+        // missing from the table is priced at its provider's highest known price.
+        let priced = self
+            .model
+            .as_deref()
+            .and_then(|m| self.prices.price_with_source(m, &tokens))
             .filter(|_| !tokens_unreadable);
+        let (cost, cost_source) = (priced.map(|p| p.0), priced.map(|p| p.1));
         out.push(EventKind::AgentResult(AgentResult {
             ok: true,
             message: None,
             tokens: Some(tokens),
             cost_usd: cost,
-            cost_source: cost.map(|_| CostSource::Estimated),
+            cost_source,
             cost_rejected: None,
             tokens_unreadable,
             model_calls: None,
@@ -639,6 +661,7 @@ struct Change {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::CostSource;
 
     #[test]
     fn recorded_transcripts() {
@@ -770,6 +793,57 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_openai_model_missing_from_the_table_is_announced_and_priced_conservatively() {
+        let prices = Arc::new(PriceTable::default());
+        let mut parser = Parser {
+            model: Some("gpt-9-unreleased".to_owned()),
+            prices: prices.clone(),
+            ..Parser::default()
+        };
+        let mut out = Vec::new();
+        parser.line(br#"{"type":"thread.started","thread_id":"t"}"#, &mut out);
+        assert!(
+            out.iter().any(|e| matches!(e, EventKind::ModelAnnounced { model, price: PriceBasis::Conservative } if model == "gpt-9-unreleased")),
+            "{out:?}"
+        );
+        out.clear();
+        parser.line(
+            br#"{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":1000000}}"#,
+            &mut out,
+        );
+        let highest = prices
+            .conservative("gpt-9-unreleased")
+            .expect("an openai model");
+        match &out[..] {
+            [EventKind::AgentResult(r)] => {
+                assert_eq!(r.cost_source, Some(CostSource::Conservative));
+                let cost = r.cost_usd.expect("priced");
+                assert!(
+                    (cost - (highest.input + highest.output)).abs() < 1e-9,
+                    "{cost}"
+                );
+                // Higher than any known OpenAI model's price for the same tokens.
+                let known = prices.lookup("gpt-5.5").expect("in the table");
+                assert!(cost >= known.input + known.output);
+            }
+            other => panic!("{other:?}"),
+        }
+
+        // A model in the table is not announced: its price is known.
+        let mut parser = Parser {
+            model: Some("gpt-5.5".to_owned()),
+            prices,
+            ..Parser::default()
+        };
+        let mut out = Vec::new();
+        parser.line(br#"{"type":"thread.started","thread_id":"t"}"#, &mut out);
+        assert!(
+            !out.iter()
+                .any(|e| matches!(e, EventKind::ModelAnnounced { .. }))
+        );
     }
 
     #[test]
