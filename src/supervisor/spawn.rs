@@ -140,7 +140,11 @@ pub(crate) fn spawn(
     let (tx, batches) = mpsc::channel::<Batch>(readers::QUEUE);
     let (stop_reading, stop) = watch::channel(false);
     let out_reader = readers::stdout(
-        child.stdout.take().context("stdout is piped")?,
+        child
+            .stdout
+            .take()
+            .context("stdout is piped")?
+            .into_owned_fd()?,
         logs.stdout.sink()?,
         spec.adapter.stdout_parser(spec.parse.clone()),
         redactor.clone(),
@@ -151,16 +155,23 @@ pub(crate) fn spawn(
     // The stdout reader parses a fast agent's output nonstop: on a thread of its own it stays on
     // one core, with its allocator arena and caches, instead of hopping between the runtime's
     // workers each time it waits.
+    // Both read their pipe with blocking reads (see `readers`), each on a thread of its own.
     let runtime = tokio::runtime::Handle::current();
     let stdout = tokio::task::spawn_blocking(move || runtime.block_on(out_reader));
-    let stderr = tokio::spawn(readers::stderr(
-        child.stderr.take().context("stderr is piped")?,
+    let err_reader = readers::stderr(
+        child
+            .stderr
+            .take()
+            .context("stderr is piped")?
+            .into_owned_fd()?,
         logs.stderr.sink()?,
         spec.adapter.stderr_parser(),
         redactor.clone(),
         tx,
         stop,
-    ));
+    );
+    let runtime = tokio::runtime::Handle::current();
+    let stderr = tokio::task::spawn_blocking(move || runtime.block_on(err_reader));
     Ok(Spawned {
         child,
         pid,
