@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::late::AfterFinal;
 use super::reported::{self, Count};
+use super::scan::Name;
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
@@ -565,7 +566,7 @@ impl StderrParser for Stderr {
 #[derive(Deserialize)]
 struct Line {
     #[serde(rename = "type")]
-    kind: String,
+    kind: Name,
     thread_id: Option<String>,
     /// Boxed: it is large, and every line would move it.
     item: Option<Box<Item>>,
@@ -596,7 +597,7 @@ struct Usage {
 struct Item {
     id: String,
     #[serde(rename = "type")]
-    kind: String,
+    kind: Name,
     text: Option<String>,
     message: Option<String>,
     command: Option<String>,
