@@ -393,8 +393,17 @@ impl<'s, 'a> Compound<'s, 'a> {
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result {
         self.comma();
-        string(self.encoder.out, key);
-        self.encoder.out.push(b':');
+        let out = &mut *self.encoder.out;
+        // A field's name is short and plain: copied at once, without the escaper's scan.
+        if key.bytes().all(|b| !needs_escape(b)) {
+            out.reserve(key.len() + 3);
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+        } else {
+            string(out, key);
+            out.push(b':');
+        }
         value.serialize(&mut *self.encoder)
     }
 
@@ -622,6 +631,18 @@ mod tests {
         struct Unit;
         #[derive(Serialize)]
         struct Wrapper(String);
+        /// Field names that need escapes.
+        #[derive(Serialize)]
+        struct Odd {
+            #[serde(rename = "say \"hi\"\n")]
+            quoted: u8,
+            #[serde(rename = "back\\slash\u{1}")]
+            slashed: u8,
+        }
+        assert!(same(&Odd {
+            quoted: 1,
+            slashed: 2
+        }));
         #[derive(Serialize)]
         struct S<'a> {
             b: bool,
