@@ -126,7 +126,8 @@ def make_streams(dir, fake):
     path = os.path.join(dir, "opencode.ndjson")
     if not os.path.exists(path):
         log("== generating the OpenCode stream")
-        with open(path, "wb") as f:
+        # Made aside and renamed: a failed generation leaves no empty stream to be timed later.
+        with open(path + ".part", "wb") as f:
             subprocess.run(
                 [fake, "run", "--format", "json", "--", "bench"],
                 env={**ENV, "FAKE_AGENT_GENERATE": "200000"},
@@ -134,6 +135,7 @@ def make_streams(dir, fake):
                 check=True,
                 cwd=dir,
             )
+        os.rename(path + ".part", path)
     streams["opencode"] = path
     for agent, mb in [("claude", 150), ("codex", 100)]:
         path = os.path.join(dir, agent + ".ndjson")
