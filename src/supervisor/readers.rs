@@ -554,6 +554,69 @@ mod tests {
         assert_eq!(batch_inputs(b"").count(), 0);
     }
 
+    /// A pipe whose other end stays open (a leftover process holding it) ends being read when
+    /// the supervisor says so, with what was read before delivered and logged.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pipe_held_open_stops_being_read_when_told() {
+        let mut fds = [0; 2];
+        // SAFETY: a valid array for pipe(2) to fill.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: pipe(2) just returned these descriptors; each is owned once.
+        let (read_end, mut write_end) = unsafe {
+            (
+                OwnedFd::from_raw_fd(fds[0]),
+                File::from(OwnedFd::from_raw_fd(fds[1])),
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let raw_path = dir.path().join("stdout.log");
+        let raw =
+            super::super::spawn::RawFile::new(File::create(&raw_path).unwrap(), raw_path.clone());
+        let raw = raw.sink().unwrap();
+        let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
+        let (tx, mut rx) = mpsc::channel(QUEUE);
+        let (stop_tx, stop) = watch::channel(false);
+        let reader = tokio::task::spawn_blocking(move || {
+            let runtime = tokio::runtime::Handle::current();
+            runtime.block_on(stdout(
+                read_end,
+                raw,
+                parser,
+                Redactor::default(),
+                tx,
+                stop,
+                false,
+            ))
+        });
+        let line = "{\"type\":\"text\",\"part\":{\"text\":\"before the stop\"}}\n";
+        write_end.write_all(line.as_bytes()).unwrap();
+        let batch = rx.recv().await.expect("the line's batch");
+        assert!(
+            batch
+                .events
+                .iter()
+                .any(|e| matches!(e, EventKind::Text { text } if text == "before the stop"))
+        );
+        // Long enough for the reader to be waiting on the pipe again, not about to look at `stop`.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(!reader.is_finished());
+
+        stop_tx.send_replace(true);
+        tokio::time::timeout(std::time::Duration::from_secs(10), reader)
+            .await
+            .expect("the reader ends although the pipe is still open")
+            .unwrap();
+        // Nothing more arrives, and the write end is still open.
+        while rx.recv().await.is_some() {}
+        drop(write_end);
+        let mut logged = String::new();
+        File::open(&raw_path)
+            .unwrap()
+            .read_to_string(&mut logged)
+            .unwrap();
+        assert_eq!(logged, line);
+    }
+
     /// More than one read and many batches: every line arrives once, in order, and the raw log
     /// holds exactly what was written.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
