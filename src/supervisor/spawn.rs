@@ -144,7 +144,8 @@ pub(crate) fn spawn(
             .stdout
             .take()
             .context("stdout is piped")?
-            .into_owned_fd()?,
+            .into_owned_fd()
+            .context("cannot read the agent's stdout")?,
         logs.stdout.sink()?,
         spec.adapter.stdout_parser(spec.parse.clone()),
         redactor.clone(),
@@ -163,7 +164,8 @@ pub(crate) fn spawn(
             .stderr
             .take()
             .context("stderr is piped")?
-            .into_owned_fd()?,
+            .into_owned_fd()
+            .context("cannot read the agent's stderr")?,
         logs.stderr.sink()?,
         spec.adapter.stderr_parser(),
         redactor.clone(),
