@@ -126,7 +126,8 @@ def make_streams(dir, fake):
     path = os.path.join(dir, "opencode.ndjson")
     if not os.path.exists(path):
         log("== generating the OpenCode stream")
-        with open(path, "wb") as f:
+        # Made aside and renamed: a failed generation leaves no empty stream to be timed later.
+        with open(path + ".part", "wb") as f:
             subprocess.run(
                 [fake, "run", "--format", "json", "--", "bench"],
                 env={**ENV, "FAKE_AGENT_GENERATE": "200000"},
@@ -134,6 +135,7 @@ def make_streams(dir, fake):
                 check=True,
                 cwd=dir,
             )
+        os.rename(path + ".part", path)
     streams["opencode"] = path
     for agent, mb in [("claude", 150), ("codex", 100)]:
         path = os.path.join(dir, agent + ".ndjson")
@@ -436,6 +438,8 @@ def latency_run(mode, rb, dir, n, iv):
         argv = [sys.executable, relay, os.path.join(tmp, "relay"), agent]
     elif mode in ("runbook --json", "status --live"):
         argv = [rb, "run", "--agent-bin", agent, "--runs-dir", runs, "--json", "latency"]
+    elif mode == "other build --json":
+        argv = [os.environ["BENCH_COMPARE"], "run", "--agent-bin", agent, "--runs-dir", runs, "--json", "latency"]
     else:  # the terminal view, on a pseudo-terminal
         argv = [rb, "run", "--agent-bin", agent, "--runs-dir", runs, "latency"]
     if mode in ("terminal view", "floor, on a pty"):
@@ -491,6 +495,8 @@ def over(mode, p99, floor99, pty99):
 def latency(rb, dir):
     n, iv, rounds = num("BENCH_PACED", 500), num("BENCH_INTERVAL_MS", 5), num("BENCH_LATENCY_ROUNDS", 3)
     modes = ["floor", "python relay", "runbook --json", "floor, on a pty", "terminal view", "status --live"]
+    if os.environ.get("BENCH_COMPARE"):
+        modes.insert(3, "other build --json")
     res = {m: [] for m in modes + ["appended → shown"]}
     loads = []
     for r in range(rounds):
@@ -513,6 +519,7 @@ def latency(rb, dir):
         "floor": "floor: the agent's stdout read directly",
         "python relay": "Python relay (read, `json.loads`, append to a log, print, flush)",
         "runbook --json": "**runbook `--json`** (stdout)",
+        "other build --json": f"the other build's `--json` (`BENCH_COMPARE={os.environ.get('BENCH_COMPARE')}`)",
         "floor, on a pty": "floor for a terminal: the agent's output read from a pty",
         "terminal view": "**runbook terminal view** (on a pty)",
         "status --live": "**`runbook status --live --json`** following the run (agent write → shown)",

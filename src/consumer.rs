@@ -181,7 +181,7 @@ impl Dispatcher {
         self.turn = ev.turn;
         let json = if self.consumers.iter().any(|c| c.wants_json()) {
             self.line.clear();
-            crate::encode::write(&mut self.line, ev).expect("events always serialize");
+            crate::encode::event(&mut self.line, ev).expect("events always serialize");
             self.line.push(b'\n');
             Some(&self.line[..])
         } else {

@@ -8,6 +8,8 @@ use std::fmt;
 use serde::Serialize;
 use serde::ser::{self, Impossible};
 
+use crate::event::Event;
+
 /// Appends `value` as compact JSON.
 pub(crate) fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
     let start = out.len();
@@ -16,6 +18,40 @@ pub(crate) fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serd
     }
     out.truncate(start);
     serde_json::to_writer(out, value)
+}
+
+/// Appends an event as compact JSON, byte for byte what [`write`] writes for it: the envelope
+/// (`seq`, `ts`, `turn`) written directly, then the kind's fields, without the map that serde's
+/// `flatten` builds around them for every event.
+pub(crate) fn event(out: &mut Vec<u8>, ev: &Event) -> serde_json::Result<()> {
+    let start = out.len();
+    let mut encoder = Encoder { out: &mut *out };
+    if envelope(&mut encoder, ev).is_ok() {
+        return Ok(());
+    }
+    out.truncate(start);
+    write(out, ev)
+}
+
+fn envelope(e: &mut Encoder<'_>, ev: &Event) -> Result {
+    e.out.extend_from_slice(b"{\"seq\":");
+    e.integer(ev.seq);
+    e.out.extend_from_slice(b",\"ts\":");
+    crate::event::rfc3339::serialize(&ev.ts, &mut *e)?;
+    e.out.extend_from_slice(b",\"turn\":");
+    ev.turn.serialize(&mut *e)?;
+    // The kind is an object (its `type` first): its fields go on after the envelope's.
+    let kind = e.out.len();
+    ev.kind.serialize(&mut *e)?;
+    match e.out.get(kind..kind + 2) {
+        Some(b"{}") => {
+            e.out.truncate(kind);
+            e.out.push(b'}');
+        }
+        Some([b'{', _]) => e.out[kind] = b',',
+        _ => return Err(Unsupported),
+    }
+    Ok(())
 }
 
 struct Encoder<'a> {
@@ -357,8 +393,17 @@ impl<'s, 'a> Compound<'s, 'a> {
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result {
         self.comma();
-        string(self.encoder.out, key);
-        self.encoder.out.push(b':');
+        let out = &mut *self.encoder.out;
+        // A field's name is short and plain: copied at once, without the escaper's scan.
+        if key.bytes().all(|b| !needs_escape(b)) {
+            out.reserve(key.len() + 3);
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+        } else {
+            string(out, key);
+            out.push(b':');
+        }
         value.serialize(&mut *self.encoder)
     }
 
@@ -504,6 +549,43 @@ mod tests {
             .is_ok()
     }
 
+    /// Every event of the recorded transcripts, and events with odd envelopes, encode as serde_json
+    /// encodes them.
+    #[test]
+    fn events_encode_as_serde_json_encodes_them() {
+        use std::time::{Duration, SystemTime};
+
+        use crate::event::{EventKind, Turn};
+        let kinds = [
+            EventKind::Text {
+                text: "a \"quoted\"\nline".to_owned(),
+            },
+            EventKind::SessionStarted {
+                session_id: String::new(),
+            },
+            EventKind::AgentVersion {
+                version: "1.2.3".to_owned(),
+                tested_with: vec!["1.2.2".to_owned()],
+            },
+        ];
+        for (i, kind) in kinds.into_iter().enumerate() {
+            for (seq, secs) in [(0, 0), (u64::MAX, 1_800_000_000), (i as u64, 7)] {
+                let ev = Event {
+                    seq,
+                    ts: SystemTime::UNIX_EPOCH + Duration::from_micros(secs * 1_000_001),
+                    turn: Turn::FIRST,
+                    kind: kind.clone(),
+                };
+                let mut ours = Vec::new();
+                event(&mut ours, &ev).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&ours),
+                    String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
+                );
+            }
+        }
+    }
+
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
         let mut all: String = (0u8..0x80).map(char::from).collect();
@@ -550,6 +632,18 @@ mod tests {
         struct Unit;
         #[derive(Serialize)]
         struct Wrapper(String);
+        /// Field names that need escapes.
+        #[derive(Serialize)]
+        struct Odd {
+            #[serde(rename = "say \"hi\"\n")]
+            quoted: u8,
+            #[serde(rename = "back\\slash\u{1}")]
+            slashed: u8,
+        }
+        assert!(same(&Odd {
+            quoted: 1,
+            slashed: 2
+        }));
         #[derive(Serialize)]
         struct S<'a> {
             b: bool,

@@ -379,6 +379,15 @@ fn receipts_of(stats: &RunStats) {
 
 fn check_event(ev: &Event) {
     round_trip(ev);
+    let mut ours = Vec::new();
+    crate::encode::event(&mut ours, ev).expect("it encodes");
+    let theirs = serde_json::to_vec(ev).expect("serde_json encodes it");
+    assert!(
+        ours == theirs,
+        "the event's encoding and serde_json differ:\n{}\n{}",
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
 }
 
 /// A receipt encodes, decodes back, and renders as `status` shows it.

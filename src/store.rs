@@ -36,7 +36,7 @@ impl Consumer for EventLog {
         match d.json {
             Some(line) => self.buf.extend_from_slice(line),
             None => {
-                crate::encode::write(&mut self.buf, d.event).map_err(io::Error::other)?;
+                crate::encode::event(&mut self.buf, d.event).map_err(io::Error::other)?;
                 self.buf.push(b'\n');
             }
         }

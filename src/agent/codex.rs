@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::late::AfterFinal;
 use super::reported::Count;
+use super::scan::Name;
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
@@ -599,7 +600,7 @@ impl StderrParser for Stderr {
 #[derive(Deserialize)]
 struct Line {
     #[serde(rename = "type")]
-    kind: String,
+    kind: Name,
     thread_id: Option<String>,
     /// Boxed: it is large, and every line would move it.
     item: Option<Box<Item>>,
@@ -630,7 +631,7 @@ struct Usage {
 struct Item {
     id: String,
     #[serde(rename = "type")]
-    kind: String,
+    kind: Name,
     text: Option<String>,
     message: Option<String>,
     command: Option<String>,

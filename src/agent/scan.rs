@@ -319,6 +319,44 @@ pub(crate) fn owned(c: &mut Cursor<'_>) -> Option<String> {
     string(c).map(Cow::into_owned)
 }
 
+/// A string that is nearly always one of a few names (a line's or an item's `type`): one of
+/// `known` is not copied, so that a line of tiny events does not allocate for its names.
+pub(crate) fn name(c: &mut Cursor<'_>, known: &[&'static str]) -> Option<Name> {
+    let value = string(c)?;
+    Some(Name(match known.iter().find(|k| **k == value) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(value.into_owned()),
+    }))
+}
+
+/// A string field read as serde reads a `String`, which [`name`] need not copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Name(Cow<'static, str>);
+
+impl Name {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Name {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|s| Self(Cow::Owned(s)))
+    }
+}
+
 impl<'a> RawStr<'a> {
     /// The string's value, borrowed when it has no escapes. `None` for a lone surrogate.
     pub(crate) fn value(self) -> Option<Cow<'a, str>> {

@@ -1,13 +1,12 @@
 //! The two pipe readers: stdout through the adapter's parser, stderr through its stderr parser.
-//! Each runs on its own task, writes the raw bytes to the run's log, and sends batches of events
-//! to the supervisor, so neither stream can hold up the other.
+//! Each runs on a thread of its own with blocking reads, writes the raw bytes to the run's log,
+//! and sends batches of events to the supervisor, so neither stream can hold up the other.
 
 use std::io::Write;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
@@ -127,7 +126,7 @@ pub(crate) struct StdoutMode {
 /// Reads stdout to EOF (or until `stop` says so); returns the parser's verdict on how the stream
 /// ended.
 pub(crate) async fn stdout(
-    pipe: impl AsyncRead + AsRawFd + Unpin,
+    pipe: OwnedFd,
     raw: RawSink,
     parser: Box<dyn StdoutParser>,
     redactor: Redactor,
@@ -146,7 +145,7 @@ pub(crate) async fn stdout(
         }
     };
     pump(
-        Stoppable { pipe, stop },
+        Stoppable::new(pipe, stop),
         raw,
         &redactor,
         (Stream::Stdout, STDOUT_READ),
@@ -166,7 +165,7 @@ pub(crate) async fn stdout(
 /// Reads stderr to EOF (or until `stop` says so). Colour codes are removed from the events but
 /// kept in the raw log.
 pub(crate) async fn stderr(
-    pipe: impl AsyncRead + Unpin,
+    pipe: OwnedFd,
     raw: RawSink,
     parser: Box<dyn StderrParser>,
     redactor: Redactor,
@@ -177,7 +176,7 @@ pub(crate) async fn stderr(
     let mut on_line =
         |piece: Piece<'_>, events: &mut Vec<EventKind>, _: &mut Vec<_>| feed.piece(piece, events);
     pump(
-        Stoppable { pipe, stop },
+        Stoppable::new(pipe, stop),
         raw,
         &redactor,
         (Stream::Stderr, STDERR_READ),
@@ -189,7 +188,7 @@ pub(crate) async fn stderr(
 }
 
 async fn pump(
-    mut pipe: Stoppable<impl AsyncRead + Unpin>,
+    mut pipe: Stoppable,
     raw: RawSink,
     redactor: &Redactor,
     (stream, read_size): (Stream, usize),
@@ -213,7 +212,7 @@ async fn pump(
     let mut buf = vec![0u8; read_size];
     let recycler = Recycler::new();
     'read: loop {
-        let n = match pipe.read(&mut buf).await {
+        let n = match pipe.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
@@ -264,28 +263,127 @@ async fn pump(
     }
 }
 
-/// A pipe that reads as ended once the supervisor says to stop reading it (runbook's end is
-/// closed when the pipe is dropped, whoever holds the other end).
-struct Stoppable<R> {
-    pipe: R,
+/// A pipe read with blocking `read(2)` on the reader's own thread, which reads as ended once the
+/// supervisor says to stop reading it (runbook's end is closed when the pipe is dropped, whoever
+/// holds the other end).
+///
+/// The read does not go through the runtime's I/O driver: an agent's line then wakes the reader
+/// alone, not a runtime worker that wakes the reader (see BENCHMARKS.md, latency). The reader
+/// waits in `poll(2)` on the pipe and on an eventfd that a small task sets when the supervisor
+/// says to stop, so a pipe a leftover process holds open cannot keep the read waiting.
+struct Stoppable {
+    pipe: OwnedFd,
+    /// Readable once the supervisor said to stop; without one (no descriptor left to make it),
+    /// `stop` is looked at every [`STOP_POLL`] instead.
+    stopped: Option<Arc<OwnedFd>>,
     stop: watch::Receiver<bool>,
+    watcher: Option<tokio::task::AbortHandle>,
 }
 
-impl<R: AsyncRead + Unpin> Stoppable<R> {
-    async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let stop = &mut self.stop;
-        let stopped = async move {
-            // The supervisor gone without a word is no reason to stop.
-            if stop.wait_for(|stop| *stop).await.is_err() {
-                std::future::pending::<()>().await;
+/// How often the word to stop is looked for when there is no eventfd to wait on.
+const STOP_POLL: libc::c_int = 50;
+
+impl Stoppable {
+    /// Must be called within the runtime, which runs the task that watches `stop`.
+    fn new(pipe: OwnedFd, stop: watch::Receiver<bool>) -> Self {
+        // A read never blocks: a readiness that turns out stale goes back to `poll`.
+        // SAFETY: fcntl on a descriptor `pipe` owns.
+        unsafe {
+            let flags = libc::fcntl(pipe.as_raw_fd(), libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
             }
-        };
-        tokio::select! {
-            biased;
-            () = stopped => Ok(0),
-            read = self.pipe.read(buf) => read,
+        }
+        let stopped = eventfd().map(Arc::new);
+        let watcher = stopped.as_ref().map(|stopped| {
+            let (set, mut stop) = (Arc::clone(stopped), stop.clone());
+            tokio::spawn(async move {
+                // The supervisor gone without a word is no reason to stop.
+                if stop.wait_for(|stop| *stop).await.is_ok() {
+                    let one = 1u64.to_ne_bytes();
+                    // SAFETY: an 8-byte write from a live buffer to the eventfd `set` owns.
+                    unsafe { libc::write(set.as_raw_fd(), one.as_ptr().cast(), one.len()) };
+                }
+            })
+            .abort_handle()
+        });
+        Self {
+            pipe,
+            stopped,
+            stop,
+            watcher,
         }
     }
+
+    /// Waits for bytes, the end of the pipe or the word to stop (which wins over bytes waiting).
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if *self.stop.borrow() {
+                return Ok(0);
+            }
+            let (stopped, timeout) = match &self.stopped {
+                Some(fd) => (fd.as_raw_fd(), -1),
+                // poll(2) leaves a negative descriptor out.
+                None => (-1, STOP_POLL),
+            };
+            let mut fds = [
+                libc::pollfd {
+                    fd: stopped,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.pipe.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: poll(2) on an array of two pollfds that lives across the call.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+            if ready < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if fds[0].revents != 0 || *self.stop.borrow() {
+                return Ok(0);
+            }
+            if fds[1].revents == 0 {
+                continue;
+            }
+            // SAFETY: read(2) into `buf`, which is valid for `buf.len()` bytes.
+            let n =
+                unsafe { libc::read(self.pipe.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 {
+                return Ok(n.unsigned_abs());
+            }
+            let e = std::io::Error::last_os_error();
+            if !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+            ) {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for Stoppable {
+    fn drop(&mut self) {
+        if let Some(watcher) = &self.watcher {
+            watcher.abort();
+        }
+    }
+}
+
+/// A new eventfd, if the process may open one more descriptor.
+fn eventfd() -> Option<OwnedFd> {
+    // SAFETY: eventfd(2) returns a new descriptor or -1.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    // SAFETY: a descriptor just made, owned once.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// One read's bytes cut into the inputs of batches: at most [`BATCH_INPUT`] bytes and
@@ -468,9 +566,6 @@ impl RawLog {
 mod tests {
     use std::fs::File;
     use std::io::Read as _;
-    use std::os::fd::{FromRawFd, OwnedFd};
-
-    use tokio::net::unix::pipe;
 
     use super::*;
     use crate::agent::{Adapter, OpenCode, ParseContext};
@@ -491,6 +586,72 @@ mod tests {
         let lens: Vec<usize> = batch_inputs(&wide).map(<[u8]>::len).collect();
         assert_eq!(lens, [BATCH_INPUT, BATCH_INPUT, 7]);
         assert_eq!(batch_inputs(b"").count(), 0);
+    }
+
+    /// A pipe whose other end stays open (a leftover process holding it) ends being read when
+    /// the supervisor says so, with what was read before delivered and logged.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pipe_held_open_stops_being_read_when_told() {
+        let mut fds = [0; 2];
+        // SAFETY: a valid array for pipe(2) to fill.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: pipe(2) just returned these descriptors; each is owned once.
+        let (read_end, mut write_end) = unsafe {
+            (
+                OwnedFd::from_raw_fd(fds[0]),
+                File::from(OwnedFd::from_raw_fd(fds[1])),
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let raw_path = dir.path().join("stdout.log");
+        let raw =
+            super::super::spawn::RawFile::new(File::create(&raw_path).unwrap(), raw_path.clone());
+        let raw = raw.sink().unwrap();
+        let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
+        let (tx, mut rx) = mpsc::channel(QUEUE);
+        let (stop_tx, stop) = watch::channel(false);
+        let reader = tokio::task::spawn_blocking(move || {
+            let runtime = tokio::runtime::Handle::current();
+            runtime.block_on(stdout(
+                read_end,
+                raw,
+                parser,
+                Redactor::default(),
+                tx,
+                stop,
+                StdoutMode {
+                    keep_raw: false,
+                    inbox: None,
+                },
+            ))
+        });
+        let line = "{\"type\":\"text\",\"part\":{\"text\":\"before the stop\"}}\n";
+        write_end.write_all(line.as_bytes()).unwrap();
+        let batch = rx.recv().await.expect("the line's batch");
+        assert!(
+            batch
+                .events
+                .iter()
+                .any(|e| matches!(e, EventKind::Text { text } if text == "before the stop"))
+        );
+        // Long enough for the reader to be waiting on the pipe again, not about to look at `stop`.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(!reader.is_finished());
+
+        stop_tx.send_replace(true);
+        tokio::time::timeout(std::time::Duration::from_secs(10), reader)
+            .await
+            .expect("the reader ends although the pipe is still open")
+            .unwrap();
+        // Nothing more arrives, and the write end is still open.
+        while rx.recv().await.is_some() {}
+        drop(write_end);
+        let mut logged = String::new();
+        File::open(&raw_path)
+            .unwrap()
+            .read_to_string(&mut logged)
+            .unwrap();
+        assert_eq!(logged, line);
     }
 
     /// More than one read and many batches: every line arrives once, in order, and the raw log
@@ -520,7 +681,6 @@ mod tests {
                 w.write_all(input.as_bytes()).unwrap();
             })
         };
-        let rx_pipe = pipe::Receiver::from_owned_fd(read_end).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
         let raw =
@@ -529,18 +689,21 @@ mod tests {
         let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let (_keep, stop) = watch::channel(false);
-        let reader = tokio::spawn(stdout(
-            rx_pipe,
-            raw,
-            parser,
-            Redactor::default(),
-            tx,
-            stop,
-            StdoutMode {
-                keep_raw: true,
-                inbox: None,
-            },
-        ));
+        let reader = tokio::task::spawn_blocking(move || {
+            let runtime = tokio::runtime::Handle::current();
+            runtime.block_on(stdout(
+                read_end,
+                raw,
+                parser,
+                Redactor::default(),
+                tx,
+                stop,
+                StdoutMode {
+                    keep_raw: true,
+                    inbox: None,
+                },
+            ))
+        });
 
         let mut texts = Vec::new();
         let mut batches = 0;

@@ -171,7 +171,12 @@ pub(crate) fn spawn(
         }
     }
     let out_reader = readers::stdout(
-        child.stdout.take().context("stdout is piped")?,
+        child
+            .stdout
+            .take()
+            .context("stdout is piped")?
+            .into_owned_fd()
+            .context("cannot read the agent's stdout")?,
         logs.stdout.sink()?,
         spec.adapter.stdout_parser(parse),
         redactor.clone(),
@@ -182,16 +187,24 @@ pub(crate) fn spawn(
     // The stdout reader parses a fast agent's output nonstop: on a thread of its own it stays on
     // one core, with its allocator arena and caches, instead of hopping between the runtime's
     // workers each time it waits.
+    // Both read their pipe with blocking reads (see `readers`), each on a thread of its own.
     let runtime = tokio::runtime::Handle::current();
     let stdout = tokio::task::spawn_blocking(move || runtime.block_on(out_reader));
-    let stderr = tokio::spawn(readers::stderr(
-        child.stderr.take().context("stderr is piped")?,
+    let err_reader = readers::stderr(
+        child
+            .stderr
+            .take()
+            .context("stderr is piped")?
+            .into_owned_fd()
+            .context("cannot read the agent's stderr")?,
         logs.stderr.sink()?,
         spec.adapter.stderr_parser(),
         redactor.clone(),
         tx,
         stop,
-    ));
+    );
+    let runtime = tokio::runtime::Handle::current();
+    let stderr = tokio::task::spawn_blocking(move || runtime.block_on(err_reader));
     Ok(Spawned {
         child,
         client,

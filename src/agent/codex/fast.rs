@@ -5,14 +5,39 @@
 //! own. Anything unusual gives up, and the caller parses the line with serde_json.
 
 use super::{Item, Line};
-use crate::agent::scan::{Cursor, once, option, owned};
+use crate::agent::scan::{Cursor, name, once, option, owned};
+
+/// The lines' types runbook reads: these are not copied.
+const LINES: &[&str] = &[
+    "item.completed",
+    "item.started",
+    "item.updated",
+    "thread.started",
+    "turn.started",
+    "turn.completed",
+    "turn.failed",
+    "error",
+];
+
+/// The items' types runbook reads: these are not copied.
+const ITEMS: &[&str] = &[
+    "command_execution",
+    "agent_message",
+    "reasoning",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "todo_list",
+    "collab_tool_call",
+    "error",
+];
 
 /// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
 pub(super) fn line(mut c: Cursor<'_>) -> Option<Line> {
     let (mut kind, mut thread_id, mut item) = (None, None, None);
     let (mut message, mut error, mut usage) = (None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, owned(c)?),
+        "type" => once(&mut kind, name(c, LINES)?),
         "thread_id" => once(&mut thread_id, option(c, owned)?),
         "item" => once(&mut item, option(c, |c| read_item(c).map(Box::new))?),
         "message" => once(&mut message, option(c, owned)?),
@@ -39,7 +64,7 @@ fn read_item(c: &mut Cursor<'_>) -> Option<Item> {
     let (mut receiver_thread_ids, mut agents_states, mut items) = (None, None, None);
     c.object(|c, key| match key {
         "id" => once(&mut id, owned(c)?),
-        "type" => once(&mut kind, owned(c)?),
+        "type" => once(&mut kind, name(c, ITEMS)?),
         "text" => once(&mut text, option(c, owned)?),
         "message" => once(&mut message, option(c, owned)?),
         "command" => once(&mut command, option(c, owned)?),
