@@ -573,6 +573,23 @@ pub(crate) fn mangled(
     (tried, accepted)
 }
 
+/// Whatever a fast path accepts (`fast`, its reading of `text`), serde_json accepts with the
+/// same value: panics otherwise, and says whether the fast path read the line.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn same_as_serde<'a, T>(text: &'a str, fast: Option<T>) -> bool
+where
+    T: PartialEq + std::fmt::Debug + serde::Deserialize<'a>,
+{
+    let Some(fast) = fast else {
+        return false;
+    };
+    match serde_json::from_str::<T>(text) {
+        Ok(slow) => assert_eq!(fast, slow, "{text}"),
+        Err(e) => panic!("the fast path read what serde_json refuses ({e}): {text}"),
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
