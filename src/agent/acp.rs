@@ -111,6 +111,12 @@ impl Adapter for Acp {
         args
     }
 
+    /// An agent over ACP tells its usage (`usage_update`), not each model call: OpenCode sends
+    /// one update for a prompt of several calls. Its steps are unknown, never a wrong count.
+    fn reports_steps(&self) -> bool {
+        false
+    }
+
     /// The agent names its version in its answer to `initialize`.
     fn version_args(&self) -> &'static [&'static str] {
         &[]

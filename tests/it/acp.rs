@@ -114,6 +114,9 @@ fn a_read_and_an_edit_show_each_tool_from_its_start_to_its_end() {
         "{why}"
     );
     assert!(receipt.tokens.output > 0, "{why}");
+    // OpenCode tells one usage update for the prompt's three model calls: unknown, not 1.
+    assert_eq!(receipt.steps, None, "{why}");
+    assert!(receipt.turns.iter().all(|t| t.steps.is_none()), "{why}");
     for name in ["read", "edit"] {
         let started = positions(
             &events,
