@@ -54,6 +54,9 @@ pub(crate) struct Human {
     streaming: String,
     /// The last denial shown, so that the same denial is not shown twice.
     denial: tools::Shown,
+    /// The model the agent announced last: each turn's adapter announces it again, and the
+    /// line (with its price warning) is shown once until the model changes.
+    model: Option<String>,
     /// The current turn is a planning turn of `--plan`.
     planning: bool,
     /// A planning turn's latest text, not shown yet.
@@ -155,6 +158,7 @@ impl Human {
             asking: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
+            model: None,
             planning: false,
             held: None,
             quiet_for: Duration::ZERO,
@@ -181,12 +185,17 @@ impl Human {
             | K::TurnStarted { .. }
             | K::AgentVersion { .. }
             | K::SessionStarted { .. }
-            | K::ModelAnnounced { .. }
             | K::StopRequested { .. }
             | K::SignalSent { .. }
             | K::TurnCompleted { .. }
             | K::TurnFailed { .. }
             | K::RunFinished { .. } => lifecycle::show(&mut lines, kind),
+            K::ModelAnnounced { model, .. } => {
+                if self.model.as_ref() != Some(model) {
+                    self.model = Some(model.clone());
+                    lifecycle::show(&mut lines, kind);
+                }
+            }
             K::ToolStarted(_)
             | K::ToolCompleted(_)
             | K::SubagentStarted { .. }

@@ -255,3 +255,24 @@ fn in_a_narrow_window_text_previews_are_cut_and_everything_else_is_broken_into_r
          [00:00.0] ⚠ agent warning: the provider is rate\n            limiting requests; retrying in 30\n            seconds\n"
     );
 }
+
+#[test]
+fn a_model_announced_again_by_each_turn_is_shown_once() {
+    let announced = |model: &str| EventKind::ModelAnnounced {
+        model: model.into(),
+        price: crate::event::PriceBasis::Conservative,
+    };
+    let out = render(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        &[
+            (10, announced("claude-opus-9")),
+            (20, announced("claude-opus-9")),
+            (30, announced("claude-opus-9-mini")),
+        ],
+    );
+    assert_eq!(out.matches("model claude-opus-9\n").count(), 1, "{out}");
+    assert_eq!(out.matches("claude-opus-9 is not in").count(), 1, "{out}");
+    assert_eq!(out.matches("model claude-opus-9-mini").count(), 1, "{out}");
+}
