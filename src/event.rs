@@ -1194,6 +1194,10 @@ pub struct AgentResult {
     /// Some token count the agent reported was not a whole number; it counts as 0.
     #[serde(default, skip_serializing_if = "is_false")]
     pub tokens_unreadable: bool,
+    /// `tokens` are only part of the turn's: the agent tells the usage of its last model call
+    /// (OpenCode over ACP), and the turn made more. A lower bound.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tokens_partial: bool,
     /// How many model calls the agent made, when it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_calls: Option<u32>,

@@ -59,6 +59,10 @@ pub struct TurnTotals {
     /// one ended without that report (a provider failure, a stop by runbook).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tokens_unknown: bool,
+    /// The turn's tokens are only part of them (the agent told those of its last model call):
+    /// a lower bound. Its cost is not less known for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_partial: bool,
     /// USD known so far: the sum of the known step costs, or the agent's own total for the turn
     /// (plus whatever it spent after giving it). A lower bound when `cost_incomplete`; absent when
     /// nothing of it is known.
@@ -97,6 +101,7 @@ impl TurnTotals {
             tool_calls: 0,
             tokens: Tokens::default(),
             tokens_unknown: steps_unreported,
+            tokens_partial: false,
             cost_usd: None,
             cost_source: None,
             cost_incomplete: steps_unreported,
@@ -144,6 +149,7 @@ impl TurnTotals {
         if let Some(tokens) = result.tokens {
             self.tokens = tokens;
             self.tokens_unknown = false;
+            self.tokens_partial = result.tokens_partial;
         }
         let cost = result.usable_cost();
         if result.tokens.is_none() && result.cost_usd.is_none() && result.cost_rejected.is_none() {
@@ -418,10 +424,12 @@ impl RunStats {
         }
     }
 
-    /// Whether some turn's tokens are unknown: [`Self::tokens`] is then what is known, a lower
+    /// Whether some turn's tokens are unknown or partial: [`Self::tokens`] is then what is known, a lower
     /// bound (zero when nothing is known).
     pub fn tokens_incomplete(&self) -> bool {
-        self.turns.iter().any(|t| t.tokens_unknown)
+        self.turns
+            .iter()
+            .any(|t| t.tokens_unknown || t.tokens_partial)
     }
 
     /// Tool calls that ran and failed.
@@ -839,6 +847,7 @@ mod tests {
             cost_source: Some(CostSource::Reported),
             cost_rejected: None,
             tokens_unreadable: false,
+            tokens_partial: false,
             model_calls: None,
             duration_ms: None,
         })));
@@ -864,6 +873,7 @@ mod tests {
             cost_source: cost.map(|_| CostSource::Estimated),
             cost_rejected: None,
             tokens_unreadable: false,
+            tokens_partial: false,
             model_calls: None,
             duration_ms: None,
         })

@@ -4,8 +4,9 @@
 //! moment it is announced, text as it streams), and every response and request is handed on, in
 //! order, to the supervisor's client (`supervisor::acp`), which writes the answers.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -18,7 +19,8 @@ use super::{
     announce_session, npm_cli, unparsed_line, unreadable_reason,
 };
 use crate::event::{
-    AgentResult, EventKind, StepUsage, Tokens, ToolKind, ToolStart, ToolStatus, UnparsedReason,
+    AgentResult, EventKind, ProviderError, StepUsage, Tokens, ToolKind, ToolStart, ToolStatus,
+    UnparsedReason,
 };
 use crate::prices::PriceTable;
 
@@ -50,6 +52,8 @@ pub(crate) struct RpcError {
     pub code: i64,
     #[serde(default)]
     pub message: String,
+    #[serde(default)]
+    pub data: Option<Value>,
 }
 
 /// Where the parser hands what the agent wrote to its client. Drained by the stdout reader after
@@ -167,14 +171,62 @@ struct Message {
     error: Option<RpcError>,
 }
 
+/// The tool calls whose permission request runbook refused: a call that then fails was denied,
+/// not broken. Filled by the client as it answers (or, replaying a log, by the parser from the
+/// answers recorded in it); read by the parser when the call ends.
+pub(crate) type Refused = Arc<Mutex<HashSet<String>>>;
+
 /// A tool call announced but not yet shown: it is shown once its input is known (or it runs).
 struct Announced {
     call_id: String,
-    name: String,
-    kind: ToolKind,
     title: Option<String>,
+    acp_kind: Option<String>,
+    /// The agent's own name for the tool, when it tells it apart from the title (Claude Code's
+    /// adapter: `_meta.claudeCode.toolName`).
+    native: Option<String>,
+    /// The call that made this one (a subagent's), when the agent says.
+    parent: Option<String>,
     input: Map<String, Value>,
     locations: Vec<String>,
+}
+
+impl Announced {
+    /// The call as it is shown: named and classified the way the agent's native stream does,
+    /// where the ACP stream lets it.
+    fn start(&self, cwd: &std::path::Path) -> ToolStart {
+        let command = self
+            .input
+            .get("command")
+            .is_some_and(|c| c.is_string() || c.is_array());
+        let name = match (&self.native, command) {
+            (Some(native), _) => native.clone(),
+            // A shell command, whatever its title says it does (Codex titles `cat README.md`
+            // `Read README.md`): as the agent's native stream tells it.
+            (None, true) => match self.one_word_title() {
+                Some(t) if ToolKind::of(t) == ToolKind::Shell => t.to_owned(),
+                _ => "shell".to_owned(),
+            },
+            (None, false) => tool_name(self.title.as_deref(), self.acp_kind.as_deref()),
+        };
+        let kind = match ToolKind::of(&name) {
+            ToolKind::Other if command => ToolKind::Shell,
+            ToolKind::Other => tool_kind(self.acp_kind.as_deref(), &name),
+            kind => kind,
+        };
+        ToolStart {
+            input: input_summary(&self.input, &self.locations, self.title.as_deref(), cwd),
+            call_id: self.call_id.clone(),
+            name,
+            kind,
+            parent: self.parent.clone(),
+        }
+    }
+
+    fn one_word_title(&self) -> Option<&str> {
+        self.title
+            .as_deref()
+            .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace) && t.len() <= 40)
+    }
 }
 
 struct Parser {
@@ -196,6 +248,21 @@ struct Parser {
     in_turn: bool,
     /// The final text of the current turn (its last message).
     last_text: String,
+    refused: Refused,
+    /// The agent tells, as a prompt's usage, that of its last model call only (OpenCode).
+    last_call_usage: bool,
+    /// The agent's usage leaves out its subagents' (Claude Code's adapter sums the main
+    /// conversation's results).
+    subagents_apart: bool,
+    /// Tool calls in the current turn that ran: each means one more model call after it.
+    turn_tools: u32,
+    /// Subagents started in the current turn.
+    turn_subagents: u32,
+    /// The tokens in the agent's context, as its last `usage_update` in this turn said.
+    turn_used: Option<u64>,
+    /// Replaying a log: the permission requests not yet answered, by their id, with the call and
+    /// the offered options (id, kind).
+    asked: HashMap<String, (String, Vec<(String, String)>)>,
 }
 
 impl Parser {
@@ -214,6 +281,13 @@ impl Parser {
             turn_start_cost: None,
             in_turn: false,
             last_text: String::new(),
+            refused: ctx.refused.unwrap_or_default(),
+            last_call_usage: false,
+            subagents_apart: false,
+            turn_tools: 0,
+            turn_subagents: 0,
+            turn_used: None,
+            asked: HashMap::new(),
         }
     }
 
@@ -223,13 +297,47 @@ impl Parser {
             return Some(open.clone());
         }
         let a = self.announced.iter().find(|a| a.call_id == call_id)?;
-        Some(ToolStart {
-            input: input_summary(&a.input, &a.locations, a.title.as_deref(), &self.cwd),
-            call_id: a.call_id.clone(),
-            name: a.name.clone(),
-            kind: a.kind,
-            parent: None,
-        })
+        Some(a.start(&self.cwd))
+    }
+
+    /// Ends every call still open: one whose permission runbook refused was denied (Codex's
+    /// adapter ends the turn at the refusal without ending the call), any other unfinished.
+    fn close_calls(&mut self, out: &mut Vec<EventKind>) {
+        for id in self.calls.open_ids() {
+            let refused = self
+                .refused
+                .lock()
+                .is_ok_and(|mut refused| refused.remove(&id));
+            if refused {
+                let ending = Ending::failed(
+                    ToolStatus::Denied,
+                    "runbook refused its permission".to_owned(),
+                    None,
+                );
+                self.calls.finish(&id, ending, out);
+            }
+        }
+        self.calls.close_all(out);
+    }
+
+    /// Starts a call: a subagent's start is also told as such.
+    fn start(&mut self, start: ToolStart, input: &Map<String, Value>, out: &mut Vec<EventKind>) {
+        if start.kind == ToolKind::Subagent {
+            let description = ["description", "prompt"]
+                .iter()
+                .find_map(|k| input.get(*k)?.as_str())
+                .map(|d| summary::first_line(d).to_owned())
+                .unwrap_or_default();
+            out.push(EventKind::SubagentStarted {
+                session_id: None,
+                call_id: start.call_id.clone(),
+                description,
+            });
+        }
+        if start.kind == ToolKind::Subagent {
+            self.turn_subagents += 1;
+        }
+        self.calls.start(start, out);
     }
 
     fn hand_on(&self, message: Incoming) {
@@ -258,6 +366,9 @@ impl Parser {
             self.in_turn = true;
             self.turn_start_cost = self.session_cost;
             self.last_text.clear();
+            self.turn_tools = 0;
+            self.turn_subagents = 0;
+            self.turn_used = None;
         }
     }
 
@@ -322,6 +433,9 @@ impl Parser {
 
     /// A `usage_update`: the session's cost so far; what it grew by is a step's cost.
     fn usage(&mut self, update: &Value, out: &mut Vec<EventKind>) {
+        if let Some(used) = update.get("used").and_then(Value::as_u64) {
+            self.turn_used = Some(used);
+        }
         #[derive(Deserialize)]
         struct Amount {
             amount: Option<Cost>,
@@ -370,17 +484,25 @@ impl Parser {
             .filter_map(|l| l.get("path").and_then(Value::as_str).map(str::to_owned))
             .collect();
         let title = update.get("title").and_then(Value::as_str);
+        let meta = |key: &str| {
+            update
+                .pointer(&format!("/_meta/claudeCode/{key}"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
         if self.calls.get(call_id).is_none() {
             let i = match self.announced.iter().position(|a| a.call_id == call_id) {
                 Some(i) => i,
                 None => {
-                    let acp_kind = update.get("kind").and_then(Value::as_str);
-                    let name = tool_name(title, acp_kind);
                     self.announced.push(Announced {
                         call_id: call_id.to_owned(),
-                        kind: tool_kind(acp_kind, &name),
-                        name,
                         title: title.map(str::to_owned),
+                        acp_kind: update
+                            .get("kind")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                        native: None,
+                        parent: None,
                         input: Map::new(),
                         locations: Vec::new(),
                     });
@@ -388,6 +510,12 @@ impl Parser {
                 }
             };
             let a = &mut self.announced[i];
+            if a.native.is_none() {
+                a.native = meta("toolName");
+            }
+            if a.parent.is_none() {
+                a.parent = meta("parentToolUseId");
+            }
             if let Some(input) = raw_input {
                 a.input
                     .extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -405,32 +533,43 @@ impl Parser {
                 return;
             }
             let a = self.announced.remove(i);
-            let start = ToolStart {
-                input: input_summary(&a.input, &a.locations, a.title.as_deref(), &self.cwd),
-                call_id: a.call_id,
-                name: a.name,
-                kind: a.kind,
-                parent: None,
-            };
-            self.calls.start(start, out);
+            let start = a.start(&self.cwd);
+            self.start(start, &a.input, out);
         }
         match status {
             Some("completed") => {
                 let bytes = output_text(update).map(|t| t.len() as u64);
-                self.calls.finish(call_id, Ending::ok(bytes), out);
+                // OpenCode's shell says how its command exited; non-zero is a failure, as in
+                // its native stream.
+                let ending = match update
+                    .pointer("/rawOutput/metadata/exit")
+                    .and_then(Value::as_i64)
+                {
+                    Some(code) if code != 0 => {
+                        Ending::failed(ToolStatus::Error, format!("exit code {code}"), bytes)
+                    }
+                    _ => Ending::ok(bytes),
+                };
+                if self.calls.finish(call_id, ending, out).is_some() {
+                    self.turn_tools += 1;
+                }
             }
             Some("failed") => {
                 let text = output_text(update);
                 let error = text
                     .as_deref()
-                    .map(summary::first_line)
-                    .filter(|l| !l.is_empty())
+                    .and_then(first_words)
                     .unwrap_or("the tool call failed")
                     .to_owned();
                 let bytes = text.map(|t| t.len() as u64);
-                let status = if is_denial(&error) {
+                let refused = self
+                    .refused
+                    .lock()
+                    .is_ok_and(|mut refused| refused.remove(call_id));
+                let status = if refused || is_denial(&error) {
                     ToolStatus::Denied
                 } else {
+                    self.turn_tools += 1;
                     ToolStatus::Error
                 };
                 self.calls
@@ -446,7 +585,18 @@ impl Parser {
             Some(error) => Err(error),
             None => Ok(message.result.unwrap_or(Value::Null)),
         };
+        if let Err(error) = &outcome
+            && (self.in_turn || provider_failure(error).is_some())
+        {
+            // While a prompt runs, the only request in flight is the prompt; and only a prompt
+            // reaches the provider.
+            self.prompt_failed(error, out);
+        }
         if let Ok(result) = &outcome {
+            if let Some(name) = result.pointer("/agentInfo/name").and_then(Value::as_str) {
+                self.last_call_usage = name == "OpenCode";
+                self.subagents_apart = name.contains("claude");
+            }
             if let Some(version) = result.pointer("/agentInfo/version").and_then(Value::as_str) {
                 out.push(EventKind::AgentVersion {
                     version: version.to_owned(),
@@ -465,20 +615,57 @@ impl Parser {
         self.hand_on(Incoming::Response { id, outcome });
     }
 
+    /// The turn's cost: what the session's cost grew by, when the agent tells it.
+    fn turn_cost(&self) -> Option<Cost> {
+        let now = self.session_cost?;
+        Some(Cost::Number(
+            (now - self.turn_start_cost.unwrap_or(0.0)).max(0.0),
+        ))
+    }
+
+    /// The turn's tokens when the agent gave none but said its context is empty: no model call
+    /// took anything.
+    fn nothing_used(&self) -> Option<Tokens> {
+        (self.turn_used == Some(0)).then(Tokens::default)
+    }
+
+    /// The prompt failed: the turn's last events, the provider's failure when the error is one,
+    /// and what is known of the turn's totals.
+    fn prompt_failed(&mut self, error: &RpcError, out: &mut Vec<EventKind>) {
+        self.flush_text(out);
+        for a in std::mem::take(&mut self.announced) {
+            let start = a.start(&self.cwd);
+            self.start(start, &a.input, out);
+        }
+        self.close_calls(out);
+        if let Some(failure) = provider_failure(error) {
+            out.push(EventKind::ProviderError(failure));
+        }
+        let checked = reported::check(self.turn_cost(), || None, false);
+        out.push(EventKind::AgentResult(AgentResult {
+            ok: false,
+            message: Some(error.message.clone()),
+            tokens: self.nothing_used(),
+            cost_usd: checked.cost_usd,
+            cost_source: checked.cost_source,
+            cost_rejected: checked.cost_rejected,
+            tokens_unreadable: false,
+            tokens_partial: false,
+            model_calls: None,
+            duration_ms: None,
+        }));
+        self.in_turn = false;
+        self.turn_start_cost = self.session_cost;
+    }
+
     /// The prompt's result: the turn's last events and the agent's totals for it.
     fn answered(&mut self, reason: &str, result: &Value, out: &mut Vec<EventKind>) {
         self.flush_text(out);
         for a in std::mem::take(&mut self.announced) {
-            let start = ToolStart {
-                input: input_summary(&a.input, &a.locations, a.title.as_deref(), &self.cwd),
-                call_id: a.call_id,
-                name: a.name,
-                kind: a.kind,
-                parent: None,
-            };
-            self.calls.start(start, out);
+            let start = a.start(&self.cwd);
+            self.start(start, &a.input, out);
         }
-        self.calls.close_all(out);
+        self.close_calls(out);
         #[derive(Deserialize, Default)]
         #[serde(rename_all = "camelCase", default)]
         struct Usage {
@@ -492,6 +679,11 @@ impl Parser {
             .get("usage")
             .filter(|u| u.is_object())
             .and_then(read::<Usage>);
+        // OpenCode's are its last model call's, and a turn with a tool call that ran made at
+        // least two; Claude Code's adapter leaves out what subagents used.
+        let tokens_partial = usage.is_some()
+            && ((self.last_call_usage && self.turn_tools > 0)
+                || (self.subagents_apart && self.turn_subagents > 0));
         let mut tokens_unreadable = false;
         let tokens = usage.map(|u| {
             let mut get = |n: Count| n.get(&mut tokens_unreadable);
@@ -503,11 +695,8 @@ impl Parser {
                 cache_write: get(u.cached_write_tokens),
             }
         });
-        let reported = match (self.session_cost, self.turn_start_cost) {
-            (Some(now), before) => Some(Cost::Number((now - before.unwrap_or(0.0)).max(0.0))),
-            (None, _) => None,
-        };
-        let mut checked = reported::check(reported, || None, tokens_unreadable);
+        let tokens = tokens.or_else(|| self.nothing_used());
+        let mut checked = reported::check(self.turn_cost(), || None, tokens_unreadable);
         if checked.cost_usd.is_none()
             && !tokens_unreadable
             && let Some(tokens) = &tokens
@@ -533,6 +722,7 @@ impl Parser {
             cost_source: checked.cost_source,
             cost_rejected: checked.cost_rejected,
             tokens_unreadable,
+            tokens_partial,
             model_calls: None,
             duration_ms: None,
         }));
@@ -541,20 +731,66 @@ impl Parser {
     }
 }
 
+impl Parser {
+    /// A message runbook sent, read back from a recorded log: the session's work dir (for paths
+    /// to be shown as they were live), and its answers to permission requests.
+    fn sent(&mut self, sent: Message) {
+        if sent.method.as_deref() == Some("session/new")
+            && let Some(cwd) = sent
+                .params
+                .as_ref()
+                .and_then(|p| p.get("cwd"))
+                .and_then(Value::as_str)
+        {
+            self.cwd = PathBuf::from(cwd);
+        }
+        let Some((call_id, options)) = sent.id.and_then(|id| self.asked.remove(&id.to_string()))
+        else {
+            return;
+        };
+        let outcome = sent.result.as_ref().and_then(|r| r.get("outcome"));
+        let chosen = outcome
+            .and_then(|o| o.get("optionId"))
+            .and_then(Value::as_str)
+            .and_then(|id| options.iter().find(|(option, _)| option == id));
+        let allowed = chosen.is_some_and(|(_, kind)| kind.starts_with("allow"));
+        if !allowed && let Ok(mut refused) = self.refused.lock() {
+            refused.insert(call_id);
+        }
+    }
+
+    /// A permission request in a recorded log, kept until the answer runbook gave is read.
+    fn asked_in_log(&mut self, id: &Value, params: &Value) {
+        const MAX_ASKED: usize = 64;
+        let Some(call_id) = params
+            .pointer("/toolCall/toolCallId")
+            .and_then(Value::as_str)
+        else {
+            return;
+        };
+        if self.asked.len() >= MAX_ASKED {
+            return;
+        }
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let options = params
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| Some((text(o, "optionId")?, text(o, "kind").unwrap_or_default())))
+            .collect();
+        self.asked
+            .insert(id.to_string(), (call_id.to_owned(), options));
+    }
+}
+
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
         // What runbook itself sent, in a recorded log: not the agent's, but the session's work
         // dir is in it, for paths to be shown as they were live.
         if let Some(sent) = line.strip_prefix(SENT_MARK.as_bytes()) {
-            if let Ok(sent) = serde_json::from_slice::<Message>(sent)
-                && sent.method.as_deref() == Some("session/new")
-                && let Some(cwd) = sent
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("cwd"))
-                    .and_then(Value::as_str)
-            {
-                self.cwd = PathBuf::from(cwd);
+            if let Ok(sent) = serde_json::from_slice::<Message>(sent) {
+                self.sent(sent);
             }
             return;
         }
@@ -565,6 +801,9 @@ impl StdoutParser for Parser {
         match (message.id.clone(), message.method.clone()) {
             (Some(id), Some(method)) => {
                 let params = message.params.unwrap_or(Value::Null);
+                if self.inbox.is_none() && method == "session/request_permission" {
+                    self.asked_in_log(&id, &params);
+                }
                 let tool = params
                     .pointer("/toolCall/toolCallId")
                     .and_then(Value::as_str)
@@ -593,7 +832,7 @@ impl StdoutParser for Parser {
 
     fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
         self.flush_text(out);
-        self.calls.close_all(out);
+        self.close_calls(out);
         if self.in_turn {
             StreamEnd::Truncated("the agent's output ended before it answered the prompt".into())
         } else {
@@ -648,11 +887,14 @@ pub(crate) fn input_summary(
 ) -> String {
     let text = |keys: &[&str]| keys.iter().find_map(|k| input.get(*k)?.as_str());
     let command_list = input.get("command").and_then(Value::as_array).map(|words| {
-        words
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(" ")
+        let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+        // Codex runs each command as `/bin/bash -lc CMD`: the command is CMD.
+        match words.as_slice() {
+            [shell, flag, command] if shell.ends_with("sh") && flag.starts_with('-') => {
+                (*command).to_owned()
+            }
+            _ => words.join(" "),
+        }
     });
     let fields = InputFields {
         path: text(&["filePath", "file_path", "path", "abs_path", "notebook_path"])
@@ -684,6 +926,49 @@ fn output_text(update: &Value) -> Option<String> {
         .and_then(Value::as_str)
         .map(str::to_owned)
         .or_else(|| raw.as_str().map(str::to_owned))
+}
+
+/// The provider's failure a prompt's error is, when the agent says so: Claude Code's adapter
+/// quotes `API Error: 500 …`, OpenCode names an `APIError`, Codex's adapter gives its
+/// `codex_error_info`.
+fn provider_failure(error: &RpcError) -> Option<ProviderError> {
+    let data = error.data.as_ref();
+    let field = |key: &str| data.and_then(|d| d.get(key)).and_then(Value::as_str);
+    let detail = field("message").unwrap_or(&error.message);
+    let (name, status) = if let Some((_, rest)) = error.message.split_once("API Error: ") {
+        let status = rest.get(..3).and_then(|s| s.parse::<u16>().ok());
+        (
+            "api_error".to_owned(),
+            status.filter(|s| (100..600).contains(s)),
+        )
+    } else if let Some(name) = field("errorName").filter(|n| n.ends_with("APIError")) {
+        (name.to_owned(), None)
+    } else if let Some(info) = data.and_then(|d| d.get("codex_error_info")) {
+        let name = info
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| info.as_object()?.keys().next().cloned())
+            .unwrap_or_else(|| "error".to_owned());
+        (name, None)
+    } else {
+        return None;
+    };
+    Some(ProviderError {
+        name,
+        message: detail
+            .strip_prefix("Internal error: ")
+            .unwrap_or(detail)
+            .to_owned(),
+        status,
+        retryable: None,
+    })
+}
+
+/// The first line of a tool's output that says something: not blank, not a Markdown fence.
+fn first_words(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("```"))
 }
 
 /// Whether a tool's error says it was refused permission.

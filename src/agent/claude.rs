@@ -608,6 +608,7 @@ impl Parser {
             cost_source: cost.cost_source,
             cost_rejected: cost.cost_rejected,
             tokens_unreadable,
+            tokens_partial: false,
             model_calls: None,
             duration_ms: line.duration_ms,
         }));

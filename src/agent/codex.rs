@@ -194,6 +194,7 @@ impl StdoutParser for Parser {
                     cost_source: None,
                     cost_rejected: None,
                     tokens_unreadable: false,
+                    tokens_partial: false,
                     model_calls: None,
                     duration_ms: None,
                 }));
@@ -466,6 +467,7 @@ impl Parser {
             cost_source,
             cost_rejected: None,
             tokens_unreadable,
+            tokens_partial: false,
             model_calls: None,
             duration_ms: None,
         }));

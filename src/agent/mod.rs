@@ -91,6 +91,8 @@ pub(crate) struct ParseContext {
     pub prices: Arc<PriceTable>,
     /// Where an ACP agent's parser hands the messages its client must answer.
     pub inbox: Option<acp::Inbox>,
+    /// The ACP calls whose permission runbook refused, shared with the client that answers.
+    pub refused: Option<acp::Refused>,
 }
 
 impl ParseContext {
@@ -100,6 +102,7 @@ impl ParseContext {
             model: None,
             prices: Arc::default(),
             inbox: None,
+            refused: None,
         }
     }
 }

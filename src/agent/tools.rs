@@ -94,6 +94,11 @@ impl OpenCalls {
         self.finish(&id, ending, out);
     }
 
+    /// The ids of the calls still open, oldest first.
+    pub(crate) fn open_ids(&self) -> Vec<String> {
+        self.open.iter().map(|c| c.call_id.clone()).collect()
+    }
+
     /// Closes every call still open, as failed.
     pub(crate) fn close_all(&mut self, out: &mut Vec<EventKind>) {
         for id in self

@@ -132,7 +132,7 @@ fn turns(rows: &mut Rows<'_>, r: &Receipt) {
                 t.index + 1,
                 format!("{:?}", t.kind).to_lowercase(),
                 steps(t.steps),
-                tokens(t.tokens.total(), t.tokens_unknown)
+                tokens(t.tokens.total(), t.tokens_unknown || t.tokens_partial)
             )
         })
         .collect();

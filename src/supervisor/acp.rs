@@ -137,6 +137,8 @@ pub(crate) struct Client {
     model: Option<String>,
     /// The session's answer to `session/new`, for its options.
     options: Value,
+    /// The calls it refused, for the parser to tell their failure as a denial.
+    refused: acp::Refused,
 }
 
 impl Client {
@@ -148,6 +150,7 @@ impl Client {
         redactor: Redactor,
         cwd: &Path,
         policy: Permissions,
+        refused: acp::Refused,
     ) -> Self {
         let mut client = Self {
             wire: Some(writer(stdin, raw, redactor)),
@@ -162,6 +165,7 @@ impl Client {
             modes: None,
             model: None,
             options: Value::Null,
+            refused,
         };
         client.request(
             Asked::Initialize,
@@ -351,6 +355,9 @@ impl Client {
             by,
         });
         if !allowed {
+            if let Ok(mut refused) = self.refused.lock() {
+                refused.insert(ask.call_id.clone());
+            }
             out.push(EventKind::PermissionDenied {
                 tool: ask.tool.clone(),
                 detail: ask.input.clone(),

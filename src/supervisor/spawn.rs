@@ -157,7 +157,9 @@ pub(crate) fn spawn(
     let mut client = None;
     if acp {
         let (inbox, from_parser) = mpsc::unbounded_channel();
+        let refused = crate::agent::acp::Refused::default();
         parse.inbox = Some(inbox);
+        parse.refused = Some(refused.clone());
         mode.inbox = Some(from_parser);
         client = Some(super::acp::Client::start(
             child.stdin.take().context("stdin is piped")?,
@@ -165,6 +167,7 @@ pub(crate) fn spawn(
             redactor.clone(),
             spec.cwd,
             spec.permissions,
+            refused,
         ));
         if let Some(client) = &mut client {
             client.choose_model(spec.parse.model.clone());

@@ -237,3 +237,171 @@ fn thoughts_plans_and_usage_become_reasoning_a_todo_call_and_step_costs() {
     );
     assert_eq!(end, StreamEnd::Finished, "the prompt was answered");
 }
+
+/// A raw log of `runbook run --via acp`, replayed: both directions, no client.
+fn replay(name: &str) -> Vec<EventKind> {
+    let path = format!(
+        "{}/fixtures/acp/{name}.stdout.ndjson",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let log = std::fs::read_to_string(&path).unwrap();
+    let agent: &Acp = if name.starts_with("claude") {
+        &CLAUDE
+    } else if name.starts_with("codex") {
+        &CODEX
+    } else {
+        &OPENCODE
+    };
+    let mut parser = agent.stdout_parser(ParseContext::new(PathBuf::from("/home/me/demo")));
+    let mut out = Vec::new();
+    for line in log.lines().filter(|l| !l.is_empty()) {
+        parser.line(line.as_bytes(), &mut out);
+    }
+    parser.end(&mut out);
+    out
+}
+
+fn ends(events: &[EventKind]) -> Vec<(String, ToolKind, ToolStatus, Option<String>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ToolCompleted(t) => {
+                Some((t.name.clone(), t.kind, t.status, t.parent.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn result(events: &[EventKind]) -> &AgentResult {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            EventKind::AgentResult(r) => Some(r),
+            _ => None,
+        })
+        .expect("the turn has the agent's result")
+}
+
+#[test]
+fn a_call_whose_permission_runbook_refused_ends_denied_under_its_own_name() {
+    let events = replay("claude-agent-acp-0.23.1.permission_denied");
+    assert_eq!(
+        ends(&events),
+        [
+            ("Bash".to_owned(), ToolKind::Shell, ToolStatus::Denied, None),
+            (
+                "Write".to_owned(),
+                ToolKind::Write,
+                ToolStatus::Denied,
+                None
+            ),
+        ]
+    );
+    // The error is the words, not the Markdown fence around them.
+    for e in &events {
+        if let EventKind::ToolCompleted(t) = e {
+            assert_eq!(
+                t.error.as_deref(),
+                Some("User refused permission to run tool")
+            );
+        }
+    }
+    // Codex's adapter ends the turn at the refusal without ending the call.
+    let events = replay("codex-acp-0.16.0.permission_denied");
+    assert_eq!(
+        ends(&events),
+        [("edit".to_owned(), ToolKind::Edit, ToolStatus::Denied, None)]
+    );
+}
+
+#[test]
+fn a_subagent_is_told_with_its_calls_and_its_tokens_are_a_lower_bound() {
+    let events = replay("claude-agent-acp-0.23.1.subagent");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        EventKind::SubagentStarted { call_id, description, .. }
+            if call_id == "toolu_agent_1" && description == "List workspace files"
+    )));
+    assert_eq!(
+        ends(&events),
+        [
+            (
+                "Bash".to_owned(),
+                ToolKind::Shell,
+                ToolStatus::Ok,
+                Some("toolu_agent_1".to_owned())
+            ),
+            ("Agent".to_owned(), ToolKind::Subagent, ToolStatus::Ok, None),
+        ]
+    );
+    // Claude Code's adapter sums the main conversation's usage only.
+    let r = result(&events);
+    assert!(r.tokens_partial, "{r:?}");
+    assert_eq!(r.tokens.map(|t| t.total()), Some(10370));
+    assert!(r.cost_usd.is_some_and(|c| (c - 0.0628875).abs() < 1e-9));
+}
+
+#[test]
+fn opencode_over_acp_tells_a_failed_command_and_only_its_last_model_calls_tokens() {
+    let events = replay("opencode-1.18.33.tool_fail");
+    let failed: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ToolCompleted(t) => Some((t.name.as_str(), t.status, t.error.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        failed[1],
+        ("bash", ToolStatus::Error, Some("exit code 3".to_owned()))
+    );
+    assert_eq!(failed[0].1, ToolStatus::Error);
+    assert!(result(&events).tokens_partial);
+
+    let events = replay("opencode-1.18.33.multistep");
+    let kinds: Vec<ToolKind> = ends(&events).into_iter().map(|e| e.1).collect();
+    assert_eq!(
+        kinds,
+        [
+            ToolKind::Shell,
+            ToolKind::Read,
+            ToolKind::Shell,
+            ToolKind::Write,
+            ToolKind::Shell
+        ]
+    );
+    let r = result(&events);
+    assert!(r.tokens_partial && r.cost_usd.is_some(), "{r:?}");
+}
+
+fn provider_error(events: &[EventKind]) -> &ProviderError {
+    events
+        .iter()
+        .find_map(|e| match e {
+            EventKind::ProviderError(p) => Some(p),
+            _ => None,
+        })
+        .expect("a provider error")
+}
+
+#[test]
+fn a_prompt_the_provider_failed_is_a_provider_error_with_what_is_known() {
+    let events = replay("claude-agent-acp-0.23.1.http500");
+    let failure = provider_error(&events);
+    assert_eq!(failure.status, Some(500));
+    assert!(failure.message.starts_with("API Error: 500"), "{failure:?}");
+    // The agent's context stayed empty and its cost did not grow: nothing was spent.
+    let r = result(&events);
+    assert!(!r.ok);
+    assert_eq!(r.tokens, Some(Tokens::default()));
+    assert_eq!(r.cost_usd, Some(0.0));
+
+    let events = replay("codex-acp-0.16.0.http500");
+    let failure = provider_error(&events);
+    assert_eq!(failure.name, "internal_server_error");
+    assert!(failure.message.contains("high demand"), "{failure:?}");
+    // codex-acp tells no usage: unknown, not zero.
+    assert_eq!(result(&events).tokens, None);
+}

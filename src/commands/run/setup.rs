@@ -148,6 +148,7 @@ impl Setup {
             model: self.priced_model().map(str::to_owned),
             prices: Arc::new(self.config.prices()),
             inbox: None,
+            refused: None,
         }
     }
 

@@ -23,6 +23,7 @@ fn wired(policy: Permissions) -> Wired {
         Redactor::default(),
         Path::new("/work/repo"),
         policy,
+        Default::default(),
     );
     Wired {
         client,
@@ -152,6 +153,7 @@ async fn an_error_to_initialize_fails_the_turn() {
     let (reaction, events) = w.receive(Incoming::Response {
         id: json!(1),
         outcome: Err(RpcError {
+            data: None,
             code: -32000,
             message: "auth required".to_owned(),
         }),

@@ -279,6 +279,7 @@ fn agent_result() -> AgentResult {
         cost_source: Some(CostSource::Estimated),
         cost_rejected: None,
         tokens_unreadable: false,
+        tokens_partial: false,
         model_calls: None,
         duration_ms: Some(3900),
     }
