@@ -13,7 +13,7 @@ use crate::support::{self, TestContext, sse};
 
 /// `.agents/acp/node_modules/.bin/NAME`; missing is a failure unless real-agent tests are
 /// explicitly skipped.
-fn adapter_bin(name: &str) -> Option<PathBuf> {
+pub(crate) fn adapter_bin(name: &str) -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(".agents/acp/node_modules/.bin")
         .join(name);
@@ -44,6 +44,7 @@ fn assert_reads_and_edits(
     bin: &Path,
     prompt: &str,
     agent_args: &[&str],
+    read: &str,
 ) -> Vec<Event> {
     let mut args = vec![
         "run",
@@ -87,8 +88,10 @@ fn assert_reads_and_edits(
             _ => {}
         }
     }
-    let read_start = kinds.iter().position(|k| k == "start Read");
-    let read_end = kinds.iter().position(|k| k.starts_with("end Read"));
+    let read_start = kinds.iter().position(|k| *k == format!("start {read}"));
+    let read_end = kinds
+        .iter()
+        .position(|k| k.starts_with(&format!("end {read}")));
     let edit_start = kinds.iter().position(|k| k == "start Edit");
     let edit_end = kinds.iter().position(|k| k.starts_with("end Edit"));
     assert!(
@@ -121,7 +124,7 @@ fn codex_over_acp_reads_and_edits_with_each_tool_told_as_it_starts() {
     }
     // Its sandbox needs bubblewrap, which a test machine may lack: the scenario runs unsandboxed,
     // as the native Codex tests do.
-    assert_reads_and_edits(
+    let events = assert_reads_and_edits(
         &ctx,
         "codex",
         &bin,
@@ -132,6 +135,19 @@ fn codex_over_acp_reads_and_edits_with_each_tool_told_as_it_starts() {
             "-c",
             "approval_policy=\"never\"",
         ],
+        // Codex reads with `cat`: a shell call, as its native stream says.
+        "Shell",
+    );
+    let read = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolStarted(t) => Some(t.input.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert!(
+        read.starts_with("cat ") && read.ends_with("README.md"),
+        "{read}"
     );
 }
 
@@ -146,5 +162,5 @@ fn claude_over_acp_reads_and_edits_with_each_tool_told_as_it_starts() {
     for (k, v) in anthropic::claude_env(&ctx.home, &fake.base_url()) {
         ctx.env(&k, v);
     }
-    assert_reads_and_edits(&ctx, "claude", &bin, &scenario.prompt, &[]);
+    assert_reads_and_edits(&ctx, "claude", &bin, &scenario.prompt, &[], "Read");
 }

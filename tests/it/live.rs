@@ -6,7 +6,6 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use runbook::event::{CostSource, Event, EventKind, Outcome, ToolKind, ToolStatus, TurnKind};
@@ -29,8 +28,98 @@ pub(crate) struct Prepared {
     last_request: Box<dyn Fn() -> String>,
     /// Kept until the run is over (Codex's home, removed on drop).
     _home: Option<responses::CodexHome>,
-    command: Command,
+    /// runbook's arguments, `run` first.
+    args: Vec<String>,
+    /// Arguments for the agent itself, after `--`.
+    agent_args: Vec<String>,
     expected: Expected,
+    /// The agent does not tell its subagents (codex-acp).
+    subagents_hidden: bool,
+}
+
+impl Prepared {
+    fn new(
+        ctx: TestContext,
+        last_request: Box<dyn Fn() -> String>,
+        home: Option<responses::CodexHome>,
+        args: Vec<&str>,
+        expected: Expected,
+    ) -> Prepared {
+        Prepared {
+            ctx,
+            last_request,
+            _home: home,
+            args: args.into_iter().map(str::to_owned).collect(),
+            agent_args: Vec::new(),
+            expected,
+            subagents_hidden: false,
+        }
+    }
+
+    /// The same scenario over the Agent Client Protocol (`--via acp`): OpenCode's own `opencode
+    /// acp`, or the ACP adapter of Claude Code or Codex in the agent's place. The facts are the
+    /// native ones but where what the agent tells over ACP differs (docs/visibility.md): no
+    /// agent tells its model calls; OpenCode's usage is its last model call's and its own zero
+    /// cost is told; Claude Code's leaves out subagents; codex-acp tells neither usage nor cost
+    /// nor subagents, and its only refusal ends the turn.
+    fn over_acp(mut self, scenario: Scenario) -> Option<Prepared> {
+        use Scenario::*;
+        let agent = self.value_of("--agent")?.to_owned();
+        let adapter = match agent.as_str() {
+            "claude" => Some(crate::acp_adapters::adapter_bin("claude-agent-acp")?),
+            "codex" => Some(crate::acp_adapters::adapter_bin("codex-acp")?),
+            _ => None,
+        };
+        if agent == "claude" {
+            // The adapter bundles its own, older, Claude Code: it runs the one native runs.
+            let claude = self.value_of("--agent-bin")?.to_owned();
+            self.ctx.env("CLAUDE_CODE_EXECUTABLE", claude);
+        }
+        if let Some(adapter) = adapter {
+            let at = self.args.iter().position(|a| a == "--agent-bin")? + 1;
+            self.args[at] = adapter.to_str()?.to_owned();
+        }
+        if agent == "codex" && self.value_of("--permissions") == Some("bypass") {
+            // Its sandbox needs bubblewrap, which a test machine may lack: unsandboxed, as the
+            // native Codex tests run.
+            self.agent_args
+                .extend(["-c", "sandbox_mode=\"danger-full-access\""].map(str::to_owned));
+        }
+        self.args
+            .splice(1..1, ["--via".to_owned(), "acp".to_owned()]);
+        let want = &mut self.expected;
+        want.steps_known = false;
+        match (agent.as_str(), scenario) {
+            ("opencode", ReadEdit | Shell | ToolFail | Subagent | Multistep) => want.tokens = None,
+            ("opencode", ProviderError | Stall) => {
+                want.cost = Some(0.0);
+                want.cost_source = Some(CostSource::Reported);
+            }
+            // Told the refusal, OpenCode ends its prompt `end_turn`.
+            ("opencode", PermissionDenied) => want.outcome = Outcome::Completed,
+            ("claude", Subagent | Stall) => want.tokens = None,
+            ("codex", _) => {
+                want.tokens = None;
+                want.cost = None;
+                want.cost_source = None;
+                match scenario {
+                    PermissionDenied => want.outcome = Outcome::Truncated,
+                    Subagent => {
+                        want.tools.clear();
+                        self.subagents_hidden = true;
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        Some(self)
+    }
+
+    fn value_of(&self, flag: &str) -> Option<&str> {
+        let at = self.args.iter().position(|a| a == flag)?;
+        self.args.get(at + 1).map(String::as_str)
+    }
 }
 
 fn runbook_args<'a>(
@@ -219,14 +308,14 @@ fn claude_release(
         cost_source: reported.then_some(CostSource::Reported),
     };
     let flags = scenario_flags(scenario);
-    let command = ctx.runbook(&runbook_args("claude", &bin, &flags, &sc.prompt));
-    Some(Prepared {
+    let args = runbook_args("claude", &bin, &flags, &sc.prompt);
+    Some(Prepared::new(
         ctx,
-        last_request: Box::new(move || last_body(fake.main_requests())),
-        _home: None,
-        command,
+        Box::new(move || last_body(fake.main_requests())),
+        None,
+        args,
         expected,
-    })
+    ))
 }
 
 fn last_body(requests: Vec<sse::Received>) -> String {
@@ -298,14 +387,14 @@ pub(crate) fn codex_with(
     if scenario == Scenario::Subagent {
         flags.extend(["-m", model]);
     }
-    let command = ctx.runbook(&runbook_args("codex", &bin, &flags, &sc.prompt));
-    Some(Prepared {
+    let args = runbook_args("codex", &bin, &flags, &sc.prompt);
+    Some(Prepared::new(
         ctx,
-        last_request: Box::new(move || last_body(fake.main_requests())),
-        _home: Some(home),
-        command,
+        Box::new(move || last_body(fake.main_requests())),
+        Some(home),
+        args,
         expected,
-    })
+    ))
 }
 
 pub(crate) fn opencode(scenario: Scenario) -> Option<Prepared> {
@@ -361,17 +450,17 @@ fn opencode_with(
             .into_iter()
             .filter(|f| *f != "--permissions" && *f != "bypass"),
     );
-    let command = ctx.runbook(&runbook_args("opencode", &bin, &flags, &sc.prompt));
-    Some(Prepared {
+    let args = runbook_args("opencode", &bin, &flags, &sc.prompt);
+    Some(Prepared::new(
         ctx,
-        last_request: Box::new(move || {
+        Box::new(move || {
             let main = fake.main_requests();
             main.last().map(|r| r.body.to_string()).unwrap_or_default()
         }),
-        _home: None,
-        command,
+        None,
+        args,
         expected,
-    })
+    ))
 }
 
 /// What a prepared scenario's run left, with both shown for assertion messages.
@@ -380,6 +469,7 @@ pub(crate) struct Ran {
     pub(crate) events: Vec<Event>,
     pub(crate) receipt: Receipt,
     expected: Expected,
+    subagents_hidden: bool,
     /// The body of the last main-conversation model request.
     pub(crate) last_request: Box<dyn Fn() -> String>,
     /// What ran, runbook's stderr and the types of the events.
@@ -410,14 +500,20 @@ pub(crate) fn run(
     prepare: fn(Scenario) -> Option<Prepared>,
     args: &[&str],
 ) -> Option<Ran> {
-    let mut p = prepare(scenario)?;
-    p.command.args(args);
+    let p = prepare(scenario)?;
+    let mut command = p
+        .ctx
+        .runbook(&p.args.iter().map(String::as_str).collect::<Vec<_>>());
+    command.args(args);
+    if !p.agent_args.is_empty() {
+        command.arg("--").args(&p.agent_args);
+    }
     let what = format!("{agent} {scenario:?} {}", args.join(" "));
-    let out =
-        match std::panic::catch_unwind(AssertUnwindSafe(|| support::run(&mut p.command, LIMIT))) {
-            Ok(out) => out,
-            Err(_) => panic!("{what}: runbook did not finish in {LIMIT:?}"),
-        };
+    let out = match std::panic::catch_unwind(AssertUnwindSafe(|| support::run(&mut command, LIMIT)))
+    {
+        Ok(out) => out,
+        Err(_) => panic!("{what}: runbook did not finish in {LIMIT:?}"),
+    };
     let (events, receipt) = support::events_and_receipt(&out.stdout);
     assert_eq!(events, p.ctx.events(), "{what}: --json and the log agree");
     let why = format!(
@@ -430,6 +526,7 @@ pub(crate) fn run(
         events,
         receipt,
         expected: p.expected,
+        subagents_hidden: p.subagents_hidden,
         last_request: p.last_request,
         why,
         codex_home: p._home.as_ref().map(|h| h.path().to_owned()),
@@ -446,7 +543,7 @@ fn check(agent: &str, scenario: Scenario, prepare: fn(Scenario) -> Option<Prepar
         &facts(&ran.events, &ran.receipt),
         &ran.expected,
         scenario == Scenario::ProviderError,
-        scenario == Scenario::Subagent,
+        scenario == Scenario::Subagent && !ran.subagents_hidden,
         why,
     );
     ran.assert_exit(match ran.expected.outcome {
@@ -488,6 +585,33 @@ fn codex_meets_every_scenario() {
 #[test]
 fn opencode_meets_every_scenario() {
     every_scenario("opencode", opencode);
+}
+
+fn opencode_acp(scenario: Scenario) -> Option<Prepared> {
+    opencode(scenario)?.over_acp(scenario)
+}
+
+fn claude_acp(scenario: Scenario) -> Option<Prepared> {
+    claude(scenario)?.over_acp(scenario)
+}
+
+fn codex_acp(scenario: Scenario) -> Option<Prepared> {
+    codex(scenario)?.over_acp(scenario)
+}
+
+#[test]
+fn opencode_over_acp_meets_every_scenario() {
+    every_scenario("opencode", opencode_acp);
+}
+
+#[test]
+fn claude_code_over_acp_meets_every_scenario() {
+    every_scenario("claude", claude_acp);
+}
+
+#[test]
+fn codex_over_acp_meets_every_scenario() {
+    every_scenario("codex", codex_acp);
 }
 
 /// `--then` continues the agent's own session: the second invocation resumes it (the provider
