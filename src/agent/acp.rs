@@ -65,12 +65,15 @@ pub(crate) struct Acp {
     cli: Cli,
     /// Arguments that put the agent in ACP mode, before any extra ones.
     args: &'static [&'static str],
+    /// Whether it tells usage or cost at all (codex-acp 0.16.0 tells neither).
+    tells_cost: bool,
 }
 
 /// OpenCode's own ACP server, `opencode acp`.
 pub(crate) static OPENCODE: Acp = Acp {
     cli: npm_cli!(program: "opencode", package: "opencode-ai", bin_env: "RUNBOOK_OPENCODE_BIN"),
     args: &["acp"],
+    tells_cost: true,
 };
 
 /// Claude Code through Zed's ACP adapter.
@@ -81,6 +84,7 @@ pub(crate) static CLAUDE: Acp = Acp {
         install_hint: "install it with `npm install -g @zed-industries/claude-agent-acp`, or point --agent-bin / RUNBOOK_CLAUDE_BIN at it",
     },
     args: &[],
+    tells_cost: true,
 };
 
 /// Codex through Zed's ACP adapter.
@@ -91,6 +95,7 @@ pub(crate) static CODEX: Acp = Acp {
         install_hint: "install it with `npm install -g @zed-industries/codex-acp`, or point --agent-bin / RUNBOOK_CODEX_BIN at it",
     },
     args: &[],
+    tells_cost: false,
 };
 
 /// Any other ACP agent (`--acp-cmd`).
@@ -101,6 +106,7 @@ pub(crate) static CUSTOM: Acp = Acp {
         install_hint: "check the first word of --acp-cmd",
     },
     args: &[],
+    tells_cost: true,
 };
 
 impl Adapter for Acp {
@@ -128,6 +134,10 @@ impl Adapter for Acp {
 
     fn speaks_acp(&self) -> bool {
         true
+    }
+
+    fn tells_cost(&self) -> bool {
+        self.tells_cost
     }
 
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {

@@ -183,6 +183,11 @@ pub(crate) trait Adapter: Send + Sync {
     fn speaks_acp(&self) -> bool {
         false
     }
+    /// Whether what the agent spends can be known as it runs (told, or estimated from the tokens
+    /// it tells): an agent that tells neither cannot be held to `--max-cost`.
+    fn tells_cost(&self) -> bool {
+        true
+    }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;
 }

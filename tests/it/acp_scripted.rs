@@ -252,3 +252,51 @@ exec sleep 60"#,
     out.assert_stderr_has("running: bash cargo test");
     ctx.assert_agent_gone();
 }
+
+#[test]
+fn a_budget_is_refused_for_an_acp_agent_that_tells_no_cost_before_anything_starts() {
+    let ctx = TestContext::new();
+    let marker = ctx.work.join("started");
+    // Were it started, the "agent" would leave a mark.
+    let agent = acp_agent(&ctx, "codex-acp", &format!("touch {}", marker.display()));
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--via",
+        "acp",
+        "--agent",
+        "codex",
+        "--agent-bin",
+        &agent,
+        "--max-cost",
+        "1",
+        "Fix the test.",
+    ]);
+    let out = support::run(&mut cmd, Duration::from_secs(30));
+    out.assert_exit(2);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].contains("--max-cost cannot hold") && lines[0].contains("without `--via acp`"),
+        "{}",
+        out.stderr
+    );
+    assert!(!marker.exists(), "the agent was started");
+    assert!(ctx.run_dirs().is_empty(), "no run was recorded");
+    // Codex's own transport estimates its cost from its tokens: a budget holds there.
+    let native = support::run(
+        &mut ctx.runbook(&[
+            "run",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            &agent,
+            "--max-cost",
+            "1",
+            "--timeout",
+            "5s",
+            "Fix the test.",
+        ]),
+        Duration::from_secs(30),
+    );
+    assert_ne!(native.code(), Some(2), "{}", native.stderr);
+}

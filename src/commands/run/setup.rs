@@ -92,6 +92,15 @@ impl Setup {
             timeout: config.get(&keys::TIMEOUT),
             max_cost_usd: config.get(&keys::MAX_COST),
         };
+        if limits.max_cost_usd.is_some() && !agent.adapter.tells_cost() {
+            let given = config.setting(&keys::MAX_COST).given_by();
+            let cli = agent.adapter.cli();
+            return Err(Error::Usage(format!(
+                "{given} cannot hold: {} tells no usage and no cost; run {} without `--via acp` to keep a budget",
+                cli.program, cli.name
+            ))
+            .into());
+        }
         let template = match config.get(&keys::REPAIR_PROMPT) {
             Some(text) => Some(Template::new(text).map_err(|why| {
                 let given = config.setting(&keys::REPAIR_PROMPT).given_by();
