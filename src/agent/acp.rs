@@ -35,6 +35,9 @@ pub(crate) enum Incoming {
     Response {
         id: Value,
         outcome: Result<Value, RpcError>,
+        /// The agent ended its turn right after a call runbook refused, without a word since:
+        /// it stopped at the refusal rather than finished (as OpenCode's native stream says).
+        stopped_at_refusal: bool,
     },
     Request {
         id: Value,
@@ -148,6 +151,10 @@ impl Adapter for Acp {
         Box::new(Stderr)
     }
 }
+
+/// Why a turn the agent ended right after a refused call, without an answer, is `truncated`.
+pub(crate) const STOPPED_AT_REFUSAL: &str =
+    "the agent stopped after a tool call was denied permission";
 
 /// How a prompt's `stopReason` reads as the end of a turn.
 pub(crate) fn stop_reason_end(reason: &str) -> StreamEnd {
@@ -268,6 +275,10 @@ struct Parser {
     turn_tools: u32,
     /// Subagents started in the current turn.
     turn_subagents: u32,
+    /// The last thing the agent did was a call that ended denied: no text, no other call since.
+    denied_last: bool,
+    /// The prompt just answered ended at a refusal (see [`Incoming::Response`]).
+    stopped_at_refusal: bool,
     /// The tokens in the agent's context, as its last `usage_update` in this turn said.
     turn_used: Option<u64>,
     /// Replaying a log: the permission requests not yet answered, by their id, with the call and
@@ -296,6 +307,8 @@ impl Parser {
             subagents_apart: false,
             turn_tools: 0,
             turn_subagents: 0,
+            denied_last: false,
+            stopped_at_refusal: false,
             turn_used: None,
             asked: HashMap::new(),
         }
@@ -325,6 +338,7 @@ impl Parser {
                     None,
                 );
                 self.calls.finish(&id, ending, out);
+                self.denied_last = true;
             }
         }
         self.calls.close_all(out);
@@ -378,6 +392,7 @@ impl Parser {
             self.last_text.clear();
             self.turn_tools = 0;
             self.turn_subagents = 0;
+            self.denied_last = false;
             self.turn_used = None;
         }
     }
@@ -395,6 +410,7 @@ impl Parser {
                     });
                 }
                 if let Some(text) = chunk_text(update) {
+                    self.denied_last &= text.trim().is_empty();
                     self.text.push_str(text);
                     out.push(EventKind::TextDelta {
                         text: text.to_owned(),
@@ -562,6 +578,7 @@ impl Parser {
                 };
                 if self.calls.finish(call_id, ending, out).is_some() {
                     self.turn_tools += 1;
+                    self.denied_last = false;
                 }
             }
             Some("failed") => {
@@ -582,6 +599,7 @@ impl Parser {
                     self.turn_tools += 1;
                     ToolStatus::Error
                 };
+                self.denied_last = status == ToolStatus::Denied;
                 self.calls
                     .finish(call_id, Ending::failed(status, error, bytes), out);
             }
@@ -622,7 +640,12 @@ impl Parser {
                 self.answered(reason, result, out);
             }
         }
-        self.hand_on(Incoming::Response { id, outcome });
+        let stopped_at_refusal = std::mem::take(&mut self.stopped_at_refusal);
+        self.hand_on(Incoming::Response {
+            id,
+            outcome,
+            stopped_at_refusal,
+        });
     }
 
     /// The turn's cost: what the session's cost grew by, when the agent tells it.
@@ -715,8 +738,12 @@ impl Parser {
             checked.cost_usd = Some(cost);
             checked.cost_source = Some(crate::event::CostSource::Estimated);
         }
-        let ok = reason == "end_turn";
-        let message = if ok {
+        // Ended right after a refused call, without a word: stopped there, not finished.
+        self.stopped_at_refusal = reason == "end_turn" && self.denied_last;
+        let ok = reason == "end_turn" && !self.stopped_at_refusal;
+        let message = if self.stopped_at_refusal {
+            Some(STOPPED_AT_REFUSAL.to_owned())
+        } else if ok {
             Some(self.last_text.trim().to_owned()).filter(|t| !t.is_empty())
         } else {
             match stop_reason_end(reason) {

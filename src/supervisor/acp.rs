@@ -293,7 +293,16 @@ impl Client {
     /// request, and says what it means for the turn.
     pub(crate) fn receive(&mut self, message: Incoming, out: &mut Vec<EventKind>) -> Reaction {
         match message {
-            Incoming::Response { id, outcome } => self.response(&id, outcome, out),
+            Incoming::Response {
+                id,
+                outcome,
+                stopped_at_refusal,
+            } => match self.response(&id, outcome, out) {
+                Reaction::Answered(StreamEnd::Finished) if stopped_at_refusal => {
+                    Reaction::Answered(StreamEnd::Truncated(acp::STOPPED_AT_REFUSAL.to_owned()))
+                }
+                reaction => reaction,
+            },
             Incoming::Request {
                 id,
                 method,

@@ -249,7 +249,9 @@ fn without_a_terminal_a_permission_request_is_refused_by_the_default_policy() {
     let Some(s) = asking_setup() else {
         return;
     };
-    let (out, events, why) = finish(&s, &[], "Run echo hi.", 0);
+    // Told the refusal, OpenCode ends its prompt without a word: it stopped there (exit 1),
+    // as its native stream says of a refused call.
+    let (out, events, why) = finish(&s, &[], "Run echo hi.", 1);
     let requested: Vec<(&str, &str, &Vec<String>)> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -297,10 +299,15 @@ fn without_a_terminal_a_permission_request_is_refused_by_the_default_policy() {
     );
     let ends = tool_ends(&events);
     assert_eq!(ends.len(), 1, "{why}");
-    assert_ne!(
+    assert_eq!(
         ends[0].status,
-        ToolStatus::Ok,
+        ToolStatus::Denied,
         "the refused call did not run: {why}"
+    );
+    assert_eq!(receipt.outcome, Outcome::Truncated, "{why}");
+    assert_eq!(
+        receipt.message, "the agent stopped after a tool call was denied permission",
+        "{why}"
     );
 }
 
@@ -499,7 +506,9 @@ fn answered_by_key(key: &str, allowed: bool) {
     );
     pty.send(key);
     let (status, screen) = pty.finish();
-    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    // Refused, OpenCode stops at the call: the run is truncated.
+    let code = if allowed { 0 } else { 1 };
+    assert_eq!(status.code(), Some(code), "{}", screen.text());
     let receipt = s.ctx.receipt();
     let asked: Vec<(bool, PermissionAnswerer)> = receipt
         .permissions_asked
@@ -561,7 +570,7 @@ fn on_a_terminal_nobody_answering_within_the_permission_timeout_is_a_refusal() {
     let pty = on_a_terminal(&s, &["--permission-timeout", "2s"], "Run echo hi.");
     pty.wait_for("[a]llow once");
     let (status, screen) = pty.finish();
-    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    assert_eq!(status.code(), Some(1), "{}", screen.text());
     assert!(
         screen.text().contains("no answer: rejected"),
         "{}",

@@ -95,8 +95,6 @@ impl Prepared {
                 want.cost = Some(0.0);
                 want.cost_source = Some(CostSource::Reported);
             }
-            // Told the refusal, OpenCode ends its prompt `end_turn`.
-            ("opencode", PermissionDenied) => want.outcome = Outcome::Completed,
             ("claude", Subagent | Stall) => want.tokens = None,
             ("codex", _) => {
                 want.tokens = None;

@@ -405,3 +405,20 @@ fn a_prompt_the_provider_failed_is_a_provider_error_with_what_is_known() {
     // codex-acp tells no usage: unknown, not zero.
     assert_eq!(result(&events).tokens, None);
 }
+
+#[test]
+fn a_turn_ended_right_after_a_refusal_without_a_word_stopped_there() {
+    let events = replay("opencode-1.18.33.permission_denied");
+    assert_eq!(
+        ends(&events),
+        [("bash".to_owned(), ToolKind::Shell, ToolStatus::Denied, None)]
+    );
+    let r = result(&events);
+    assert!(!r.ok, "{r:?}");
+    assert_eq!(r.message.as_deref(), Some(STOPPED_AT_REFUSAL));
+    // One model call, told whole: the refused call did not run, so no call came after it.
+    assert!(!r.tokens_partial, "{r:?}");
+    // Claude Code answers after its refusals: that turn finished.
+    let events = replay("claude-agent-acp-0.23.1.permission_denied");
+    assert!(result(&events).ok);
+}

@@ -54,6 +54,7 @@ fn response(id: u64, result: Value) -> Incoming {
     Incoming::Response {
         id: Value::from(id),
         outcome: Ok(result),
+        stopped_at_refusal: false,
     }
 }
 
@@ -119,6 +120,17 @@ async fn a_session_is_opened_before_the_prompt_and_its_answer_ends_the_turn() {
     assert_eq!(w.next().await["params"]["sessionId"], "s1");
     let (reaction, _) = w.receive(response(4, json!({"stopReason": "end_turn"})));
     assert!(matches!(reaction, Reaction::Answered(StreamEnd::Finished)));
+    // A turn ended right after a refused call, without a word since, stopped there.
+    w.client.prompt("and again", &mut Vec::new());
+    let _ = w.next().await;
+    let (reaction, _) = w.receive(Incoming::Response {
+        id: json!(5),
+        outcome: Ok(json!({"stopReason": "end_turn"})),
+        stopped_at_refusal: true,
+    });
+    assert!(
+        matches!(&reaction, Reaction::Answered(StreamEnd::Truncated(m)) if m == acp::STOPPED_AT_REFUSAL)
+    );
 }
 
 #[tokio::test]
@@ -157,6 +169,7 @@ async fn an_error_to_initialize_fails_the_turn() {
             code: -32000,
             message: "auth required".to_owned(),
         }),
+        stopped_at_refusal: false,
     });
     let Reaction::Answered(StreamEnd::Failed(message)) = reaction else {
         panic!("{reaction:?}");
