@@ -1194,8 +1194,9 @@ pub struct AgentResult {
     /// Some token count the agent reported was not a whole number; it counts as 0.
     #[serde(default, skip_serializing_if = "is_false")]
     pub tokens_unreadable: bool,
-    /// `tokens` are only part of the turn's: the agent tells the usage of its last model call
-    /// (OpenCode over ACP), and the turn made more. A lower bound.
+    /// `tokens` are only part of the turn's, a lower bound: the agent told the usage of its last
+    /// model call and the turn made more (OpenCode over ACP), or left out its subagents' (Claude
+    /// Code's ACP adapter).
     #[serde(default, skip_serializing_if = "is_false")]
     pub tokens_partial: bool,
     /// How many model calls the agent made, when it says.

@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -38,6 +39,8 @@ pub(crate) enum Incoming {
         /// The agent ended its turn right after a call runbook refused, without a word since:
         /// it stopped at the refusal rather than finished (as OpenCode's native stream says).
         stopped_at_refusal: bool,
+        /// The parser told the failed prompt as the provider's failure (`provider.error`).
+        provider_failed: bool,
     },
     Request {
         id: Value,
@@ -152,6 +155,9 @@ impl Adapter for Acp {
     }
 }
 
+/// How many permission requests (and early answers) a replay keeps unsettled.
+const MAX_ASKED: usize = 64;
+
 /// Why a turn the agent ended right after a refused call, without an answer, is `truncated`.
 pub(crate) const STOPPED_AT_REFUSAL: &str =
     "the agent stopped after a tool call was denied permission";
@@ -188,10 +194,55 @@ struct Message {
     error: Option<RpcError>,
 }
 
-/// The tool calls whose permission request runbook refused: a call that then fails was denied,
-/// not broken. Filled by the client as it answers (or, replaying a log, by the parser from the
-/// answers recorded in it); read by the parser when the call ends.
-pub(crate) type Refused = Arc<Mutex<HashSet<String>>>;
+/// What the client tells the parser, shared between them: the calls whose permission runbook
+/// refused (a call that then fails was denied, not broken), and the id of the prompt in flight
+/// (whose error ends the turn). Filled by the client as it writes (or, replaying a log, by the
+/// parser from runbook's lines recorded in it); read by the parser.
+#[derive(Debug, Default)]
+pub(crate) struct Told {
+    refused: Mutex<HashSet<String>>,
+    /// 0: none (runbook's request ids start at 1).
+    prompt: AtomicU64,
+}
+
+/// [`Told`], shared.
+pub(crate) type Shared = Arc<Told>;
+
+impl Told {
+    /// Runbook refused the permission of `call_id`.
+    pub(crate) fn refused(&self, call_id: &str) {
+        const MAX_REFUSED: usize = 1024;
+        if let Ok(mut refused) = self.refused.lock()
+            && refused.len() < MAX_REFUSED
+        {
+            refused.insert(call_id.to_owned());
+        }
+    }
+
+    /// Whether runbook refused `call_id` (asked once: the call ends once).
+    fn was_refused(&self, call_id: &str) -> bool {
+        self.refused
+            .lock()
+            .is_ok_and(|mut refused| refused.remove(call_id))
+    }
+
+    /// The turn is over: what was refused in it is settled.
+    fn forget_refusals(&self) {
+        if let Ok(mut refused) = self.refused.lock() {
+            refused.clear();
+        }
+    }
+
+    /// The prompt runbook sent has this id.
+    pub(crate) fn prompt_sent(&self, id: u64) {
+        self.prompt.store(id, Ordering::Release);
+    }
+
+    pub(crate) fn is_prompt(&self, id: &Value) -> bool {
+        let prompt = self.prompt.load(Ordering::Acquire);
+        prompt != 0 && id.as_u64() == Some(prompt)
+    }
+}
 
 /// A tool call announced but not yet shown: it is shown once its input is known (or it runs).
 struct Announced {
@@ -211,22 +262,21 @@ impl Announced {
     /// The call as it is shown: named and classified the way the agent's native stream does,
     /// where the ACP stream lets it.
     fn start(&self, cwd: &std::path::Path) -> ToolStart {
-        let command = self
-            .input
-            .get("command")
-            .is_some_and(|c| c.is_string() || c.is_array());
-        let name = match (&self.native, command) {
+        let command = self.input.get("command");
+        // A program's argv (Codex's `["/bin/bash", "-lc", "cat README.md"]`) is a shell command,
+        // whatever the title says it does (`Read README.md`, or `ls`).
+        let argv = command.is_some_and(Value::is_array);
+        let command_line = command.is_some_and(Value::is_string)
+            && matches!(self.acp_kind.as_deref(), None | Some("execute"));
+        let name = match (&self.native, self.one_word_title()) {
             (Some(native), _) => native.clone(),
-            // A shell command, whatever its title says it does (Codex titles `cat README.md`
-            // `Read README.md`): as the agent's native stream tells it.
-            (None, true) => match self.one_word_title() {
-                Some(t) if ToolKind::of(t) == ToolKind::Shell => t.to_owned(),
-                _ => "shell".to_owned(),
-            },
-            (None, false) => tool_name(self.title.as_deref(), self.acp_kind.as_deref()),
+            (None, _) if argv => "shell".to_owned(),
+            // OpenCode names each call by its tool (`bash`, `task`, `write`).
+            (None, Some(title)) if ToolKind::of(title) != ToolKind::Other => title.to_owned(),
+            (None, _) if command_line => "shell".to_owned(),
+            (None, _) => tool_name(self.title.as_deref(), self.acp_kind.as_deref()),
         };
         let kind = match ToolKind::of(&name) {
-            ToolKind::Other if command => ToolKind::Shell,
             ToolKind::Other => tool_kind(self.acp_kind.as_deref(), &name),
             kind => kind,
         };
@@ -265,7 +315,7 @@ struct Parser {
     in_turn: bool,
     /// The final text of the current turn (its last message).
     last_text: String,
-    refused: Refused,
+    told: Shared,
     /// The agent tells, as a prompt's usage, that of its last model call only (OpenCode).
     last_call_usage: bool,
     /// The agent's usage leaves out its subagents' (Claude Code's adapter sums the main
@@ -279,6 +329,11 @@ struct Parser {
     denied_last: bool,
     /// The prompt just answered ended at a refusal (see [`Incoming::Response`]).
     stopped_at_refusal: bool,
+    /// How the last answered turn ended: a replayed log ends as its last turn did.
+    last_end: Option<StreamEnd>,
+    /// Replaying a log: runbook's answers read before the request they answer (the raw log is
+    /// written from two threads), by id: the option chosen, or `None` when cancelled.
+    early: HashMap<String, Option<String>>,
     /// The tokens in the agent's context, as its last `usage_update` in this turn said.
     turn_used: Option<u64>,
     /// Replaying a log: the permission requests not yet answered, by their id, with the call and
@@ -302,13 +357,15 @@ impl Parser {
             turn_start_cost: None,
             in_turn: false,
             last_text: String::new(),
-            refused: ctx.refused.unwrap_or_default(),
+            told: ctx.told.unwrap_or_default(),
             last_call_usage: false,
             subagents_apart: false,
             turn_tools: 0,
             turn_subagents: 0,
             denied_last: false,
             stopped_at_refusal: false,
+            last_end: None,
+            early: HashMap::new(),
             turn_used: None,
             asked: HashMap::new(),
         }
@@ -327,11 +384,7 @@ impl Parser {
     /// adapter ends the turn at the refusal without ending the call), any other unfinished.
     fn close_calls(&mut self, out: &mut Vec<EventKind>) {
         for id in self.calls.open_ids() {
-            let refused = self
-                .refused
-                .lock()
-                .is_ok_and(|mut refused| refused.remove(&id));
-            if refused {
+            if self.told.was_refused(&id) {
                 let ending = Ending::failed(
                     ToolStatus::Denied,
                     "runbook refused its permission".to_owned(),
@@ -589,10 +642,7 @@ impl Parser {
                     .unwrap_or("the tool call failed")
                     .to_owned();
                 let bytes = text.map(|t| t.len() as u64);
-                let refused = self
-                    .refused
-                    .lock()
-                    .is_ok_and(|mut refused| refused.remove(call_id));
+                let refused = self.told.was_refused(call_id);
                 let status = if refused || is_denial(&error) {
                     ToolStatus::Denied
                 } else {
@@ -613,12 +663,11 @@ impl Parser {
             Some(error) => Err(error),
             None => Ok(message.result.unwrap_or(Value::Null)),
         };
+        let mut provider_failed = false;
         if let Err(error) = &outcome
-            && (self.in_turn || provider_failure(error).is_some())
+            && self.told.is_prompt(&id)
         {
-            // While a prompt runs, the only request in flight is the prompt; and only a prompt
-            // reaches the provider.
-            self.prompt_failed(error, out);
+            provider_failed = self.prompt_failed(error, out);
         }
         if let Ok(result) = &outcome {
             if let Some(name) = result.pointer("/agentInfo/name").and_then(Value::as_str) {
@@ -645,6 +694,7 @@ impl Parser {
             id,
             outcome,
             stopped_at_refusal,
+            provider_failed,
         });
     }
 
@@ -662,16 +712,18 @@ impl Parser {
         (self.turn_used == Some(0)).then(Tokens::default)
     }
 
-    /// The prompt failed: the turn's last events, the provider's failure when the error is one,
-    /// and what is known of the turn's totals.
-    fn prompt_failed(&mut self, error: &RpcError, out: &mut Vec<EventKind>) {
+    /// The prompt failed: the turn's last events, the provider's failure when the error is one
+    /// (then `true`), and what is known of the turn's totals.
+    fn prompt_failed(&mut self, error: &RpcError, out: &mut Vec<EventKind>) -> bool {
         self.flush_text(out);
         for a in std::mem::take(&mut self.announced) {
             let start = a.start(&self.cwd);
             self.start(start, &a.input, out);
         }
         self.close_calls(out);
-        if let Some(failure) = provider_failure(error) {
+        let failure = provider_failure(error);
+        let provider_failed = failure.is_some();
+        if let Some(failure) = failure {
             out.push(EventKind::ProviderError(failure));
         }
         let checked = reported::check(self.turn_cost(), || None, false);
@@ -687,8 +739,20 @@ impl Parser {
             model_calls: None,
             duration_ms: None,
         }));
+        self.last_end = Some(StreamEnd::Failed(error.message.clone()));
+        self.turn_over();
+        provider_failed
+    }
+
+    /// The turn is over: what was counted in it starts again with the next.
+    fn turn_over(&mut self) {
         self.in_turn = false;
         self.turn_start_cost = self.session_cost;
+        self.turn_tools = 0;
+        self.turn_subagents = 0;
+        self.denied_last = false;
+        self.turn_used = None;
+        self.told.forget_refusals();
     }
 
     /// The prompt's result: the turn's last events and the agent's totals for it.
@@ -730,8 +794,10 @@ impl Parser {
         });
         let tokens = tokens.or_else(|| self.nothing_used());
         let mut checked = reported::check(self.turn_cost(), || None, tokens_unreadable);
+        // Partial tokens would price a part as the whole: the cost stays unknown instead.
         if checked.cost_usd.is_none()
             && !tokens_unreadable
+            && !tokens_partial
             && let Some(tokens) = &tokens
             && let Some(cost) = reported::estimate(&self.prices, self.model.as_deref(), tokens)
         {
@@ -763,8 +829,12 @@ impl Parser {
             model_calls: None,
             duration_ms: None,
         }));
-        self.in_turn = false;
-        self.turn_start_cost = self.session_cost;
+        self.last_end = Some(if self.stopped_at_refusal {
+            StreamEnd::Truncated(STOPPED_AT_REFUSAL.to_owned())
+        } else {
+            stop_reason_end(reason)
+        });
+        self.turn_over();
     }
 }
 
@@ -781,24 +851,46 @@ impl Parser {
         {
             self.cwd = PathBuf::from(cwd);
         }
-        let Some((call_id, options)) = sent.id.and_then(|id| self.asked.remove(&id.to_string()))
-        else {
+        if sent.method.as_deref() == Some("session/prompt")
+            && let Some(id) = sent.id.as_ref().and_then(Value::as_u64)
+        {
+            self.told.prompt_sent(id);
+        }
+        // An answer of runbook's to one of the agent's requests: no method, an id.
+        if sent.method.is_some() {
+            return;
+        }
+        let Some(id) = sent.id.map(|id| id.to_string()) else {
             return;
         };
-        let outcome = sent.result.as_ref().and_then(|r| r.get("outcome"));
-        let chosen = outcome
-            .and_then(|o| o.get("optionId"))
+        let chosen = sent
+            .result
+            .as_ref()
+            .and_then(|r| r.pointer("/outcome/optionId"))
             .and_then(Value::as_str)
-            .and_then(|id| options.iter().find(|(option, _)| option == id));
-        let allowed = chosen.is_some_and(|(_, kind)| kind.starts_with("allow"));
-        if !allowed && let Ok(mut refused) = self.refused.lock() {
-            refused.insert(call_id);
+            .map(str::to_owned);
+        match self.asked.remove(&id) {
+            Some((call_id, options)) => self.settle(&call_id, &options, chosen.as_deref()),
+            None if self.early.len() < MAX_ASKED => {
+                self.early.insert(id, chosen);
+            }
+            None => {}
+        }
+    }
+
+    /// Runbook's answer to the permission request for `call_id`: a refusal unless it chose an
+    /// option that allows.
+    fn settle(&mut self, call_id: &str, options: &[(String, String)], chosen: Option<&str>) {
+        let allowed = chosen
+            .and_then(|id| options.iter().find(|(option, _)| option == id))
+            .is_some_and(|(_, kind)| kind.starts_with("allow"));
+        if !allowed {
+            self.told.refused(call_id);
         }
     }
 
     /// A permission request in a recorded log, kept until the answer runbook gave is read.
     fn asked_in_log(&mut self, id: &Value, params: &Value) {
-        const MAX_ASKED: usize = 64;
         let Some(call_id) = params
             .pointer("/toolCall/toolCallId")
             .and_then(Value::as_str)
@@ -816,8 +908,14 @@ impl Parser {
             .flatten()
             .filter_map(|o| Some((text(o, "optionId")?, text(o, "kind").unwrap_or_default())))
             .collect();
-        self.asked
-            .insert(id.to_string(), (call_id.to_owned(), options));
+        let options: Vec<(String, String)> = options;
+        match self.early.remove(&id.to_string()) {
+            Some(chosen) => self.settle(call_id, &options, chosen.as_deref()),
+            None => {
+                self.asked
+                    .insert(id.to_string(), (call_id.to_owned(), options));
+            }
+        }
     }
 }
 
@@ -872,6 +970,9 @@ impl StdoutParser for Parser {
         self.close_calls(out);
         if self.in_turn {
             StreamEnd::Truncated("the agent's output ended before it answered the prompt".into())
+        } else if self.inbox.is_none() {
+            // A replay: it ends as the last turn did, as the client said live.
+            self.last_end.take().unwrap_or(StreamEnd::Finished)
         } else {
             StreamEnd::Finished
         }
@@ -927,7 +1028,7 @@ pub(crate) fn input_summary(
         let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
         // Codex runs each command as `/bin/bash -lc CMD`: the command is CMD.
         match words.as_slice() {
-            [shell, flag, command] if shell.ends_with("sh") && flag.starts_with('-') => {
+            [shell, flag, command] if shell.ends_with("sh") && matches!(*flag, "-c" | "-lc") => {
                 (*command).to_owned()
             }
             _ => words.join(" "),
@@ -1011,7 +1112,8 @@ fn first_words(text: &str) -> Option<&str> {
 /// Whether a tool's error says it was refused permission.
 fn is_denial(error: &str) -> bool {
     let lower = error.to_ascii_lowercase();
-    lower.contains("permission") && (lower.contains("reject") || lower.contains("denied"))
+    lower.contains("permission")
+        && (lower.contains("reject") || lower.contains("denied") || lower.contains("refused"))
 }
 
 /// stderr of an ACP agent: its log lines.

@@ -91,8 +91,8 @@ pub(crate) struct ParseContext {
     pub prices: Arc<PriceTable>,
     /// Where an ACP agent's parser hands the messages its client must answer.
     pub inbox: Option<acp::Inbox>,
-    /// The ACP calls whose permission runbook refused, shared with the client that answers.
-    pub refused: Option<acp::Refused>,
+    /// What the ACP client tells the parser (refused calls, the prompt in flight).
+    pub told: Option<acp::Shared>,
 }
 
 impl ParseContext {
@@ -102,7 +102,7 @@ impl ParseContext {
             model: None,
             prices: Arc::default(),
             inbox: None,
-            refused: None,
+            told: None,
         }
     }
 }

@@ -137,8 +137,8 @@ pub(crate) struct Client {
     model: Option<String>,
     /// The session's answer to `session/new`, for its options.
     options: Value,
-    /// The calls it refused, for the parser to tell their failure as a denial.
-    refused: acp::Refused,
+    /// What it tells the parser: the calls it refused, the prompt in flight.
+    told: acp::Shared,
 }
 
 impl Client {
@@ -150,7 +150,7 @@ impl Client {
         redactor: Redactor,
         cwd: &Path,
         policy: Permissions,
-        refused: acp::Refused,
+        told: acp::Shared,
     ) -> Self {
         let mut client = Self {
             wire: Some(writer(stdin, raw, redactor)),
@@ -165,7 +165,7 @@ impl Client {
             modes: None,
             model: None,
             options: Value::Null,
-            refused,
+            told,
         };
         client.request(
             Asked::Initialize,
@@ -297,7 +297,8 @@ impl Client {
                 id,
                 outcome,
                 stopped_at_refusal,
-            } => match self.response(&id, outcome, out) {
+                provider_failed,
+            } => match self.response(&id, outcome, provider_failed, out) {
                 Reaction::Answered(StreamEnd::Finished) if stopped_at_refusal => {
                     Reaction::Answered(StreamEnd::Truncated(acp::STOPPED_AT_REFUSAL.to_owned()))
                 }
@@ -352,9 +353,13 @@ impl Client {
             Some((id, _, _)) => json!({"outcome": "selected", "optionId": id}),
             None => json!({"outcome": "cancelled"}),
         };
-        self.send(json!({"jsonrpc": "2.0", "id": ask.id, "result": {"outcome": outcome}}));
         let option = chosen.map(|(_, _, kind)| kind);
         let allowed = option.as_deref().is_some_and(|k| k.starts_with("allow"));
+        if !allowed {
+            // Told before the agent can hear the answer and end the call.
+            self.told.refused(&ask.call_id);
+        }
+        self.send(json!({"jsonrpc": "2.0", "id": ask.id, "result": {"outcome": outcome}}));
         out.push(EventKind::PermissionAnswered {
             call_id: ask.call_id.clone(),
             tool: ask.tool.clone(),
@@ -364,9 +369,6 @@ impl Client {
             by,
         });
         if !allowed {
-            if let Ok(mut refused) = self.refused.lock() {
-                refused.insert(ask.call_id.clone());
-            }
             out.push(EventKind::PermissionDenied {
                 tool: ask.tool.clone(),
                 detail: ask.input.clone(),
@@ -463,10 +465,12 @@ impl Client {
         Reaction::None
     }
 
+    /// `provider_failed`: the parser told the failed prompt as the provider's failure already.
     fn response(
         &mut self,
         id: &Value,
         outcome: Result<Value, RpcError>,
+        provider_failed: bool,
         out: &mut Vec<EventKind>,
     ) -> Reaction {
         let Some(asked) = id.as_u64().and_then(|n| self.asked.remove(&n)) else {
@@ -490,10 +494,12 @@ impl Client {
                 if asked == Asked::Prompt {
                     self.prompt = None;
                 }
-                out.push(EventKind::AgentError {
-                    name: format!("JSON-RPC error {}", error.code),
-                    message: error.message.clone(),
-                });
+                if !provider_failed {
+                    out.push(EventKind::AgentError {
+                        name: format!("JSON-RPC error {}", error.code),
+                        message: error.message.clone(),
+                    });
+                }
                 return Reaction::Answered(StreamEnd::Failed(format!(
                     "the agent refused {what}: {} (JSON-RPC error {})",
                     error.message, error.code
@@ -548,6 +554,8 @@ impl Client {
 
     fn send_prompt(&mut self, text: String) {
         let session = self.session.clone().unwrap_or_default();
+        // Told before the agent can answer it.
+        self.told.prompt_sent(self.next_id + 1);
         let id = self.request(
             Asked::Prompt,
             "session/prompt",

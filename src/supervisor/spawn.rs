@@ -157,9 +157,9 @@ pub(crate) fn spawn(
     let mut client = None;
     if acp {
         let (inbox, from_parser) = mpsc::unbounded_channel();
-        let refused = crate::agent::acp::Refused::default();
+        let told = crate::agent::acp::Shared::default();
         parse.inbox = Some(inbox);
-        parse.refused = Some(refused.clone());
+        parse.told = Some(told.clone());
         mode.inbox = Some(from_parser);
         client = Some(super::acp::Client::start(
             child.stdin.take().context("stdin is piped")?,
@@ -167,7 +167,7 @@ pub(crate) fn spawn(
             redactor.clone(),
             spec.cwd,
             spec.permissions,
-            refused,
+            told,
         ));
         if let Some(client) = &mut client {
             client.choose_model(spec.parse.model.clone());

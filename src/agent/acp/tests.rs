@@ -240,6 +240,12 @@ fn thoughts_plans_and_usage_become_reasoning_a_todo_call_and_step_costs() {
 
 /// A raw log of `runbook run --via acp`, replayed: both directions, no client.
 fn replay(name: &str) -> Vec<EventKind> {
+    replay_ending(name).0
+}
+
+/// A raw log of `runbook run --via acp`, replayed: both directions, no client; with how the
+/// stream ended.
+fn replay_ending(name: &str) -> (Vec<EventKind>, StreamEnd) {
     let path = format!(
         "{}/fixtures/acp/{name}.stdout.ndjson",
         env!("CARGO_MANIFEST_DIR")
@@ -252,13 +258,20 @@ fn replay(name: &str) -> Vec<EventKind> {
     } else {
         &OPENCODE
     };
+    replay_lines(agent, log.lines())
+}
+
+fn replay_lines<'a>(
+    agent: &Acp,
+    lines: impl IntoIterator<Item = &'a str>,
+) -> (Vec<EventKind>, StreamEnd) {
     let mut parser = agent.stdout_parser(ParseContext::new(PathBuf::from("/home/me/demo")));
     let mut out = Vec::new();
-    for line in log.lines().filter(|l| !l.is_empty()) {
+    for line in lines.into_iter().filter(|l| !l.is_empty()) {
         parser.line(line.as_bytes(), &mut out);
     }
-    parser.end(&mut out);
-    out
+    let end = parser.end(&mut out);
+    (out, end)
 }
 
 fn ends(events: &[EventKind]) -> Vec<(String, ToolKind, ToolStatus, Option<String>)> {
@@ -421,4 +434,112 @@ fn a_turn_ended_right_after_a_refusal_without_a_word_stopped_there() {
     // Claude Code answers after its refusals: that turn finished.
     let events = replay("claude-agent-acp-0.23.1.permission_denied");
     assert!(result(&events).ok);
+}
+
+#[test]
+fn a_replayed_log_ends_as_its_last_turn_did_live() {
+    let (_, end) = replay_ending("opencode-1.18.33.permission_denied");
+    assert_eq!(end, StreamEnd::Truncated(STOPPED_AT_REFUSAL.to_owned()));
+    let (_, end) = replay_ending("claude-agent-acp-0.23.1.http500");
+    assert!(matches!(end, StreamEnd::Failed(_)), "{end:?}");
+    let (_, end) = replay_ending("claude-agent-acp-0.23.1.subagent");
+    assert_eq!(end, StreamEnd::Finished);
+}
+
+#[test]
+fn runbooks_answer_logged_before_the_request_it_answers_still_counts() {
+    // The raw log is written from two threads: an answer may land before its request.
+    let log = [
+        r#"> {"id":3,"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","rawInput":{"command":"rm -rf x"}}}}"#,
+        r#"> {"id":0,"jsonrpc":"2.0","result":{"outcome":{"outcome":"selected","optionId":"no"}}}"#,
+        r#"{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"c1"},"options":[{"optionId":"yes","kind":"allow_once","name":"Yes"},{"optionId":"no","kind":"reject_once","name":"No"}]}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","content":[{"type":"content","content":{"type":"text","text":"it did not run"}}]}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}"#,
+    ];
+    let (events, end) = replay_lines(&OPENCODE, log);
+    assert_eq!(
+        ends(&events),
+        [("bash".to_owned(), ToolKind::Shell, ToolStatus::Denied, None)]
+    );
+    assert_eq!(end, StreamEnd::Truncated(STOPPED_AT_REFUSAL.to_owned()));
+}
+
+#[test]
+fn only_the_prompts_own_error_ends_the_turn_and_each_turn_counts_afresh() {
+    let opencode = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentInfo":{"name":"OpenCode","version":"1.18.33"}}}"#;
+    let log = [
+        opencode,
+        // An error to another request, even one that quotes a provider, is not the prompt's.
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"API Error: 500 boom"}}"#,
+        r#"> {"id":3,"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c1","title":"read","kind":"read","status":"completed","rawInput":{"filePath":"/home/me/demo/a"}}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":10,"outputTokens":1,"totalTokens":11}}}"#,
+        // The next prompt is answered before any update of its own: nothing of the turn before
+        // counts in it.
+        r#"> {"id":4,"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn","usage":{"inputTokens":20,"outputTokens":2,"totalTokens":22}}}"#,
+        r#"> {"id":5,"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"Authentication required"}}"#,
+    ];
+    let (events, _) = replay_lines(&OPENCODE, log);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, EventKind::ProviderError(_))),
+        "{events:?}"
+    );
+    let results: Vec<(bool, bool, Option<u64>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::AgentResult(r) => {
+                Some((r.ok, r.tokens_partial, r.tokens.map(|t| t.total())))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            (true, true, Some(11)),
+            (true, false, Some(22)),
+            // A failed prompt that is not the provider's still ends its turn, tokens unknown.
+            (false, false, None),
+        ]
+    );
+}
+
+#[test]
+fn a_call_is_a_shell_command_only_when_it_is_one() {
+    let call = |title: &str, kind: &str, input: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call","toolCallId":"{title}","title":"{title}","kind":"{kind}","status":"completed","rawInput":{input}}}}}}}"#
+        )
+    };
+    let lines = [
+        // Codex: argv, titled by what it does.
+        call("ls", "search", r#"{"command":["/bin/bash","-lc","ls"]}"#),
+        // OpenCode's task tool, started by a slash command.
+        call("task", "think", r#"{"command":"/review","prompt":"look"}"#),
+        // Some MCP tool with a `command` argument.
+        call("deploy service", "other", r#"{"command":"restart"}"#),
+    ];
+    let (events, _) = replay_lines(&OPENCODE, lines.iter().map(String::as_str));
+    let got: Vec<(String, ToolKind)> = ends(&events).into_iter().map(|e| (e.0, e.1)).collect();
+    assert_eq!(
+        got,
+        [
+            ("shell".to_owned(), ToolKind::Shell),
+            ("task".to_owned(), ToolKind::Subagent),
+            ("other".to_owned(), ToolKind::Other),
+        ]
+    );
+    let inputs: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ToolStarted(t) => Some(t.input.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(inputs[0], "ls", "{inputs:?}");
 }

@@ -92,8 +92,13 @@ impl Setup {
             timeout: config.get(&keys::TIMEOUT),
             max_cost_usd: config.get(&keys::MAX_COST),
         };
-        if limits.max_cost_usd.is_some() && !agent.adapter.tells_cost() {
-            let given = config.setting(&keys::MAX_COST).given_by();
+        let budget = [&keys::MAX_COST, &keys::REPAIR_BUDGET]
+            .into_iter()
+            .find(|key| config.get(*key).is_some());
+        if let Some(key) = budget
+            && !agent.adapter.tells_cost()
+        {
+            let given = config.setting(key).given_by();
             let cli = agent.adapter.cli();
             return Err(Error::Usage(format!(
                 "{given} cannot hold: {} tells no usage and no cost; run {} without `--via acp` to keep a budget",
@@ -157,7 +162,7 @@ impl Setup {
             model: self.priced_model().map(str::to_owned),
             prices: Arc::new(self.config.prices()),
             inbox: None,
-            refused: None,
+            told: None,
         }
     }
 

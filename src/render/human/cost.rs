@@ -37,7 +37,10 @@ fn step_finished(l: &mut Lines<'_>, step: &StepUsage) {
 fn agent_result(l: &mut Lines<'_>, r: &AgentResult) {
     let tokens = r
         .tokens
-        .map(|t| format!(" · {} tokens", thousands(t.total())))
+        .map(|t| {
+            let at_least = if r.tokens_partial { "at least " } else { "" };
+            format!(" · {at_least}{} tokens", thousands(t.total()))
+        })
         .unwrap_or_default();
     let cost = match (r.usable_cost(), r.cost_source) {
         (Some(c), Some(CostSource::Estimated)) => format!(" · {} (estimated)", money(c)),

@@ -13,6 +13,10 @@ struct Wired {
 }
 
 fn wired(policy: Permissions) -> Wired {
+    wired_with(policy, acp::Shared::default())
+}
+
+fn wired_with(policy: Permissions, told: acp::Shared) -> Wired {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stdout.log");
     let raw = RawFile::new(File::create(&path).unwrap(), path);
@@ -23,7 +27,7 @@ fn wired(policy: Permissions) -> Wired {
         Redactor::default(),
         Path::new("/work/repo"),
         policy,
-        Default::default(),
+        told,
     );
     Wired {
         client,
@@ -55,6 +59,7 @@ fn response(id: u64, result: Value) -> Incoming {
         id: Value::from(id),
         outcome: Ok(result),
         stopped_at_refusal: false,
+        provider_failed: false,
     }
 }
 
@@ -127,6 +132,7 @@ async fn a_session_is_opened_before_the_prompt_and_its_answer_ends_the_turn() {
         id: json!(5),
         outcome: Ok(json!({"stopReason": "end_turn"})),
         stopped_at_refusal: true,
+        provider_failed: false,
     });
     assert!(
         matches!(&reaction, Reaction::Answered(StreamEnd::Truncated(m)) if m == acp::STOPPED_AT_REFUSAL)
@@ -170,6 +176,7 @@ async fn an_error_to_initialize_fails_the_turn() {
             message: "auth required".to_owned(),
         }),
         stopped_at_refusal: false,
+        provider_failed: false,
     });
     let Reaction::Answered(StreamEnd::Failed(message)) = reaction else {
         panic!("{reaction:?}");
@@ -279,4 +286,44 @@ async fn a_read_only_turn_of_an_agent_without_modes_is_warned_about() {
         matches!(&out[..], [EventKind::AgentWarning { message }] if message.contains("read-only"))
     );
     assert_eq!(w.next().await["method"], "session/prompt");
+}
+
+#[tokio::test]
+async fn a_prompt_the_parser_told_as_the_providers_failure_is_not_told_again() {
+    for provider_failed in [true, false] {
+        let mut w = wired(Permissions::Agent);
+        open_session(&mut w).await;
+        let (reaction, events) = w.receive(Incoming::Response {
+            id: json!(3),
+            outcome: Err(RpcError {
+                data: None,
+                code: -32603,
+                message: "Internal error: API Error: 500".to_owned(),
+            }),
+            stopped_at_refusal: false,
+            provider_failed,
+        });
+        assert!(matches!(reaction, Reaction::Answered(StreamEnd::Failed(_))));
+        let agent_errors = events
+            .iter()
+            .filter(|e| matches!(e, EventKind::AgentError { .. }))
+            .count();
+        assert_eq!(agent_errors, usize::from(!provider_failed), "{events:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_parser_is_told_the_prompt_before_the_agent_can_answer_it() {
+    let told = acp::Shared::default();
+    let mut w = wired_with(Permissions::Agent, told.clone());
+    open_session(&mut w).await;
+    // `open_session` read the prompt (id 3) off the wire: it was written after the parser knew.
+    assert!(told.is_prompt(&json!(3)));
+    assert!(!told.is_prompt(&json!(2)), "session/new is not the prompt");
+    w.client.prompt("again", &mut Vec::new());
+    let prompt = w.next().await;
+    assert_eq!(prompt["method"], "session/prompt");
+    let id = prompt["id"].as_u64().unwrap();
+    assert!(told.is_prompt(&json!(id)));
+    assert!(!told.is_prompt(&json!(3)), "only the prompt in flight");
 }
