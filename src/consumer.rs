@@ -4,13 +4,20 @@
 //! the run's one [`RunStats`], and hands every consumer the finished [`Event`] with a shared view of
 //! those totals. Consumers know nothing of each other, of the agent, or of the supervisor, and keep
 //! no counts of their own.
+//!
+//! The supervisor owns the [`Dispatcher`]; the stdout reader holds a [`Lane`] to the same core, and
+//! delivers a small batch itself when the supervisor has nothing of the agent's in hand, so that a
+//! lone line reaches the consumers without waking a second thread first.
 
 use std::io;
+use std::ops::Deref;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use crate::event::{Event, EventKind, Outcome, Turn};
-use crate::stats::RunStats;
+use crate::stats::{RunStats, Spent};
 
 /// One event as a consumer receives it.
 pub(crate) struct Delivery<'a> {
@@ -80,7 +87,103 @@ pub(crate) struct Tick<'a> {
     pub totals: &'a RunStats,
 }
 
+/// The fan-out, owned by the supervisor (or by `status --live` and `replay`).
+///
+/// Every method but [`Dispatcher::totals`] takes `&mut self`, so that the totals cannot be held
+/// across another call on the same thread (their lock is not reentrant); nor can two of them.
 pub(crate) struct Dispatcher {
+    core: Arc<Mutex<Core>>,
+}
+
+/// The agent's lines that made a batch's events, each with the index of its first event.
+pub(crate) type RawLines = Vec<(u32, Box<str>)>;
+
+/// What a delivered batch told: whether it held the agent's final result, and what the run has
+/// spent with it counted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Delivered {
+    pub final_word: bool,
+    pub spent: Spent,
+}
+
+/// The run's totals, borrowed from the dispatcher.
+pub(crate) struct Totals<'a>(MutexGuard<'a, Core>);
+
+impl Deref for Totals<'_> {
+    type Target = RunStats;
+
+    fn deref(&self) -> &RunStats {
+        &self.0.stats
+    }
+}
+
+/// A reader's way to the consumers, for one spawned agent: it may deliver a batch of that agent's
+/// events itself while the lane is open (the supervisor is at its loop, taking the agent's
+/// output) and every batch it sent before has been handled, its consequences included. The order
+/// of events is then exactly what the supervisor would have made of the same batches.
+#[derive(Clone)]
+pub(crate) struct Lane {
+    core: Arc<Mutex<Core>>,
+    gate: Arc<Gate>,
+}
+
+#[derive(Default)]
+struct Gate {
+    open: AtomicBool,
+    /// Batches sent to the supervisor that it has not finished with.
+    pending: AtomicU64,
+}
+
+impl Lane {
+    /// Delivers `events` (made from `raw`, when kept) and writes them out, if the supervisor
+    /// holds nothing of this agent's; `None` leaves them to be sent to it.
+    pub(crate) fn try_deliver(
+        &self,
+        ts: SystemTime,
+        events: &mut [EventKind],
+        raw: &RawLines,
+    ) -> Option<Delivered> {
+        if !self.gate.open.load(Ordering::Acquire) || self.gate.pending.load(Ordering::Acquire) != 0
+        {
+            return None;
+        }
+        let mut core = lock(&self.core);
+        // Looked at again under the lock: the supervisor closes the lane holding it.
+        if !self.gate.open.load(Ordering::Acquire) || self.gate.pending.load(Ordering::Acquire) != 0
+        {
+            return None;
+        }
+        let delivered = core.deliver(ts, events, raw);
+        core.flush();
+        Some(delivered)
+    }
+
+    /// A batch is on its way to the supervisor: none is delivered here until it has handled it.
+    pub(crate) fn sending(&self) {
+        self.gate.pending.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The supervisor has handled one batch, and all that followed from it.
+    pub(crate) fn handled(&self) {
+        let _ = self
+            .gate
+            .pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+
+    /// Opens or closes the lane. Closing waits for a delivery under way to end.
+    pub(crate) fn set_open(&self, open: bool) {
+        if open {
+            self.gate.open.store(true, Ordering::Release);
+        } else {
+            let _core = lock(&self.core);
+            self.gate.open.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// The dispatcher's state, shared by the supervisor and the lane.
+struct Core {
     seq: u64,
     turn: Turn,
     stats: RunStats,
@@ -107,9 +210,14 @@ struct Faults {
     storage: Vec<String>,
 }
 
+fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    // A consumer that panicked leaves the totals as they were: they are still the best known.
+    core.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl Dispatcher {
     pub(crate) fn new(consumers: Vec<Box<dyn Consumer>>) -> Self {
-        Self {
+        let core = Core {
             seq: 0,
             turn: Turn::FIRST,
             stats: RunStats::default(),
@@ -118,42 +226,159 @@ impl Dispatcher {
             faults: Faults::default(),
             halt: None,
             closed_seen: false,
+        };
+        Self {
+            core: Arc::new(Mutex::new(core)),
+        }
+    }
+
+    fn core(&mut self) -> MutexGuard<'_, Core> {
+        lock(&self.core)
+    }
+
+    /// A new lane to the consumers, closed, for one spawned agent's stdout reader.
+    pub(crate) fn lane(&self) -> Lane {
+        Lane {
+            core: Arc::clone(&self.core),
+            gate: Arc::default(),
         }
     }
 
     /// Events from now on belong to `turn`.
     pub(crate) fn set_turn(&mut self, turn: Turn) {
-        self.turn = turn;
+        self.core().turn = turn;
     }
 
     /// Whether some consumer wants the agent's lines with the events.
-    pub(crate) fn wants_raw(&self) -> bool {
-        self.consumers.iter().any(|c| c.wants_raw())
+    pub(crate) fn wants_raw(&mut self) -> bool {
+        self.core().consumers.iter().any(|c| c.wants_raw())
     }
 
-    /// The run's totals so far.
-    pub(crate) fn totals(&self) -> &RunStats {
-        &self.stats
+    /// The run's totals so far. Hold them for no longer than a statement or two: the stdout
+    /// reader waits for them to deliver its events.
+    pub(crate) fn totals(&self) -> Totals<'_> {
+        Totals(lock(&self.core))
     }
 
     /// Stamps an event with the next sequence number and the current turn, and hands it on.
     pub(crate) fn emit(&mut self, ts: SystemTime, kind: EventKind) {
+        self.core().emit(ts, kind);
+    }
+
+    /// Delivers a batch of the agent's events, all stamped `ts`, each with the agent's line it
+    /// came from when they were kept.
+    pub(crate) fn deliver(
+        &mut self,
+        ts: SystemTime,
+        events: &mut [EventKind],
+        raw: &RawLines,
+    ) -> Delivered {
+        self.core().deliver(ts, events, raw)
+    }
+
+    /// Hands on an event that already has its sequence number, time and turn (read back from a
+    /// log, or replayed).
+    pub(crate) fn forward(&mut self, ev: &Event) {
+        self.core().forward_raw(ev, None);
+    }
+
+    /// Has every consumer write out what it buffered.
+    pub(crate) fn flush(&mut self) {
+        self.core().flush();
+    }
+
+    /// A file of the run directory that no consumer writes (the agent's raw output) could not be
+    /// written.
+    pub(crate) fn storage_failed(&mut self, path: &Path, error: &io::Error) {
+        self.core().storage_failed(path, error);
+    }
+
+    /// Why the run has to stop, once: a write to the run directory failed, or the reader of
+    /// runbook's output went away.
+    pub(crate) fn take_halt(&mut self) -> Option<Halt> {
+        self.core().halt.take()
+    }
+
+    /// Emits one event and writes it out at once.
+    pub(crate) fn emit_now(&mut self, ts: SystemTime, kind: EventKind) {
+        let mut core = self.core();
+        core.emit(ts, kind);
+        core.flush();
+    }
+
+    /// The heartbeat, at `now`, with the agent quiet for `quiet_for`.
+    pub(crate) fn tick(&mut self, now: SystemTime, quiet_for: Duration) {
+        self.core().tick(now, quiet_for);
+    }
+
+    pub(crate) fn pause(&mut self, paused: bool) {
+        let mut core = self.core();
+        core.flush();
+        for c in &mut core.consumers {
+            c.pause(paused);
+        }
+    }
+
+    /// Closes every consumer, in order: a file that cannot be written as the run closes (the
+    /// receipt) is still announced to the consumers after it.
+    pub(crate) fn close(mut self) -> Closed {
+        let mut core = self.core();
+        let core = &mut *core;
+        core.flush();
+        let mut consumers = std::mem::take(&mut core.consumers);
+        let mut i = 0;
+        while i < consumers.len() {
+            let result = consumers[i].close();
+            if keep(result, &*consumers[i], &mut core.faults) {
+                i += 1;
+                continue;
+            }
+            consumers.remove(i);
+            // Only the consumers after this one hear of it: they have not closed yet.
+            let rest = consumers.split_off(i);
+            core.consumers = rest;
+            core.raise();
+            core.flush();
+            consumers.append(&mut core.consumers);
+        }
+        Closed {
+            failures: std::mem::take(&mut core.faults.failures),
+            storage_errors: std::mem::take(&mut core.faults.storage),
+        }
+    }
+}
+
+impl Core {
+    fn emit(&mut self, ts: SystemTime, kind: EventKind) {
         let ev = Event {
             seq: self.seq,
             ts,
             turn: self.turn,
             kind,
         };
-        self.forward(&ev);
+        self.forward_raw(&ev, None);
     }
 
-    /// Like [`Dispatcher::emit`], but leaves the event's contents with the caller.
-    pub(crate) fn emit_borrowed(
-        &mut self,
-        ts: SystemTime,
-        kind: &mut EventKind,
-        raw: Option<&str>,
-    ) {
+    /// See [`Dispatcher::deliver`].
+    fn deliver(&mut self, ts: SystemTime, events: &mut [EventKind], raw: &RawLines) -> Delivered {
+        let mut final_word = false;
+        let mut lines = raw.iter().peekable();
+        let mut line: Option<&str> = None;
+        for (i, kind) in events.iter_mut().enumerate() {
+            while let Some((_, next)) = lines.next_if(|(first, _)| *first as usize <= i) {
+                line = Some(next);
+            }
+            final_word |= matches!(kind, EventKind::AgentResult(_));
+            self.emit_borrowed(ts, kind, line);
+        }
+        Delivered {
+            final_word,
+            spent: self.stats.spent(),
+        }
+    }
+
+    /// Like [`Core::emit`], but leaves the event's contents with the caller.
+    fn emit_borrowed(&mut self, ts: SystemTime, kind: &mut EventKind, raw: Option<&str>) {
         // Moved in and out again: an empty `Text` holds nothing on the heap.
         let placeholder = EventKind::Text {
             text: String::new(),
@@ -168,13 +393,7 @@ impl Dispatcher {
         *kind = ev.kind;
     }
 
-    /// Hands on an event that already has its sequence number, time and turn (read back from a
-    /// log, or replayed).
-    pub(crate) fn forward(&mut self, ev: &Event) {
-        self.forward_raw(ev, None);
-    }
-
-    /// [`Dispatcher::forward`], with the agent's line the event came from.
+    /// Hands on a stamped event, with the agent's line it came from.
     fn forward_raw(&mut self, ev: &Event, raw: Option<&str>) {
         self.stats.observe(ev);
         self.seq = ev.seq + 1;
@@ -201,8 +420,7 @@ impl Dispatcher {
         self.raise();
     }
 
-    /// Has every consumer write out what it buffered.
-    pub(crate) fn flush(&mut self) {
+    fn flush(&mut self) {
         let faults = &mut self.faults;
         self.consumers.retain_mut(|c| {
             let result = c.flush();
@@ -211,19 +429,11 @@ impl Dispatcher {
         self.raise();
     }
 
-    /// A file of the run directory that no consumer writes (the agent's raw output) could not be
-    /// written.
-    pub(crate) fn storage_failed(&mut self, path: &Path, error: &io::Error) {
+    fn storage_failed(&mut self, path: &Path, error: &io::Error) {
         self.faults
             .broken
             .push((path.display().to_string(), error.to_string()));
         self.raise();
-    }
-
-    /// Why the run has to stop, once: a write to the run directory failed, or the reader of
-    /// runbook's output went away.
-    pub(crate) fn take_halt(&mut self) -> Option<Halt> {
-        self.halt.take()
     }
 
     /// Announces each file that could not be written, and turns what went wrong into a halt.
@@ -251,14 +461,7 @@ impl Dispatcher {
         }
     }
 
-    /// Emits one event and writes it out at once.
-    pub(crate) fn emit_now(&mut self, ts: SystemTime, kind: EventKind) {
-        self.emit(ts, kind);
-        self.flush();
-    }
-
-    /// The heartbeat, at `now`, with the agent quiet for `quiet_for`.
-    pub(crate) fn tick(&mut self, now: SystemTime, quiet_for: Duration) {
+    fn tick(&mut self, now: SystemTime, quiet_for: Duration) {
         let tick = Tick {
             now,
             quiet_for,
@@ -270,39 +473,6 @@ impl Dispatcher {
             keep(result, &**c, faults)
         });
         self.raise();
-    }
-
-    pub(crate) fn pause(&mut self, paused: bool) {
-        self.flush();
-        for c in &mut self.consumers {
-            c.pause(paused);
-        }
-    }
-
-    /// Closes every consumer, in order: a file that cannot be written as the run closes (the
-    /// receipt) is still announced to the consumers after it.
-    pub(crate) fn close(mut self) -> Closed {
-        self.flush();
-        let mut consumers = std::mem::take(&mut self.consumers);
-        let mut i = 0;
-        while i < consumers.len() {
-            let result = consumers[i].close();
-            if keep(result, &*consumers[i], &mut self.faults) {
-                i += 1;
-                continue;
-            }
-            consumers.remove(i);
-            // Only the consumers after this one hear of it: they have not closed yet.
-            let rest = consumers.split_off(i);
-            self.consumers = rest;
-            self.raise();
-            self.flush();
-            consumers.append(&mut self.consumers);
-        }
-        Closed {
-            failures: self.faults.failures,
-            storage_errors: self.faults.storage,
-        }
     }
 }
 
@@ -332,4 +502,96 @@ fn keep(result: io::Result<()>, consumer: &dyn Consumer, faults: &mut Faults) ->
             .push(format!("{} stopped: {e}", consumer.name())),
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// Records each event's sequence number and text, and each flush.
+    struct Seen(Arc<Mutex<Vec<String>>>);
+
+    impl Consumer for Seen {
+        fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
+            let text = match &d.event.kind {
+                EventKind::Text { text } => text.clone(),
+                other => format!("{other:?}"),
+            };
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{} {text}", d.event.seq));
+            Ok(())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.0.lock().unwrap().push("flush".to_owned());
+            Ok(())
+        }
+        fn name(&self) -> &'static str {
+            "seen"
+        }
+    }
+
+    fn text(t: &str) -> EventKind {
+        EventKind::Text { text: t.to_owned() }
+    }
+
+    #[test]
+    fn a_lane_delivers_only_while_open_and_with_nothing_left_to_the_supervisor() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut dispatch = Dispatcher::new(vec![Box::new(Seen(Arc::clone(&seen)))]);
+        let lane = dispatch.lane();
+        let now = SystemTime::now();
+        assert!(
+            lane.try_deliver(now, &mut [text("early")], &Vec::new())
+                .is_none(),
+            "a new lane is closed"
+        );
+        lane.set_open(true);
+        dispatch.emit(now, text("supervisor's"));
+        let delivered = lane
+            .try_deliver(now, &mut [text("a"), text("b")], &Vec::new())
+            .expect("open, nothing pending");
+        assert!(!delivered.final_word);
+        // A batch sent to the supervisor holds the lane until it has handled it.
+        lane.sending();
+        assert!(
+            lane.try_deliver(now, &mut [text("c")], &Vec::new())
+                .is_none()
+        );
+        dispatch.deliver(now, &mut [text("sent")], &Vec::new());
+        lane.handled();
+        assert!(
+            lane.try_deliver(now, &mut [text("d")], &Vec::new())
+                .is_some()
+        );
+        lane.set_open(false);
+        assert!(
+            lane.try_deliver(now, &mut [text("e")], &Vec::new())
+                .is_none()
+        );
+        // More handled than sent leaves nothing pending, never a wrapped count.
+        lane.handled();
+        lane.set_open(true);
+        assert!(
+            lane.try_deliver(now, &mut [text("f")], &Vec::new())
+                .is_some()
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                "0 supervisor's",
+                "1 a",
+                "2 b",
+                "flush",
+                "3 sent",
+                "4 d",
+                "flush",
+                "5 f",
+                "flush"
+            ]
+        );
+    }
 }

@@ -153,9 +153,11 @@ pub(crate) async fn follow(
 /// Ends the view of a run whose supervisor died before it finished its log. The event is shown,
 /// never logged: the log stays what the supervisor wrote.
 fn abandoned(dispatch: &mut Dispatcher, began: SystemTime) {
-    let totals = dispatch.totals();
-    let started = totals.started_at.unwrap_or(began);
-    let pid = totals.info.as_ref().map_or(0, |i| i.pid);
+    let (started, pid) = {
+        let totals = dispatch.totals();
+        let started = totals.started_at.unwrap_or(began);
+        (started, totals.info.as_ref().map_or(0, |i| i.pid))
+    };
     let kind = EventKind::RunFinished {
         outcome: Outcome::Abandoned,
         message: crate::runs::abandoned_message(pid),

@@ -13,6 +13,8 @@ use tokio::time::Instant;
 use super::spawn::RawSink;
 use crate::agent::acp::Incoming;
 use crate::agent::{StderrFeed, StderrParser, StdoutFeed, StdoutParser, StreamEnd};
+pub(crate) use crate::consumer::RawLines;
+use crate::consumer::{Delivered, Lane};
 use crate::event::{EventKind, Stream};
 use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
 use crate::redact::Redactor;
@@ -47,6 +49,8 @@ pub(crate) struct Batch {
     pub raw: RawLines,
     /// What an ACP agent wrote that its client must answer, from the lines of this batch.
     pub rpc: Vec<Incoming>,
+    /// The reader delivered the batch's events itself (`events` is then empty): what they told.
+    pub delivered: Option<Delivered>,
     /// Where the events go once dispatched: back to the reader that made them.
     home: Option<std::sync::mpsc::Sender<Vec<EventKind>>>,
 }
@@ -60,6 +64,7 @@ impl Batch {
             events,
             raw: Vec::new(),
             rpc: Vec::new(),
+            delivered: None,
             home: None,
         }
     }
@@ -74,9 +79,6 @@ impl Batch {
         }
     }
 }
-
-/// The agent's lines that made a batch's events, each with the index of its first event.
-pub(crate) type RawLines = Vec<(u32, Box<str>)>;
 
 /// Event vectors that came back from the supervisor.
 struct Recycler {
@@ -121,6 +123,9 @@ pub(crate) struct StdoutMode {
     /// An ACP agent's messages for its client, as its parser hands them on. The raw log is then
     /// written a whole line at a time, as runbook's own messages are written to it too.
     pub inbox: Option<mpsc::UnboundedReceiver<Incoming>>,
+    /// The way to deliver a small read's events here, when the supervisor holds nothing of the
+    /// agent's (see [`Lane`]).
+    pub lane: Option<Lane>,
 }
 
 /// Reads stdout to EOF (or until `stop` says so); returns the parser's verdict on how the stream
@@ -134,7 +139,11 @@ pub(crate) async fn stdout(
     stop: watch::Receiver<bool>,
     mode: StdoutMode,
 ) -> StreamEnd {
-    let StdoutMode { keep_raw, inbox } = mode;
+    let StdoutMode {
+        keep_raw,
+        inbox,
+        lane,
+    } = mode;
     crate::linux::grow_pipe(&pipe, STDOUT_PIPE);
     let mut feed = StdoutFeed::new(parser, redactor.clone());
     let mut on_line = |piece: Piece<'_>, events: &mut Vec<EventKind>, raw: &mut Vec<_>| {
@@ -149,7 +158,10 @@ pub(crate) async fn stdout(
         raw,
         &redactor,
         (Stream::Stdout, STDOUT_READ),
-        &tx,
+        Sender {
+            tx: &tx,
+            lane: lane.as_ref(),
+        },
         &mut on_line,
         inbox,
     )
@@ -157,7 +169,12 @@ pub(crate) async fn stdout(
     let mut events = Vec::new();
     let end = feed.end(&mut events);
     if !events.is_empty() {
-        let _ = tx.send(Batch::now(Stream::Stdout, events)).await;
+        Sender {
+            tx: &tx,
+            lane: lane.as_ref(),
+        }
+        .send(Batch::now(Stream::Stdout, events))
+        .await;
     }
     end
 }
@@ -180,11 +197,31 @@ pub(crate) async fn stderr(
         raw,
         &redactor,
         (Stream::Stderr, STDERR_READ),
-        &tx,
+        Sender {
+            tx: &tx,
+            lane: None,
+        },
         &mut on_line,
         None,
     )
     .await;
+}
+
+/// Where a reader's batches go: to the supervisor, which is told of any it did not deliver.
+#[derive(Clone, Copy)]
+struct Sender<'a> {
+    tx: &'a mpsc::Sender<Batch>,
+    lane: Option<&'a Lane>,
+}
+
+impl Sender<'_> {
+    /// Sends a batch; `false` once the supervisor is gone.
+    async fn send(self, batch: Batch) -> bool {
+        if let Some(lane) = self.lane {
+            lane.sending();
+        }
+        self.tx.send(batch).await.is_ok()
+    }
 }
 
 async fn pump(
@@ -192,7 +229,7 @@ async fn pump(
     raw: RawSink,
     redactor: &Redactor,
     (stream, read_size): (Stream, usize),
-    tx: &mpsc::Sender<Batch>,
+    tx: Sender<'_>,
     on_line: &mut (dyn FnMut(Piece<'_>, &mut Vec<EventKind>, &mut RawLines) + Send),
     mut inbox: Option<mpsc::UnboundedReceiver<Incoming>>,
 ) {
@@ -230,19 +267,29 @@ async fn pump(
             let mut lines = Vec::new();
             splitter.feed(input, |piece| on_line(piece, &mut events, &mut lines));
             let rpc = take_rpc();
-            if tx
-                .send(Batch {
-                    stream,
-                    ts,
-                    at,
-                    events,
-                    raw: lines,
-                    rpc,
-                    home: Some(recycler.home.clone()),
-                })
-                .await
-                .is_err()
-            {
+            // A small read's events go out from here when nothing of the agent's is waiting
+            // for the supervisor: a lone line then wakes one thread, not two.
+            let delivered = match tx.lane {
+                Some(lane) if here && !events.is_empty() => {
+                    lane.try_deliver(ts, &mut events, &lines)
+                }
+                _ => None,
+            };
+            if delivered.is_some() {
+                events.clear();
+                lines.clear();
+            }
+            let batch = Batch {
+                stream,
+                ts,
+                at,
+                events,
+                raw: lines,
+                rpc,
+                delivered,
+                home: Some(recycler.home.clone()),
+            };
+            if !tx.send(batch).await {
                 break 'read;
             }
         }
@@ -259,7 +306,7 @@ async fn pump(
         let mut batch = Batch::now(stream, events);
         batch.raw = lines;
         batch.rpc = rpc;
-        let _ = tx.send(batch).await;
+        tx.send(batch).await;
     }
 }
 
@@ -619,10 +666,7 @@ mod tests {
                 Redactor::default(),
                 tx,
                 stop,
-                StdoutMode {
-                    keep_raw: false,
-                    inbox: None,
-                },
+                StdoutMode::default(),
             ))
         });
         let line = "{\"type\":\"text\",\"part\":{\"text\":\"before the stop\"}}\n";
@@ -700,7 +744,7 @@ mod tests {
                 stop,
                 StdoutMode {
                     keep_raw: true,
-                    inbox: None,
+                    ..StdoutMode::default()
                 },
             ))
         });

@@ -16,6 +16,7 @@ use super::readers::{self, Batch};
 use super::scope::Scope;
 use super::tree::Tree;
 use crate::agent::{Adapter, ParseContext, StreamEnd};
+use crate::consumer::Lane;
 use crate::redact::Redactor;
 
 /// What to run for one turn.
@@ -102,6 +103,8 @@ pub(crate) struct Spawned {
     pub tree: Tree,
     /// Batches of events from both pipes; closed once both reached their end.
     pub batches: mpsc::Receiver<Batch>,
+    /// The stdout reader's way to deliver a small read's events itself (see [`Lane`]).
+    pub lane: Lane,
     /// The stdout reader, with the adapter's verdict on how the stream ended.
     pub stdout: JoinHandle<StreamEnd>,
     pub stderr: JoinHandle<()>,
@@ -124,7 +127,7 @@ pub(crate) fn spawn(
     logs: RawLogs<'_>,
     redactor: &Redactor,
     scope: &Arc<Scope>,
-    keep_raw: bool,
+    (keep_raw, lane): (bool, Lane),
 ) -> anyhow::Result<Spawned> {
     let acp = spec.adapter.speaks_acp();
     let mut command = Command::new(spec.program);
@@ -153,6 +156,7 @@ pub(crate) fn spawn(
     let mut mode = readers::StdoutMode {
         keep_raw,
         inbox: None,
+        lane: Some(lane.clone()),
     };
     let mut client = None;
     if acp {
@@ -214,6 +218,7 @@ pub(crate) fn spawn(
         pid,
         tree: Tree::new(Arc::clone(scope), Some(pid)),
         batches,
+        lane,
         stdout,
         stderr,
         stop_reading,

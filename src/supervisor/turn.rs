@@ -69,7 +69,13 @@ impl Supervisor<'_> {
                     ExitInfo::default(),
                 );
             }
-            None => match spawn(&spec, self.logs, self.redactor, &scope, keep_raw) {
+            None => match spawn(
+                &spec,
+                self.logs,
+                self.redactor,
+                &scope,
+                (keep_raw, self.dispatch.lane()),
+            ) {
                 Ok(agent) => agent,
                 Err(e) => return Ending::not_started(&e),
             },
@@ -108,11 +114,16 @@ impl Supervisor<'_> {
         while !machine.is_ended() {
             let wake = machine.next_wake();
             let mut rpc = Vec::new();
+            // While the loop takes the agent's output, its stdout reader may deliver a small
+            // read itself once every batch before it has been handled here.
+            agent.lane.set_open(machine.pipes_open());
+            let mut handled = false;
             let input = tokio::select! {
                 biased;
                 got = self.signals.recv() => Some(Input::Signal(got)),
                 batch = agent.batches.recv(), if machine.pipes_open() => Some(match batch {
                     Some(mut batch) => {
+                        handled = true;
                         rpc = std::mem::take(&mut batch.rpc);
                         self.deliver(batch)
                     }
@@ -155,7 +166,13 @@ impl Supervisor<'_> {
                 self.step(&mut machine, input, &mut agent).await;
                 self.dispatch.flush();
             }
+            if handled {
+                // Everything that follows from the batch is done: what the reader delivers
+                // next comes after it, as it would here.
+                agent.lane.handled();
+            }
         }
+        agent.lane.set_open(false);
 
         if machine.answered() {
             // The agent lives on for the next prompt.
@@ -265,22 +282,17 @@ impl Supervisor<'_> {
 
     /// Hands a batch of events to the consumers; tells the machine what it held.
     fn deliver(&mut self, mut batch: Batch) -> Input {
-        let mut final_word = false;
-        // The agent's line each event came from, when they were kept.
-        let mut lines = batch.raw.iter().peekable();
-        let mut line: Option<&str> = None;
-        for (i, kind) in batch.events.iter_mut().enumerate() {
-            while let Some((_, next)) = lines.next_if(|(first, _)| *first as usize <= i) {
-                line = Some(next);
-            }
-            final_word |= matches!(kind, EventKind::AgentResult(_));
-            self.dispatch.emit_borrowed(batch.ts, kind, line);
-        }
+        let delivered = match batch.delivered {
+            Some(delivered) => delivered,
+            None => self
+                .dispatch
+                .deliver(batch.ts, &mut batch.events, &batch.raw),
+        };
         let input = Input::Output {
             stream: batch.stream,
             at: batch.at,
-            final_word,
-            spent: self.dispatch.totals().spent(),
+            final_word: delivered.final_word,
+            spent: delivered.spent,
         };
         batch.recycle();
         input
@@ -383,7 +395,7 @@ impl Supervisor<'_> {
                 },
             ),
             Action::Hung(quiet) => {
-                let diagnostic = watchdog::diagnostic(quiet, self.dispatch.totals());
+                let diagnostic = watchdog::diagnostic(quiet, &self.dispatch.totals());
                 self.dispatch
                     .emit(now, EventKind::WatchdogFired(Box::new(diagnostic)));
             }

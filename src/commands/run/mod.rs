@@ -173,7 +173,7 @@ pub(crate) async fn execute(
         SystemTime::now(),
         ending.run_event(started.elapsed().unwrap_or_default()),
     );
-    let receipt = Receipt::of(dispatch.totals());
+    let receipt = Receipt::of(&dispatch.totals());
     let closed = dispatch.close();
     drained(std::mem::take(&mut observers.pending)).await;
     for failure in &closed.failures {

@@ -95,7 +95,8 @@ fn proposal(
         );
         return Err(Ending::new(Outcome::AgentError, message, ending.exit));
     }
-    let text = session.final_text().trim();
+    let text = session.final_text();
+    let text = text.trim();
     if text.is_empty() {
         let message = "the planning turn ended without a plan (no final text)";
         return Err(Ending::new(Outcome::AgentError, message, ending.exit));

@@ -177,8 +177,10 @@ fn failed(session: &Session<'_>, attempt: u32) -> Vec<CheckResult> {
 /// Whether two attempts failed the same way: the same checks, with the same output once times
 /// and the run's own paths are set aside.
 fn same(now: &[CheckResult], before: &[CheckResult], session: &Session<'_>) -> bool {
-    let info = session.supervisor.dispatch.totals().info.as_ref();
-    let paths: Vec<&str> = info
+    let totals = session.supervisor.dispatch.totals();
+    let paths: Vec<&str> = totals
+        .info
+        .as_ref()
         .map(|i| vec![i.run_dir.as_str(), i.cwd.as_str()])
         .unwrap_or_default();
     let key = |c: &CheckResult| {

@@ -116,15 +116,17 @@ impl<'a> Session<'a> {
 
     /// The operations refused permission in the last turn (the first hundred of the run).
     pub(super) fn denied_in_last_turn(&self) -> Vec<Denial> {
-        let all = &self.supervisor.dispatch.totals().permission_denials;
-        all.get(self.denials_before_turn..)
+        let totals = self.supervisor.dispatch.totals();
+        totals
+            .permission_denials
+            .get(self.denials_before_turn..)
             .unwrap_or_default()
             .to_vec()
     }
 
     /// The final text of the last turn: its answer.
-    pub(super) fn final_text(&self) -> &str {
-        &self.supervisor.dispatch.totals().final_text
+    pub(super) fn final_text(&self) -> String {
+        self.supervisor.dispatch.totals().final_text.clone()
     }
 
     pub(super) fn emit(&mut self, kind: EventKind) {

@@ -29,7 +29,7 @@ pub(super) async fn summarized(
     if ask && worth_asking {
         let asked = session.turn(PROMPT, permissions).await;
         if asked.is_completed() {
-            let text = trim(session.final_text());
+            let text = trim(&session.final_text());
             if !text.is_empty() {
                 session.summary = Some(EventKind::Summary { text, asked: true });
                 return ending;
@@ -39,7 +39,7 @@ pub(super) async fn summarized(
         }
         // The work stands: the summary falls back to the last answer before it.
     }
-    let text = trim(session.final_text());
+    let text = trim(&session.final_text());
     if !text.is_empty() {
         session.summary = Some(EventKind::Summary { text, asked: false });
     }
