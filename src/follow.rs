@@ -1,15 +1,18 @@
 //! Following a run's event log as it grows, from another process: the history first, then each
 //! line as soon as it lands (file-change notification, no busy polling), until the run finishes
 //! or its supervisor is found dead.
+//!
+//! The follower waits for the notification, reads the log and shows what it read on one thread,
+//! so that a line appended wakes that thread alone.
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
-use notify::{RecursiveMode, Watcher as _};
-use tokio::sync::mpsc;
-use tokio::time::Instant;
+use inotify::{Inotify, WatchMask};
 
 use crate::consumer::Dispatcher;
 use crate::event::{Event, EventKind, ExitInfo, Outcome};
@@ -98,38 +101,50 @@ pub(crate) enum Ending {
     Finished(Outcome),
     /// The supervisor is gone and the log never finished.
     Abandoned,
+    /// Told to stop before the run ended.
+    Stopped,
 }
 
-/// Feeds every event of the run in `run_dir` to `dispatch` as it is logged, until the run ends.
-/// Warnings about damaged lines go to `warn`.
-pub(crate) async fn follow(
+/// Feeds every event of the run in `run_dir` to `dispatch` as it is logged, until the run ends
+/// or `stop` (Ctrl-C) comes. Warnings about damaged lines go to `warn`.
+///
+/// It waits, reads and shows on the calling thread, which it blocks (`block_in_place`): call it
+/// from `block_on` or a worker of a multi-threaded runtime, whose other workers wait for `stop`.
+pub(crate) fn follow(
     run_dir: &Path,
     dispatch: &mut Dispatcher,
     warn: &mut dyn FnMut(String),
+    stop: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<Ending> {
-    let (tx, mut changed) = mpsc::channel::<()>(1);
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        // Reading the log is an event too; only writes (and the log's creation) matter. A full
-        // channel already holds a wake-up: changes coalesce.
-        if res.is_ok_and(|ev| !matches!(ev.kind, notify::EventKind::Access(_))) {
-            let _ = tx.try_send(());
-        }
-    })?;
-    watcher.watch(run_dir, RecursiveMode::NonRecursive)?;
+    let mut watch = Watch::new(run_dir)?;
+    let stopped = Arc::clone(&watch.stop);
+    let listener = tokio::spawn(async move {
+        stop.await;
+        crate::linux::raise(&*stopped);
+    });
+    let ending = tokio::task::block_in_place(|| follow_here(run_dir, dispatch, warn, &mut watch));
+    listener.abort();
+    ending
+}
 
+fn follow_here(
+    run_dir: &Path,
+    dispatch: &mut Dispatcher,
+    warn: &mut dyn FnMut(String),
+    watch: &mut Watch,
+) -> anyhow::Result<Ending> {
     let mut seen = Seen::new(run_dir.join(EVENTS));
     let began = SystemTime::now();
     // A steady clock for liveness checks and the status line, whatever the file does.
-    let mut checks = tokio::time::interval(CHECK_EVERY);
-    checks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    checks.tick().await;
+    let mut next_check = Instant::now() + CHECK_EVERY;
     loop {
         if let Some(outcome) = seen.drain(dispatch, warn)? {
             return Ok(Ending::Finished(outcome));
         }
-        tokio::select! {
-            _ = changed.recv() => continue,
-            _ = checks.tick() => {}
+        match watch.wait(next_check.saturating_duration_since(Instant::now()))? {
+            Woke::Changed => continue,
+            Woke::Stopped => return Ok(Ending::Stopped),
+            Woke::TimedOut => next_check = Instant::now() + CHECK_EVERY,
         }
         dispatch.tick(SystemTime::now(), seen.last_event.elapsed());
         let gone = match &dispatch.totals().info {
@@ -147,6 +162,90 @@ pub(crate) async fn follow(
             abandoned(dispatch, began);
             return Ok(Ending::Abandoned);
         }
+    }
+}
+
+/// The run directory's changes (the log created, written, the receipt put in place), and the
+/// word to stop.
+struct Watch {
+    inotify: Inotify,
+    /// Readable once following is to stop.
+    stop: Arc<OwnedFd>,
+    buf: Vec<u8>,
+}
+
+/// Why [`Watch::wait`] returned.
+#[derive(Debug, PartialEq, Eq)]
+enum Woke {
+    Changed,
+    TimedOut,
+    Stopped,
+}
+
+impl Watch {
+    fn new(dir: &Path) -> anyhow::Result<Self> {
+        let inotify = Inotify::init()?;
+        // Reading the log is an event too; only writes (and the log's creation) matter.
+        let changes = WatchMask::MODIFY
+            | WatchMask::CREATE
+            | WatchMask::CLOSE_WRITE
+            | WatchMask::MOVED_TO
+            | WatchMask::DELETE
+            | WatchMask::ATTRIB;
+        inotify.watches().add(dir, changes)?;
+        let stop = crate::linux::eventfd()
+            .ok_or_else(|| io::Error::other("no file descriptor left to wait on"))?;
+        Ok(Self {
+            inotify,
+            stop: Arc::new(stop),
+            buf: vec![0; 4096],
+        })
+    }
+
+    /// Waits at most `timeout` for a change or the word to stop (which wins). Changes that
+    /// arrived together are one.
+    fn wait(&mut self, timeout: Duration) -> io::Result<Woke> {
+        let mut fds = [
+            libc::pollfd {
+                fd: self.stop.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.inotify.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let ms = libc::c_int::try_from(timeout.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+        // SAFETY: poll(2) on an array of two pollfds that lives across the call.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if ready < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::Interrupted => Ok(Woke::Changed),
+                _ => Err(e),
+            };
+        }
+        if fds[0].revents != 0 {
+            return Ok(Woke::Stopped);
+        }
+        if fds[1].revents == 0 {
+            return Ok(Woke::TimedOut);
+        }
+        // Everything queued is read: the log is read whole after it anyway.
+        loop {
+            match self.inotify.read_events(&mut self.buf) {
+                Ok(mut events) => {
+                    if events.next().is_none() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Woke::Changed)
     }
 }
 
@@ -227,6 +326,33 @@ mod tests {
 
     use super::*;
     use crate::event::Turn;
+
+    #[test]
+    fn the_watch_wakes_for_a_write_not_a_read_and_the_word_to_stop_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.ndjson");
+        std::fs::write(&path, "").unwrap();
+        let mut watch = Watch::new(dir.path()).unwrap();
+        let short = Duration::from_millis(20);
+        assert_eq!(watch.wait(short).unwrap(), Woke::TimedOut);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"{}\n").unwrap();
+        assert_eq!(watch.wait(short).unwrap(), Woke::Changed);
+        // Every notification of that write was taken at once.
+        assert_eq!(watch.wait(short).unwrap(), Woke::TimedOut);
+        let _ = std::fs::read(&path).unwrap();
+        assert_eq!(
+            watch.wait(short).unwrap(),
+            Woke::TimedOut,
+            "reading is no change"
+        );
+        f.write_all(b"{}\n").unwrap();
+        crate::linux::raise(&*watch.stop);
+        assert_eq!(watch.wait(short).unwrap(), Woke::Stopped);
+    }
 
     fn line(seq: u64) -> String {
         let ev = Event {

@@ -13,7 +13,7 @@ use crate::next_run::next_run;
 use crate::render::{self, Styles, report};
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
-use crate::supervisor::unless_stopped;
+use crate::supervisor::{Signals, unless_stopped};
 use crate::term::print::{note, warn};
 use crate::term::{ColorChoice, TermEnv};
 
@@ -104,13 +104,17 @@ async fn live(
     let consumers = render::views(color, args.json, args.verbosity);
     let mut dispatch = Dispatcher::new(consumers);
     // Stopped (Ctrl-C), the view is closed all the same: no status line is left behind.
-    let followed = unless_stopped(follow::follow(&dir, &mut dispatch, &mut warn)).await?;
+    let mut signals = Signals::install()?;
+    let stop = async move {
+        signals.recv().await;
+    };
+    let followed = follow::follow(&dir, &mut dispatch, &mut warn, stop);
     for failure in dispatch.close().failures {
         warn(failure);
     }
-    Ok(match followed.transpose()? {
-        Some(Ending::Finished(outcome)) => ExitStatus::from_outcome(outcome),
-        Some(Ending::Abandoned) => ExitStatus::Abandoned,
-        None => ExitStatus::Interrupted,
+    Ok(match followed? {
+        Ending::Finished(outcome) => ExitStatus::from_outcome(outcome),
+        Ending::Abandoned => ExitStatus::Abandoned,
+        Ending::Stopped => ExitStatus::Interrupted,
     })
 }

@@ -77,6 +77,23 @@ pub(crate) fn exited_child() -> Option<i32> {
     (r == 0 && pid > 0).then_some(pid)
 }
 
+/// A new eventfd (close-on-exec, non-blocking): a descriptor a `poll(2)` can wait on beside
+/// others, made readable by [`raise`]. `None` when no descriptor is left.
+pub(crate) fn eventfd() -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd as _;
+    // SAFETY: eventfd(2) returns a new descriptor or -1.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    // SAFETY: a descriptor just made, owned once.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Makes the eventfd `fd` readable.
+pub(crate) fn raise(fd: &impl AsRawFd) {
+    let one = 1u64.to_ne_bytes();
+    // SAFETY: an 8-byte write from a live buffer to an eventfd the caller holds.
+    unsafe { libc::write(fd.as_raw_fd(), one.as_ptr().cast(), one.len()) };
+}
+
 /// Asks for a pipe of `bytes` capacity, so that a fast writer is not stopped every 64 KiB (the
 /// default). If the kernel refuses (over /proc/sys/fs/pipe-max-size or the user's pipe quota),
 /// the pipe keeps its size.

@@ -3,7 +3,7 @@
 //! and sends batches of events to the supervisor, so neither stream can hold up the other.
 
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
 
@@ -341,15 +341,13 @@ impl Stoppable {
                 libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
             }
         }
-        let stopped = eventfd().map(Arc::new);
+        let stopped = crate::linux::eventfd().map(Arc::new);
         let watcher = stopped.as_ref().map(|stopped| {
             let (set, mut stop) = (Arc::clone(stopped), stop.clone());
             tokio::spawn(async move {
                 // The supervisor gone without a word is no reason to stop.
                 if stop.wait_for(|stop| *stop).await.is_ok() {
-                    let one = 1u64.to_ne_bytes();
-                    // SAFETY: an 8-byte write from a live buffer to the eventfd `set` owns.
-                    unsafe { libc::write(set.as_raw_fd(), one.as_ptr().cast(), one.len()) };
+                    crate::linux::raise(&set);
                 }
             })
             .abort_handle()
@@ -426,13 +424,6 @@ impl Drop for Stoppable {
 }
 
 /// A new eventfd, if the process may open one more descriptor.
-fn eventfd() -> Option<OwnedFd> {
-    // SAFETY: eventfd(2) returns a new descriptor or -1.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-    // SAFETY: a descriptor just made, owned once.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 /// One read's bytes cut into the inputs of batches: at most [`BATCH_INPUT`] bytes and
 /// [`BATCH_LINES`] lines each (a cut may fall inside a line; the splitter keeps its start).
 fn batch_inputs(mut bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -613,6 +604,7 @@ impl RawLog {
 mod tests {
     use std::fs::File;
     use std::io::Read as _;
+    use std::os::fd::FromRawFd as _;
 
     use super::*;
     use crate::agent::{Adapter, OpenCode, ParseContext};
