@@ -436,7 +436,7 @@ def latency_run(mode, rb, dir, n, iv):
         with open(relay, "w") as f:
             f.write(PY_RELAY)
         argv = [sys.executable, relay, os.path.join(tmp, "relay"), agent]
-    elif mode in ("runbook --json", "status --live"):
+    elif mode in ("runbook --json", "status --live", "other build status --live"):
         argv = [rb, "run", "--agent-bin", agent, "--runs-dir", runs, "--json", "latency"]
     elif mode == "other build --json":
         argv = [os.environ["BENCH_COMPARE"], "run", "--agent-bin", agent, "--runs-dir", runs, "--json", "latency"]
@@ -451,7 +451,8 @@ def latency_run(mode, rb, dir, n, iv):
         os.close(master)
     else:
         p = subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        if mode == "status --live":
+        if mode in ("status --live", "other build status --live"):
+            follows = rb if mode == "status --live" else os.environ["BENCH_COMPARE"]
             # runbook's own --json stdout, read alongside: its line is out when the event is
             # appended to the log (both are written in the same flush).
             appended = {}
@@ -461,7 +462,7 @@ def latency_run(mode, rb, dir, n, iv):
             while not (os.path.isdir(runs) and os.listdir(runs)):
                 time.sleep(0.001)
             follower = subprocess.Popen(
-                [rb, "status", "--runs-dir", runs, "--live", "--json"],
+                [follows, "status", "--runs-dir", runs, "--live", "--json"],
                 env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
             )
             read_ticks(follower.stdout.fileno(), None, arrivals)
@@ -475,7 +476,7 @@ def latency_run(mode, rb, dir, n, iv):
         w = [int(l) for l in f]
     shutil.rmtree(tmp, ignore_errors=True)
     lat = sorted((arrivals[i] - t) / 1e6 for i, t in enumerate(w) if i in arrivals)
-    if mode == "status --live":
+    if mode in ("status --live", "other build status --live"):
         return lat, len(w), shown
     return lat, len(w), None
 
@@ -485,7 +486,7 @@ def pct(lat, q):
 
 
 def over(mode, p99, floor99, pty99):
-    if mode.startswith("floor") or mode == "appended → shown":
+    if mode.startswith("floor") or mode.endswith("appended → shown"):
         return ""
     if mode == "terminal view":
         return f"{p99 - pty99:+.3f} (over the pty floor)"
@@ -495,9 +496,12 @@ def over(mode, p99, floor99, pty99):
 def latency(rb, dir):
     n, iv, rounds = num("BENCH_PACED", 500), num("BENCH_INTERVAL_MS", 5), num("BENCH_LATENCY_ROUNDS", 3)
     modes = ["floor", "python relay", "runbook --json", "floor, on a pty", "terminal view", "status --live"]
+    shown_modes = ["appended → shown"]
     if os.environ.get("BENCH_COMPARE"):
         modes.insert(3, "other build --json")
-    res = {m: [] for m in modes + ["appended → shown"]}
+        modes.append("other build status --live")
+        shown_modes.append("other build: appended → shown")
+    res = {m: [] for m in modes + shown_modes}
     loads = []
     for r in range(rounds):
         loads.append(loadavg())
@@ -507,7 +511,8 @@ def latency(rb, dir):
                 log(f"   {m}: saw {len(lat)} of {total} events")
             res[m].append(lat)
             if shown:
-                res["appended → shown"].append(shown)
+                key = "appended → shown" if m == "status --live" else "other build: appended → shown"
+                res[key].append(shown)
             log(f"   latency round {r + 1}/{rounds} {m}: p50 {pct(lat, 0.5):.3f} p99 {pct(lat, 0.99):.3f} ms")
     print(f"Agent write → line shown: {n} paced `text` events, one every {iv} ms, {rounds} rounds interleaved "
           f"(load average {statistics.median(loads):.2f}); milliseconds, median of the rounds (min–max of the rounds):\n")
@@ -524,8 +529,10 @@ def latency(rb, dir):
         "terminal view": "**runbook terminal view** (on a pty)",
         "status --live": "**`runbook status --live --json`** following the run (agent write → shown)",
         "appended → shown": "`status --live`: runbook's `--json` line out (event appended) → shown",
+        "other build status --live": "the other build's `status --live --json` following this build's run (agent write → shown)",
+        "other build: appended → shown": "the other build's `status --live`: event appended → shown",
     }
-    for m in modes + ["appended → shown"]:
+    for m in modes + shown_modes:
         p50 = [pct(l, 0.5) for l in res[m]]
         p99 = [pct(l, 0.99) for l in res[m]]
         mx = [l[-1] for l in res[m]]
