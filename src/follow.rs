@@ -142,9 +142,10 @@ fn follow_here(
             return Ok(Ending::Finished(outcome));
         }
         match watch.wait(next_check.saturating_duration_since(Instant::now()))? {
-            Woke::Changed => continue,
             Woke::Stopped => return Ok(Ending::Stopped),
-            Woke::TimedOut => next_check = Instant::now() + CHECK_EVERY,
+            // A log that changes all the time still gets its steady tick and liveness check.
+            Woke::Changed if Instant::now() < next_check => continue,
+            Woke::Changed | Woke::TimedOut => next_check = Instant::now() + CHECK_EVERY,
         }
         dispatch.tick(SystemTime::now(), seen.last_event.elapsed());
         let gone = match &dispatch.totals().info {

@@ -161,6 +161,7 @@ pub(crate) async fn stdout(
         Sender {
             tx: &tx,
             lane: lane.as_ref(),
+            delivers: true,
         },
         &mut on_line,
         inbox,
@@ -172,6 +173,7 @@ pub(crate) async fn stdout(
         Sender {
             tx: &tx,
             lane: lane.as_ref(),
+            delivers: true,
         }
         .send(Batch::now(Stream::Stdout, events))
         .await;
@@ -180,14 +182,15 @@ pub(crate) async fn stdout(
 }
 
 /// Reads stderr to EOF (or until `stop` says so). Colour codes are removed from the events but
-/// kept in the raw log.
+/// kept in the raw log. Its batches are counted on `lane` (the stdout reader's), so that no
+/// stdout line is delivered past a stderr batch still waiting for the supervisor.
 pub(crate) async fn stderr(
     pipe: OwnedFd,
     raw: RawSink,
     parser: Box<dyn StderrParser>,
     redactor: Redactor,
     tx: mpsc::Sender<Batch>,
-    stop: watch::Receiver<bool>,
+    (stop, lane): (watch::Receiver<bool>, Option<Lane>),
 ) {
     let mut feed = StderrFeed::new(parser, redactor.clone());
     let mut on_line =
@@ -199,7 +202,8 @@ pub(crate) async fn stderr(
         (Stream::Stderr, STDERR_READ),
         Sender {
             tx: &tx,
-            lane: None,
+            lane: lane.as_ref(),
+            delivers: false,
         },
         &mut on_line,
         None,
@@ -207,11 +211,14 @@ pub(crate) async fn stderr(
     .await;
 }
 
-/// Where a reader's batches go: to the supervisor, which is told of any it did not deliver.
+/// Where a reader's batches go: to the supervisor, each counted on the lane, which holds the
+/// stdout reader's deliveries until the supervisor has handled them all.
 #[derive(Clone, Copy)]
 struct Sender<'a> {
     tx: &'a mpsc::Sender<Batch>,
     lane: Option<&'a Lane>,
+    /// Whether this reader delivers a small read's events itself (stdout's does).
+    delivers: bool,
 }
 
 impl Sender<'_> {
@@ -270,7 +277,7 @@ async fn pump(
             // A small read's events go out from here when nothing of the agent's is waiting
             // for the supervisor: a lone line then wakes one thread, not two.
             let delivered = match tx.lane {
-                Some(lane) if here && !events.is_empty() => {
+                Some(lane) if tx.delivers && here && !events.is_empty() => {
                     lane.try_deliver(ts, &mut events, &lines)
                 }
                 _ => None,
@@ -423,7 +430,6 @@ impl Drop for Stoppable {
     }
 }
 
-/// A new eventfd, if the process may open one more descriptor.
 /// One read's bytes cut into the inputs of batches: at most [`BATCH_INPUT`] bytes and
 /// [`BATCH_LINES`] lines each (a cut may fall inside a line; the splitter keeps its start).
 fn batch_inputs(mut bytes: &[u8]) -> impl Iterator<Item = &[u8]> {

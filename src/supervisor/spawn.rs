@@ -208,7 +208,7 @@ pub(crate) fn spawn(
         spec.adapter.stderr_parser(),
         redactor.clone(),
         tx,
-        stop,
+        (stop, Some(lane.clone())),
     );
     let runtime = tokio::runtime::Handle::current();
     let stderr = tokio::task::spawn_blocking(move || runtime.block_on(err_reader));

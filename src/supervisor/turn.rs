@@ -147,6 +147,9 @@ impl Supervisor<'_> {
                     None
                 }
             };
+            // Whatever woke the loop, the consumers are the supervisor's until it is done with it:
+            // the reader delivers nothing between, say, a stop and the signal it sends.
+            agent.lane.set_open(false);
             if let Some(input) = input {
                 self.step(&mut machine, input, &mut agent).await;
             }
