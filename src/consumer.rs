@@ -89,8 +89,9 @@ pub(crate) struct Tick<'a> {
 
 /// The fan-out, owned by the supervisor (or by `status --live` and `replay`).
 ///
-/// Every method but [`Dispatcher::totals`] takes `&mut self`, so that the totals cannot be held
-/// across another call on the same thread (their lock is not reentrant); nor can two of them.
+/// Every method that takes the lock, but [`Dispatcher::totals`], takes `&mut self`, so that the
+/// totals cannot be held across another such call on the same thread (the lock is not
+/// reentrant). Two `totals` at once would wait for each other: take them one at a time.
 pub(crate) struct Dispatcher {
     core: Arc<Mutex<Core>>,
 }
