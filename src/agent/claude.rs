@@ -527,17 +527,19 @@ impl Parser {
             let Some(call) = self.calls.finish(&id, ending, out) else {
                 continue;
             };
+            let kind = call.kind;
             if status == ToolStatus::Denied {
+                let (tool, detail) = (call.name.clone(), call.input.clone());
                 if self.denied.len() < MAX_DENIED_IDS {
                     self.denied.insert(id.clone());
                 }
                 out.push(EventKind::PermissionDenied {
-                    tool: call.name.clone(),
-                    detail: call.input.clone(),
+                    tool,
+                    detail,
                     call_id: Some(id.clone()),
                 });
             }
-            if call.kind == ToolKind::Subagent {
+            if kind == ToolKind::Subagent {
                 out.push(EventKind::SubagentFinished {
                     call_id: id,
                     status,

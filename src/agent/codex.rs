@@ -12,6 +12,7 @@ mod fast;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use fast::agrees as fast_path_agrees;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,6 +43,14 @@ const MAX_ERROR_CHARS: usize = 2000;
 const MAX_SUBAGENTS: usize = 1000;
 /// The stderr line Codex always prints, stdin being /dev/null.
 const STDIN_NOTICE: &str = "Reading additional input from stdin...";
+/// The items that are tool calls.
+const TOOL_ITEMS: &[&str] = &[
+    "command_execution",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "collab_tool_call",
+];
 /// The tracing target of a tool call Codex refused or could not make.
 const ROUTER_ERROR: &str = "ERROR codex_core::tools::router: error=";
 
@@ -161,7 +170,7 @@ impl StdoutParser for Parser {
         match parsed.kind.as_str() {
             "thread.started" => {
                 out.push(EventKind::SessionStarted {
-                    session_id: parsed.thread_id.unwrap_or_default(),
+                    session_id: parsed.thread_id.map(Cow::into_owned).unwrap_or_default(),
                 });
                 self.announce_unpriced_model(out);
             }
@@ -176,7 +185,7 @@ impl StdoutParser for Parser {
                     self.item_completed(*item, out);
                 }
             }
-            "error" => self.error(parsed.message.unwrap_or_default(), out),
+            "error" => self.error(parsed.message.map(Cow::into_owned).unwrap_or_default(), out),
             "turn.completed" => self.turn_completed(parsed.usage.unwrap_or_default(), out),
             "turn.failed" => {
                 let message = parsed
@@ -221,8 +230,8 @@ impl StdoutParser for Parser {
 }
 
 impl Parser {
-    /// The tool call an item is, if it is one.
-    fn tool_of(&self, item: &Item) -> Option<ToolStart> {
+    /// The tool call an item is, if it is one (its type is one of [`TOOL_ITEMS`]).
+    fn tool_of(&self, item: &Item<'_>) -> Option<ToolStart> {
         let (name, input) = match item.kind.as_str() {
             "command_execution" => (
                 "shell".to_owned(),
@@ -242,10 +251,10 @@ impl Parser {
             }
             "web_search" => (
                 "web_search".to_owned(),
-                item.query.clone().unwrap_or_default(),
+                item.query.as_deref().unwrap_or_default().to_owned(),
             ),
             "collab_tool_call" => (
-                item.tool.clone().unwrap_or_else(|| "agent".to_owned()),
+                item.tool.as_deref().unwrap_or("agent").to_owned(),
                 item.prompt
                     .as_deref()
                     .map(|p| summary::truncate(summary::first_line(p), 120))
@@ -256,7 +265,7 @@ impl Parser {
         Some(tools::start(&item.id, &name, input, None))
     }
 
-    fn changed_paths(&self, item: &Item) -> String {
+    fn changed_paths(&self, item: &Item<'_>) -> String {
         let paths: Vec<&str> = item
             .changes
             .iter()
@@ -265,22 +274,22 @@ impl Parser {
         summary::truncate(&paths.join(", "), 120)
     }
 
-    fn item_started(&mut self, item: Item, out: &mut Vec<EventKind>) {
+    fn item_started(&mut self, item: Item<'_>, out: &mut Vec<EventKind>) {
         if let Some(start) = self.tool_of(&item) {
             self.calls.start(start, out);
         }
     }
 
-    fn item_completed(&mut self, item: Item, out: &mut Vec<EventKind>) {
+    fn item_completed(&mut self, item: Item<'_>, out: &mut Vec<EventKind>) {
         match item.kind.as_str() {
             "agent_message" => out.push(EventKind::Text {
-                text: item.text.unwrap_or_default(),
+                text: item.text.map(Cow::into_owned).unwrap_or_default(),
             }),
             "reasoning" => out.push(EventKind::Reasoning {
-                text: item.text.unwrap_or_default(),
+                text: item.text.map(Cow::into_owned).unwrap_or_default(),
             }),
             "error" => out.push(EventKind::AgentWarning {
-                message: item.message.unwrap_or_default(),
+                message: item.message.map(Cow::into_owned).unwrap_or_default(),
             }),
             "todo_list" => {
                 let n = item.items.len();
@@ -292,6 +301,10 @@ impl Parser {
                     out,
                 );
             }
+            // A call already started (the common case) is not described again.
+            kind if TOOL_ITEMS.contains(&kind) && self.calls.get(&item.id).is_some() => {
+                self.finish(&item, out);
+            }
             _ => {
                 let Some(start) = self.tool_of(&item) else {
                     out.push(EventKind::AgentWarning {
@@ -300,17 +313,22 @@ impl Parser {
                     return;
                 };
                 self.calls.start(start, out);
-                let ending = self.ending(&item);
-                let status = ending.status;
-                self.calls.finish(&item.id, ending, out);
-                if item.kind == "collab_tool_call" {
-                    self.subagent(&item, status, out);
-                }
+                self.finish(&item, out);
             }
         }
     }
 
-    fn ending(&self, item: &Item) -> Ending {
+    /// `tool.completed` for a call's item, and for a subagent call its subagents' news.
+    fn finish(&mut self, item: &Item<'_>, out: &mut Vec<EventKind>) {
+        let ending = self.ending(item);
+        let status = ending.status;
+        self.calls.finish(&item.id, ending, out);
+        if item.kind == "collab_tool_call" {
+            self.subagent(item, status, out);
+        }
+    }
+
+    fn ending(&self, item: &Item<'_>) -> Ending {
         let output = item.aggregated_output.as_deref().map(|o| o.len() as u64);
         let failed = matches!(item.status.as_deref(), Some("failed" | "declined"));
         match item.kind.as_str() {
@@ -338,7 +356,7 @@ impl Parser {
             },
             _ if failed => Ending::failed(
                 ToolStatus::Error,
-                item.status.clone().unwrap_or_default(),
+                item.status.as_deref().unwrap_or_default().to_owned(),
                 output,
             ),
             _ => Ending::ok(output),
@@ -346,16 +364,16 @@ impl Parser {
     }
 
     /// Subagents: `spawn_agent` starts them, a `wait` that sees them done finishes them.
-    fn subagent(&mut self, item: &Item, status: ToolStatus, out: &mut Vec<EventKind>) {
+    fn subagent(&mut self, item: &Item<'_>, status: ToolStatus, out: &mut Vec<EventKind>) {
         match item.tool.as_deref() {
             Some("spawn_agent") => {
                 for thread in &item.receiver_thread_ids {
                     if self.subagents.len() < MAX_SUBAGENTS {
-                        self.subagents.insert(thread.clone(), item.id.clone());
+                        self.subagents.insert(thread.clone(), item.id.to_string());
                     }
                     out.push(EventKind::SubagentStarted {
                         session_id: Some(thread.clone()),
-                        call_id: item.id.clone(),
+                        call_id: item.id.to_string(),
                         description: item
                             .prompt
                             .as_deref()
@@ -596,17 +614,18 @@ impl StderrParser for Stderr {
     }
 }
 
-// The wire format: only what is read.
+// The wire format: only what is read. Strings are borrowed from the line when the fast path
+// reads it (serde_json, which reads the rest, copies them).
 
 #[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
-struct Line {
+struct Line<'a> {
     #[serde(rename = "type")]
     kind: Name,
-    thread_id: Option<String>,
+    thread_id: Option<Cow<'a, str>>,
     /// Boxed: it is large, and every line would move it.
-    item: Option<Box<Item>>,
-    message: Option<String>,
+    item: Option<Box<Item<'a>>>,
+    message: Option<Cow<'a, str>>,
     error: Option<ErrorBody>,
     usage: Option<Usage>,
 }
@@ -630,24 +649,24 @@ struct Usage {
 
 #[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
-struct Item {
-    id: String,
+struct Item<'a> {
+    id: Cow<'a, str>,
     #[serde(rename = "type")]
     kind: Name,
-    text: Option<String>,
-    message: Option<String>,
-    command: Option<String>,
-    aggregated_output: Option<String>,
+    text: Option<Cow<'a, str>>,
+    message: Option<Cow<'a, str>>,
+    command: Option<Cow<'a, str>>,
+    aggregated_output: Option<Cow<'a, str>>,
     exit_code: Option<i64>,
-    status: Option<String>,
+    status: Option<Cow<'a, str>>,
     #[serde(default)]
     changes: Vec<Change>,
-    server: Option<String>,
-    tool: Option<String>,
+    server: Option<Cow<'a, str>>,
+    tool: Option<Cow<'a, str>>,
     arguments: Option<Value>,
     error: Option<Value>,
-    query: Option<String>,
-    prompt: Option<String>,
+    query: Option<Cow<'a, str>>,
+    prompt: Option<Cow<'a, str>>,
     #[serde(default)]
     receiver_thread_ids: Vec<String>,
     agents_states: Option<Value>,
@@ -678,6 +697,27 @@ mod tests {
             };
             insta::assert_yaml_snapshot!(super::super::transcript::read(&Codex, path, ctx));
         });
+    }
+
+    #[test]
+    fn the_items_that_are_tool_calls_are_the_ones_described_as_calls() {
+        let parser = Parser::default();
+        let kinds = [
+            "agent_message",
+            "reasoning",
+            "todo_list",
+            "error",
+            "something_new",
+        ];
+        for kind in TOOL_ITEMS.iter().chain(&kinds) {
+            let item: Item<'_> =
+                serde_json::from_str(&format!(r#"{{"id":"i","type":"{kind}"}}"#)).unwrap();
+            assert_eq!(
+                parser.tool_of(&item).is_some(),
+                TOOL_ITEMS.contains(kind),
+                "{kind}"
+            );
+        }
     }
 
     #[test]

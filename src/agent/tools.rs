@@ -60,21 +60,25 @@ impl OpenCalls {
         self.open.iter().find(|c| c.call_id == call_id)
     }
 
-    /// Emits `tool.completed` for an open call; `None` (and nothing emitted) for an unknown id.
-    pub(crate) fn finish(
+    /// Emits `tool.completed` for an open call, and gives it back; `None` (and nothing emitted)
+    /// for an unknown id.
+    pub(crate) fn finish<'o>(
         &mut self,
         call_id: &str,
         ending: Ending,
-        out: &mut Vec<EventKind>,
-    ) -> Option<ToolStart> {
+        out: &'o mut Vec<EventKind>,
+    ) -> Option<&'o ToolEnd> {
         let i = self.open.iter().position(|c| c.call_id == call_id)?;
         let start = self.open.remove(i);
         out.push(EventKind::ToolCompleted(ToolEnd {
             error: ending.error,
             output_bytes: ending.output_bytes,
-            ..start.clone().end(ending.status)
+            ..start.end(ending.status)
         }));
-        Some(start)
+        match out.last() {
+            Some(EventKind::ToolCompleted(end)) => Some(end),
+            _ => unreachable!("the event was just pushed"),
+        }
     }
 
     /// Emits the agent's own `tool.completed`, after a `tool.started` for a call it did not say

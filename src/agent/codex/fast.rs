@@ -5,7 +5,7 @@
 //! own. Anything unusual gives up, and the caller parses the line with serde_json.
 
 use super::{Item, Line};
-use crate::agent::scan::{Cursor, name, once, option, owned};
+use crate::agent::scan::{Cursor, name, once, option, string};
 
 /// The lines' types runbook reads: these are not copied.
 const LINES: &[&str] = &[
@@ -33,14 +33,14 @@ const ITEMS: &[&str] = &[
 ];
 
 /// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
-pub(super) fn line(mut c: Cursor<'_>) -> Option<Line> {
+pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut kind, mut thread_id, mut item) = (None, None, None);
     let (mut message, mut error, mut usage) = (None, None, None);
     c.object(|c, key| match key {
         "type" => once(&mut kind, name(c, LINES)?),
-        "thread_id" => once(&mut thread_id, option(c, owned)?),
+        "thread_id" => once(&mut thread_id, option(c, string)?),
         "item" => once(&mut item, option(c, |c| read_item(c).map(Box::new))?),
-        "message" => once(&mut message, option(c, owned)?),
+        "message" => once(&mut message, option(c, string)?),
         "error" => once(&mut error, c.typed()?),
         "usage" => once(&mut usage, c.typed()?),
         _ => c.skip(),
@@ -56,28 +56,28 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line> {
     })
 }
 
-fn read_item(c: &mut Cursor<'_>) -> Option<Item> {
+fn read_item<'a>(c: &mut Cursor<'a>) -> Option<Item<'a>> {
     let (mut id, mut kind, mut text, mut message, mut command) = (None, None, None, None, None);
     let (mut aggregated_output, mut exit_code, mut status) = (None, None, None);
     let (mut changes, mut server, mut tool, mut arguments) = (None, None, None, None);
     let (mut error, mut query, mut prompt) = (None, None, None);
     let (mut receiver_thread_ids, mut agents_states, mut items) = (None, None, None);
     c.object(|c, key| match key {
-        "id" => once(&mut id, owned(c)?),
+        "id" => once(&mut id, string(c)?),
         "type" => once(&mut kind, name(c, ITEMS)?),
-        "text" => once(&mut text, option(c, owned)?),
-        "message" => once(&mut message, option(c, owned)?),
-        "command" => once(&mut command, option(c, owned)?),
-        "aggregated_output" => once(&mut aggregated_output, option(c, owned)?),
+        "text" => once(&mut text, option(c, string)?),
+        "message" => once(&mut message, option(c, string)?),
+        "command" => once(&mut command, option(c, string)?),
+        "aggregated_output" => once(&mut aggregated_output, option(c, string)?),
         "exit_code" => once(&mut exit_code, option(c, Cursor::i64)?),
-        "status" => once(&mut status, option(c, owned)?),
+        "status" => once(&mut status, option(c, string)?),
         "changes" => once(&mut changes, c.typed()?),
-        "server" => once(&mut server, option(c, owned)?),
-        "tool" => once(&mut tool, option(c, owned)?),
+        "server" => once(&mut server, option(c, string)?),
+        "tool" => once(&mut tool, option(c, string)?),
         "arguments" => once(&mut arguments, c.typed()?),
         "error" => once(&mut error, c.typed()?),
-        "query" => once(&mut query, option(c, owned)?),
-        "prompt" => once(&mut prompt, option(c, owned)?),
+        "query" => once(&mut query, option(c, string)?),
+        "prompt" => once(&mut prompt, option(c, string)?),
         "receiver_thread_ids" => once(&mut receiver_thread_ids, c.typed()?),
         "agents_states" => once(&mut agents_states, c.typed()?),
         "items" => once(&mut items, c.typed()?),
