@@ -73,6 +73,19 @@ impl Count {
     }
 }
 
+impl Count {
+    /// A count read from the fast path's cursor exactly as [`Count`]'s `Deserialize` reads it:
+    /// a plain whole number here, any other value by serde_json.
+    pub(crate) fn read(c: &mut super::scan::Cursor<'_>) -> Option<Self> {
+        let raw = c.raw()?;
+        // Up to 19 digits always fit in a u64; the cursor has checked it is a JSON number.
+        if raw.len() <= 19 && raw.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(Count(raw.parse().ok()));
+        }
+        Some(Count(serde_json::from_str::<u64>(raw).ok()))
+    }
+}
+
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;

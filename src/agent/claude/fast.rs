@@ -5,7 +5,8 @@
 //! final result's totals are handed to serde_json on their own. Anything unusual gives up, and
 //! the caller parses the line with serde_json.
 
-use super::{Block, Content, Delta, Line, Message, ResultContent, StreamEvent};
+use super::{Block, Content, Delta, Line, Message, ResultContent, StreamEvent, Usage};
+use crate::agent::reported::Count;
 use crate::agent::scan::{Cursor, once, option, owned};
 
 /// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
@@ -48,7 +49,7 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line> {
         "stop_reason" => once(&mut stop_reason, option(c, owned)?),
         "total_cost_usd" => once(&mut total_cost_usd, c.typed()?),
         "duration_ms" => once(&mut duration_ms, c.typed()?),
-        "usage" => once(&mut usage, c.typed()?),
+        "usage" => once(&mut usage, option(c, read_usage)?),
         "modelUsage" => once(&mut model_usage, c.typed()?),
         "permission_denials" => once(&mut permission_denials, c.typed()?),
         _ => c.skip(),
@@ -94,7 +95,7 @@ fn read_message(c: &mut Cursor<'_>) -> Option<Message> {
         "id" => once(&mut id, option(c, owned)?),
         "model" => once(&mut model, option(c, owned)?),
         "content" => once(&mut content, read_content(c)?),
-        "usage" => once(&mut usage, c.typed()?),
+        "usage" => once(&mut usage, option(c, read_usage)?),
         _ => c.skip(),
     })?;
     Some(Message {
@@ -164,7 +165,7 @@ fn stream_event(c: &mut Cursor<'_>) -> Option<StreamEvent> {
         "type" => once(&mut kind, owned(c)?),
         "message" => once(&mut message, option(c, read_message)?),
         "delta" => once(&mut delta, option(c, read_delta)?),
-        "usage" => once(&mut usage, c.typed()?),
+        "usage" => once(&mut usage, option(c, read_usage)?),
         _ => c.skip(),
     })?;
     Some(StreamEvent {
@@ -172,6 +173,24 @@ fn stream_event(c: &mut Cursor<'_>) -> Option<StreamEvent> {
         message: message.flatten(),
         delta: delta.flatten(),
         usage: usage.flatten(),
+    })
+}
+
+/// Token usage, read as its derived `Deserialize` reads it (unknown fields skipped).
+fn read_usage(c: &mut Cursor<'_>) -> Option<Usage> {
+    let (mut input, mut output, mut creation, mut read) = (None, None, None, None);
+    c.object(|c, key| match key {
+        "input_tokens" => once(&mut input, option(c, Count::read)?),
+        "output_tokens" => once(&mut output, option(c, Count::read)?),
+        "cache_creation_input_tokens" => once(&mut creation, option(c, Count::read)?),
+        "cache_read_input_tokens" => once(&mut read, option(c, Count::read)?),
+        _ => c.skip(),
+    })?;
+    Some(Usage {
+        input_tokens: input.flatten(),
+        output_tokens: output.flatten(),
+        cache_creation_input_tokens: creation.flatten(),
+        cache_read_input_tokens: read.flatten(),
     })
 }
 
@@ -206,6 +225,12 @@ mod tests {
         lines.extend(
             [
                 r#"{"type":"assistant","message":{"id":"m","model":"claude","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls","n":[1,2.5,-0,1e3,null,true],"o":{"a":"\u00e9\ud83d\ude00"}}}],"usage":{"input_tokens":3,"output_tokens":"x"}},"parent_tool_use_id":null,"session_id":"s"}"#,
+                r#"{"type":"assistant","message":{"content":[],"usage":{"input_tokens":1.5,"output_tokens":-1,"cache_read_input_tokens":"12","cache_creation_input_tokens":null,"server_tool_use":{"a":[1,{"b":null}]},"service_tier":"x"}}}"#,
+                r#"{"type":"assistant","message":{"content":[],"usage":{"input_tokens":18446744073709551615,"output_tokens":18446744073709551616,"cache_read_input_tokens":1e3,"cache_creation_input_tokens":9999999999999999999}}}"#,
+                r#"{"type":"result","usage":{"input_tokens":0,"output_tokens":{"n":1},"cache_read_input_tokens":[2],"cache_creation_input_tokens":true}}"#,
+                r#"{"type":"result","usage":{"input_tokens":1,"input_tokens":2}}"#,
+                r#"{"type":"result","usage":null}"#,
+                r#"{"type":"result","usage":[]}"#,
                 r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"a"},{"type":"image"}],"is_error":true}]}}"#,
                 r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"plain \"quoted\"","is_error":null}]}}"#,
                 r#"{"type":"user","message":{"role":"user","content":"a prompt"}}"#,
