@@ -21,6 +21,7 @@ mod fast;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use fast::agrees as fast_path_agrees;
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use serde_json::Value;
 
 use super::late::AfterFinal;
 use super::reported::{self, Cost, Count};
+use super::scan::Name;
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
@@ -316,7 +318,7 @@ impl Parser {
 
     /// The real end of a background subagent: its call ends with the notification's status,
     /// and its summary is what it handed back.
-    fn task_notification(&mut self, line: Line, out: &mut Vec<EventKind>) {
+    fn task_notification(&mut self, line: Line<'_>, out: &mut Vec<EventKind>) {
         let Some(id) = line.tool_use_id else { return };
         if !self.background.remove(&id) {
             return;
@@ -550,7 +552,7 @@ impl Parser {
         }
     }
 
-    fn result(&mut self, line: Line, out: &mut Vec<EventKind>) {
+    fn result(&mut self, line: Line<'_>, out: &mut Vec<EventKind>) {
         self.finish_step(line.stop_reason.clone(), out);
         for denial in line.permission_denials.unwrap_or_default() {
             if self.denied.insert(denial.tool_use_id.clone()) {
@@ -717,16 +719,17 @@ impl StderrParser for Stderr {
     }
 }
 
-// The wire format: only what is read.
+// The wire format: only what is read. The fields every line has are borrowed from the line when
+// the fast path reads it (serde_json, which reads the rest, copies them).
 
 #[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
 #[derive(Deserialize)]
-struct Line {
+struct Line<'a> {
     #[serde(rename = "type")]
-    kind: String,
-    subtype: Option<String>,
-    session_id: Option<String>,
-    parent_tool_use_id: Option<String>,
+    kind: Name,
+    subtype: Option<Name>,
+    session_id: Option<Cow<'a, str>>,
+    parent_tool_use_id: Option<Cow<'a, str>>,
     message: Option<Message>,
     event: Option<StreamEvent>,
     /// A string on `assistant` API errors and `api_retry`.
@@ -818,7 +821,7 @@ impl Content {
 #[derive(Deserialize)]
 struct Block {
     #[serde(rename = "type")]
-    kind: String,
+    kind: Name,
     text: Option<String>,
     thinking: Option<String>,
     id: Option<String>,
@@ -878,7 +881,7 @@ struct ModelUsage {
 #[derive(Deserialize)]
 struct StreamEvent {
     #[serde(rename = "type")]
-    kind: String,
+    kind: Name,
     message: Option<Message>,
     delta: Option<Delta>,
     usage: Option<Usage>,

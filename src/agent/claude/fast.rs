@@ -7,10 +7,39 @@
 
 use super::{Block, Content, Delta, Line, Message, ResultContent, StreamEvent, Usage};
 use crate::agent::reported::Count;
-use crate::agent::scan::{Cursor, once, option, owned};
+use crate::agent::scan::{self, Cursor, name, once, option, owned, string};
+
+/// The lines' types runbook reads: these are not copied.
+const LINES: &[&str] = &["assistant", "user", "stream_event", "system", "result"];
+
+/// The subtypes of lines that are common: these are not copied.
+const SUBTYPES: &[&str] = &[
+    "init",
+    "success",
+    "api_retry",
+    "task_started",
+    "task_progress",
+    "task_notification",
+    "status",
+    "hook_started",
+    "hook_response",
+];
+
+/// The content blocks' types: these are not copied.
+const BLOCKS: &[&str] = &["text", "tool_use", "tool_result", "thinking"];
+
+/// The raw API stream's events: these are not copied.
+const STREAM_EVENTS: &[&str] = &[
+    "content_block_delta",
+    "content_block_start",
+    "content_block_stop",
+    "message_start",
+    "message_delta",
+    "message_stop",
+];
 
 /// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
-pub(super) fn line(mut c: Cursor<'_>) -> Option<Line> {
+pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut kind, mut subtype, mut session_id, mut parent_tool_use_id) = (None, None, None, None);
     let (mut message, mut event, mut error, mut cwd, mut model) = (None, None, None, None, None);
     let (mut attempt, mut max_retries, mut retry_delay_ms) = (None, None, None);
@@ -22,10 +51,10 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line> {
     let (mut is_backgrounded, mut status, mut summary, mut tool_result_meta) =
         (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, owned(c)?),
-        "subtype" => once(&mut subtype, option(c, owned)?),
-        "session_id" => once(&mut session_id, option(c, owned)?),
-        "parent_tool_use_id" => once(&mut parent_tool_use_id, option(c, owned)?),
+        "type" => once(&mut kind, name(c, LINES)?),
+        "subtype" => once(&mut subtype, option(c, |c| name(c, SUBTYPES))?),
+        "session_id" => once(&mut session_id, option(c, string)?),
+        "parent_tool_use_id" => once(&mut parent_tool_use_id, option(c, string)?),
         "message" => once(&mut message, option(c, read_message)?),
         "event" => once(&mut event, option(c, stream_event)?),
         "error" => once(&mut error, c.typed()?),
@@ -124,7 +153,7 @@ fn read_block(c: &mut Cursor<'_>) -> Option<Block> {
     let (mut kind, mut text, mut thinking, mut id, mut name) = (None, None, None, None, None);
     let (mut input, mut tool_use_id, mut content, mut is_error) = (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, owned(c)?),
+        "type" => once(&mut kind, scan::name(c, BLOCKS)?),
         "text" => once(&mut text, option(c, owned)?),
         "thinking" => once(&mut thinking, option(c, owned)?),
         "id" => once(&mut id, option(c, owned)?),
@@ -162,7 +191,7 @@ fn result_content(c: &mut Cursor<'_>) -> Option<ResultContent> {
 fn stream_event(c: &mut Cursor<'_>) -> Option<StreamEvent> {
     let (mut kind, mut message, mut delta, mut usage) = (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, owned(c)?),
+        "type" => once(&mut kind, name(c, STREAM_EVENTS)?),
         "message" => once(&mut message, option(c, read_message)?),
         "delta" => once(&mut delta, option(c, read_delta)?),
         "usage" => once(&mut usage, option(c, read_usage)?),
