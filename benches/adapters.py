@@ -15,7 +15,8 @@ messages included), Codex exec --json (fixtures/codex cycled to 100 MB), runbook
 `--agent-cmd` (100 MB), and 5,000,000 Codex `item.*` lines of ~100 bytes. An agent is a shell
 script that answers `--version` and then `cat`s its stream; the floor is that script piped into
 `tee FILE > /dev/null`. Every round runs each stream's floor and runbook back to back (the order
-alternating by round), so both see the same load; the table gives medians, the spread (min–max)
+turning by round, each command after a `sync`), so both see the same load; the table gives
+medians, the spread (min–max)
 and the median of the per-round ratios.
 
 Knobs: BENCH_ONLY (throughput,tiny,latency,memory,idle), BENCH_ROUNDS (7),
@@ -234,20 +235,30 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
         out = os.path.join(dir, "floor.out")
         floor_cmd = f"{agent} | tee {out} > /dev/null"
         floor, runbook, cpu, floor_cpu, ratios, loads = [], [], [], [], [], []
-        other, other_ratios = [], []
+        other, other_ratios, other_cpu = [], [], []
         for r in range(reps):
             runs = os.path.join(dir, "runs")
             shutil.rmtree(runs, ignore_errors=True)
             loads.append(loadavg())
-            order = ("floor", "runbook", "other") if r % 2 == 0 else ("other", "runbook", "floor")
+            # Each build follows the floor as often as the other does, and every command starts
+            # with the page cache's dirty pages written out: the floor's 100+ MB of writeback
+            # must not land on whichever command comes next.
+            order = [
+                ("floor", "runbook", "other"),
+                ("other", "runbook", "floor"),
+                ("floor", "other", "runbook"),
+                ("runbook", "other", "floor"),
+            ][r % 4]
             got = {}
             for what in order:
+                os.sync()
                 if what == "other":
                     if other_rb:
-                        wall, _, code = timed(runbook_argv(other_rb, runs, kind, agent))
+                        wall, c, code = timed(runbook_argv(other_rb, runs, kind, agent))
                         check_run(runs, size, label, code)
                         shutil.rmtree(runs, ignore_errors=True)
-                        other.append(wall / 1)
+                        other.append(wall)
+                        other_cpu.append(c)
                         got["other"] = wall
                     continue
                 if what == "floor":
@@ -276,6 +287,8 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             "floor_cpu": floor_cpu,
             "ratios": ratios,
             "other": other_ratios,
+            "other_wall": other,
+            "other_cpu": other_cpu,
             "load": statistics.median(loads),
         }
         if python_row:
@@ -308,11 +321,13 @@ def print_throughput(rows):
         )
     if any(r["other"] for r in rows):
         print(f"\nThe other build (`BENCH_COMPARE={os.environ.get('BENCH_COMPARE')}`), in the same rounds:\n")
-        print("| stream | other build ÷ floor, median of rounds (min–max) | this build ÷ floor |")
-        print("|---|---:|---:|")
+        print("| stream | other build ÷ floor, median of rounds (min–max) | this build ÷ floor | s: other / this build (medians) | CPU s: other / this build (medians) |")
+        print("|---|---:|---:|---:|---:|")
         for r in rows:
             o = r["other"]
-            print(f"| {r['label']} | {statistics.median(o):.2f}× ({min(o):.2f}–{max(o):.2f}) | {statistics.median(r['ratios']):.2f}× |")
+            print(f"| {r['label']} | {statistics.median(o):.2f}× ({min(o):.2f}–{max(o):.2f}) | {statistics.median(r['ratios']):.2f}× "
+                  f"| {statistics.median(r['other_wall']):.3f} / {statistics.median(r['runbook']):.3f} "
+                  f"| {statistics.median(r['other_cpu']):.2f} / {statistics.median(r['cpu']):.2f} |")
     print()
 
 
