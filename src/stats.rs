@@ -301,6 +301,8 @@ pub struct RunStats {
     pub permission_denials: Vec<Denial>,
     /// The newest tool call started and not ended yet: its name and input.
     pub running_tool: Option<String>,
+    /// The last `running_tool`'s memory, for the next call's.
+    spare_tool: String,
     /// The permissions an ACP agent asked for, each with its answer (the first hundred).
     pub permissions_asked: Vec<PermissionAsked>,
     /// The project's checks, every attempt, in the order they ran.
@@ -467,8 +469,17 @@ impl RunStats {
                 self.clear_final_text();
             }
             EventKind::ToolStarted(start) => {
-                self.running_tool =
-                    Some(format!("{} {}", start.name, start.input).trim().to_owned());
+                let mut running = self
+                    .running_tool
+                    .take()
+                    .unwrap_or_else(|| std::mem::take(&mut self.spare_tool));
+                running.clear();
+                for part in [&start.name, " ", &start.input] {
+                    running.push_str(part);
+                }
+                running.truncate(running.trim_end().len());
+                running.drain(..running.len() - running.trim_start().len());
+                self.running_tool = Some(running);
                 self.clear_final_text();
             }
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
@@ -507,7 +518,9 @@ impl RunStats {
             EventKind::AgentVersion { .. } => self.warn(kind),
             EventKind::Text { text } => self.text(text),
             EventKind::ToolCompleted(end) => {
-                self.running_tool = None;
+                if let Some(running) = self.running_tool.take() {
+                    self.spare_tool = running;
+                }
                 self.tool_completed(turn, end);
             }
             EventKind::SubagentStarted { .. } => self.subagents += 1,
@@ -753,7 +766,7 @@ fn push_bounded<T>(v: &mut Vec<T>, item: T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::ToolKind;
+    use crate::event::{ToolKind, ToolStart};
 
     fn at_first(kind: EventKind) -> Event {
         Event {
@@ -778,6 +791,38 @@ mod tests {
             cost_rejected: None,
             tokens_unreadable: false,
         })
+    }
+
+    #[test]
+    fn the_running_tool_is_the_newest_call_started_and_not_ended() {
+        let mut stats = RunStats::default();
+        let call = |id: &str, name: &str, input: &str| ToolStart {
+            call_id: id.into(),
+            name: name.into(),
+            kind: ToolKind::of(name),
+            input: input.into(),
+            parent: None,
+        };
+        let start = |id: &str, name: &str, input: &str| {
+            at_first(EventKind::ToolStarted(call(id, name, input)))
+        };
+        for (name, input, shown) in [
+            ("bash", "  ls -la ", "bash   ls -la"),
+            ("read", "", "read"),
+            ("", " src/main.rs", "src/main.rs"),
+            (" grep", "x\t", "grep x"),
+        ] {
+            stats.observe(&start("c", name, input));
+            assert_eq!(stats.running_tool.as_deref(), Some(shown));
+            stats.observe(&at_first(EventKind::ToolCompleted(
+                call("c", name, input).end(ToolStatus::Ok),
+            )));
+            assert_eq!(stats.running_tool, None);
+        }
+        // A call started while another runs is the one shown.
+        stats.observe(&start("a", "bash", "sleep 9"));
+        stats.observe(&start("b", "read", "README.md"));
+        assert_eq!(stats.running_tool.as_deref(), Some("read README.md"));
     }
 
     #[test]
