@@ -8,7 +8,7 @@ use std::fmt;
 use serde::Serialize;
 use serde::ser::{self, Impossible};
 
-use crate::event::Event;
+use crate::event::{Event, Turn};
 
 /// Appends `value` as compact JSON.
 pub(crate) fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
@@ -36,10 +36,20 @@ pub(crate) fn event(out: &mut Vec<u8>, ev: &Event) -> serde_json::Result<()> {
 fn envelope(e: &mut Encoder<'_>, ev: &Event) -> Result {
     e.out.extend_from_slice(b"{\"seq\":");
     e.integer(ev.seq);
-    e.out.extend_from_slice(b",\"ts\":");
-    crate::event::rfc3339::serialize(&ev.ts, &mut *e)?;
-    e.out.extend_from_slice(b",\"turn\":");
-    ev.turn.serialize(&mut *e)?;
+    // The events of one read share their time and turn: those are written once and copied.
+    STAMP.with_borrow_mut(|(stamp, bytes)| {
+        if *stamp != Some((ev.ts, ev.turn)) {
+            bytes.clear();
+            bytes.extend_from_slice(b",\"ts\":");
+            let mut e = Encoder { out: bytes };
+            crate::event::rfc3339::serialize(&ev.ts, &mut e)?;
+            e.out.extend_from_slice(b",\"turn\":");
+            ev.turn.serialize(&mut e)?;
+            *stamp = Some((ev.ts, ev.turn));
+        }
+        e.out.extend_from_slice(bytes);
+        Ok(())
+    })?;
     // The kind is an object (its `type` first): its fields go on after the envelope's.
     let kind = e.out.len();
     ev.kind.serialize(&mut *e)?;
@@ -52,6 +62,15 @@ fn envelope(e: &mut Encoder<'_>, ev: &Event) -> Result {
         _ => return Err(Unsupported),
     }
     Ok(())
+}
+
+/// An event's time and turn.
+type Stamp = (std::time::SystemTime, Turn);
+
+thread_local! {
+    /// The last event's time and turn, and their JSON (`,"ts":…,"turn":…`).
+    static STAMP: std::cell::RefCell<(Option<Stamp>, Vec<u8>)> =
+        const { std::cell::RefCell::new((None, Vec::new())) };
 }
 
 struct Encoder<'a> {
@@ -568,20 +587,28 @@ mod tests {
                 tested_with: vec!["1.2.2".to_owned()],
             },
         ];
+        let resumed = Turn {
+            index: 3,
+            kind: crate::event::TurnKind::Resume,
+        };
+        // Events one after another share their time, their turn, both or neither: the envelope
+        // written for one must never be the next one's.
         for (i, kind) in kinds.into_iter().enumerate() {
-            for (seq, secs) in [(0, 0), (u64::MAX, 1_800_000_000), (i as u64, 7)] {
-                let ev = Event {
-                    seq,
-                    ts: SystemTime::UNIX_EPOCH + Duration::from_micros(secs * 1_000_001),
-                    turn: Turn::FIRST,
-                    kind: kind.clone(),
-                };
-                let mut ours = Vec::new();
-                event(&mut ours, &ev).unwrap();
-                assert_eq!(
-                    String::from_utf8_lossy(&ours),
-                    String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
-                );
+            for (seq, secs) in [(0, 0), (u64::MAX, 1_800_000_000), (i as u64, 7), (1, 7)] {
+                for turn in [Turn::FIRST, Turn::FIRST, resumed, Turn::FIRST] {
+                    let ev = Event {
+                        seq,
+                        ts: SystemTime::UNIX_EPOCH + Duration::from_micros(secs * 1_000_001),
+                        turn,
+                        kind: kind.clone(),
+                    };
+                    let mut ours = Vec::new();
+                    event(&mut ours, &ev).unwrap();
+                    assert_eq!(
+                        String::from_utf8_lossy(&ours),
+                        String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
+                    );
+                }
             }
         }
     }
