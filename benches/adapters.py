@@ -588,6 +588,8 @@ def memory(rb, fake, dir, streams):
             argv = [rb, "run", "--runs-dir", runs, "--json", "--agent-bin", fake, "bench"]
             env_argv = ["env", f"FAKE_AGENT_GENERATE={n}", *argv]
             mib, code = peak_rss(env_argv[:1] + env_argv[1:])
+            if code != 0:
+                sys.exit(f"runbook exited {code} with the fake agent {fake} ({n:,} events): no peak to report")
             peaks.append(mib)
         # `env` execs runbook, so the pid sampled is runbook's.
         print(f"| OpenCode (fake agent) | {n:,} | {max(peaks):.1f} |")
