@@ -71,9 +71,7 @@ impl Count {
             0
         })
     }
-}
 
-impl Count {
     /// A count read from the fast path's cursor exactly as [`Count`]'s `Deserialize` reads it:
     /// a plain whole number here, any other value by serde_json.
     pub(crate) fn read(c: &mut super::scan::Cursor<'_>) -> Option<Self> {

@@ -7,7 +7,7 @@
 
 use super::{Block, Content, Delta, Line, Message, ResultContent, StreamEvent, Usage};
 use crate::agent::reported::Count;
-use crate::agent::scan::{self, Cursor, name, once, option, owned, string};
+use crate::agent::scan::{self, Cursor, once, option, owned, string};
 
 /// The lines' types runbook reads: these are not copied.
 const LINES: &[&str] = &["assistant", "user", "stream_event", "system", "result"];
@@ -51,8 +51,8 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut is_backgrounded, mut status, mut summary, mut tool_result_meta) =
         (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, name(c, LINES)?),
-        "subtype" => once(&mut subtype, option(c, |c| name(c, SUBTYPES))?),
+        "type" => once(&mut kind, scan::name(c, LINES)?),
+        "subtype" => once(&mut subtype, option(c, |c| scan::name(c, SUBTYPES))?),
         "session_id" => once(&mut session_id, option(c, string)?),
         "parent_tool_use_id" => once(&mut parent_tool_use_id, option(c, string)?),
         "message" => once(&mut message, option(c, read_message)?),
@@ -191,7 +191,7 @@ fn result_content(c: &mut Cursor<'_>) -> Option<ResultContent> {
 fn stream_event(c: &mut Cursor<'_>) -> Option<StreamEvent> {
     let (mut kind, mut message, mut delta, mut usage) = (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, name(c, STREAM_EVENTS)?),
+        "type" => once(&mut kind, scan::name(c, STREAM_EVENTS)?),
         "message" => once(&mut message, option(c, read_message)?),
         "delta" => once(&mut delta, option(c, read_delta)?),
         "usage" => once(&mut usage, option(c, read_usage)?),
