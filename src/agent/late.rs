@@ -16,29 +16,37 @@ pub(crate) struct AfterFinal {
     work: u32,
     /// The first of them, described.
     first: Option<String>,
+    /// The events of the line being marked, set aside while the marks go in before them (kept
+    /// for the next line's, empty between lines).
+    spare: Vec<EventKind>,
 }
 
 impl AfterFinal {
     /// Marks what one line printed after the final word made, the events `out[from..]`: each
     /// tool call and model call it started, and the first text.
     pub(crate) fn mark(&mut self, out: &mut Vec<EventKind>, from: usize) {
-        if !out
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .any(|e| late(e).is_some())
-        {
+        let made = out.get(from..).unwrap_or_default();
+        let marked = |e: &EventKind| match late(e) {
+            Some(Late::Text) => !self.told_text,
+            Some(_) => true,
+            None => false,
+        };
+        if !made.iter().any(marked) {
             return;
         }
-        let made: Vec<EventKind> = out.drain(from..).collect();
-        for event in made {
-            if let Some((what, detail)) = late(&event) {
-                if what == Late::Text {
-                    if !self.told_text {
-                        self.told_text = true;
-                        out.push(EventKind::AfterFinalWord { what, detail });
-                    }
-                } else {
+        self.spare.extend(out.drain(from..));
+        for event in self.spare.drain(..) {
+            match late(&event) {
+                Some(Late::Text) if !self.told_text => {
+                    self.told_text = true;
+                    out.push(EventKind::AfterFinalWord {
+                        what: Late::Text,
+                        detail: String::new(),
+                    });
+                }
+                Some(Late::Text) | None => {}
+                Some(what) => {
+                    let detail = detail(&event);
                     self.work += 1;
                     self.first.get_or_insert_with(|| describe(what, &detail));
                     out.push(EventKind::AfterFinalWord { what, detail });
@@ -65,21 +73,24 @@ impl AfterFinal {
     }
 }
 
-/// What an event printed after the final word starts, and which one: `bash cargo test`. A call's
-/// end, a subagent or a denial belong to a call already counted at its start.
-fn late(kind: &EventKind) -> Option<(Late, String)> {
+/// What an event printed after the final word starts. A call's end, a subagent or a denial
+/// belong to a call already counted at its start.
+fn late(kind: &EventKind) -> Option<Late> {
     match kind {
-        EventKind::ToolStarted(t) => {
-            let detail = format!("{} {}", t.name, t.input).trim().to_owned();
-            Some((Late::Tool, detail))
-        }
-        EventKind::StepStarted { .. } | EventKind::AgentResult(_) => {
-            Some((Late::Step, String::new()))
-        }
+        EventKind::ToolStarted(_) => Some(Late::Tool),
+        EventKind::StepStarted { .. } | EventKind::AgentResult(_) => Some(Late::Step),
         EventKind::Text { .. } | EventKind::TextDelta { .. } | EventKind::Reasoning { .. } => {
-            Some((Late::Text, String::new()))
+            Some(Late::Text)
         }
         _ => None,
+    }
+}
+
+/// Which call a late event started: `bash cargo test`; empty for anything but a tool call.
+fn detail(kind: &EventKind) -> String {
+    match kind {
+        EventKind::ToolStarted(t) => format!("{} {}", t.name, t.input).trim().to_owned(),
+        _ => String::new(),
     }
 }
 
