@@ -14,7 +14,10 @@ Claude Code stream-json (the recorded transcripts in fixtures/claude cycled to 1
 messages included), Codex exec --json (fixtures/codex cycled to 100 MB), runbook's own events for
 `--agent-cmd` (100 MB), and 5,000,000 Codex `item.*` lines of ~100 bytes. An agent is a shell
 script that answers `--version` and then `cat`s its stream; the floor is that script piped into
-`tee FILE > /dev/null`. Every round runs each stream's floor and runbook back to back (the order
+`tee FILE > /dev/null`; beside it, runbook's writes alone (the same copy, and at the same time
+runbook's event log from a first run copied into a file and onto stdout, with no parsing) show
+what the bytes runbook must write cost by themselves. Every round runs each stream's floor and
+runbook back to back (the order
 turning by round, each command after a `sync`), so both see the same load; the table gives
 medians, the spread (min–max)
 and the median of the per-round ratios.
@@ -234,6 +237,12 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
         size = os.path.getsize(stream)
         out = os.path.join(dir, "floor.out")
         floor_cmd = f"{agent} | tee {out} > /dev/null"
+        # runbook's writes alone: the stream into its raw log as the floor does, and at the same
+        # time its event log (taken from a first run) into a file and onto stdout, with no parsing
+        # at all: the least any supervisor that writes these files needs.
+        events = keep_events(dir, rb, kind, agent, size, label)
+        writes_cmd = (f"{agent} | tee {out} > /dev/null & cat {events} | tee {out}.events > /dev/null; wait")
+        writes, write_ratios = [], []
         floor, runbook, cpu, floor_cpu, ratios, loads = [], [], [], [], [], []
         other, other_ratios, other_cpu = [], [], []
         for r in range(reps):
@@ -252,6 +261,10 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             got = {}
             for what in order:
                 os.sync()
+                if what == "floor":
+                    # runbook's writes alone, next to the floor in every round.
+                    got["writes"], _, _ = timed(writes_cmd, shell=True)
+                    os.sync()
                 if what == "other":
                     if other_rb:
                         wall, c, code = timed(runbook_argv(other_rb, runs, kind, agent))
@@ -275,6 +288,8 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             floor.append(got["floor"])
             runbook.append(got["runbook"])
             ratios.append(got["runbook"] / got["floor"])
+            writes.append(got["writes"])
+            write_ratios.append(got["writes"] / got["floor"])
             if "other" in got:
                 other_ratios.append(got["other"] / got["floor"])
             log(f"   {label} round {r + 1}/{reps}: floor {got['floor']:.3f} s, runbook {got['runbook']:.3f} s")
@@ -286,6 +301,9 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             "cpu": cpu,
             "floor_cpu": floor_cpu,
             "ratios": ratios,
+            "writes": writes,
+            "write_ratios": write_ratios,
+            "events_size": os.path.getsize(events),
             "other": other_ratios,
             "other_wall": other,
             "other_cpu": other_cpu,
@@ -295,6 +313,19 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             row["python"] = python_seed(dir, agent, kind)
         rows.append(row)
     return rows
+
+
+def keep_events(dir, rb, kind, agent, size, label):
+    """The event log of one run of the stream, kept for the row of runbook's writes alone."""
+    runs = os.path.join(dir, "runs")
+    shutil.rmtree(runs, ignore_errors=True)
+    _, _, code = timed(runbook_argv(rb, runs, kind, agent))
+    check_run(runs, size, label, code)
+    [run] = os.listdir(runs)
+    kept = os.path.join(dir, f"events-{kind}-{size}.ndjson")
+    shutil.move(os.path.join(runs, run, "events.ndjson"), kept)
+    shutil.rmtree(runs, ignore_errors=True)
+    return kept
 
 
 def python_seed(dir, agent, kind):
@@ -328,6 +359,15 @@ def print_throughput(rows):
             print(f"| {r['label']} | {statistics.median(o):.2f}× ({min(o):.2f}–{max(o):.2f}) | {statistics.median(r['ratios']):.2f}× "
                   f"| {statistics.median(r['other_wall']):.3f} / {statistics.median(r['runbook']):.3f} "
                   f"| {statistics.median(r['other_cpu']):.2f} / {statistics.median(r['cpu']):.2f} |")
+    print("\nrunbook's writes alone (no parsing): the stream into a file as the floor does, and at the same time "
+          "runbook's event log into a file and onto stdout (`agent | tee FILE > /dev/null & cat events.ndjson | "
+          "tee FILE2 > /dev/null`), in the same rounds:\n")
+    print("| stream | input | event log | writes alone s, median (min–max) | writes alone ÷ floor, median of rounds (min–max) | runbook ÷ floor |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        w = r["write_ratios"]
+        print(f"| {r['label']} | {r['size'] / 1e6:.0f} MB | {r['events_size'] / 1e6:.0f} MB | {spread(r['writes'])} "
+              f"| **{statistics.median(w):.2f}×** ({min(w):.2f}–{max(w):.2f}) | {statistics.median(r['ratios']):.2f}× |")
     print()
 
 
