@@ -17,10 +17,8 @@ script that answers `--version` and then `cat`s its stream; the floor is that sc
 `tee FILE > /dev/null`; beside it, runbook's writes alone (the same copy, and at the same time
 runbook's event log from a first run copied into a file and onto stdout, with no parsing) show
 what the bytes runbook must write cost by themselves. Every round runs each stream's floor and
-runbook back to back (the order
-turning by round, each command after a `sync`), so both see the same load; the table gives
-medians, the spread (min–max)
-and the median of the per-round ratios.
+runbook back to back (the order turning by round, each command after a `sync`), so both see the
+same load; the table gives medians, the spread (min–max) and the median of the per-round ratios.
 
 Knobs: BENCH_ONLY (throughput,tiny,latency,memory,idle), BENCH_ROUNDS (7),
 BENCH_COMPARE=/path/to/runbook (another build, e.g. an older one, timed in the same rounds), BENCH_TINY_ROUNDS (5),

@@ -977,6 +977,17 @@ pub struct ToolStart {
 }
 
 impl ToolStart {
+    /// `bash cargo test`: the call's name and input, trimmed, written into `out` (cleared
+    /// first), whose memory a caller that does this for every call can keep.
+    pub(crate) fn write_label(&self, out: &mut String) {
+        out.clear();
+        for part in [&self.name, " ", &self.input] {
+            out.push_str(part);
+        }
+        out.truncate(out.trim_end().len());
+        out.drain(..out.len() - out.trim_start().len());
+    }
+
     /// The `tool.completed` of this call: its status, and nothing else known yet.
     pub fn end(self, status: ToolStatus) -> ToolEnd {
         ToolEnd {

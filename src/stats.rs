@@ -473,12 +473,7 @@ impl RunStats {
                     .running_tool
                     .take()
                     .unwrap_or_else(|| std::mem::take(&mut self.spare_tool));
-                running.clear();
-                for part in [&start.name, " ", &start.input] {
-                    running.push_str(part);
-                }
-                running.truncate(running.trim_end().len());
-                running.drain(..running.len() - running.trim_start().len());
+                start.write_label(&mut running);
                 self.running_tool = Some(running);
                 self.clear_final_text();
             }

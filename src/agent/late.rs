@@ -89,7 +89,11 @@ fn late(kind: &EventKind) -> Option<Late> {
 /// Which call a late event started: `bash cargo test`; empty for anything but a tool call.
 fn detail(kind: &EventKind) -> String {
     match kind {
-        EventKind::ToolStarted(t) => format!("{} {}", t.name, t.input).trim().to_owned(),
+        EventKind::ToolStarted(t) => {
+            let mut label = String::new();
+            t.write_label(&mut label);
+            label
+        }
         _ => String::new(),
     }
 }
