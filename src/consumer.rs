@@ -50,6 +50,12 @@ pub(crate) trait Consumer: Send {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// Whether someone watches this output as it is written (the terminal view, `--json`): such
+    /// outputs are written out before the run directory's files, so that a line is shown
+    /// without waiting for the file system.
+    fn watched(&self) -> bool {
+        false
+    }
     /// A periodic heartbeat (about once a second) for consumers that show elapsed time, and for
     /// noticing that the reader of an output went away while nothing was written to it.
     fn tick(&mut self, _tick: &Tick<'_>) -> io::Result<()> {
@@ -425,10 +431,15 @@ impl Core {
 
     fn flush(&mut self) {
         let faults = &mut self.faults;
-        self.consumers.retain_mut(|c| {
-            let result = c.flush();
-            keep(result, &**c, faults)
-        });
+        for watched in [true, false] {
+            self.consumers.retain_mut(|c| {
+                if c.watched() != watched {
+                    return true;
+                }
+                let result = c.flush();
+                keep(result, &**c, faults)
+            });
+        }
         self.raise();
     }
 
@@ -535,6 +546,54 @@ mod tests {
         fn name(&self) -> &'static str {
             "seen"
         }
+    }
+
+    /// Records its flushes under its name; watched or not.
+    struct Flushes {
+        name: &'static str,
+        watched: bool,
+        log: Arc<Mutex<Vec<&'static str>>>,
+    }
+
+    impl Consumer for Flushes {
+        fn event(&mut self, _: &Delivery<'_>) -> io::Result<()> {
+            Ok(())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.log.lock().unwrap().push(self.name);
+            Ok(())
+        }
+        fn watched(&self) -> bool {
+            self.watched
+        }
+        fn name(&self) -> &'static str {
+            self.name
+        }
+    }
+
+    #[test]
+    fn what_someone_watches_is_written_out_before_the_run_directory_files() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let consumer = |name, watched| {
+            Box::new(Flushes {
+                name,
+                watched,
+                log: Arc::clone(&log),
+            }) as Box<dyn Consumer>
+        };
+        // The order the run builds them in: its files first, then the views.
+        let mut dispatch = Dispatcher::new(vec![
+            consumer("event log", false),
+            consumer("receipt", false),
+            consumer("--json", true),
+            consumer("observer", false),
+        ]);
+        dispatch.emit_now(SystemTime::now(), text("a"));
+        dispatch.flush();
+        assert_eq!(
+            *log.lock().unwrap(),
+            ["--json", "event log", "receipt", "observer"].repeat(2)
+        );
     }
 
     fn text(t: &str) -> EventKind {

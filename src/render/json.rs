@@ -70,4 +70,8 @@ impl<W: Write + Send> Consumer for JsonLines<W> {
     fn name(&self) -> &'static str {
         "--json output"
     }
+
+    fn watched(&self) -> bool {
+        true
+    }
 }

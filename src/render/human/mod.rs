@@ -464,6 +464,10 @@ impl Consumer for Human {
     fn name(&self) -> &'static str {
         "the terminal view"
     }
+
+    fn watched(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
