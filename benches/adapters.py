@@ -15,8 +15,8 @@ messages included), Codex exec --json (fixtures/codex cycled to 100 MB), runbook
 `--agent-cmd` (100 MB), and 5,000,000 Codex `item.*` lines of ~100 bytes. An agent is a shell
 script that answers `--version` and then `cat`s its stream; the floor is that script piped into
 `tee FILE > /dev/null`; beside it, runbook's writes alone (the same copy, and at the same time
-runbook's event log from a first run copied into a file and onto stdout, with no parsing) show
-what the bytes runbook must write cost by themselves. Every round runs each stream's floor and
+runbook's event log from a first run copied into a file by the kernel, `cp`, with no parsing)
+show the least the bytes runbook must write cost by themselves. Every round runs each stream's floor and
 runbook back to back (the order turning by round, each command after a `sync`), so both see the
 same load; the table gives medians, the spread (min–max) and the median of the per-round ratios.
 
@@ -236,10 +236,12 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
         out = os.path.join(dir, "floor.out")
         floor_cmd = f"{agent} | tee {out} > /dev/null"
         # runbook's writes alone: the stream into its raw log as the floor does, and at the same
-        # time its event log (taken from a first run) into a file and onto stdout, with no parsing
-        # at all: the least any supervisor that writes these files needs.
+        # time its event log (taken from a first run) copied into a file by the kernel (`cp` is
+        # one `copy_file_range`: no byte passes through a process), with no parsing at all. No
+        # supervisor that writes these files can write them for less; its `--json` copy goes to
+        # /dev/null, which costs nothing on either side.
         events = keep_events(dir, rb, kind, agent, size, label)
-        writes_cmd = (f"{agent} | tee {out} > /dev/null & cat {events} | tee {out}.events > /dev/null; wait")
+        writes_cmd = f"{agent} | tee {out} > /dev/null & cp {events} {out}.events; wait"
         writes, write_ratios = [], []
         floor, runbook, cpu, floor_cpu, ratios, loads = [], [], [], [], [], []
         other, other_ratios, other_cpu = [], [], []
@@ -260,7 +262,11 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             for what in order:
                 os.sync()
                 if what == "floor":
-                    # runbook's writes alone, next to the floor in every round.
+                    # runbook's writes alone, next to the floor in every round; the copy goes
+                    # to a new file, as runbook's event log does.
+                    if os.path.exists(f"{out}.events"):
+                        os.remove(f"{out}.events")
+                    os.sync()
                     got["writes"], _, _ = timed(writes_cmd, shell=True)
                     os.sync()
                 if what == "other":
@@ -358,8 +364,8 @@ def print_throughput(rows):
                   f"| {statistics.median(r['other_wall']):.3f} / {statistics.median(r['runbook']):.3f} "
                   f"| {statistics.median(r['other_cpu']):.2f} / {statistics.median(r['cpu']):.2f} |")
     print("\nrunbook's writes alone (no parsing): the stream into a file as the floor does, and at the same time "
-          "runbook's event log into a file and onto stdout (`agent | tee FILE > /dev/null & cat events.ndjson | "
-          "tee FILE2 > /dev/null`), in the same rounds:\n")
+          "runbook's event log copied into a new file by the kernel (`agent | tee FILE > /dev/null & cp events.ndjson "
+          "FILE2; wait`), in the same rounds:\n")
     print("| stream | input | event log | writes alone s, median (min–max) | writes alone ÷ floor, median of rounds (min–max) | runbook ÷ floor |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
@@ -484,6 +490,12 @@ def latency_run(mode, rb, dir, n, iv):
     follower = None
     if mode in ("floor", "floor, on a pty"):
         argv = [agent]
+    elif mode == "cat":
+        # The least a process in the middle adds: one more read and write, one more wake-up.
+        argv = ["/bin/sh", "-c", f"'{agent}' | cat"]
+    elif mode == "tee relay":
+        # The least a relay that also keeps a log adds.
+        argv = ["/bin/sh", "-c", f"'{agent}' | tee '{os.path.join(tmp, 'relay.log')}'"]
     elif mode == "python relay":
         relay = os.path.join(tmp, "relay.py")
         with open(relay, "w") as f:
@@ -495,7 +507,22 @@ def latency_run(mode, rb, dir, n, iv):
         argv = [os.environ["BENCH_COMPARE"], "run", "--agent-bin", agent, "--runs-dir", runs, "--json", "latency"]
     else:  # the terminal view, on a pseudo-terminal
         argv = [rb, "run", "--agent-bin", agent, "--runs-dir", runs, "latency"]
-    if mode in ("terminal view", "floor, on a pty"):
+    if mode == "tee + tail -f":
+        # The least a follower in another process adds: the least relay with a log, and that log
+        # followed by `tail -f` (inotify), as `status --live` follows runbook's event log.
+        log_path = os.path.join(tmp, "relay.log")
+        open(log_path, "w").close()
+        p = subprocess.Popen(["/bin/sh", "-c", f"'{agent}' | tee '{log_path}' > /dev/null"], env=ENV,
+                             stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        follower = subprocess.Popen(["tail", "-s", "0.05", "-n", "+1", f"--pid={p.pid}", "-f", log_path], env=ENV,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        # Reaped as soon as it ends: `tail --pid` waits for a zombie as for a live process.
+        reaper = threading.Thread(target=p.wait)
+        reaper.start()
+        read_ticks(follower.stdout.fileno(), None, arrivals)
+        follower.wait()
+        reaper.join()
+    elif mode in ("terminal view", "floor, on a pty"):
         pid, master = pty.fork()
         if pid == 0:
             os.execve(argv[0], argv, {**ENV, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"})
@@ -538,20 +565,22 @@ def pct(lat, q):
     return lat[min(len(lat) - 1, int(q * len(lat)))]
 
 
-def over(mode, p99, floor99, pty99):
+def over(mode, p99, floor99, pty99, follow99=None):
     if mode.startswith("floor") or mode.endswith("appended → shown"):
         return ""
     if mode == "terminal view":
         return f"{p99 - pty99:+.3f} (over the pty floor)"
+    if mode == "status --live" and follow99 is not None:
+        return f"{p99 - floor99:+.3f} ({p99 - follow99:+.3f} over the follower's floor)"
     return f"{p99 - floor99:+.3f}"
 
 
 def latency(rb, dir):
     n, iv, rounds = num("BENCH_PACED", 500), num("BENCH_INTERVAL_MS", 5), num("BENCH_LATENCY_ROUNDS", 3)
-    modes = ["floor", "python relay", "runbook --json", "floor, on a pty", "terminal view", "status --live"]
+    modes = ["floor", "cat", "tee relay", "python relay", "runbook --json", "floor, on a pty", "terminal view", "tee + tail -f", "status --live"]
     shown_modes = ["appended → shown"]
     if os.environ.get("BENCH_COMPARE"):
-        modes.insert(3, "other build --json")
+        modes.insert(modes.index("runbook --json") + 1, "other build --json")
         modes.append("other build status --live")
         shown_modes.append("other build: appended → shown")
     res = {m: [] for m in modes + shown_modes}
@@ -573,13 +602,17 @@ def latency(rb, dir):
     print("|---|---:|---:|---:|---:|")
     floor99 = statistics.median(pct(l, 0.99) for l in res["floor"])
     pty99 = statistics.median(pct(l, 0.99) for l in res["floor, on a pty"])
+    follow99 = statistics.median(pct(l, 0.99) for l in res["tee + tail -f"])
     names = {
         "floor": "floor: the agent's stdout read directly",
+        "cat": "the least relay: `agent | cat` (one more process in the middle, nothing else)",
+        "tee relay": "the least relay with a log: `agent | tee LOG`",
         "python relay": "Python relay (read, `json.loads`, append to a log, print, flush)",
         "runbook --json": "**runbook `--json`** (stdout)",
         "other build --json": f"the other build's `--json` (`BENCH_COMPARE={os.environ.get('BENCH_COMPARE')}`)",
         "floor, on a pty": "floor for a terminal: the agent's output read from a pty",
         "terminal view": "**runbook terminal view** (on a pty)",
+        "tee + tail -f": "floor for a follower: `agent | tee LOG` followed by `tail -f LOG` (inotify)",
         "status --live": "**`runbook status --live --json`** following the run (agent write → shown)",
         "appended → shown": "`status --live`: runbook's `--json` line out (event appended) → shown",
         "other build status --live": "the other build's `status --live --json` following this build's run (agent write → shown)",
@@ -591,7 +624,7 @@ def latency(rb, dir):
         mx = [l[-1] for l in res[m]]
         print(f"| {names[m]} | {statistics.median(p50):.3f} ({min(p50):.3f}–{max(p50):.3f}) | "
               f"{statistics.median(p99):.3f} ({min(p99):.3f}–{max(p99):.3f}) | {statistics.median(mx):.2f} | "
-              f"{over(m, statistics.median(p99), floor99, pty99)} |")
+              f"{over(m, statistics.median(p99), floor99, pty99, follow99)} |")
     print()
 
 
