@@ -534,7 +534,7 @@ def latency_run(mode, rb, dir, n, iv):
         if mode in ("status --live", "other build status --live"):
             follows = rb if mode == "status --live" else os.environ["BENCH_COMPARE"]
             # runbook's own --json stdout, read alongside: its line is out when the event is
-            # appended to the log (both are written in the same flush).
+            # appended to the log (both are written in the same flush, stdout just before the log).
             appended = {}
             own = threading.Thread(target=read_ticks, args=(p.stdout.fileno(), None, appended))
             own.start()
