@@ -242,7 +242,7 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
         # /dev/null, which costs nothing on either side.
         events = keep_events(dir, rb, kind, agent, size, label)
         writes_cmd = f"{agent} | tee {out} > /dev/null & cp {events} {out}.events; wait"
-        writes, write_ratios = [], []
+        writes, write_ratios, writes_cpu = [], [], []
         floor, runbook, cpu, floor_cpu, ratios, loads = [], [], [], [], [], []
         other, other_ratios, other_cpu = [], [], []
         for r in range(reps):
@@ -267,7 +267,8 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
                     if os.path.exists(f"{out}.events"):
                         os.remove(f"{out}.events")
                     os.sync()
-                    got["writes"], _, _ = timed(writes_cmd, shell=True)
+                    got["writes"], c, _ = timed(writes_cmd, shell=True)
+                    writes_cpu.append(c)
                     os.sync()
                 if what == "other":
                     if other_rb:
@@ -307,6 +308,7 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             "ratios": ratios,
             "writes": writes,
             "write_ratios": write_ratios,
+            "writes_cpu": writes_cpu,
             "events_size": os.path.getsize(events),
             "other": other_ratios,
             "other_wall": other,
@@ -372,6 +374,16 @@ def print_throughput(rows):
         w = r["write_ratios"]
         print(f"| {r['label']} | {r['size'] / 1e6:.0f} MB | {r['events_size'] / 1e6:.0f} MB | {spread(r['writes'])} "
               f"| **{statistics.median(w):.2f}×** ({min(w):.2f}–{max(w):.2f}) | {statistics.median(r['ratios']):.2f}× |")
+    cores = os.cpu_count()
+    print(f"\nThe CPU that 1.2× the floor leaves for reading the lines and making the events: {cores} cores for "
+          "1.2× the floor's time, less what the writes alone used (medians), against what runbook used beyond its writes:\n")
+    print("| stream | CPU s: writes alone | CPU s left within 1.2× the floor | CPU s: runbook beyond its writes | runbook ÷ what is left |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        wc = statistics.median(r["writes_cpu"])
+        left = cores * 1.2 * statistics.median(r["floor"]) - wc
+        beyond = statistics.median(r["cpu"]) - wc
+        print(f"| {r['label']} | {wc:.2f} | {left:.2f} | {beyond:.2f} | {beyond / left:.1f}× |")
     print()
 
 
@@ -605,14 +617,14 @@ def latency(rb, dir):
     follow99 = statistics.median(pct(l, 0.99) for l in res["tee + tail -f"])
     names = {
         "floor": "floor: the agent's stdout read directly",
-        "cat": "the least relay: `agent | cat` (one more process in the middle, nothing else)",
-        "tee relay": "the least relay with a log: `agent | tee LOG`",
+        "cat": "the least relay: `agent \\| cat` (one more process in the middle, nothing else)",
+        "tee relay": "the least relay with a log: `agent \\| tee LOG`",
         "python relay": "Python relay (read, `json.loads`, append to a log, print, flush)",
         "runbook --json": "**runbook `--json`** (stdout)",
         "other build --json": f"the other build's `--json` (`BENCH_COMPARE={os.environ.get('BENCH_COMPARE')}`)",
         "floor, on a pty": "floor for a terminal: the agent's output read from a pty",
         "terminal view": "**runbook terminal view** (on a pty)",
-        "tee + tail -f": "floor for a follower: `agent | tee LOG` followed by `tail -f LOG` (inotify)",
+        "tee + tail -f": "floor for a follower: `agent \\| tee LOG` followed by `tail -f LOG` (inotify)",
         "status --live": "**`runbook status --live --json`** following the run (agent write → shown)",
         "appended → shown": "`status --live`: runbook's `--json` line out (event appended) → shown",
         "other build status --live": "the other build's `status --live --json` following this build's run (agent write → shown)",

@@ -8,7 +8,8 @@ use crate::agent::StdoutParser;
 use crate::agent::scan::{Cursor, fixture_lines};
 
 /// The stream measured: `RUNBOOK_MEASURE_STREAM` (e.g. the 150 MB stream `benches/adapters.py`
-/// makes), else the recorded transcripts cycled to about 50 MB.
+/// makes), else the recorded transcripts cycled to about 50 MB. The first two stages validate
+/// any NDJSON, so they also measure other agents' streams.
 fn stream() -> Vec<u8> {
     if let Some(path) = std::env::var_os("RUNBOOK_MEASURE_STREAM") {
         return std::fs::read(path).expect("RUNBOOK_MEASURE_STREAM names a readable file");
