@@ -514,10 +514,20 @@ pub(crate) fn run(
     };
     let (events, receipt) = support::events_and_receipt(&out.stdout);
     assert_eq!(events, p.ctx.events(), "{what}: --json and the log agree");
+    // Enough to tell a failure that shows once in many runs without running it again: how the
+    // run ended, and the end of what the agent said.
+    let last_events: Vec<String> = events[events.len().saturating_sub(4)..]
+        .iter()
+        .map(|e| serde_json::to_string(e).expect("events serialize"))
+        .collect();
+    let raw = std::fs::read_to_string(p.ctx.run_dir().join("stdout.log")).unwrap_or_default();
+    let raw_tail: Vec<&str> = raw.lines().rev().take(20).collect();
     let why = format!(
-        "{what}\nstderr:\n{}\nevents: {:?}",
+        "{what}\nstderr:\n{}\nevents: {:?}\nlast events:\n{}\nthe agent's last lines (newest first):\n{}",
         out.stderr,
-        support::types(&events)
+        support::types(&events),
+        last_events.join("\n"),
+        raw_tail.join("\n")
     );
     Some(Ran {
         out,
