@@ -262,14 +262,13 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             for what in order:
                 os.sync()
                 if what == "floor":
-                    # runbook's writes alone, next to the floor in every round; the copy goes
-                    # to a new file, as runbook's event log does.
-                    if os.path.exists(f"{out}.events"):
-                        os.remove(f"{out}.events")
-                    os.sync()
+                    # runbook's writes alone, next to the floor in every round. Every copy goes
+                    # to a new file, as runbook's logs do: truncating the last round's copy
+                    # inside the timed command would free its pages there.
+                    new_files(out, f"{out}.events")
                     got["writes"], c, _ = timed(writes_cmd, shell=True)
                     writes_cpu.append(c)
-                    os.sync()
+                    new_files(out)
                 if what == "other":
                     if other_rb:
                         wall, c, code = timed(runbook_argv(other_rb, runs, kind, agent))
@@ -319,6 +318,14 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
             row["python"] = python_seed(dir, agent, kind)
         rows.append(row)
     return rows
+
+
+def new_files(*paths):
+    """Removes what a timed command is about to write, and writes out the page cache's dirty pages."""
+    for path in paths:
+        if os.path.exists(path):
+            os.remove(path)
+    os.sync()
 
 
 def keep_events(dir, rb, kind, agent, size, label):

@@ -281,6 +281,12 @@ fn fresh_dir(path: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
+/// Removes the baselines' copy before a timed command writes it again: truncating it inside the
+/// command would free its pages there, which runbook, writing a new run directory, never pays.
+fn fresh_copy(dir: &Path) {
+    let _ = fs::remove_file(dir.join("copy.ndjson"));
+}
+
 /// The single run directory under `runs`.
 fn run_dir(runs: &Path) -> Option<PathBuf> {
     let mut dirs = fs::read_dir(runs)
@@ -568,6 +574,7 @@ fn throughput(cfg: &Config) {
         "fake-agent > file",
         cfg.reps,
         Box::new(|| {
+            fresh_copy(&dir);
             time_pipeline(gen_cmd(), None, || {
                 Stdio::from(File::create(dir.join("copy.ndjson")).expect("create"))
             })
@@ -584,6 +591,7 @@ fn throughput(cfg: &Config) {
         "fake-agent | tee file > /dev/null",
         cfg.reps,
         Box::new(|| {
+            fresh_copy(&dir);
             let mut tee = clean_command("tee");
             tee.arg(dir.join("copy.ndjson"));
             time_pipeline(gen_cmd(), Some(tee), devnull)
