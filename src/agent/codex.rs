@@ -8,6 +8,8 @@
 //! codex_core::tools::router` line on stderr, which becomes the tool's event here.
 
 mod fast;
+#[cfg(test)]
+mod measure;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use fast::agrees as fast_path_agrees;
@@ -234,27 +236,27 @@ impl Parser {
     fn tool_of(&self, item: &Item<'_>) -> Option<ToolStart> {
         let (name, input) = match item.kind.as_str() {
             "command_execution" => (
-                "shell".to_owned(),
+                Cow::Borrowed("shell"),
                 summary::truncate(
                     summary::first_line(unwrap_shell(item.command.as_deref().unwrap_or(""))),
                     120,
                 ),
             ),
-            "file_change" => ("apply_patch".to_owned(), self.changed_paths(item)),
+            "file_change" => (Cow::Borrowed("apply_patch"), self.changed_paths(item)),
             "mcp_tool_call" => {
                 let server = item.server.as_deref().unwrap_or("mcp");
                 let tool = item.tool.as_deref().unwrap_or("tool");
                 (
-                    format!("{server}.{tool}"),
+                    Cow::Owned(format!("{server}.{tool}")),
                     arguments_summary(item.arguments.as_ref(), &self.cwd),
                 )
             }
             "web_search" => (
-                "web_search".to_owned(),
+                Cow::Borrowed("web_search"),
                 item.query.as_deref().unwrap_or_default().to_owned(),
             ),
             "collab_tool_call" => (
-                item.tool.as_deref().unwrap_or("agent").to_owned(),
+                Cow::Borrowed(item.tool.as_deref().unwrap_or("agent")),
                 item.prompt
                     .as_deref()
                     .map(|p| summary::truncate(summary::first_line(p), 120))

@@ -15,6 +15,7 @@ const MAX_DEPTH: u32 = 64;
 
 /// Reads one JSON text. Only for text without control bytes (< 0x20): whitespace is then only
 /// spaces, and a string's contents need no check for raw control characters.
+#[derive(Clone)]
 pub(crate) struct Cursor<'a> {
     text: &'a str,
     pos: usize,
@@ -208,6 +209,24 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Exactly these bytes next, with no space before them: the punctuation and keys of a line
+    /// in the one layout its agent writes, read without looking at each token.
+    pub(crate) fn lit(&mut self, bytes: &[u8]) -> Option<()> {
+        let end = self.pos + bytes.len();
+        (self.bytes().get(self.pos..end)? == bytes).then(|| self.pos = end)
+    }
+
+    /// An object's key and its `:`, for a caller that reads the object's members itself. Keys
+    /// with escapes are given up on, as [`Cursor::object`] does.
+    pub(crate) fn key(&mut self) -> Option<&'a str> {
+        let key = self.string()?;
+        if key.escaped {
+            return None;
+        }
+        self.eat(b':')?;
+        Some(key.raw)
+    }
+
     /// An object: `member` is called with each key and must read that key's value. Keys with
     /// escapes are given up on (they may spell a known key).
     pub(crate) fn object(
@@ -319,21 +338,42 @@ pub(crate) fn owned(c: &mut Cursor<'_>) -> Option<String> {
     string(c).map(Cow::into_owned)
 }
 
-/// A string that is nearly always one of a few names (a line's or an item's `type`): one of
-/// `known` is not copied, so that a line of tiny events does not allocate for its names.
-pub(crate) fn name(c: &mut Cursor<'_>, known: &[&'static str]) -> Option<Name> {
+/// A string that is nearly always one of a few names (a line's or an item's `type`): one that
+/// `known` knows is not copied, so that a line of tiny events does not allocate for its names.
+pub(crate) fn name(c: &mut Cursor<'_>, known: fn(&str) -> Option<&'static str>) -> Option<Name> {
     let value = string(c)?;
-    Some(Name(match known.iter().find(|k| **k == value) {
+    Some(Name(match known(&value) {
         Some(known) => Cow::Borrowed(known),
         None => Cow::Owned(value.into_owned()),
     }))
 }
+
+/// `names!(kind = ["a", "b"])` makes `fn kind(&str) -> Option<&'static str>`, which finds a name
+/// of the list with a `match`: a switch on the length and comparisons the compiler writes inline,
+/// where a search of a list calls `memcmp` for each name of the same length.
+macro_rules! names {
+    ($(#[$doc:meta])* $fn:ident = [$($name:literal),* $(,)?] $(,)?) => {
+        $(#[$doc])*
+        fn $fn(s: &str) -> Option<&'static str> {
+            match s {
+                $($name => Some($name),)*
+                _ => None,
+            }
+        }
+    };
+}
+pub(crate) use names;
 
 /// A string field read as serde reads a `String`, which [`name`] need not copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Name(Cow<'static, str>);
 
 impl Name {
+    /// One of the names a fast path knows.
+    pub(crate) const fn known(name: &'static str) -> Self {
+        Self(Cow::Borrowed(name))
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

@@ -182,6 +182,10 @@ pub(crate) fn first_line_and_more(text: &str) -> String {
 
 /// At most `max` characters, with an ellipsis when cut.
 pub(crate) fn truncate(text: &str, max: usize) -> String {
+    // No more bytes than `max` is no more characters either: nothing to count.
+    if text.len() <= max {
+        return text.to_owned();
+    }
     match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((cut, _)) => format!("{}…", &text[..cut]),

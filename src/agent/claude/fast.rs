@@ -9,34 +9,42 @@ use super::{Block, Content, Delta, Line, Message, ResultContent, StreamEvent, Us
 use crate::agent::reported::Count;
 use crate::agent::scan::{self, Cursor, once, option, owned, string};
 
-/// The lines' types runbook reads: these are not copied.
-const LINES: &[&str] = &["assistant", "user", "stream_event", "system", "result"];
+scan::names!(
+    /// The lines' types runbook reads: these are not copied.
+    line_type = ["assistant", "user", "stream_event", "system", "result"],
+);
 
-/// The subtypes of lines that are common: these are not copied.
-const SUBTYPES: &[&str] = &[
-    "init",
-    "success",
-    "api_retry",
-    "task_started",
-    "task_progress",
-    "task_notification",
-    "status",
-    "hook_started",
-    "hook_response",
-];
+scan::names!(
+    /// The subtypes of lines that are common: these are not copied.
+    subtype_name = [
+        "init",
+        "success",
+        "api_retry",
+        "task_started",
+        "task_progress",
+        "task_notification",
+        "status",
+        "hook_started",
+        "hook_response",
+    ],
+);
 
-/// The content blocks' types: these are not copied.
-const BLOCKS: &[&str] = &["text", "tool_use", "tool_result", "thinking"];
+scan::names!(
+    /// The content blocks' types: these are not copied.
+    block_type = ["text", "tool_use", "tool_result", "thinking"],
+);
 
-/// The raw API stream's events: these are not copied.
-const STREAM_EVENTS: &[&str] = &[
-    "content_block_delta",
-    "content_block_start",
-    "content_block_stop",
-    "message_start",
-    "message_delta",
-    "message_stop",
-];
+scan::names!(
+    /// The raw API stream's events: these are not copied.
+    stream_event_type = [
+        "content_block_delta",
+        "content_block_start",
+        "content_block_stop",
+        "message_start",
+        "message_delta",
+        "message_stop",
+    ],
+);
 
 /// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
 pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
@@ -51,8 +59,8 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut is_backgrounded, mut status, mut summary, mut tool_result_meta) =
         (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, scan::name(c, LINES)?),
-        "subtype" => once(&mut subtype, option(c, |c| scan::name(c, SUBTYPES))?),
+        "type" => once(&mut kind, scan::name(c, line_type)?),
+        "subtype" => once(&mut subtype, option(c, |c| scan::name(c, subtype_name))?),
         "session_id" => once(&mut session_id, option(c, string)?),
         "parent_tool_use_id" => once(&mut parent_tool_use_id, option(c, string)?),
         "message" => once(&mut message, option(c, read_message)?),
@@ -153,7 +161,7 @@ fn read_block(c: &mut Cursor<'_>) -> Option<Block> {
     let (mut kind, mut text, mut thinking, mut id, mut name) = (None, None, None, None, None);
     let (mut input, mut tool_use_id, mut content, mut is_error) = (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, scan::name(c, BLOCKS)?),
+        "type" => once(&mut kind, scan::name(c, block_type)?),
         "text" => once(&mut text, option(c, owned)?),
         "thinking" => once(&mut thinking, option(c, owned)?),
         "id" => once(&mut id, option(c, owned)?),
@@ -191,7 +199,7 @@ fn result_content(c: &mut Cursor<'_>) -> Option<ResultContent> {
 fn stream_event(c: &mut Cursor<'_>) -> Option<StreamEvent> {
     let (mut kind, mut message, mut delta, mut usage) = (None, None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, scan::name(c, STREAM_EVENTS)?),
+        "type" => once(&mut kind, scan::name(c, stream_event_type)?),
         "message" => once(&mut message, option(c, read_message)?),
         "delta" => once(&mut delta, option(c, read_delta)?),
         "usage" => once(&mut usage, option(c, read_usage)?),

@@ -5,39 +5,118 @@
 //! own. Anything unusual gives up, and the caller parses the line with serde_json.
 
 use super::{Item, Line};
-use crate::agent::scan::{Cursor, name, once, option, string};
+use crate::agent::scan::{self, Cursor, Name, name, once, option, string};
 
-/// The lines' types runbook reads: these are not copied.
-const LINES: &[&str] = &[
-    "item.completed",
-    "item.started",
-    "item.updated",
-    "thread.started",
-    "turn.started",
-    "turn.completed",
-    "turn.failed",
-    "error",
-];
+scan::names!(
+    /// The lines' types runbook reads: these are not copied.
+    line_type = [
+        "item.completed",
+        "item.started",
+        "item.updated",
+        "thread.started",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "error",
+    ],
+);
 
-/// The items' types runbook reads: these are not copied.
-const ITEMS: &[&str] = &[
-    "command_execution",
-    "agent_message",
-    "reasoning",
-    "file_change",
-    "mcp_tool_call",
-    "web_search",
-    "todo_list",
-    "collab_tool_call",
-    "error",
-];
+scan::names!(
+    /// The items' types runbook reads: these are not copied.
+    item_type = [
+        "command_execution",
+        "agent_message",
+        "reasoning",
+        "file_change",
+        "mcp_tool_call",
+        "web_search",
+        "todo_list",
+        "collab_tool_call",
+        "error",
+    ],
+);
 
 /// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
-pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
+pub(super) fn line(c: Cursor<'_>) -> Option<Line<'_>> {
+    if let Some(line) = item_line(c.clone()) {
+        return Some(line);
+    }
+    any_line(c)
+}
+
+/// An item line in the layout Codex writes (`{"type":"item.…","item":{"id":…,"type":…,…}}`, no
+/// spaces, `id` and `type` first, then string and exit-code fields): its punctuation and keys
+/// are compared as they stand instead of read token by token, the bulk of a busy stream. Any
+/// other layout, field or value is left to [`any_line`].
+fn item_line(mut c: Cursor<'_>) -> Option<Line<'_>> {
+    c.lit(b"{\"type\":\"item.")?;
+    let kind = if c.lit(b"completed\"").is_some() {
+        "item.completed"
+    } else if c.lit(b"started\"").is_some() {
+        "item.started"
+    } else {
+        c.lit(b"updated\"")?;
+        "item.updated"
+    };
+    c.lit(b",\"item\":{\"id\":")?;
+    let id = string(&mut c)?;
+    c.lit(b",\"type\":")?;
+    let item_kind = name(&mut c, item_type)?;
+    let (mut text, mut message, mut command, mut aggregated_output) = (None, None, None, None);
+    let (mut exit_code, mut status, mut server, mut tool) = (None, None, None, None);
+    let (mut query, mut prompt) = (None, None);
+    while c.lit(b"}}").is_none() {
+        c.lit(b",")?;
+        match c.key()? {
+            "text" => once(&mut text, option(&mut c, string)?),
+            "message" => once(&mut message, option(&mut c, string)?),
+            "command" => once(&mut command, option(&mut c, string)?),
+            "aggregated_output" => once(&mut aggregated_output, option(&mut c, string)?),
+            "exit_code" => once(&mut exit_code, option(&mut c, Cursor::i64)?),
+            "status" => once(&mut status, option(&mut c, string)?),
+            "server" => once(&mut server, option(&mut c, string)?),
+            "tool" => once(&mut tool, option(&mut c, string)?),
+            "query" => once(&mut query, option(&mut c, string)?),
+            "prompt" => once(&mut prompt, option(&mut c, string)?),
+            _ => None,
+        }?;
+    }
+    c.end()?;
+    Some(Line {
+        kind: Name::known(kind),
+        thread_id: None,
+        item: Some(Box::new(Item {
+            id,
+            kind: item_kind,
+            text: text.flatten(),
+            message: message.flatten(),
+            command: command.flatten(),
+            aggregated_output: aggregated_output.flatten(),
+            exit_code: exit_code.flatten(),
+            status: status.flatten(),
+            changes: Vec::new(),
+            server: server.flatten(),
+            tool: tool.flatten(),
+            arguments: None,
+            error: None,
+            query: query.flatten(),
+            prompt: prompt.flatten(),
+            receiver_thread_ids: Vec::new(),
+            agents_states: None,
+            items: Vec::new(),
+        })),
+        message: None,
+        error: None,
+        usage: None,
+    })
+}
+
+/// Any line, its fields in any order.
+fn any_line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut kind, mut thread_id, mut item) = (None, None, None);
     let (mut message, mut error, mut usage) = (None, None, None);
     c.object(|c, key| match key {
-        "type" => once(&mut kind, name(c, LINES)?),
+        "type" => once(&mut kind, name(c, line_type)?),
         "thread_id" => once(&mut thread_id, option(c, string)?),
         "item" => once(&mut item, option(c, |c| read_item(c).map(Box::new))?),
         "message" => once(&mut message, option(c, string)?),
@@ -64,7 +143,7 @@ fn read_item<'a>(c: &mut Cursor<'a>) -> Option<Item<'a>> {
     let (mut receiver_thread_ids, mut agents_states, mut items) = (None, None, None);
     c.object(|c, key| match key {
         "id" => once(&mut id, string(c)?),
-        "type" => once(&mut kind, name(c, ITEMS)?),
+        "type" => once(&mut kind, name(c, item_type)?),
         "text" => once(&mut text, option(c, string)?),
         "message" => once(&mut message, option(c, string)?),
         "command" => once(&mut command, option(c, string)?),
@@ -131,6 +210,16 @@ mod tests {
                 r#"{"type":"error","message":"Reconnecting... 1/2 (stream disconnected)"}"#,
                 r#"{"type":"thread.started","thread_id":null,"item":null,"message":null,"error":null,"usage":null}"#,
                 r#"  {"type" : "turn.started" , "extra" : [ {} ] }  "#,
+                r#"{"type":"item.updated","item":{"id":"item_9","type":"command_execution","command":"/bin/bash -lc 'ls'","aggregated_output":"a\n\"b\"\u00e9","exit_code":-3,"status":"failed"}}"#,
+                r#"{"type":"item.completed","item":{"id":"i\u0041","type":"agent_message","text":null,"message":null,"query":"q","prompt":"p","server":"s","tool":"t"}}   "#,
+                r#"{"type":"item.completed","item":{"id":"a","type":"agent_message","text":"x"},"item":null}"#,
+                r#"{"type":"item.completed","item":{"id":"a","type":"agent_message", "text" : "spaced"}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"command_execution","command":"ls","command":"pwd"}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"command_execution","exit_code":007}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"command_execution","exit_code":12345678901234567890}}"#,
+                r#"{"type":"item.completedX","item":{"id":"a","type":"agent_message","text":"x"}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","id":"b"}}"#,
+                r#"{"type":"item.started","item":{"id":"a","type":"x","changes":[{"path":"p"}]}}"#,
                 r#"{"type":"turn.completed","usage":[1]}"#,
                 r#"{"type":"item.started","item":{"id":"a","type":"x","changes":null}}"#,
                 r#"{"type":"item.started","item":{"id":"a","type":"x","items":null}}"#,
@@ -158,6 +247,38 @@ mod tests {
         assert!(read > recorded.len(), "{read} of {}", lines.len());
         for odd in &lines[lines.len() - 10..] {
             assert!(Cursor::new(odd).and_then(line).is_none(), "{odd}");
+        }
+    }
+
+    #[test]
+    fn items_in_codex_s_own_layout_are_read_by_position() {
+        let recorded = crate::agent::scan::fixture_lines("codex");
+        let items: Vec<&String> = recorded
+            .iter()
+            .filter(|l| l.starts_with(r#"{"type":"item."#))
+            .collect();
+        let by_position: Vec<&&String> = items
+            .iter()
+            .filter(|l| Cursor::new(l).and_then(item_line).is_some())
+            .collect();
+        // What is read by position is read as serde_json reads it (`agrees` goes through
+        // `line`, which tries the positional reading first); most recorded items are.
+        assert!(by_position.iter().all(|l| agrees(l)));
+        assert!(
+            by_position.len() * 4 >= items.len() * 3,
+            "{} of {}",
+            by_position.len(),
+            items.len()
+        );
+        let common = r#"{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'cat README.md'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#;
+        assert!(Cursor::new(common).and_then(item_line).is_some());
+        for other in [
+            r#"{"type":"item.started","item":{"type":"x","id":"a"}}"#,
+            r#"{"type":"item.started","item":{"id":"a","type":"x","arguments":{}}}"#,
+            r#"{"item":{"id":"a","type":"x"},"type":"item.started"}"#,
+            r#"{"type":"item.started","item":{"id":"a","type":"x","id":"b"}}"#,
+        ] {
+            assert!(Cursor::new(other).and_then(item_line).is_none(), "{other}");
         }
     }
 

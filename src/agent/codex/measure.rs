@@ -1,0 +1,150 @@
+//! Where the time of a stream of tiny Codex lines goes on the reader's and the supervisor's
+//! threads, stage by stage: a measurement run by hand, not a check (`RUNBOOK_MEASURE_STREAM=
+//! /path/to/tiny5000000.ndjson cargo test --release --lib measure_codex_tiny -- --ignored
+//! --nocapture`; without the variable, 1,000,000 lines made here).
+
+use std::time::{Duration, Instant, SystemTime};
+
+use super::{Parser, fast};
+use crate::agent::StdoutParser;
+use crate::agent::scan::Cursor;
+use crate::event::{Event, EventKind, Turn};
+
+fn stream() -> Vec<u8> {
+    if let Some(path) = std::env::var_os("RUNBOOK_MEASURE_STREAM") {
+        return std::fs::read(path).expect("RUNBOOK_MEASURE_STREAM names a readable file");
+    }
+    let mut data = b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n".to_vec();
+    for i in 0..333_333 {
+        data.extend_from_slice(format!(
+            "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{i:07}\",\"type\":\"command_execution\",\"command\":\"ls\"}}}}\n\
+             {{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{i:07}\",\"type\":\"command_execution\",\"exit_code\":0}}}}\n\
+             {{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{i:07}\",\"type\":\"agent_message\",\"text\":\"ok\"}}}}\n"
+        ).as_bytes());
+    }
+    data
+}
+
+/// The median of five timings of `pass`.
+fn median(mut pass: impl FnMut() -> usize) -> Duration {
+    let mut took: Vec<Duration> = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(pass());
+            start.elapsed()
+        })
+        .collect();
+    took.sort();
+    took[2]
+}
+
+#[test]
+#[ignore = "a measurement, not a check: run it by hand"]
+fn measure_codex_tiny() {
+    let data = stream();
+    let lines: Vec<&[u8]> = data
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    // Events as the reader makes them: batches of 512 lines, dropped a batch at a time.
+    let events = |lines: &[&[u8]]| {
+        let mut parser = Parser::default();
+        let mut all = Vec::new();
+        for chunk in lines.chunks(512) {
+            let mut out = Vec::new();
+            for l in chunk {
+                parser.line(l, &mut out);
+            }
+            all.push(out);
+        }
+        all
+    };
+    let made = events(&lines);
+    let n: usize = made.iter().map(Vec::len).sum();
+    let ts = SystemTime::now();
+    let stamped: Vec<Event> = made
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(seq, kind)| Event {
+            seq: seq as u64,
+            ts,
+            turn: Turn::FIRST,
+            kind: kind.clone(),
+        })
+        .collect();
+    let stages: [(&str, Duration); 5] = [
+        (
+            "the cursor, validating only (skip)",
+            median(|| {
+                lines
+                    .iter()
+                    .filter(|l| Cursor::ascii(l).and_then(|mut c| c.skip()).is_some())
+                    .count()
+            }),
+        ),
+        (
+            "the cursor, reading the wire structs (fast::line)",
+            median(|| {
+                lines
+                    .iter()
+                    .filter(|l| Cursor::ascii(l).and_then(fast::line).is_some())
+                    .count()
+            }),
+        ),
+        (
+            "the whole parser, lines to events, dropped a batch at a time",
+            median(|| {
+                let mut parser = Parser::default();
+                let mut out: Vec<EventKind> = Vec::new();
+                let mut n = 0;
+                for chunk in lines.chunks(512) {
+                    out.clear();
+                    for l in chunk {
+                        parser.line(l, &mut out);
+                    }
+                    n += out.len();
+                }
+                n
+            }),
+        ),
+        (
+            "the events encoded (encode::event)",
+            median(|| {
+                let mut buf = Vec::with_capacity(1 << 20);
+                let mut n = 0;
+                for ev in &stamped {
+                    crate::encode::event(&mut buf, ev).expect("encodes");
+                    buf.push(b'\n');
+                    if buf.len() > 1 << 19 {
+                        n += buf.len();
+                        buf.clear();
+                    }
+                }
+                n
+            }),
+        ),
+        (
+            "the events folded (RunStats::observe)",
+            median(|| {
+                let mut stats = crate::stats::RunStats::default();
+                for ev in &stamped {
+                    stats.observe(ev);
+                }
+                stamped.len()
+            }),
+        ),
+    ];
+    #[expect(clippy::print_stderr, reason = "the measurement's result")]
+    {
+        eprintln!(
+            "{} MB, {} lines, {n} events; median of 5 passes:",
+            data.len() / 1_000_000,
+            lines.len()
+        );
+        for (stage, took) in stages {
+            let per = took.as_nanos() as f64 / lines.len() as f64;
+            eprintln!("  {stage}: {took:.1?} ({per:.0} ns a line)");
+        }
+    }
+}
