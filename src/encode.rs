@@ -8,7 +8,7 @@ use std::fmt;
 use serde::Serialize;
 use serde::ser::{self, Impossible};
 
-use crate::event::{Event, Turn};
+use crate::event::{Event, EventKind, ToolEnd, ToolKind, ToolStart, ToolStatus, Turn};
 
 /// Appends `value` as compact JSON.
 pub(crate) fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
@@ -50,6 +50,9 @@ fn envelope(e: &mut Encoder<'_>, ev: &Event) -> Result {
         e.out.extend_from_slice(bytes);
         Ok(())
     })?;
+    if common_kind(e.out, &ev.kind) {
+        return Ok(());
+    }
     // The kind is an object (its `type` first): its fields go on after the envelope's.
     let kind = e.out.len();
     ev.kind.serialize(&mut *e)?;
@@ -62,6 +65,98 @@ fn envelope(e: &mut Encoder<'_>, ev: &Event) -> Result {
         _ => return Err(Unsupported),
     }
     Ok(())
+}
+
+/// The kinds of nearly every event of a busy run (a tool call's start and end, the agent's text),
+/// written field by field after the envelope, byte for byte as serde writes them: the same
+/// fields in the same order, absent options left out. `false` for any other kind. The structs
+/// are taken apart whole, so that a field added to one cannot be left out here unnoticed.
+fn common_kind(out: &mut Vec<u8>, kind: &EventKind) -> bool {
+    match kind {
+        EventKind::ToolStarted(start) => {
+            let ToolStart {
+                call_id,
+                name,
+                kind,
+                input,
+                parent,
+            } = start;
+            out.extend_from_slice(b",\"type\":\"tool.started\"");
+            tool_call(out, call_id, name, *kind, input, parent.as_deref());
+        }
+        EventKind::ToolCompleted(end) => {
+            let ToolEnd {
+                call_id,
+                name,
+                kind,
+                input,
+                parent,
+                status,
+                error,
+                output_bytes,
+                duration_ms,
+            } = end;
+            out.extend_from_slice(b",\"type\":\"tool.completed\"");
+            tool_call(out, call_id, name, *kind, input, parent.as_deref());
+            out.extend_from_slice(match status {
+                ToolStatus::Ok => b",\"status\":\"ok\"",
+                ToolStatus::Error => b",\"status\":\"error\"",
+                ToolStatus::Denied => b",\"status\":\"denied\"",
+            });
+            if let Some(error) = error {
+                out.extend_from_slice(b",\"error\":");
+                string(out, error);
+            }
+            for (key, value) in [
+                (&b",\"output_bytes\":"[..], output_bytes),
+                (b",\"duration_ms\":", duration_ms),
+            ] {
+                if let Some(value) = value {
+                    out.extend_from_slice(key);
+                    itoa_like::Integer::write(*value, out);
+                }
+            }
+        }
+        EventKind::Text { text } => {
+            out.extend_from_slice(b",\"type\":\"text\",\"text\":");
+            string(out, text);
+        }
+        _ => return false,
+    }
+    out.push(b'}');
+    true
+}
+
+/// The fields a tool call's start and end share.
+fn tool_call(
+    out: &mut Vec<u8>,
+    call_id: &str,
+    name: &str,
+    kind: ToolKind,
+    input: &str,
+    parent: Option<&str>,
+) {
+    out.extend_from_slice(b",\"call_id\":");
+    string(out, call_id);
+    out.extend_from_slice(b",\"name\":");
+    string(out, name);
+    out.extend_from_slice(match kind {
+        ToolKind::Read => b",\"kind\":\"read\"",
+        ToolKind::Edit => b",\"kind\":\"edit\"",
+        ToolKind::Write => b",\"kind\":\"write\"",
+        ToolKind::Shell => b",\"kind\":\"shell\"",
+        ToolKind::Search => b",\"kind\":\"search\"",
+        ToolKind::Fetch => b",\"kind\":\"fetch\"",
+        ToolKind::Subagent => b",\"kind\":\"subagent\"",
+        ToolKind::Todo => b",\"kind\":\"todo\"",
+        ToolKind::Other => b",\"kind\":\"other\"",
+    });
+    out.extend_from_slice(b",\"input\":");
+    string(out, input);
+    if let Some(parent) = parent {
+        out.extend_from_slice(b",\"parent\":");
+        string(out, parent);
+    }
 }
 
 /// An event's time and turn.
@@ -748,6 +843,72 @@ mod tests {
                 kind,
             };
             assert!(same(&ev));
+            let mut ours = Vec::new();
+            event(&mut ours, &ev).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
+            );
+        }
+    }
+
+    /// The kinds written without serde: every tool kind and status, every option present and
+    /// absent, strings that need escapes.
+    #[test]
+    fn the_common_kinds_are_written_as_serde_json_writes_them() {
+        use crate::event::{EventKind, ToolEnd, ToolKind, ToolStart, ToolStatus, Turn};
+
+        let kinds = [
+            ToolKind::Read,
+            ToolKind::Edit,
+            ToolKind::Write,
+            ToolKind::Shell,
+            ToolKind::Search,
+            ToolKind::Fetch,
+            ToolKind::Subagent,
+            ToolKind::Todo,
+            ToolKind::Other,
+        ];
+        let statuses = [ToolStatus::Ok, ToolStatus::Error, ToolStatus::Denied];
+        let texts = ["", "ls", "a \"b\"\\c\n\u{1}é😀"];
+        let mut all = Vec::new();
+        for (i, kind) in kinds.into_iter().enumerate() {
+            let text = texts[i % texts.len()];
+            let parent = (i % 2 == 0).then(|| format!("p{text}"));
+            let start = ToolStart {
+                call_id: format!("c{i}{text}"),
+                name: text.to_owned(),
+                kind,
+                input: format!("{text}{text}"),
+                parent,
+            };
+            all.push(EventKind::ToolStarted(start.clone()));
+            for (j, status) in statuses.into_iter().enumerate() {
+                all.push(EventKind::ToolCompleted(ToolEnd {
+                    error: (j > 0).then(|| text.to_owned()),
+                    output_bytes: (i % 3 == j).then_some(u64::MAX - j as u64),
+                    duration_ms: (j != 1).then_some(i as u64),
+                    ..start.clone().end(status)
+                }));
+            }
+            all.push(EventKind::Text {
+                text: text.to_owned(),
+            });
+        }
+        for (seq, kind) in all.into_iter().enumerate() {
+            let ev = Event {
+                seq: seq as u64,
+                ts: std::time::SystemTime::UNIX_EPOCH,
+                turn: Turn::FIRST,
+                kind,
+            };
+            let mut ours = Vec::new();
+            event(&mut ours, &ev).unwrap();
+            assert!(common_kind(&mut Vec::new(), &ev.kind));
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
+            );
         }
     }
 

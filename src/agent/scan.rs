@@ -523,13 +523,18 @@ fn hex4(digits: &[u8]) -> Option<u16> {
 fn is_printable_ascii(bytes: &[u8]) -> bool {
     // One comparison per byte: below 0x20 wraps around to a large value.
     let outside = |b: u8| b.wrapping_sub(0x20) >= 0x60;
+    let block_outside = |block: &[u8]| block.iter().fold(false, |any, &b| any | outside(b));
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
-        if block.iter().fold(false, |any, &b| any | outside(b)) {
+        if block_outside(block) {
             return false;
         }
     }
-    !blocks.remainder().iter().any(|&b| outside(b))
+    // The last bytes as one more block that overlaps the one before, rather than one at a time.
+    match bytes.len() {
+        0..32 => !blocks.remainder().iter().any(|&b| outside(b)),
+        n => !block_outside(&bytes[n - 32..]),
+    }
 }
 
 /// Whether any byte is below 0x20; 32 bytes at a time, which the compiler turns into a few
@@ -715,6 +720,19 @@ mod tests {
             line[at] = 0x7f;
             assert!(is_printable_ascii(&line), "{at}");
             line[at] = b'a';
+        }
+        // Every length, the odd byte anywhere: the blocks, the overlapping last block and the
+        // bytes of a short line one at a time.
+        for len in 1..100 {
+            let mut line = vec![b' '; len];
+            assert!(is_printable_ascii(&line), "{len}");
+            for at in 0..len {
+                for odd in [0x1f, 0x80] {
+                    line[at] = odd;
+                    assert!(!is_printable_ascii(&line), "{len} {at}");
+                }
+                line[at] = b'~';
+            }
         }
     }
 }
