@@ -663,6 +663,16 @@ mod tests {
             .is_ok()
     }
 
+    /// [`event`] writes `ev` as serde_json does.
+    fn assert_same_event(ev: &Event) {
+        let mut ours = Vec::new();
+        event(&mut ours, ev).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&serde_json::to_vec(ev).unwrap())
+        );
+    }
+
     /// Every event of the recorded transcripts, and events with odd envelopes, encode as serde_json
     /// encodes them.
     #[test]
@@ -697,12 +707,7 @@ mod tests {
                         turn,
                         kind: kind.clone(),
                     };
-                    let mut ours = Vec::new();
-                    event(&mut ours, &ev).unwrap();
-                    assert_eq!(
-                        String::from_utf8_lossy(&ours),
-                        String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
-                    );
+                    assert_same_event(&ev);
                 }
             }
         }
@@ -843,12 +848,7 @@ mod tests {
                 kind,
             };
             assert!(same(&ev));
-            let mut ours = Vec::new();
-            event(&mut ours, &ev).unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&ours),
-                String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
-            );
+            assert_same_event(&ev);
         }
     }
 
@@ -902,13 +902,8 @@ mod tests {
                 turn: Turn::FIRST,
                 kind,
             };
-            let mut ours = Vec::new();
-            event(&mut ours, &ev).unwrap();
             assert!(common_kind(&mut Vec::new(), &ev.kind));
-            assert_eq!(
-                String::from_utf8_lossy(&ours),
-                String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap())
-            );
+            assert_same_event(&ev);
         }
     }
 

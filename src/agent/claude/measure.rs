@@ -1,11 +1,11 @@
 //! Where the time of reading Claude Code's lines goes, stage by stage: a measurement run by
 //! hand, not a check (`cargo test --release --lib measure_claude_parse -- --ignored --nocapture`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Parser, fast};
 use crate::agent::StdoutParser;
-use crate::agent::scan::{Cursor, fixture_lines};
+use crate::agent::scan::{Cursor, fixture_lines, median_of_five};
 
 /// The stream measured: `RUNBOOK_MEASURE_STREAM` (e.g. the 150 MB stream `benches/adapters.py`
 /// makes), else the recorded transcripts cycled to about 50 MB. The first two stages validate
@@ -31,16 +31,7 @@ fn cursor(line: &[u8]) -> Option<Cursor<'_>> {
 
 /// The median of five timings of `pass` over all lines.
 fn median(lines: &[&[u8]], mut pass: impl FnMut(&[u8]) -> usize) -> Duration {
-    let mut took: Vec<Duration> = (0..5)
-        .map(|_| {
-            let start = Instant::now();
-            let kept: usize = lines.iter().map(|l| pass(l)).sum();
-            std::hint::black_box(kept);
-            start.elapsed()
-        })
-        .collect();
-    took.sort();
-    took[2]
+    median_of_five(|| lines.iter().map(|l| pass(l)).sum())
 }
 
 #[test]

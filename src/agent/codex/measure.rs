@@ -3,11 +3,11 @@
 //! /path/to/tiny5000000.ndjson cargo test --release --lib measure_codex_tiny -- --ignored
 //! --nocapture`; without the variable, 1,000,000 lines made here).
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use super::{Parser, fast};
 use crate::agent::StdoutParser;
-use crate::agent::scan::Cursor;
+use crate::agent::scan::{Cursor, median_of_five};
 use crate::event::{Event, EventKind, Turn};
 
 fn stream() -> Vec<u8> {
@@ -23,19 +23,6 @@ fn stream() -> Vec<u8> {
         ).as_bytes());
     }
     data
-}
-
-/// The median of five timings of `pass`.
-fn median(mut pass: impl FnMut() -> usize) -> Duration {
-    let mut took: Vec<Duration> = (0..5)
-        .map(|_| {
-            let start = Instant::now();
-            std::hint::black_box(pass());
-            start.elapsed()
-        })
-        .collect();
-    took.sort();
-    took[2]
 }
 
 #[test]
@@ -76,7 +63,7 @@ fn measure_codex_tiny() {
     let stages: [(&str, Duration); 5] = [
         (
             "the cursor, validating only (skip)",
-            median(|| {
+            median_of_five(|| {
                 lines
                     .iter()
                     .filter(|l| Cursor::ascii(l).and_then(|mut c| c.skip()).is_some())
@@ -85,7 +72,7 @@ fn measure_codex_tiny() {
         ),
         (
             "the cursor, reading the wire structs (fast::line)",
-            median(|| {
+            median_of_five(|| {
                 lines
                     .iter()
                     .filter(|l| Cursor::ascii(l).and_then(fast::line).is_some())
@@ -94,7 +81,7 @@ fn measure_codex_tiny() {
         ),
         (
             "the whole parser, lines to events, dropped a batch at a time",
-            median(|| {
+            median_of_five(|| {
                 let mut parser = Parser::default();
                 let mut out: Vec<EventKind> = Vec::new();
                 let mut n = 0;
@@ -110,7 +97,7 @@ fn measure_codex_tiny() {
         ),
         (
             "the events encoded (encode::event)",
-            median(|| {
+            median_of_five(|| {
                 let mut buf = Vec::with_capacity(1 << 20);
                 let mut n = 0;
                 for ev in &stamped {
@@ -126,7 +113,7 @@ fn measure_codex_tiny() {
         ),
         (
             "the events folded (RunStats::observe)",
-            median(|| {
+            median_of_five(|| {
                 let mut stats = crate::stats::RunStats::default();
                 for ev in &stamped {
                     stats.observe(ev);
