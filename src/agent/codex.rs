@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::late::AfterFinal;
 use super::reported::Count;
-use super::scan::Name;
+use super::scan::{self, Name};
 use super::summary::{self, InputFields};
 use super::tools::{self, Ending, OpenCalls};
 use super::{
@@ -165,10 +165,42 @@ struct Parser {
 
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
-        let Some(parsed) = parse_line_fast::<Line>(line, out, fast::line) else {
-            return;
-        };
         let (late, from) = (self.end.is_some(), out.len());
+        // Most of a busy stream: an item line in Codex's own layout, its item read in place.
+        let in_place = scan::Cursor::ascii(line).and_then(|c| {
+            fast::item_line(c, |kind, item| match kind {
+                "item.completed" => self.item_completed(item, out),
+                _ => self.item_started(item, out),
+            })
+        });
+        if in_place.is_none() {
+            let Some(parsed) = parse_line_fast::<Line>(line, out, fast::line) else {
+                return;
+            };
+            self.parsed(parsed, line, out);
+        }
+        if late {
+            self.after.mark(out, from);
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
+        self.calls.close_all(out);
+        let end = match self.end.take() {
+            Some(Ok(())) => StreamEnd::Finished,
+            Some(Err(message)) => StreamEnd::Failed(format!("Codex: {message}")),
+            None => {
+                StreamEnd::Truncated("the output ended before Codex's turn.completed".to_owned())
+            }
+        };
+        self.after.end(end)
+    }
+}
+
+impl Parser {
+    /// The tool call an item is, if it is one (its type is one of [`TOOL_ITEMS`]).
+    /// A line read in full: anything but an item line in Codex's own layout.
+    fn parsed(&mut self, parsed: Line<'_>, line: &[u8], out: &mut Vec<EventKind>) {
         match parsed.kind.as_str() {
             "thread.started" => {
                 out.push(EventKind::SessionStarted {
@@ -183,8 +215,8 @@ impl StdoutParser for Parser {
                 }
             }
             "item.completed" => {
-                if let Some(item) = parsed.item {
-                    self.item_completed(item, out);
+                if let Some(mut item) = parsed.item {
+                    self.item_completed(&mut item, out);
                 }
             }
             "error" => self.error(parsed.message.map(Cow::into_owned).unwrap_or_default(), out),
@@ -213,26 +245,8 @@ impl StdoutParser for Parser {
             }
             _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
-        if late {
-            self.after.mark(out, from);
-        }
     }
 
-    fn end(&mut self, out: &mut Vec<EventKind>) -> StreamEnd {
-        self.calls.close_all(out);
-        let end = match self.end.take() {
-            Some(Ok(())) => StreamEnd::Finished,
-            Some(Err(message)) => StreamEnd::Failed(format!("Codex: {message}")),
-            None => {
-                StreamEnd::Truncated("the output ended before Codex's turn.completed".to_owned())
-            }
-        };
-        self.after.end(end)
-    }
-}
-
-impl Parser {
-    /// The tool call an item is, if it is one (its type is one of [`TOOL_ITEMS`]).
     fn tool_of(&self, item: &Item<'_>) -> Option<ToolStart> {
         let (name, input) = match item.kind.as_str() {
             "command_execution" => (
@@ -282,17 +296,18 @@ impl Parser {
         }
     }
 
-    /// Takes the item in its box: moving it out would copy its 448 bytes for every line.
-    fn item_completed(&mut self, item: Box<Item<'_>>, out: &mut Vec<EventKind>) {
+    /// Takes the item where it lies (its texts are moved out): moving it would copy its 448 bytes
+    /// for every line.
+    fn item_completed(&mut self, item: &mut Item<'_>, out: &mut Vec<EventKind>) {
         match item.kind.as_str() {
             "agent_message" => out.push(EventKind::Text {
-                text: item.text.map(Cow::into_owned).unwrap_or_default(),
+                text: item.text.take().map(Cow::into_owned).unwrap_or_default(),
             }),
             "reasoning" => out.push(EventKind::Reasoning {
-                text: item.text.map(Cow::into_owned).unwrap_or_default(),
+                text: item.text.take().map(Cow::into_owned).unwrap_or_default(),
             }),
             "error" => out.push(EventKind::AgentWarning {
-                message: item.message.map(Cow::into_owned).unwrap_or_default(),
+                message: item.message.take().map(Cow::into_owned).unwrap_or_default(),
             }),
             "todo_list" => {
                 let n = item.items.len();
@@ -306,17 +321,17 @@ impl Parser {
             }
             // A call already started (the common case) is not described again.
             kind if TOOL_ITEMS.contains(&kind) && self.calls.get(&item.id).is_some() => {
-                self.finish(&item, out);
+                self.finish(item, out);
             }
             _ => {
-                let Some(start) = self.tool_of(&item) else {
+                let Some(start) = self.tool_of(item) else {
                     out.push(EventKind::AgentWarning {
                         message: format!("Codex reported an item of unknown type `{}`", item.kind),
                     });
                     return;
                 };
                 self.calls.start(start, out);
-                self.finish(&item, out);
+                self.finish(item, out);
             }
         }
     }
@@ -650,7 +665,7 @@ struct Usage {
     reasoning_output_tokens: Count,
 }
 
-#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq, Clone))]
 #[derive(Deserialize)]
 struct Item<'a> {
     id: Cow<'a, str>,
@@ -677,7 +692,7 @@ struct Item<'a> {
     items: Vec<Value>,
 }
 
-#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
+#[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq, Clone))]
 #[derive(Deserialize)]
 struct Change {
     path: String,

@@ -370,6 +370,7 @@ pub(crate) struct Name(Cow<'static, str>);
 
 impl Name {
     /// One of the names a fast path knows.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) const fn known(name: &'static str) -> Self {
         Self(Cow::Borrowed(name))
     }

@@ -5,7 +5,7 @@
 //! own. Anything unusual gives up, and the caller parses the line with serde_json.
 
 use super::{Item, Line};
-use crate::agent::scan::{self, Cursor, Name, name, once, option, string};
+use crate::agent::scan::{self, Cursor, name, once, option, string};
 
 scan::names!(
     /// The lines' types runbook reads: these are not copied.
@@ -38,17 +38,18 @@ scan::names!(
 
 /// The line read the way `serde_json::from_slice::<Line>` reads it, or `None` to ask serde_json.
 pub(super) fn line(c: Cursor<'_>) -> Option<Line<'_>> {
-    if let Some(line) = item_line(c.clone()) {
-        return Some(line);
-    }
     any_line(c)
 }
 
 /// An item line in the layout Codex writes (`{"type":"item.…","item":{"id":…,"type":…,…}}`, no
 /// spaces, `id` and `type` first, then string and exit-code fields): its punctuation and keys
-/// are compared as they stand instead of read token by token, the bulk of a busy stream. Any
-/// other layout, field or value is left to [`any_line`].
-fn item_line(mut c: Cursor<'_>) -> Option<Line<'_>> {
+/// are compared as they stand instead of read token by token, the bulk of a busy stream. The
+/// item is handed to `then` where it lies, with the line's type: it is neither moved nor boxed.
+/// Any other layout, field or value gives `None` without calling `then`, and is read by [`line`].
+pub(super) fn item_line<'a, T>(
+    mut c: Cursor<'a>,
+    then: impl FnOnce(&'static str, &mut Item<'a>) -> T,
+) -> Option<T> {
     c.lit(b"{\"type\":\"item.")?;
     let kind = if c.lit(b"completed\"").is_some() {
         "item.completed"
@@ -82,33 +83,27 @@ fn item_line(mut c: Cursor<'_>) -> Option<Line<'_>> {
         }?;
     }
     c.end()?;
-    Some(Line {
-        kind: Name::known(kind),
-        thread_id: None,
-        item: Some(Box::new(Item {
-            id,
-            kind: item_kind,
-            text: text.flatten(),
-            message: message.flatten(),
-            command: command.flatten(),
-            aggregated_output: aggregated_output.flatten(),
-            exit_code: exit_code.flatten(),
-            status: status.flatten(),
-            changes: Vec::new(),
-            server: server.flatten(),
-            tool: tool.flatten(),
-            arguments: None,
-            error: None,
-            query: query.flatten(),
-            prompt: prompt.flatten(),
-            receiver_thread_ids: Vec::new(),
-            agents_states: None,
-            items: Vec::new(),
-        })),
-        message: None,
+    let mut item = Item {
+        id,
+        kind: item_kind,
+        text: text.flatten(),
+        message: message.flatten(),
+        command: command.flatten(),
+        aggregated_output: aggregated_output.flatten(),
+        exit_code: exit_code.flatten(),
+        status: status.flatten(),
+        changes: Vec::new(),
+        server: server.flatten(),
+        tool: tool.flatten(),
+        arguments: None,
         error: None,
-        usage: None,
-    })
+        query: query.flatten(),
+        prompt: prompt.flatten(),
+        receiver_thread_ids: Vec::new(),
+        agents_states: None,
+        items: Vec::new(),
+    };
+    Some(then(kind, &mut item))
 }
 
 /// Any line, its fields in any order.
@@ -184,11 +179,27 @@ fn read_item<'a>(c: &mut Cursor<'a>) -> Option<Item<'a>> {
     })
 }
 
-/// Whatever the fast path accepts, serde_json accepts with the same value: panics otherwise, and
-/// says whether the fast path read the line.
+/// Whatever the fast paths accept (the item read in place, the line read in full), serde_json
+/// accepts with the same value: panics otherwise, and says whether either read the line.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn agrees(text: &str) -> bool {
-    crate::agent::scan::same_as_serde::<Line>(text, Cursor::new(text).and_then(line))
+    use crate::agent::scan::same_as_serde;
+    let in_place = Cursor::new(text).and_then(|c| item_line(c, as_line));
+    let in_place = same_as_serde::<Line>(text, in_place);
+    same_as_serde::<Line>(text, Cursor::new(text).and_then(line)) || in_place
+}
+
+/// An item read in place as the line serde_json reads.
+#[cfg(any(test, feature = "fuzzing"))]
+fn as_line<'a>(kind: &'static str, item: &mut Item<'a>) -> Line<'a> {
+    Line {
+        kind: scan::Name::known(kind),
+        thread_id: None,
+        item: Some(Box::new(item.clone())),
+        message: None,
+        error: None,
+        usage: None,
+    }
 }
 
 #[cfg(test)]
@@ -247,6 +258,12 @@ mod tests {
         assert!(read > recorded.len(), "{read} of {}", lines.len());
         for odd in &lines[lines.len() - 10..] {
             assert!(Cursor::new(odd).and_then(line).is_none(), "{odd}");
+            assert!(
+                Cursor::new(odd)
+                    .and_then(|c| item_line(c, |_, _| ()))
+                    .is_none(),
+                "{odd}"
+            );
         }
     }
 
@@ -259,7 +276,11 @@ mod tests {
             .collect();
         let by_position: Vec<&&String> = items
             .iter()
-            .filter(|l| Cursor::new(l).and_then(item_line).is_some())
+            .filter(|l| {
+                Cursor::new(l)
+                    .and_then(|c| item_line(c, |_, _| ()))
+                    .is_some()
+            })
             .collect();
         // What is read by position is read as serde_json reads it (`agrees` goes through
         // `line`, which tries the positional reading first); most recorded items are.
@@ -271,14 +292,23 @@ mod tests {
             items.len()
         );
         let common = r#"{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'cat README.md'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#;
-        assert!(Cursor::new(common).and_then(item_line).is_some());
+        assert!(
+            Cursor::new(common)
+                .and_then(|c| item_line(c, |_, _| ()))
+                .is_some()
+        );
         for other in [
             r#"{"type":"item.started","item":{"type":"x","id":"a"}}"#,
             r#"{"type":"item.started","item":{"id":"a","type":"x","arguments":{}}}"#,
             r#"{"item":{"id":"a","type":"x"},"type":"item.started"}"#,
             r#"{"type":"item.started","item":{"id":"a","type":"x","id":"b"}}"#,
         ] {
-            assert!(Cursor::new(other).and_then(item_line).is_none(), "{other}");
+            assert!(
+                Cursor::new(other)
+                    .and_then(|c| item_line(c, |_, _| ()))
+                    .is_none(),
+                "{other}"
+            );
         }
     }
 

@@ -71,11 +71,19 @@ fn measure_codex_tiny() {
             }),
         ),
         (
-            "the cursor, reading the wire structs (fast::line)",
+            "the cursor, reading the wire structs (an item in place, else fast::line)",
             median_of_five(|| {
                 lines
                     .iter()
-                    .filter(|l| Cursor::ascii(l).and_then(fast::line).is_some())
+                    .filter(|l| {
+                        Cursor::ascii(l).is_some_and(|c| {
+                            fast::item_line(c.clone(), |_, item| {
+                                std::hint::black_box(item).id.len()
+                            })
+                            .or_else(|| fast::line(c).map(|line| line.kind.len()))
+                            .is_some()
+                        })
+                    })
                     .count()
             }),
         ),
