@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 
-use memchr::memchr;
+use memchr::memchr_iter;
 
 /// Longest line handed to a parser. Real agent lines (tool outputs included) stay far below this.
 pub(crate) const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -35,9 +35,25 @@ impl LineSplitter {
     }
 
     /// Feeds one chunk; calls `f` for every line it completes, in order.
-    pub(crate) fn feed(&mut self, mut chunk: &[u8], mut f: impl FnMut(Piece<'_>)) {
-        while let Some(nl) = memchr(b'\n', chunk) {
-            let (line, rest) = (&chunk[..nl], &chunk[nl + 1..]);
+    pub(crate) fn feed(&mut self, chunk: &[u8], f: impl FnMut(Piece<'_>)) {
+        self.feed_some(chunk, usize::MAX, usize::MAX, f);
+    }
+
+    /// Feeds the start of `chunk`: at most `max_bytes` of it, and no further than the end of its
+    /// `max_lines`th line (a cut inside a line keeps its start). Returns how many bytes it took:
+    /// the rest is for the next call. One pass finds the newlines.
+    pub(crate) fn feed_some(
+        &mut self,
+        chunk: &[u8],
+        max_lines: usize,
+        max_bytes: usize,
+        mut f: impl FnMut(Piece<'_>),
+    ) -> usize {
+        let window = &chunk[..chunk.len().min(max_bytes)];
+        let (mut at, mut lines) = (0, 0);
+        for nl in memchr_iter(b'\n', window) {
+            let line = &window[at..nl];
+            at = nl + 1;
             if self.pending.is_empty() && self.overflow == 0 {
                 // The common case: a whole line inside one chunk, handed over without copying.
                 if line.len() <= self.limit {
@@ -52,11 +68,15 @@ impl LineSplitter {
                 self.push_pending(line);
                 self.flush_line(&mut f);
             }
-            chunk = rest;
+            lines += 1;
+            if lines == max_lines {
+                return at;
+            }
         }
-        if !chunk.is_empty() {
-            self.push_pending(chunk);
+        if at < window.len() {
+            self.push_pending(&window[at..]);
         }
+        window.len()
     }
 
     /// Ends the stream: a last line without a newline is still a line.
@@ -201,6 +221,50 @@ mod tests {
         }
         s.finish(&mut push);
         out
+    }
+
+    /// Feeds `chunk` a batch at a time, as the stdout reader does: the lines of each batch.
+    fn batches(chunk: &[u8], max_lines: usize, max_bytes: usize) -> Vec<Vec<String>> {
+        let mut s = LineSplitter::new(MAX_LINE_BYTES);
+        let (mut rest, mut batches) = (chunk, Vec::new());
+        while !rest.is_empty() {
+            let mut batch = Vec::new();
+            let took = s.feed_some(rest, max_lines, max_bytes, |p| {
+                if let Piece::Line(l) = p {
+                    batch.push(String::from_utf8_lossy(l).into_owned());
+                }
+            });
+            assert!(took > 0, "a call takes something");
+            rest = &rest[took..];
+            batches.push(batch);
+        }
+        s.finish(|p| {
+            if let Piece::Line(l) = p {
+                batches.push(vec![String::from_utf8_lossy(l).into_owned()]);
+            }
+        });
+        batches
+    }
+
+    #[test]
+    fn a_batch_ends_after_so_many_lines_or_bytes_and_no_line_is_lost() {
+        let tiny = b"x\n".repeat(5000);
+        let by_lines = batches(&tiny, 512, 1 << 20);
+        assert_eq!(by_lines.len(), 5000usize.div_ceil(512));
+        assert!(
+            by_lines[..by_lines.len() - 1]
+                .iter()
+                .all(|b| b.len() == 512)
+        );
+        assert_eq!(by_lines.concat().len(), 5000);
+
+        // A cut inside a line keeps its start for the next batch; the last line, unfinished,
+        // comes at the end.
+        let by_bytes = batches(b"aaaa\nbbbbbbbbbb\ncc\ndd", 100, 7);
+        assert_eq!(
+            by_bytes,
+            [vec!["aaaa"], vec![], vec!["bbbbbbbbbb", "cc"], vec!["dd"]]
+        );
     }
 
     #[test]

@@ -269,11 +269,16 @@ async fn pump(
         if !here {
             raw.write(Arc::clone(&chunk)).await;
         }
-        for input in batch_inputs(chunk.bytes()) {
+        // Cut into batches of at most `BATCH_INPUT` bytes and `BATCH_LINES` lines.
+        let mut rest = chunk.bytes();
+        while !rest.is_empty() {
             // Room for a typical mix of lines (about one event per 400 bytes) without regrowing.
-            let mut events = recycler.vec(input.len() / 400 + 8);
+            let mut events = recycler.vec(rest.len().min(BATCH_INPUT) / 400 + 8);
             let mut lines = Vec::new();
-            splitter.feed(input, |piece| on_line(piece, &mut events, &mut lines));
+            let took = splitter.feed_some(rest, BATCH_LINES, BATCH_INPUT, |piece| {
+                on_line(piece, &mut events, &mut lines);
+            });
+            rest = &rest[took..];
             let rpc = take_rpc();
             // A small read's events go out from here when nothing of the agent's is waiting
             // for the supervisor: a lone line then wakes one thread, not two.
@@ -429,23 +434,6 @@ impl Drop for Stoppable {
             watcher.abort();
         }
     }
-}
-
-/// One read's bytes cut into the inputs of batches: at most [`BATCH_INPUT`] bytes and
-/// [`BATCH_LINES`] lines each (a cut may fall inside a line; the splitter keeps its start).
-fn batch_inputs(mut bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    std::iter::from_fn(move || {
-        if bytes.is_empty() {
-            return None;
-        }
-        let window = &bytes[..bytes.len().min(BATCH_INPUT)];
-        let end = memchr::memchr_iter(b'\n', window)
-            .nth(BATCH_LINES - 1)
-            .map_or(window.len(), |nl| nl + 1);
-        let (input, rest) = bytes.split_at(end);
-        bytes = rest;
-        Some(input)
-    })
 }
 
 /// One read's bytes, shared by the parser and the raw log writer.
@@ -615,24 +603,6 @@ mod tests {
 
     use super::*;
     use crate::agent::{Adapter, OpenCode, ParseContext};
-
-    #[test]
-    fn batches_of_tiny_lines_end_after_a_bounded_number_of_lines() {
-        let tiny = b"x\n".repeat(5000);
-        let inputs: Vec<&[u8]> = batch_inputs(&tiny).collect();
-        assert_eq!(inputs.len(), 5000usize.div_ceil(BATCH_LINES));
-        assert!(
-            inputs[..inputs.len() - 1]
-                .iter()
-                .all(|i| i.len() == 2 * BATCH_LINES)
-        );
-        assert_eq!(inputs.concat(), tiny);
-
-        let wide = vec![b'y'; 2 * BATCH_INPUT + 7];
-        let lens: Vec<usize> = batch_inputs(&wide).map(<[u8]>::len).collect();
-        assert_eq!(lens, [BATCH_INPUT, BATCH_INPUT, 7]);
-        assert_eq!(batch_inputs(b"").count(), 0);
-    }
 
     /// A pipe whose other end stays open (a leftover process holding it) ends being read when
     /// the supervisor says so, with what was read before delivered and logged.
