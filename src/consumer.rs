@@ -36,7 +36,7 @@ pub(crate) trait Consumer: Send {
     /// One event.
     fn event(&mut self, delivery: &Delivery<'_>) -> io::Result<()>;
     /// Whether this consumer writes events as JSON: the dispatcher then encodes each event once
-    /// for all such consumers.
+    /// for all such consumers. Asked when the dispatcher is made: the answer must not change.
     fn wants_json(&self) -> bool {
         false
     }
@@ -197,6 +197,8 @@ struct Core {
     turn: Turn,
     stats: RunStats,
     consumers: Vec<Box<dyn Consumer>>,
+    /// Whether some consumer [`Consumer::wants_json`]; looked at again when one is dropped.
+    any_json: bool,
     /// The current event as a JSON line, encoded once for every consumer that writes JSON.
     line: Vec<u8>,
     faults: Faults,
@@ -230,6 +232,7 @@ impl Dispatcher {
             seq: 0,
             turn: Turn::FIRST,
             stats: RunStats::default(),
+            any_json: consumers.iter().any(|c| c.wants_json()),
             consumers,
             line: Vec::with_capacity(4096),
             faults: Faults::default(),
@@ -407,7 +410,7 @@ impl Core {
         self.stats.observe(ev);
         self.seq = ev.seq + 1;
         self.turn = ev.turn;
-        let json = if self.consumers.iter().any(|c| c.wants_json()) {
+        let json = if self.any_json {
             self.line.clear();
             crate::encode::event(&mut self.line, ev).expect("events always serialize");
             self.line.push(b'\n');
@@ -421,11 +424,14 @@ impl Core {
             json,
             raw,
         };
-        let faults = &mut self.faults;
+        let (faults, before) = (&mut self.faults, self.consumers.len());
         self.consumers.retain_mut(|c| {
             let result = c.event(&delivery);
             keep(result, &**c, faults)
         });
+        if self.consumers.len() != before {
+            self.any_json = self.consumers.iter().any(|c| c.wants_json());
+        }
         self.raise();
     }
 
