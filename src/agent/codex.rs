@@ -198,7 +198,6 @@ impl StdoutParser for Parser {
 }
 
 impl Parser {
-    /// The tool call an item is, if it is one (its type is one of [`TOOL_ITEMS`]).
     /// A line read in full: anything but an item line in Codex's own layout.
     fn parsed(&mut self, parsed: Line<'_>, line: &[u8], out: &mut Vec<EventKind>) {
         match parsed.kind.as_str() {
@@ -247,6 +246,7 @@ impl Parser {
         }
     }
 
+    /// The tool call an item is, if it is one (its type is one of [`TOOL_ITEMS`]).
     fn tool_of(&self, item: &Item<'_>) -> Option<ToolStart> {
         let (name, input) = match item.kind.as_str() {
             "command_execution" => (

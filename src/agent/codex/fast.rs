@@ -282,8 +282,8 @@ mod tests {
                     .is_some()
             })
             .collect();
-        // What is read by position is read as serde_json reads it (`agrees` goes through
-        // `line`, which tries the positional reading first); most recorded items are.
+        // What is read by position is read as serde_json reads it (`agrees` checks the
+        // positional reading and the full one); most recorded items are.
         assert!(by_position.iter().all(|l| agrees(l)));
         assert!(
             by_position.len() * 4 >= items.len() * 3,
