@@ -23,6 +23,7 @@ pub mod event;
 mod exit;
 mod files;
 mod follow;
+mod foreign;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;

@@ -10,6 +10,7 @@
 mod escapes;
 
 use std::borrow::Cow;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
@@ -38,6 +39,29 @@ const SECRET_MARKERS: &[&str] = &[
 pub(crate) struct Redactor {
     matcher: Option<AhoCorasick>,
     longest: usize,
+    /// The values it masks, so that another masker can be made of these and more.
+    values: Vec<String>,
+}
+
+/// What this process masks wherever it writes: the secrets of its environment, and every value a
+/// run in it set for its agent. It only grows: masking more is never wrong.
+static CURRENT: Mutex<Option<Arc<Redactor>>> = Mutex::new(None);
+
+/// The masker every writer of this process uses (see [`remember`]).
+pub(crate) fn current() -> Arc<Redactor> {
+    let mut current = CURRENT.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(current.get_or_insert_with(|| Arc::new(Redactor::for_agent([]))))
+}
+
+/// Adds what `redactor` masks to what every writer of this process masks from now on.
+pub(crate) fn remember(redactor: &Redactor) {
+    let mut current = CURRENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = current.get_or_insert_with(|| Arc::new(Redactor::for_agent([])));
+    if redactor.values.iter().all(|v| known.values.contains(v)) {
+        return;
+    }
+    let values = known.values.iter().chain(&redactor.values).cloned();
+    *current = Some(Arc::new(Redactor::from_values(values)));
 }
 
 /// The values of the variables whose names say they are secret.
@@ -70,10 +94,12 @@ impl Redactor {
 
     fn from_values(values: impl IntoIterator<Item = String>) -> Self {
         let mut patterns: Vec<String> = Vec::new();
+        let mut kept: Vec<String> = Vec::new();
         for value in values {
             if value.len() < MIN_SECRET_LEN {
                 continue;
             }
+            kept.push(value.clone());
             // Inside JSON output the value appears escaped; mask both spellings.
             let quoted = serde_json::to_string(&value).unwrap_or_default();
             let escaped = quoted
@@ -94,9 +120,12 @@ impl Redactor {
             .match_kind(MatchKind::LeftmostLongest)
             .build(&patterns)
             .expect("plain string patterns always build");
+        kept.sort();
+        kept.dedup();
         Self {
             matcher: Some(matcher),
             longest,
+            values: kept,
         }
     }
 
@@ -220,6 +249,16 @@ mod tests {
         let r = Redactor::for_agent(["postgres://u:pw@db/app", "1"]);
         assert_eq!(r.str("url=postgres://u:pw@db/app"), "url=[REDACTED]");
         assert_eq!(r.str("n=1"), "n=1", "too short to be worth masking");
+    }
+
+    #[test]
+    fn what_a_run_sets_is_remembered_for_every_writer_of_the_process() {
+        remember(&Redactor::for_agent(["remembered-value-1"]));
+        remember(&Redactor::for_agent(["remembered-value-2"]));
+        let masked = current()
+            .str("a remembered-value-1 b remembered-value-2")
+            .into_owned();
+        assert_eq!(masked, "a [REDACTED] b [REDACTED]");
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub(crate) async fn replay(
         speed: (!args.instant).then_some(args.speed),
     };
     // Masks what this machine holds secret, as a live run would.
-    let redactor = Redactor::for_agent([]);
+    let redactor = Redactor::clone(&crate::redact::current());
     let stdout = Stdout { first, rest: lines };
     // Stopped mid-way (Ctrl-C), the view is closed all the same: no status line is left behind.
     let played = unless_stopped(async {

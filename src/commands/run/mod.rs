@@ -93,6 +93,8 @@ pub(crate) async fn execute(
     let started = SystemTime::now();
     let run_dir = RunDir::create(&setup.runs_dir, started)?;
     let redactor = Redactor::for_agent(setup.agent_env.values());
+    // Whatever this process writes from now on masks them too, the terminal included.
+    crate::redact::remember(&redactor);
     let (mut consumers, mut observers) = consumers(&run_dir, &setup, &args, &redactor, host)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
     let mut dispatch = Dispatcher::new(consumers);
