@@ -160,7 +160,10 @@ fn arg(key: &'static Key) -> Arg {
     };
     arg.long(key.long())
         // `--max-cost -1` is a bad amount, not an unknown flag: the value's parser says why.
-        .allow_hyphen_values(matches!(key.kind, Kind::Duration | Kind::Usd | Kind::Count))
+        .allow_hyphen_values(matches!(
+            key.kind,
+            Kind::Duration | Kind::Watchdog | Kind::Usd | Kind::Count
+        ))
         .value_name(match key.kind {
             Kind::Text => key.name.to_ascii_uppercase(),
             kind => kind.value_name().to_owned(),

@@ -92,8 +92,8 @@ pub(crate) static ARGS: Typed<Vec<String>> = Typed::new(
 pub(crate) static INACTIVITY_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     Key::new(
         "inactivity_timeout",
-        Kind::Duration,
-        "Stop the agent after this long without any activity (output, or CPU use of its processes)",
+        Kind::Watchdog,
+        "Stop the agent after this long without any activity (output, or CPU use of its processes); at most a day, or `off`",
     )
     .default("3m")
     .env()

@@ -3,6 +3,7 @@
 //! set each value remembered. Keys are declared once, in `keys`.
 
 mod discover;
+pub(crate) mod duration;
 mod error;
 mod file;
 mod flags;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 
+use super::duration;
 use crate::agent::{AgentKind, Permissions};
 use crate::prices::Price;
 use crate::term::ColorChoice;
@@ -22,6 +23,8 @@ pub(crate) enum Kind {
     Program,
     /// `90s`, `3m`, `1h30m`, or whole seconds.
     Duration,
+    /// An inactivity timeout: a duration of at most a day, or `off`.
+    Watchdog,
     /// US dollars, more than zero.
     Usd,
     Bool,
@@ -97,6 +100,10 @@ impl Kind {
                 "a duration above zero and at most a year, such as \"90s\", \"3m\" or \"1h30m\""
                     .to_owned()
             }
+            Kind::Watchdog => {
+                "a duration above zero and at most a day, such as \"90s\" or \"3m\", or \"off\""
+                    .to_owned()
+            }
             Kind::Usd => "a positive amount of US dollars such as 2.5".to_owned(),
             Kind::Bool => "true or false".to_owned(),
             Kind::Color => format!("one of {}", names::<ColorChoice>()),
@@ -126,7 +133,7 @@ impl Kind {
             Kind::Text => "TEXT",
             Kind::Dir => "DIR",
             Kind::Program => "PATH",
-            Kind::Duration => "DURATION",
+            Kind::Duration | Kind::Watchdog => "DURATION",
             Kind::Usd => "USD",
             Kind::Bool => "BOOL",
             Kind::Color => "WHEN",
@@ -149,9 +156,12 @@ impl Kind {
             Kind::Permissions => choice(text, Value::Permissions).map_or_else(wrong, Ok),
             Kind::Text => Ok(Value::Text(text.to_owned())),
             Kind::Dir | Kind::Program | Kind::File => Ok(Value::Path(expand_home(text))),
-            Kind::Duration => {
-                parse_duration(text).map_or_else(|_| wrong(), |d| Ok(Value::Duration(d)))
-            }
+            Kind::Duration => duration::parse(text)
+                .map(Value::Duration)
+                .map_err(|why| format!("expected {}, found {text:?}: {why}", self.expected())),
+            Kind::Watchdog => duration::parse_watchdog(text)
+                .map(Value::Duration)
+                .map_err(|why| format!("expected {}, found {text:?}: {why}", self.expected())),
             Kind::Usd => parse_usd(text).map_or_else(|_| wrong(), |usd| Ok(Value::Usd(usd))),
             Kind::Bool => match text.to_ascii_lowercase().as_str() {
                 "true" | "1" | "yes" | "on" => Ok(Value::Bool(true)),
@@ -186,12 +196,12 @@ impl Kind {
             (Kind::Program, toml::Value::String(s)) if s.contains('/') => {
                 Ok(Value::Path(dir.join(expand_home(s))))
             }
-            (Kind::Duration, toml::Value::Integer(secs)) => match u64::try_from(*secs) {
-                Ok(secs) if secs > 0 && Duration::from_secs(secs) <= MAX_DURATION => {
-                    Ok(Value::Duration(Duration::from_secs(secs)))
+            (Kind::Duration | Kind::Watchdog, toml::Value::Integer(secs)) => {
+                match u64::try_from(*secs) {
+                    Ok(secs) if secs > 0 => self.parse(&secs.to_string()),
+                    _ => Err(found()),
                 }
-                _ => Err(found()),
-            },
+            }
             (Kind::Usd, toml::Value::Integer(_) | toml::Value::Float(_)) => {
                 let usd = value
                     .as_float()
@@ -245,9 +255,7 @@ impl Value {
             Value::Permissions(p) => toml::Value::String(name(p)),
             Value::Text(s) => toml::Value::String(s.clone()),
             Value::Path(p) => toml::Value::String(p.display().to_string()),
-            Value::Duration(d) => {
-                toml::Value::String(humantime::format_duration(*d).to_string().replace(' ', ""))
-            }
+            Value::Duration(d) => toml::Value::String(duration::format(*d)),
             Value::Usd(v) => toml::Value::Float(*v),
             Value::Bool(b) => toml::Value::Boolean(*b),
             Value::Args(args) => {
@@ -324,7 +332,7 @@ from_value!(
     Agent [Agent] => AgentKind,
     Text [Text] => String,
     Path [Dir, Program, File] => PathBuf,
-    Duration [Duration] => Duration,
+    Duration [Duration, Watchdog] => Duration,
     Usd [Usd] => f64,
     Bool [Bool] => bool,
     Color [Color] => ColorChoice,
@@ -462,25 +470,6 @@ fn expand_home(path: &str) -> PathBuf {
     }
 }
 
-/// The longest duration a setting may have. Longer ones are surely mistakes, and deadlines that
-/// far out would overflow the clock's arithmetic.
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
-
-/// `90s`, `3m`, `1h 30m`, or plain seconds.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = match s.trim().parse::<u64>() {
-        Ok(secs) => Duration::from_secs(secs),
-        Err(_) => humantime::parse_duration(s.trim()).map_err(|e| e.to_string())?,
-    };
-    if d.is_zero() {
-        return Err("it must be longer than zero".to_owned());
-    }
-    if d > MAX_DURATION {
-        return Err("it must be at most a year".to_owned());
-    }
-    Ok(d)
-}
-
 /// `2.5` or `$2.50`, more than zero.
 fn parse_usd(s: &str) -> Result<f64, String> {
     let v: f64 = s
@@ -504,16 +493,15 @@ mod tests {
 
     #[test]
     fn durations_and_amounts_parse_like_people_write_them() {
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("3m"), Ok(Duration::from_secs(180)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("366days").is_err());
-        assert!(parse_duration("18446744073709551615s").is_err());
-        assert!(parse_duration("18446744073709551615").is_err());
-        assert_eq!(parse_duration("365days"), Ok(MAX_DURATION));
-        assert!(parse_duration("soon").is_err());
+        let d = |t| Kind::Duration.parse(t);
+        assert_eq!(d("90s"), Ok(Value::Duration(Duration::from_secs(90))));
+        assert_eq!(d("1h30m"), Ok(Value::Duration(Duration::from_secs(5400))));
+        assert!(d("0s").is_err());
+        assert!(d("18446744073709551615").is_err());
+        assert_eq!(d("8760h"), Ok(Value::Duration(duration::MAX)));
+        assert!(d("soon").is_err());
+        let months = d("3M").unwrap_err();
+        assert!(months.contains("did you mean 3m"), "{months}");
         assert_eq!(parse_usd("$2.5"), Ok(2.5));
         assert!(parse_usd("-1").is_err());
         assert!(parse_usd("lots").is_err());

@@ -797,3 +797,53 @@ fn runbook_toml_is_found_from_a_subdirectory_and_status_uses_its_runs_dir() {
     out.assert_stdout_has("\"outcome\": \"completed\"");
     assert!(Path::new(&runs).is_dir());
 }
+
+#[test]
+fn durations_in_months_days_or_years_are_refused_with_what_was_meant() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--timeout", "3M"], "did you mean 3m (minutes)?"),
+        (
+            &["--inactivity-timeout", "3M"],
+            "did you mean 3m (minutes)?",
+        ),
+        (
+            &["--timeout", "1d"],
+            "days are not taken; did you mean 24h?",
+        ),
+        (
+            &["--timeout", "1day"],
+            "days are not taken; did you mean 24h?",
+        ),
+        (&["--timeout", "2y"], "years are not taken"),
+        (&["--finish-grace", "5S"], "did you mean 5s?"),
+        (
+            &["--inactivity-timeout", "25h"],
+            "write `off` to turn it off",
+        ),
+    ];
+    for (flags, needle) in cases {
+        let ctx = TestContext::new();
+        let out = ctx.run_fake(FINISHED, flags);
+        out.assert_exit(2);
+        let first = out.stderr.lines().next().unwrap_or_default();
+        assert!(first.contains(needle), "{flags:?}: {}", out.stderr);
+        assert!(ctx.run_dirs().is_empty(), "{flags:?}: nothing was started");
+    }
+    let ctx = TestContext::new();
+    ctx.write_work("runbook.toml", "inactivity_timeout = \"2 months\"\n");
+    let out = refused(&ctx);
+    out.assert_stderr_has("runbook.toml:1:22: `inactivity_timeout`: expected a duration");
+    out.assert_stderr_has("did you mean 2m (minutes)?");
+}
+
+#[test]
+fn the_watchdog_is_turned_off_only_in_words() {
+    let ctx = TestContext::new();
+    let out = ctx.run_fake(FINISHED, &["--inactivity-timeout", "off"]);
+    out.assert_exit(0);
+    let config = config_json(&ctx, &["--inactivity-timeout", "off"], &[]);
+    assert_eq!(
+        setting(&config, "inactivity_timeout")["value"],
+        json!("off")
+    );
+}
