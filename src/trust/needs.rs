@@ -93,6 +93,8 @@ fn entry_needs_trust(entry: &Entry, root: &Path) -> bool {
         (Trust::Runs, Value::Check(spec)) => spec.is_some(),
         (Trust::Runs, Value::Observers(list)) => !list.is_empty(),
         (Trust::Runs, Value::Args(args)) => !args.is_empty(),
+        // An empty command runs nothing (and is refused as such).
+        (Trust::Runs, Value::Text(command)) => !command.trim().is_empty(),
         (Trust::Runs, Value::Permissions(p)) => {
             !matches!(p, Permissions::Agent | Permissions::ReadOnly)
         }
@@ -157,15 +159,16 @@ mod tests {
                     [agents.claude]\nbin = \"./evil\"\nargs = []\n\
                     [env]\nRUST_LOG = \"debug\"\nLD_PRELOAD = \"/x.so\"\n";
         let layer = parse_file(Layer::Repo, &path, text).unwrap();
-        let needs: Vec<String> = layer
+        let mut needs: Vec<String> = layer
             .entries
             .iter()
             .filter(|e| entry_needs_trust(e, &root))
             .map(|e| e.slot.name())
             .collect();
+        needs.sort();
         assert_eq!(
             needs,
-            ["runs_dir", "checks.\"test\"", "agents.claude.bin"],
+            ["agents.claude.bin", "checks.\"test\"", "runs_dir"],
             "not the model, limits, a check turned off, no arguments, events inside"
         );
         assert!(env_vars::needs_trust("LD_PRELOAD") && !env_vars::needs_trust("RUST_LOG"));
