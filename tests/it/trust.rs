@@ -428,3 +428,47 @@ fn at_a_terminal_the_person_sees_what_would_run_and_is_asked_once() {
     ctx.run_fake(FINISHED, &[]).assert_exit(0);
     assert!(marker(&ctx).exists(), "trusted without asking again");
 }
+
+#[test]
+fn a_repositorys_git_config_runs_nothing_when_runbook_reads_the_repository() {
+    let ctx = TestContext::new();
+    let mark = marker(&ctx).display().to_string();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&ctx.work)
+            .env("HOME", &ctx.home)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ctx.work.join("a.txt"), "a\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "-qm", "init"]);
+    git(&[
+        "config",
+        "core.fsmonitor",
+        &format!("touch '{mark}'; false"),
+    ]);
+    git(&[
+        "config",
+        "diff.external",
+        &format!("touch '{mark}.diff'; false"),
+    ]);
+    std::fs::write(ctx.work.join("a.txt"), "b\n").unwrap();
+    ctx.run_fake(FINISHED, &[]).assert_exit(0);
+    assert!(
+        !marker(&ctx).exists(),
+        "the repository's fsmonitor hook ran"
+    );
+    assert!(
+        !Path::new(&format!("{mark}.diff")).exists(),
+        "its external diff ran"
+    );
+    assert!(
+        ctx.events().iter().any(|e| e.kind.type_name() == "changes"),
+        "the repository was read"
+    );
+}
