@@ -211,10 +211,64 @@ fn refusal(untrusted: &[(RepoFile, Status)]) -> String {
         .iter()
         .map(|(f, _)| escape(&shell_words::quote(&f.path.display().to_string())))
         .collect();
+    let it = if untrusted.len() == 1 { "it" } else { "them" };
     format!(
-        "not trusted: {}; nothing was started. Read it, then run `runbook trust {}` (or, for one run, pass --trust or set {VAR}={})",
+        "not trusted: {}; nothing was started. Read {it}, then run `runbook trust {}` (or, for one run, pass --trust or set {VAR}={})",
         files.join("; "),
         paths.join(" "),
         paths.join(":"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::digest::Digest;
+
+    fn file(path: &str, keys: &[&str]) -> RepoFile {
+        RepoFile {
+            path: PathBuf::from(path),
+            digest: Digest::of(path.as_bytes()),
+            needs: keys
+                .iter()
+                .map(|k| needs::Need {
+                    key: (*k).to_owned(),
+                    value: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_refusal_is_one_line_naming_each_file_its_settings_and_the_ways_to_trust() {
+        let line = refusal(&[
+            (
+                file("/r/runbook.toml", &["checks.\"test\"", "observers"]),
+                Status::Untrusted,
+            ),
+            (
+                file("/r/my dir/.env\u{1b}[2J", &["NODE_OPTIONS"]),
+                Status::Changed,
+            ),
+        ]);
+        assert!(!line.contains('\n') && !line.contains('\u{1b}'), "{line}");
+        assert!(
+            line.starts_with("not trusted: /r/runbook.toml sets checks.\"test\", observers; /r/my dir/.env\\u{1b}[2J, changed since it was trusted, sets NODE_OPTIONS; nothing was started. Read them"),
+            "{line}"
+        );
+        assert!(
+            line.contains("`runbook trust /r/runbook.toml '/r/my dir/.env\\u{1b}[2J'`"),
+            "{line}"
+        );
+        assert!(
+            line.contains("--trust or set RUNBOOK_TRUST=/r/runbook.toml:"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn only_trusted_given_or_needless_files_may_take_effect() {
+        assert!(Status::NotNeeded.allows() && Status::Trusted.allows() && Status::Given.allows());
+        assert!(!Status::Changed.allows() && !Status::Untrusted.allows());
+    }
 }
