@@ -32,6 +32,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
             cand doctor 'Check each agent: its binary (found as `run` finds it), its version and whether runbook was tested with it, its model and whether runbook can price it, and what to do'
+            cand trust 'Trust a repository''s runbook.toml, runbook.local.toml, .env and .env.local at their current content, so that the commands they set may run (a changed file needs trusting again); or list or forget trusted files'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -72,6 +73,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --plan-only 'Stop after the plan (implies --plan): the plan goes to stdout'
             cand -y 'Execute the plan without asking (what happens anyway without a terminal)'
             cand --yes 'Execute the plan without asking (what happens anyway without a terminal)'
+            cand --trust 'Trust this repository''s runbook.toml, runbook.local.toml, .env and .env.local as they are, for this run only, without asking (for CI; `runbook trust` records trust). Or set RUNBOOK_TRUST to the files (or directories) to trust, separated by `:`'
             cand --json 'Print every event as a JSON line on stdout, then the receipt; nothing else on stdout'
             cand -q 'Show only what needs attention: failures, denials, warnings and the summary'
             cand --quiet 'Show only what needs attention: failures, denials, warnings and the summary'
@@ -204,6 +206,16 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'runbook;trust'= {
+            cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
+            cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
+            cand --show 'List the trusted files and whether each still has the content that was trusted'
+            cand --forget 'Forget the trust in PATH (or in the repository''s files)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'runbook;completions'= {
             cand --color 'When to use colour [default: auto] [env: RUNBOOK_COLOR]'
             cand --width 'Lay the view out for this many columns [default: $COLUMNS, else the terminal''s width]'
@@ -221,6 +233,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from; or write a starter runbook.toml'
             cand doctor 'Check each agent: its binary (found as `run` finds it), its version and whether runbook was tested with it, its model and whether runbook can price it, and what to do'
+            cand trust 'Trust a repository''s runbook.toml, runbook.local.toml, .env and .env.local at their current content, so that the commands they set may run (a changed file needs trusting again); or list or forget trusted files'
             cand completions 'Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -239,6 +252,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;config'= {
         }
         &'runbook;help;doctor'= {
+        }
+        &'runbook;help;trust'= {
         }
         &'runbook;help;completions'= {
         }

@@ -49,6 +49,10 @@ pub enum Command {
     /// was tested with it, its model and whether runbook can price it, and what to do.
     #[command(after_help = DOCTOR_EXIT_CODES)]
     Doctor(DoctorArgs),
+    /// Trust a repository's runbook.toml, runbook.local.toml, .env and .env.local at their
+    /// current content, so that the commands they set may run (a changed file needs trusting
+    /// again); or list or forget trusted files.
+    Trust(TrustArgs),
     /// Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`).
     Completions {
         /// The shell to complete for.
@@ -317,12 +321,34 @@ pub struct RunArgs {
     #[command(flatten)]
     pub workspace: Workspace,
 
+    /// Trust this repository's runbook.toml, runbook.local.toml, .env and .env.local as they
+    /// are, for this run only, without asking (for CI; `runbook trust` records trust). Or set
+    /// RUNBOOK_TRUST to the files (or directories) to trust, separated by `:`.
+    #[arg(long)]
+    pub trust: bool,
+
     /// Print every event as a JSON line on stdout, then the receipt; nothing else on stdout.
     #[arg(long)]
     pub json: bool,
 
     #[command(flatten)]
     pub verbosity: Verbosity,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The file to trust, or a directory whose repository's files to trust [default: the
+    /// repository of the current directory].
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+
+    /// List the trusted files and whether each still has the content that was trusted.
+    #[arg(long, conflicts_with_all = ["forget", "path"])]
+    pub show: bool,
+
+    /// Forget the trust in PATH (or in the repository's files).
+    #[arg(long)]
+    pub forget: bool,
 }
 
 #[derive(Debug, Args)]

@@ -172,8 +172,9 @@ pub fn config(data: &[u8]) {
     let _ = config.prices();
     let records = config.records();
     serde_json::to_vec(&records).expect("setting records serialize");
-    settings::human(&config, &[], &Styles::plain());
-    serde_json::to_vec(&settings::Report::new(&config, Vec::new())).expect("the report serializes");
+    settings::human(&config, &[], &[], &Styles::plain());
+    serde_json::to_vec(&settings::Report::new(&config, Vec::new(), Vec::new()))
+        .expect("the report serializes");
     match crate::agent_env::load(&config, &[]) {
         Ok(env) => {
             env.pairs();

@@ -65,7 +65,16 @@ pub(crate) fn changes(start: &Start) -> Option<Changes> {
         // Tracked files: the start commit against the work tree now.
         let numstat = git(
             root,
-            &["diff", "--numstat", "-z", "--no-renames", base, "--"],
+            &[
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--numstat",
+                "-z",
+                "--no-renames",
+                base,
+                "--",
+            ],
         )?;
         for field in numstat.split('\0') {
             let mut parts = field.splitn(3, '\t');
@@ -172,8 +181,11 @@ fn count_lines(path: &Path) -> Option<u64> {
 
 /// `git ARGS` in `dir`, its stdout when it succeeds.
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    // A repository's own `.git/config` is its file, not the user's: no command it names (an
+    // fsmonitor hook, an external diff) is run by runbook's reading of it.
     let out = Command::new("git")
         .args(["-c", "core.quotepath=off", "-c", "color.ui=never"])
+        .args(["-c", "core.fsmonitor=false"])
         .args(args)
         .current_dir(dir)
         .env("GIT_OPTIONAL_LOCKS", "0")

@@ -18,6 +18,7 @@ mod cli;
 mod commands;
 mod config;
 mod consumer;
+mod digest;
 mod encode;
 pub mod event;
 mod exit;
@@ -53,6 +54,7 @@ mod stats;
 mod store;
 mod supervisor;
 mod term;
+mod trust;
 mod warning;
 mod watchdog;
 
@@ -104,6 +106,7 @@ pub fn main() -> ExitCode {
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Doctor(args) => commands::doctor::doctor(&args, &cli.global).await,
+            cli::Command::Trust(args) => commands::trust::trust(&args),
             cli::Command::Completions { shell } => commands::completions::completions(shell),
         }
     });

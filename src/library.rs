@@ -70,8 +70,10 @@ impl Permissions {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
-    /// An option, a configuration file or a `RUNBOOK_*` variable is wrong, or the agent's program
-    /// is not there: nothing was started. The message says what and what to do, in one line.
+    /// An option, a configuration file or a `RUNBOOK_*` variable is wrong, the agent's program
+    /// is not there, or a repository's file that is not trusted sets something that would run
+    /// (a program is never asked: `RUNBOOK_TRUST` names the files it may trust): nothing was
+    /// started. The message says what and what to do, in one line.
     #[error("{0}")]
     Usage(String),
     /// The run could not be made, or its record could not be written (a full disk).

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::dotenv;
 use crate::config::{Config, ConfigError, EnvDefault, line_column};
+use crate::digest::Digest;
 use crate::exit;
 use crate::files::{self, Links};
 use crate::provenance::{EnvLayer, EnvVarRecord};
@@ -19,10 +20,22 @@ pub(crate) struct AgentVar {
     pub record: EnvVarRecord,
 }
 
+/// A `.env` file of the repository that was read, and the names it assigns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DotenvFile {
+    pub path: PathBuf,
+    /// The SHA-256 of the exact bytes read, for trust in a repository's file.
+    pub digest: Digest,
+    /// Every name the file assigns, in order, each once.
+    pub names: Vec<String>,
+}
+
 /// The agent's variables by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct AgentEnv {
     vars: BTreeMap<String, AgentVar>,
+    /// The repository's `.env` files that were read (not `--env-file`s, which are the user's).
+    dotenv: Vec<DotenvFile>,
 }
 
 impl AgentEnv {
@@ -37,6 +50,11 @@ impl AgentEnv {
     /// Every value, for the redactor: none may appear in anything runbook writes.
     pub(crate) fn values(&self) -> impl Iterator<Item = &str> {
         self.vars.values().map(|v| v.value.as_str())
+    }
+
+    /// The repository's `.env` and `.env.local`, those that exist.
+    pub(crate) fn dotenv_files(&self) -> &[DotenvFile] {
+        &self.dotenv
     }
 
     /// Where each variable came from, without its value.
@@ -130,9 +148,12 @@ fn read_into(
     optional: bool,
     shell: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), ConfigError> {
-    let text = match files::read(path, files::CONFIG_LIMIT, Links::Follow) {
+    let (text, digest) = match files::read(path, files::CONFIG_LIMIT, Links::Follow) {
         Ok(bytes) => {
-            String::from_utf8(bytes).map_err(|_| ConfigError::file(path, "expected UTF-8 text"))?
+            let digest = Digest::of(&bytes);
+            let text = String::from_utf8(bytes)
+                .map_err(|_| ConfigError::file(path, "expected UTF-8 text"))?;
+            (text, digest)
         }
         Err(e) if optional && e.is_not_found() => return Ok(()),
         Err(e) => return Err(ConfigError::file(path, format!("cannot read it: {e}"))),
@@ -141,6 +162,19 @@ fn read_into(
         let (line, column) = line_column(&text, e.offset);
         ConfigError::at_line(path, line, column, e.message)
     })?;
+    if layer != EnvLayer::EnvFile {
+        let mut names: Vec<String> = Vec::new();
+        for a in &assignments {
+            if !names.contains(&a.name) {
+                names.push(a.name.clone());
+            }
+        }
+        env.dotenv.push(DotenvFile {
+            path: path.to_path_buf(),
+            digest,
+            names,
+        });
+    }
     for a in assignments {
         env.set(a.name, a.value, layer, Some(path), Some(a.line));
     }

@@ -50,7 +50,7 @@ mod tests {
     fn every_shell_gets_a_script_naming_the_subcommands() {
         for shell in SHELLS {
             let text = String::from_utf8(script(shell)).unwrap();
-            for sub in ["run", "status", "list", "replay", "completions"] {
+            for sub in ["run", "status", "list", "replay", "trust", "completions"] {
                 assert!(text.contains(sub), "{shell}: {sub} missing");
             }
         }

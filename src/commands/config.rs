@@ -14,6 +14,7 @@ use crate::config::{self, Flags, REPO_FILE};
 use crate::exit::{Error, ExitStatus};
 use crate::render::{Styles, settings};
 use crate::term::TermEnv;
+use crate::trust;
 
 pub(crate) fn config(
     args: &ConfigArgs,
@@ -25,18 +26,53 @@ pub(crate) fn config(
     }
     let config = config::load(&dir, global.values().iter().chain(args.options.values()))?;
     let env = agent_env::load(&config, &args.workspace.env_files)?;
+    let trust = trust_rows(&config, &env);
     let mut out = io::stdout().lock();
     if args.json {
-        let mut json = serde_json::to_vec_pretty(&settings::Report::new(&config, env.records()))?;
+        let report = settings::Report::new(&config, env.records(), trust);
+        let mut json = serde_json::to_vec_pretty(&report)?;
         json.push(b'\n');
         out.write_all(&json)?;
     } else {
         let color = config.value(&config::keys::COLOR);
         let styles = Styles::new(TermEnv::detect().color_stdout(color));
-        out.write_all(settings::human(&config, &env.records(), &styles).as_bytes())?;
+        let table = settings::human(&config, &env.records(), &trust, &styles);
+        out.write_all(table.as_bytes())?;
     }
     out.flush()?;
     Ok(ExitStatus::Completed)
+}
+
+/// Each repository file that was read and how it stands in trust; a trust record that cannot
+/// be read leaves the status unknown, with why.
+fn trust_rows(config: &config::Config, env: &agent_env::AgentEnv) -> Vec<settings::TrustRow> {
+    let given = trust::Given::from_env(false);
+    let files = match trust::examine(config, env, &given) {
+        Ok(files) => files,
+        Err(e) => {
+            let why = e.to_string();
+            return trust::repository_files(config, env)
+                .into_iter()
+                .map(|f| settings::TrustRow {
+                    path: trust::escape(&f.path.display().to_string()),
+                    status: "unknown",
+                    trusted: f.needs.is_empty(),
+                    needs: f.needs.into_iter().map(|n| n.key).collect(),
+                    describe: format!("unknown: {}", trust::escape(&why)),
+                })
+                .collect();
+        }
+    };
+    files
+        .into_iter()
+        .map(|(f, status)| settings::TrustRow {
+            path: trust::escape(&f.path.display().to_string()),
+            status: status.name(),
+            trusted: status.allows(),
+            needs: f.needs.into_iter().map(|n| n.key).collect(),
+            describe: status.describe().to_owned(),
+        })
+        .collect()
 }
 
 /// Writes the starter `runbook.toml` in the repository root, never over an existing file.

@@ -21,6 +21,7 @@ use crate::exit::{Error, ExitStatus};
 use crate::prices::PriceTable;
 use crate::render::Styles;
 use crate::term::TermEnv;
+use crate::trust;
 
 /// How long an agent's `--version` may take; a hung binary is a finding, not a hang of doctor.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
@@ -83,13 +84,30 @@ pub(crate) async fn doctor(
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values())?;
-    let env = agent_env::load(&config, &[])?.pairs();
+    let agent_env = agent_env::load(&config, &[])?;
+    // An agent's binary that an untrusted repository file names is not run, not even for
+    // `--version`.
+    let untrusted: Vec<String> =
+        trust::examine(&config, &agent_env, &trust::Given::from_env(false))?
+            .into_iter()
+            .filter(|(_, status)| !status.allows())
+            .map(|(f, _)| f.path.display().to_string())
+            .collect();
+    let env = agent_env.pairs();
     let default = config.value(&keys::AGENT);
     let custom = config.get(&keys::AGENT_CMD).is_some();
     let prices = config.prices();
-    let checks = AgentKind::value_variants()
-        .iter()
-        .map(|&agent| examine(agent, !custom && agent == default, &config, &env, &prices));
+    let checks = AgentKind::value_variants().iter().map(|&agent| {
+        let bin = config.agent_setting(agent, &keys::BIN);
+        let from = bin.origin.file.as_ref().filter(|f| untrusted.contains(f));
+        let context = Context {
+            config: &config,
+            env: &env,
+            prices: &prices,
+            untrusted: from.cloned(),
+        };
+        examine(agent, !custom && agent == default, context)
+    });
     let mut findings = futures_join(checks).await;
     // Only the agent `runbook run` would start here must be installed.
     for f in &mut findings {
@@ -132,14 +150,27 @@ async fn futures_join<F: std::future::Future<Output = Finding> + Send + 'static>
     out
 }
 
+/// What doctor examines each agent with.
+struct Context<'a> {
+    config: &'a Config,
+    env: &'a [(String, String)],
+    prices: &'a PriceTable,
+    /// The untrusted repository file that names the agent's binary, if one does.
+    untrusted: Option<String>,
+}
+
 /// One agent: its binary, version, model and price.
 fn examine(
     agent: AgentKind,
     default: bool,
-    config: &Config,
-    env: &[(String, String)],
-    prices: &PriceTable,
+    context: Context<'_>,
 ) -> impl std::future::Future<Output = Finding> + Send + 'static {
+    let Context {
+        config,
+        env,
+        prices,
+        untrusted,
+    } = context;
     let adapter = agent.adapter();
     let name = adapter.name();
     let found = resolve_program(adapter, config.agent_setting(agent, &keys::BIN));
@@ -178,6 +209,17 @@ fn examine(
             }
             Err(other) => {
                 f.problems.push(Problem::new(other.to_string(), None));
+            }
+            Ok(binary) if untrusted.is_some() => {
+                let file = trust::escape(untrusted.as_deref().unwrap_or_default());
+                f.problems.push(Problem::new(
+                    format!(
+                        "{} is named by {file}, which is not trusted: doctor did not run it",
+                        trust::escape(&binary.display().to_string())
+                    ),
+                    format!("read {file}, then `runbook trust {file}`"),
+                ));
+                f.binary = Some(binary.display().to_string());
             }
             Ok(binary) => {
                 f.version = probe(&binary, version_args).await;

@@ -9,3 +9,4 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod stats;
 pub(crate) mod status;
+pub(crate) mod trust;

@@ -12,6 +12,7 @@ use super::error::{ConfigError, line_column};
 use super::keys::{self, Slot, agent_name, agent_names, agents};
 use super::value::{Kind, Value};
 use crate::agent_env::is_var_name;
+use crate::digest::Digest;
 use crate::files::{self, Links};
 use crate::provenance::{Layer, Origin};
 
@@ -37,6 +38,8 @@ pub(crate) struct EnvDefault {
 pub(crate) struct FileLayer {
     pub entries: Vec<Entry>,
     pub env: Vec<EnvDefault>,
+    /// The SHA-256 of the exact bytes read, for trust in a repository's file.
+    pub digest: Digest,
 }
 
 /// Reads the file at `path`; `None` when there is no such file.
@@ -74,7 +77,10 @@ pub(crate) fn parse(layer: Layer, path: &Path, text: &str) -> Result<FileLayer, 
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         text,
     };
-    let mut out = FileLayer::default();
+    let mut out = FileLayer {
+        digest: Digest::of(text.as_bytes()),
+        ..FileLayer::default()
+    };
     for (key, value) in doc.get_ref() {
         match key.get_ref().as_ref() {
             "agents" => reader.agents(key, value, &mut out.entries)?,

@@ -41,7 +41,8 @@ pub(crate) static AGENT_CMD: Typed<String> = Typed::new(
         .example("\"uvx my-agent --fast\"")
         .env()
         .flag(Flag::Run)
-        .conflicts_with("agent-bin"),
+        .conflicts_with("agent-bin")
+        .trust(Trust::Runs),
 );
 pub(crate) static VIA: Defaulted<String> = Defaulted::new(
     Key::new("via", Kind::Text, "How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent's stdin and stdout: tools shown as they start, permissions asked live)")
@@ -54,7 +55,8 @@ pub(crate) static ACP_CMD: Typed<String> = Typed::new(
         .example("\"my-acp-agent --stdio\"")
         .env()
         .flag(Flag::Run)
-        .conflicts_with("agent-cmd"),
+        .conflicts_with("agent-cmd")
+        .trust(Trust::Runs),
 );
 pub(crate) static MODEL: Typed<String> = Typed::new(
     Key::new(
@@ -70,7 +72,8 @@ pub(crate) static PERMISSIONS: Defaulted<Permissions> = Defaulted::new(
     Key::new("permissions", Kind::Permissions, "What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)")
         .default("agent")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .trust(Trust::Runs),
 );
 pub(crate) static BIN: Typed<PathBuf> = Typed::new(
     Key::new(
@@ -81,13 +84,15 @@ pub(crate) static BIN: Typed<PathBuf> = Typed::new(
     .per_agent()
     .example("\"/usr/local/bin/opencode\"")
     .env()
-    .flag(Flag::Run),
+    .flag(Flag::Run)
+    .trust(Trust::Runs),
 );
 pub(crate) static ARGS: Typed<Vec<String>> = Typed::new(
     Key::new("args", Kind::Args, "Extra arguments for the agent, before the prompt (on the command line: after `--`, e.g. `-- --agent plan`)")
         .per_agent()
         .example("[\"--agent\", \"plan\"]")
-        .flag(Flag::Trailing),
+        .flag(Flag::Trailing)
+        .trust(Trust::Runs),
 );
 pub(crate) static INACTIVITY_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     Key::new(
@@ -153,7 +158,8 @@ pub(crate) static PLAN: Defaulted<bool> = Defaulted::new(
 );
 pub(crate) static CHECKS: Typed<Option<CheckSpec>> = Typed::new(
     Key::new("checks", Kind::Check, "Project checks that run, in order, once the task completed (`[checks]`, a command or a table with `command`, `timeout` and `cwd`; `false` turns off one a lower layer set): the run completes only if they pass")
-        .example("{ command = \"cargo test\", timeout = \"10m\" }"),
+        .example("{ command = \"cargo test\", timeout = \"10m\" }")
+        .trust(Trust::Runs),
 );
 pub(crate) static CHECK_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     Key::new(
@@ -190,7 +196,8 @@ pub(crate) static RETRY_DENIED: Defaulted<bool> = Defaulted::new(
 );
 pub(crate) static OBSERVERS: Typed<Vec<ObserverSpec>> = Typed::new(
     Key::new("observers", Kind::Observers, "Programs started for each run that get every event on their stdin as JSON lines (`[[observers]]` with `command` and optionally `raw`); `--on-event` adds more")
-        .example("[{ command = \"jq -c 'select(.type == \\\"tool.completed\\\")' >> tools.log\" }]"),
+        .example("[{ command = \"jq -c 'select(.type == \\\"tool.completed\\\")' >> tools.log\" }]")
+        .trust(Trust::Runs),
 );
 pub(crate) static ON_EVENT_RAW: Defaulted<bool> = Defaulted::new(
     Key::new("on_event_raw", Kind::Bool, "Each line to an `--on-event` observer also holds `raw`, the agent's own line the event came from")
@@ -202,7 +209,8 @@ pub(crate) static EVENTS_TO: Typed<PathBuf> = Typed::new(
     Key::new("events_to", Kind::File, "Append every event as a JSON line to this file, or write it to this FIFO without ever waiting for its reader")
         .example("\"/tmp/runbook-events.fifo\"")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .trust(Trust::WritesOutside),
 );
 pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     Key::new(
@@ -212,7 +220,8 @@ pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     )
     .example("\"~/.local/state/runbook/runs\"")
     .env()
-    .flag(Flag::Runs),
+    .flag(Flag::Runs)
+    .trust(Trust::WritesOutside),
 );
 pub(crate) static COLOR: Defaulted<ColorChoice> = Defaulted::new(
     Key::new("color", Kind::Color, "When to use colour")
@@ -325,6 +334,23 @@ pub(crate) struct Key {
     pub per_agent: bool,
     /// A flag (its long name) that cannot be given with this key's flag.
     pub conflicts_with: Option<&'static str>,
+    /// Whether a repository's file may set it before the file is trusted.
+    pub trust: Trust,
+}
+
+/// What a value of a key set in a repository's file (`runbook.toml`, `runbook.local.toml`) can
+/// make runbook do, and so whether the file must be trusted first (`runbook trust`). The
+/// user's own file, variables and flags are always trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trust {
+    /// Nothing runs or is written because of it (a model, a timeout, a budget).
+    Never,
+    /// It starts a program or decides what a started one may do: trusted first, unless the
+    /// value turns it off (a check set to `false`, no observers, no arguments, permissions
+    /// that give no more than the agent's own).
+    Runs,
+    /// It is where runbook writes: trusted first when it is outside the repository.
+    WritesOutside,
 }
 
 /// Which command line, if any, has a flag for a key.
@@ -356,7 +382,12 @@ impl Key {
             flag: Flag::None,
             per_agent: false,
             conflicts_with: None,
+            trust: Trust::Never,
         }
+    }
+
+    const fn trust(self, trust: Trust) -> Self {
+        Self { trust, ..self }
     }
 
     const fn default(self, default: &'static str) -> Self {

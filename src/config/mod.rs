@@ -12,11 +12,11 @@ mod resolve;
 mod starter;
 mod value;
 
-pub(crate) use discover::{REPO_FILE, repository_root};
+pub(crate) use discover::{LOCAL_FILE, REPO_FILE, repository_root};
 pub(crate) use error::{ConfigError, line_column};
-pub(crate) use file::EnvDefault;
 #[cfg(test)]
 pub(crate) use file::parse as parse_file;
+pub(crate) use file::{Entry, EnvDefault};
 pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
 pub(crate) use resolve::{Config, Setting, load, load_here};
 pub(crate) use starter::starter;

@@ -16,6 +16,24 @@ pub(crate) struct Report {
     files: Vec<FileRecord>,
     settings: Vec<SettingRecord>,
     env: Vec<EnvVarRecord>,
+    /// The repository's files that were read, and whether what they set may take effect.
+    trust: Vec<TrustRow>,
+}
+
+/// A repository's file and how it stands in trust.
+#[derive(Debug, Serialize)]
+pub(crate) struct TrustRow {
+    pub path: String,
+    /// `not_needed`, `trusted`, `given` (for this run), `changed` or `untrusted`; `unknown` when
+    /// the trust record cannot be read.
+    pub status: &'static str,
+    /// Whether what it sets takes effect.
+    pub trusted: bool,
+    /// What in it needs trust: its settings, or variables for the agent.
+    pub needs: Vec<String>,
+    /// How `runbook config` says the status.
+    #[serde(skip)]
+    pub describe: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -26,7 +44,7 @@ struct FileRecord {
 }
 
 impl Report {
-    pub(crate) fn new(config: &Config, env: Vec<EnvVarRecord>) -> Self {
+    pub(crate) fn new(config: &Config, env: Vec<EnvVarRecord>, trust: Vec<TrustRow>) -> Self {
         Self {
             root: config.root.display().to_string(),
             files: config
@@ -40,15 +58,25 @@ impl Report {
                 .collect(),
             settings: config.settings().iter().map(|s| s.record()).collect(),
             env,
+            trust,
         }
     }
 }
 
 /// The configuration as a table: the files read, every key's value and where it came from,
 /// and the agent's variables.
-pub(crate) fn human(config: &Config, env: &[EnvVarRecord], styles: &Styles) -> String {
+pub(crate) fn human(
+    config: &Config,
+    env: &[EnvVarRecord],
+    trust: &[TrustRow],
+    styles: &Styles,
+) -> String {
     let mut out = files(config, styles);
     out.push('\n');
+    if !trust.is_empty() {
+        out.push_str(&trusted(trust, styles));
+        out.push('\n');
+    }
     out.push_str(&settings(config, styles));
     out.push('\n');
     out.push_str(&variables(env, styles));
@@ -79,6 +107,37 @@ fn files(config: &Config, styles: &Styles) -> String {
         .collect();
     for line in columns(&files) {
         out.push_str(&format!("  {line}\n"));
+    }
+    out
+}
+
+/// The repository's files, whether each is trusted, and what in it needs trust.
+fn trusted(rows: &[TrustRow], styles: &Styles) -> String {
+    let mut out = styles
+        .bold
+        .apply_to(
+            "Trust (what a repository's file runs takes effect once trusted: `runbook trust`):",
+        )
+        .to_string();
+    out.push('\n');
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let needs = if r.needs.is_empty() {
+                String::new()
+            } else {
+                format!("sets {}", r.needs.join(", "))
+            };
+            vec![r.path.clone(), r.describe.clone(), needs]
+        })
+        .collect();
+    for (row, line) in rows.iter().zip(columns(&table)) {
+        let style = if row.trusted {
+            &styles.dim
+        } else {
+            &styles.warn
+        };
+        out.push_str(&format!("  {}\n", style.apply_to(line)));
     }
     out
 }

@@ -503,7 +503,13 @@ lint = "echo linted"
     let out = support::run(
         &mut fixer_run(
             &ctx,
-            &["--check", "lint=echo relinted", "--check", "extra=true"],
+            &[
+                "--trust",
+                "--check",
+                "lint=echo relinted",
+                "--check",
+                "extra=true",
+            ],
         ),
         Duration::from_secs(60),
     );
@@ -536,7 +542,7 @@ lint = "echo linted"
     let ctx2 = TestContext::new();
     ctx2.write_work("runbook.toml", "[checks]\ntest = \"false\"\n");
     support::run(
-        &mut fixer_run(&ctx2, &["--no-checks"]),
+        &mut fixer_run(&ctx2, &["--trust", "--no-checks"]),
         Duration::from_secs(60),
     )
     .assert_exit(0);
@@ -553,7 +559,13 @@ fn a_local_file_turns_off_a_check_and_the_repair_prompt_is_the_users_template() 
     ctx.write_work("runbook.local.toml", "[checks]\nslow = false\n");
     let agent = ctx.agent_script("repairer", REPAIRER);
     let out = support::run(
-        &mut ctx.runbook(&["run", "--agent-cmd", &agent, "fix the flaky test"]),
+        &mut ctx.runbook(&[
+            "run",
+            "--trust",
+            "--agent-cmd",
+            &agent,
+            "fix the flaky test",
+        ]),
         Duration::from_secs(60),
     );
     out.assert_exit(0)

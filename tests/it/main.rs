@@ -30,3 +30,4 @@ mod stats;
 mod status;
 mod support;
 mod terminal;
+mod trust;

@@ -269,6 +269,7 @@ fn observers_from_runbook_toml_come_first_and_raw_ones_get_the_agents_own_lines(
     let out = support::run(
         &mut ctx.runbook(&[
             "run",
+            "--trust",
             "--agent-cmd",
             &agent,
             "--on-event",

@@ -83,7 +83,7 @@ pub(crate) async fn execute(
     host: Host,
 ) -> anyhow::Result<Finished> {
     let (views, whole_process) = (host.views, host.whole_process);
-    let setup = Setup::resolve(&args, global)?;
+    let setup = Setup::resolve(&args, global, views && prompt_possible())?;
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
     if whole_process {

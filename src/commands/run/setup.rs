@@ -57,7 +57,12 @@ pub(super) struct Agent {
 }
 
 impl Setup {
-    pub(super) fn resolve(args: &RunArgs, global: &Flags<config::Global>) -> anyhow::Result<Self> {
+    /// `ask`: a person at a terminal may be asked whether to trust the repository's files.
+    pub(super) fn resolve(
+        args: &RunArgs,
+        global: &Flags<config::Global>,
+        ask: bool,
+    ) -> anyhow::Result<Self> {
         let prompts = std::iter::once(&args.prompt).chain(&args.then);
         if prompts.into_iter().any(|p| p.trim().is_empty()) {
             let message = "the prompt is empty: say what the agent should do";
@@ -67,6 +72,9 @@ impl Setup {
         // Everything that can be wrong with the configuration is found before anything starts.
         let config = config::load(&cwd, global.values().iter().chain(args.options.values()))?;
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
+        // What a repository's files would start or write takes effect only once they are trusted.
+        let given = crate::trust::Given::from_env(args.trust);
+        crate::trust::ensure(&config, &agent_env, &given, ask)?;
         let agent = resolve_agent(&config)?;
         let model = config.get(&keys::MODEL);
 

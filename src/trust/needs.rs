@@ -1,0 +1,176 @@
+//! What in a repository's files needs trust before it takes effect: the settings that start a
+//! program or write outside the repository, and the agent's variables that change what runs.
+
+use std::path::{Path, PathBuf};
+
+use super::env_vars;
+use crate::agent::Permissions;
+use crate::agent_env::AgentEnv;
+use crate::config::keys::Trust;
+use crate::config::{Config, Entry, Value};
+use crate::digest::Digest;
+use crate::provenance::Layer;
+
+/// One setting of a repository's file that needs trust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Need {
+    /// How the file names it: `checks."test"`, `agents.opencode.bin`, `env.LD_PRELOAD`,
+    /// `NODE_OPTIONS` (in a `.env` file).
+    pub key: String,
+    /// The value as the file writes it; `None` for the agent's variables, whose values are
+    /// never shown (they may be secrets).
+    pub value: Option<String>,
+}
+
+/// A file of the repository that runbook read, and what in it needs trust (maybe nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RepoFile {
+    pub path: PathBuf,
+    /// The SHA-256 of the bytes runbook read and acts on.
+    pub digest: Digest,
+    pub needs: Vec<Need>,
+}
+
+/// The repository's files that were read: `runbook.toml`, `runbook.local.toml`, `.env` and
+/// `.env.local`, each with what in it needs trust.
+pub(crate) fn repository_files(config: &Config, env: &AgentEnv) -> Vec<RepoFile> {
+    let mut out = Vec::new();
+    for file in &config.files {
+        let Some(content) = &file.content else {
+            continue;
+        };
+        if !matches!(file.layer, Layer::Repo | Layer::Local) {
+            continue;
+        }
+        let mut needs: Vec<Need> = content
+            .entries
+            .iter()
+            .filter(|e| entry_needs_trust(e, &config.root))
+            .map(|e| Need {
+                key: e.slot.name(),
+                value: Some(e.value.to_toml().to_string()),
+            })
+            .collect();
+        needs.extend(
+            content
+                .env
+                .iter()
+                .filter(|d| env_vars::needs_trust(&d.name))
+                .map(|d| Need {
+                    key: format!("env.{}", d.name),
+                    value: None,
+                }),
+        );
+        out.push(RepoFile {
+            path: file.path.clone(),
+            digest: content.digest,
+            needs,
+        });
+    }
+    for dotenv in env.dotenv_files() {
+        let needs = dotenv
+            .names
+            .iter()
+            .filter(|name| env_vars::needs_trust(name))
+            .map(|name| Need {
+                key: name.clone(),
+                value: None,
+            })
+            .collect();
+        out.push(RepoFile {
+            path: dotenv.path.clone(),
+            digest: dotenv.digest,
+            needs,
+        });
+    }
+    out
+}
+
+/// Whether a repository's file giving `entry` needs trust for it.
+fn entry_needs_trust(entry: &Entry, root: &Path) -> bool {
+    match (entry.slot.key.trust, &entry.value) {
+        (Trust::Never, _) => false,
+        (Trust::Runs, Value::Check(spec)) => spec.is_some(),
+        (Trust::Runs, Value::Observers(list)) => !list.is_empty(),
+        (Trust::Runs, Value::Args(args)) => !args.is_empty(),
+        // An empty command runs nothing (and is refused as such).
+        (Trust::Runs, Value::Text(command)) => !command.trim().is_empty(),
+        (Trust::Runs, Value::Permissions(p)) => {
+            !matches!(p, Permissions::Agent | Permissions::ReadOnly)
+        }
+        (Trust::Runs, _) => true,
+        (Trust::WritesOutside, Value::Path(path)) => !inside(root, path),
+        (Trust::WritesOutside, _) => true,
+    }
+}
+
+/// Whether `path` is inside the directory `root`, links followed: the part of it that exists is
+/// resolved, and what follows may not climb out with `..`.
+pub(crate) fn inside(root: &Path, path: &Path) -> bool {
+    let Ok(root) = root.canonicalize() else {
+        return false;
+    };
+    let mut existing = path.to_path_buf();
+    let real = loop {
+        if let Ok(real) = existing.canonicalize() {
+            break real;
+        }
+        // `file_name` is `None` for a path ending in `..`: that climbs, and is not inside.
+        match (existing.file_name(), existing.parent()) {
+            (Some(_), Some(parent)) => existing = parent.to_path_buf(),
+            _ => return false,
+        }
+    };
+    real.starts_with(&root)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::config::parse_file;
+
+    #[test]
+    fn a_path_is_inside_only_when_it_resolves_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        fs::create_dir_all(root.join("logs")).unwrap();
+        std::os::unix::fs::symlink(tmp.path(), root.join("out")).unwrap();
+        assert!(inside(&root, &root.join("logs/events.ndjson")));
+        assert!(inside(&root, &root.join("new/dir/file")));
+        assert!(!inside(&root, &root.join("../elsewhere")));
+        assert!(!inside(&root, &root.join("new/../../elsewhere")));
+        assert!(
+            !inside(&root, &root.join("out/events.ndjson")),
+            "a link out"
+        );
+        assert!(!inside(&root, Path::new("/tmp/events.ndjson")));
+    }
+
+    #[test]
+    fn only_what_runs_or_writes_outside_needs_trust() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let path = root.join("runbook.toml");
+        let text = "model = \"m\"\ntimeout = \"1m\"\nmax_cost = 2\npermissions = \"read-only\"\n\
+                    events_to = \"logs/e.ndjson\"\nruns_dir = \"/tmp/elsewhere\"\n\
+                    [checks]\noff = false\ntest = \"make test\"\n\
+                    [agents.claude]\nbin = \"./evil\"\nargs = []\n\
+                    [env]\nRUST_LOG = \"debug\"\nLD_PRELOAD = \"/x.so\"\n";
+        let layer = parse_file(Layer::Repo, &path, text).unwrap();
+        let mut needs: Vec<String> = layer
+            .entries
+            .iter()
+            .filter(|e| entry_needs_trust(e, &root))
+            .map(|e| e.slot.name())
+            .collect();
+        needs.sort();
+        assert_eq!(
+            needs,
+            ["agents.claude.bin", "checks.\"test\"", "runs_dir"],
+            "not the model, limits, a check turned off, no arguments, events inside"
+        );
+        assert!(env_vars::needs_trust("LD_PRELOAD") && !env_vars::needs_trust("RUST_LOG"));
+    }
+}
