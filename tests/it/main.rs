@@ -1,5 +1,10 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode,
 //! Claude Code and Codex CLIs driven by fake model providers.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests write their own fixtures"
+)]
 
 mod acp;
 mod acp_adapters;
