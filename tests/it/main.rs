@@ -24,6 +24,7 @@ mod faults_storage;
 mod generic;
 mod live;
 mod live_codex;
+mod masking;
 mod next_run;
 mod observers;
 mod opencode;
