@@ -9,6 +9,8 @@
 
 mod escapes;
 mod masked;
+#[cfg(test)]
+mod prop;
 pub(crate) mod pump;
 pub(crate) mod write;
 

@@ -28,6 +28,12 @@ impl<W> MaskedWriter<W> {
     pub(crate) fn pipe(out: W) -> Self {
         Self { out }
     }
+
+    /// What it wrote to, for a test to look at.
+    #[cfg(test)]
+    pub(crate) fn into_inner(self) -> W {
+        self.out
+    }
 }
 
 impl<W: Write> MaskedWriter<W> {
