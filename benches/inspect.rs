@@ -4,6 +4,11 @@
 //! - `runbook list`: wall time over 10,000 run directories.
 //!
 //! `cargo bench --bench inspect` prints a markdown table (see BENCHMARKS.md).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "benchmarks write their own fixtures"
+)]
 #![expect(
     clippy::print_stdout,
     reason = "a benchmark reports its table on stdout"

@@ -30,6 +30,11 @@
 //! no `RUNBOOK_*` setting and no secret-looking variable (which would turn masking on) leaks in;
 //! one throughput row sets a dummy secret on purpose to show what masking costs.
 #![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "benchmarks write their own fixtures"
+)]
+#![allow(
     clippy::print_stdout,
     clippy::print_stderr,
     reason = "a benchmark's report is its output"

@@ -4,6 +4,11 @@
 //!
 //! `cargo bench --bench stats` prints a markdown table (see BENCHMARKS.md); `STATS_SIZES=10000`
 //! picks the sizes.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "benchmarks write their own fixtures"
+)]
 #![expect(
     clippy::print_stdout,
     reason = "a benchmark reports its table on stdout"

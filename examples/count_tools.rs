@@ -4,7 +4,11 @@
 //! ```sh
 //! cargo run --example count_tools -- "Fix the flaky test"
 //! ```
-
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "a program of the library's user, not runbook"
+)]
 #![allow(clippy::print_stderr, clippy::print_stdout)] // printing is what they are for
 
 use std::process::ExitCode;

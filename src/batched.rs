@@ -30,9 +30,9 @@ impl<W: Write> Batched<W> {
 
     /// The delivered event as its JSON line, encoded once by the dispatcher when it could be.
     pub(crate) fn push_event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
-        match d.json {
+        match &d.json {
             Some(line) => {
-                self.buf.extend_from_slice(line);
+                self.buf.extend_from_slice(line.as_bytes());
                 Ok(())
             }
             None => self.push_json(d.event),

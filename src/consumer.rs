@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use crate::event::{Event, EventKind, Outcome, Turn};
+use crate::redact::Masked;
 use crate::stats::{RunStats, Spent};
 
 /// One event as a consumer receives it.
@@ -24,8 +25,9 @@ pub(crate) struct Delivery<'a> {
     pub event: &'a Event,
     /// The run's totals with this event folded in.
     pub totals: &'a RunStats,
-    /// The event's NDJSON line (with the newline), when some consumer [`Consumer::wants_json`].
-    pub json: Option<&'a [u8]>,
+    /// The event's NDJSON line (with the newline), masked, when some consumer
+    /// [`Consumer::wants_json`].
+    pub json: Option<Masked<'a>>,
     /// The agent's own line the event came from (masked), when some consumer
     /// [`Consumer::wants_raw`] and the event came from one.
     pub raw: Option<&'a str>,
@@ -291,7 +293,7 @@ impl Dispatcher {
     /// Hands on an event that already has its sequence number, time and turn (read back from a
     /// log, or replayed).
     pub(crate) fn forward(&mut self, ev: &Event) {
-        self.core().forward_raw(ev, None);
+        self.core().forward_raw(ev, None, false);
     }
 
     /// Has every consumer write out what it buffered.
@@ -368,7 +370,7 @@ impl Core {
             turn: self.turn,
             kind,
         };
-        self.forward_raw(&ev, None);
+        self.forward_raw(&ev, None, false);
     }
 
     /// See [`Dispatcher::deliver`].
@@ -401,12 +403,15 @@ impl Core {
             turn: self.turn,
             kind: std::mem::replace(kind, placeholder),
         };
-        self.forward_raw(&ev, raw);
+        self.forward_raw(&ev, raw, true);
         *kind = ev.kind;
     }
 
-    /// Hands on a stamped event, with the agent's line it came from.
-    fn forward_raw(&mut self, ev: &Event, raw: Option<&str>) {
+    /// Hands on a stamped event, with the agent's line it came from. Its JSON line is masked:
+    /// an event of the agent's (`from_agent`) was made of lines the line feed masked already
+    /// (masking it again would scan every event twice); runbook's own events, which may hold
+    /// foreign text (a check's output, an error), are masked here.
+    fn forward_raw(&mut self, ev: &Event, raw: Option<&str>, from_agent: bool) {
         self.stats.observe(ev);
         self.seq = ev.seq + 1;
         self.turn = ev.turn;
@@ -414,7 +419,11 @@ impl Core {
             self.line.clear();
             crate::encode::event(&mut self.line, ev).expect("events always serialize");
             self.line.push(b'\n');
-            Some(&self.line[..])
+            Some(if from_agent {
+                Masked::made_of_masked(&self.line)
+            } else {
+                crate::redact::current().mask(&self.line)
+            })
         } else {
             None
         };

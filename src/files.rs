@@ -54,7 +54,9 @@ pub(crate) fn open(path: &Path, links: Links) -> Result<File, FileError> {
     if links == Links::Refuse {
         flags |= libc::O_NOFOLLOW;
     }
-    let file = match OpenOptions::new().read(true).custom_flags(flags).open(path) {
+    #[allow(clippy::disallowed_methods, reason = "opened to read only")]
+    let opened = OpenOptions::new().read(true).custom_flags(flags).open(path);
+    let file = match opened {
         Ok(file) => file,
         Err(e) if links == Links::Refuse && e.raw_os_error() == Some(libc::ELOOP) => {
             return Err(FileError::Symlink);
@@ -133,6 +135,7 @@ fn size(bytes: u64) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
     use super::*;
 

@@ -322,6 +322,7 @@ fn dir_age(dir: &Path) -> Duration {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
     use std::io::Write;
 

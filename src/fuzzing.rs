@@ -6,6 +6,10 @@
 //! number of events; an overlong line gives one `unparsed` event that counts its bytes; folded
 //! events make a receipt that encodes, decodes back and renders. No secrets are set: the masking
 //! path is the plain one.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "fuzz targets write their own scratch files"
+)]
 
 #[cfg(test)]
 mod prop;

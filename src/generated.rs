@@ -1,5 +1,9 @@
 //! Files generated from the code and committed (completion scripts, man pages, JSON Schemas),
 //! checked for staleness by a test. Refresh them with `RUNBOOK_BLESS=1 cargo test generated_files`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "writes the generated files of the repository when blessed"
+)]
 
 use clap::CommandFactory as _;
 

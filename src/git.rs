@@ -203,6 +203,7 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
     use super::*;
 

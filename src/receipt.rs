@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -546,18 +546,9 @@ impl Consumer for ReceiptWriter {
 
 /// Writes JSON to a temporary file beside `path`, syncs it, then renames it into place: a reader
 /// sees either no receipt or a whole one, and a failed write leaves nothing behind. Only the
-/// user can read it.
+/// user can read it. Secrets are masked in it, however it spells them.
 pub(crate) fn write_atomically(path: &Path, value: &impl Serialize) -> io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    let written = crate::rundir::create_private(&tmp).and_then(|mut file| {
-        file.write_all(&bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    });
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+    crate::redact::write::atomically(path, "json.tmp", &crate::redact::current().mask(&bytes))
 }

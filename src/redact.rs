@@ -8,6 +8,14 @@
 //! is masked where it was written. So every string read from a masked line is masked too.
 
 mod escapes;
+mod masked;
+#[cfg(test)]
+mod prop;
+pub(crate) mod pump;
+pub(crate) mod write;
+
+pub(crate) use masked::{Masked, MaskedBuf, MaskedStream};
+pub(crate) use write::MaskedWriter;
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -154,6 +162,11 @@ impl Redactor {
         }
         spans.sort_by_key(|r| r.start);
         Cow::Owned(escapes::replace(input, &spans, MASK.as_bytes()))
+    }
+
+    /// The bytes masked, as the masking writer takes them.
+    pub(crate) fn mask<'a>(&self, input: &'a [u8]) -> Masked<'a> {
+        Masked::by(self, input)
     }
 
     pub(crate) fn str<'a>(&self, input: &'a str) -> Cow<'a, str> {

@@ -7,15 +7,16 @@
 //! Run ids sort by start time: `20261122-043355-7k3mq` (UTC date and time, then the milliseconds
 //! and three random characters).
 
-use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::fs::{self, DirBuilder, File, Permissions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
 
 use crate::config::Config;
+use crate::redact::{Masked, MaskedWriter};
 
 pub(crate) const EVENTS: &str = "events.ndjson";
 pub(crate) const STDOUT: &str = "stdout.log";
@@ -48,9 +49,9 @@ pub(crate) fn runs_dir(config: &Config) -> anyhow::Result<PathBuf> {
 pub(crate) struct RunDir {
     pub id: String,
     pub path: PathBuf,
-    pub events: File,
-    pub stdout: File,
-    pub stderr: File,
+    pub events: MaskedWriter<File>,
+    pub stdout: MaskedWriter<File>,
+    pub stderr: MaskedWriter<File>,
 }
 
 impl RunDir {
@@ -68,15 +69,7 @@ impl RunDir {
                 Ok(()) => {
                     let ctx = || format!("cannot create files in {}", path.display());
                     fs::set_permissions(&path, Permissions::from_mode(0o700)).with_context(ctx)?;
-                    let open = |name: &str| -> io::Result<File> {
-                        let file = OpenOptions::new()
-                            .create_new(true)
-                            .append(true)
-                            .mode(0o600)
-                            .open(path.join(name))?;
-                        file.set_permissions(Permissions::from_mode(0o600))?;
-                        Ok(file)
-                    };
+                    let open = |name: &str| MaskedWriter::create_new(&path.join(name));
                     reserve(&path.join(RESERVE));
                     return Ok(Self {
                         events: open(EVENTS).with_context(ctx)?,
@@ -109,29 +102,17 @@ pub(crate) fn ensure_runs_dir(runs_dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Creates (or replaces) a file in a run directory that only the user can read.
-pub(crate) fn create_private(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.set_permissions(Permissions::from_mode(0o600))?;
-    Ok(file)
-}
-
 /// Sets [`RESERVE_BYTES`] aside at `path`. Best effort: on a disk already too full for it, the
 /// run goes on without.
 fn reserve(path: &Path) {
-    let made = create_private(path).and_then(|mut file| {
+    let made = MaskedWriter::create_private(path).and_then(|mut file| {
         use std::os::fd::AsRawFd as _;
         // SAFETY: fallocate on a descriptor this frame owns.
         let got = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, RESERVE_BYTES as i64) };
         match got {
             0 => Ok(()),
             // A filesystem without fallocate: the blocks are taken by writing them.
-            libc::EOPNOTSUPP | libc::EINVAL => file.write_all(&[0; RESERVE_BYTES]),
+            libc::EOPNOTSUPP | libc::EINVAL => file.write_all(&Masked::own(&[0; RESERVE_BYTES])),
             e => Err(io::Error::from_raw_os_error(e)),
         }
     });

@@ -4,28 +4,29 @@
 //! whole line it wrote.
 
 use std::fs::File;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::consumer::{Consumer, Delivery};
+use crate::redact::{MaskedBuf, MaskedWriter};
 
 /// Appends every event to `events.ndjson`.
 pub(crate) struct EventLog {
-    file: File,
+    file: MaskedWriter<File>,
     path: PathBuf,
     /// The lines of the batch being collected.
-    buf: Vec<u8>,
+    buf: MaskedBuf,
     /// How long the file is: whole lines only.
     len: u64,
 }
 
 impl EventLog {
-    pub(crate) fn new(file: File, path: PathBuf) -> io::Result<Self> {
-        let len = file.metadata()?.len();
+    pub(crate) fn new(file: MaskedWriter<File>, path: PathBuf) -> io::Result<Self> {
+        let len = file.len()?;
         Ok(Self {
             file,
             path,
-            buf: Vec::with_capacity(64 * 1024),
+            buf: MaskedBuf::with_capacity(64 * 1024),
             len,
         })
     }
@@ -33,11 +34,13 @@ impl EventLog {
 
 impl Consumer for EventLog {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
-        match d.json {
-            Some(line) => self.buf.extend_from_slice(line),
+        match &d.json {
+            Some(line) => self.buf.push(line),
             None => {
-                crate::encode::event(&mut self.buf, d.event).map_err(io::Error::other)?;
-                self.buf.push(b'\n');
+                let mut line = Vec::new();
+                crate::encode::event(&mut line, d.event).map_err(io::Error::other)?;
+                line.push(b'\n');
+                self.buf.push(&crate::redact::current().mask(&line));
             }
         }
         Ok(())
@@ -51,11 +54,12 @@ impl Consumer for EventLog {
     /// cut back to the end of the last line that was written whole.
     fn flush(&mut self) -> io::Result<()> {
         let mut written = 0;
+        let buf = self.buf.as_masked();
         let result = loop {
-            if written == self.buf.len() {
+            if written == buf.len() {
                 break Ok(());
             }
-            match self.file.write(&self.buf[written..]) {
+            match self.file.write(&buf.rest(written)) {
                 Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => written += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -64,7 +68,7 @@ impl Consumer for EventLog {
         };
         let whole = match result {
             Ok(()) => written,
-            Err(_) => memchr::memrchr(b'\n', &self.buf[..written]).map_or(0, |nl| nl + 1),
+            Err(_) => memchr::memrchr(b'\n', &buf.as_bytes()[..written]).map_or(0, |nl| nl + 1),
         };
         self.len += whole as u64;
         self.buf.clear();

@@ -1,6 +1,11 @@
 //! The library: a Rust program runs an agent through `runbook::Run`, gets every event with its
 //! meta in its own observers, and the receipt. Its own process (not the `it` binary's): a run
 //! in-process installs signal handlers, which should not meet the other tests.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests write their own fixtures"
+)]
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;

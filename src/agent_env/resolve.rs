@@ -182,6 +182,7 @@ fn read_into(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
     use std::fs;
 

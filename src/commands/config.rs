@@ -1,7 +1,6 @@
 //! `runbook config`: the configuration `runbook run` would use here and where each value comes
 //! from; `--init` writes a commented `runbook.toml` starter.
 
-use std::fs::OpenOptions;
 use std::io::{self, Write as _};
 use std::path::Path;
 
@@ -12,6 +11,7 @@ use crate::agent_env;
 use crate::cli::ConfigArgs;
 use crate::config::{self, Flags, REPO_FILE};
 use crate::exit::{Error, ExitStatus};
+use crate::redact::MaskedWriter;
 use crate::render::{Styles, settings};
 use crate::term::TermEnv;
 use crate::trust;
@@ -78,7 +78,7 @@ fn trust_rows(config: &config::Config, env: &agent_env::AgentEnv) -> Vec<setting
 /// Writes the starter `runbook.toml` in the repository root, never over an existing file.
 fn init(dir: &Path) -> anyhow::Result<ExitStatus> {
     let path = config::repository_root(dir).join(REPO_FILE);
-    let mut file = match OpenOptions::new().write(true).create_new(true).open(&path) {
+    let mut file = match MaskedWriter::create_shared(&path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             return Err(Error::Usage(format!(
@@ -89,7 +89,7 @@ fn init(dir: &Path) -> anyhow::Result<ExitStatus> {
         }
         Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
     };
-    file.write_all(config::starter().as_bytes())
+    file.write_all(&crate::redact::current().mask(config::starter().as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))?;
     crate::term::print::note(format_args!(
         "wrote {}; personal settings go in runbook.local.toml and secrets in .env.local (keep both out of git)",

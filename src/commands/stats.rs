@@ -51,9 +51,9 @@ pub(crate) fn stats(
     if let Some(path) = &args.html {
         let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         let page = dashboard::page(&figures, &found.runs, &names);
-        let tmp = path.with_extension("html.tmp");
-        std::fs::write(&tmp, page)
-            .and_then(|()| std::fs::rename(&tmp, path))
+        // Run names and prompts are foreign: masked, like everything runbook writes.
+        let masked = crate::redact::current().mask(page.as_bytes());
+        crate::redact::write::atomically(path, "html.tmp", &masked)
             .with_context(|| format!("cannot write {}", path.display()))?;
         note(format_args!("wrote {}", path.display()));
         return Ok(ExitStatus::Completed);

@@ -48,6 +48,7 @@ pub(crate) fn repository_root(dir: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
     use std::fs;
 

@@ -1,10 +1,11 @@
 //! `--on-event CMD`: a program started once per run (`sh -c`, in its own process group) that
 //! reads every event on its stdin. A thread of its own writes the lines, so a slow or stuck
-//! observer only ever fills its own queue; its output goes to `observers/<n>.std{out,err}.log`.
+//! observer only ever fills its own queue; its output goes to `observers/<n>.std{out,err}.log`,
+//! read from pipes and written there through the masking writer, as its stdin is written.
 
-use std::io::{self, Write as _};
+use std::io;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
@@ -15,6 +16,8 @@ use nix::unistd::Pid;
 
 use super::{DRAIN, MetaLine, QUEUE, Tally};
 use crate::consumer::{Consumer, Delivery, Tick};
+use crate::redact::pump::{self, Pump};
+use crate::redact::{Masked, MaskedBuf, MaskedWriter};
 
 /// How long it gets after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
@@ -25,8 +28,10 @@ pub(crate) struct CommandObserver {
     /// Each line also holds the agent's own line the event came from.
     raw: bool,
     child: Child,
-    queue: Option<SyncSender<Vec<u8>>>,
+    queue: Option<SyncSender<Masked<'static>>>,
     writer: Option<JoinHandle<()>>,
+    /// Its stdout and stderr, read into their logs.
+    logs: Vec<Pump>,
 }
 
 impl CommandObserver {
@@ -41,19 +46,25 @@ impl CommandObserver {
     ) -> io::Result<Self> {
         std::fs::create_dir_all(logs)?;
         let log = |kind: &str| {
-            crate::rundir::create_private(&logs.join(format!("{}.{kind}.log", tally.index)))
+            let path = logs.join(format!("{}.{kind}.log", tally.index));
+            pump::start(MaskedWriter::create_private(&path)?, "observer-log")
         };
+        let (stdout, out_pump) = log("stdout")?;
+        let (stderr, err_pump) = log("stderr")?;
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(command)
             .current_dir(cwd)
             .stdin(Stdio::piped())
-            .stdout(log("stdout")?)
-            .stderr(log("stderr")?);
+            .stdout(stdout)
+            .stderr(stderr);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         crate::linux::die_with_parent(&mut cmd);
-        let mut child = cmd.spawn()?;
-        let stdin = child.stdin.take().expect("stdin is piped");
+        let spawned = cmd.spawn();
+        // The pipes' writing ends are the observer's alone now.
+        drop(cmd);
+        let mut child = spawned?;
+        let stdin = MaskedWriter::pipe(child.stdin.take().expect("stdin is piped"));
         let (queue, lines) = sync_channel(QUEUE);
         let writer_tally = Arc::clone(&tally);
         let writer = std::thread::Builder::new()
@@ -66,6 +77,7 @@ impl CommandObserver {
             child,
             queue: Some(queue),
             writer: Some(writer),
+            logs: vec![out_pump, err_pump],
         })
     }
 
@@ -102,21 +114,28 @@ impl CommandObserver {
 }
 
 /// Writes the queued lines to the observer until the queue closes or the observer stops reading.
-fn write_lines(mut stdin: ChildStdin, lines: &Receiver<Vec<u8>>, tally: &Tally) {
-    let mut batch = Vec::new();
+fn write_lines(
+    mut stdin: MaskedWriter<impl io::Write>,
+    lines: &Receiver<Masked<'static>>,
+    tally: &Tally,
+) {
+    let mut batch = MaskedBuf::default();
     while let Ok(line) = lines.recv() {
         batch.clear();
-        batch.extend_from_slice(&line);
+        batch.push(&line);
         let mut count = 1;
         // Whatever else is queued goes in the same write.
         while let Ok(more) = lines.try_recv() {
-            batch.extend_from_slice(&more);
+            batch.push(&more);
             count += 1;
             if batch.len() > 64 * 1024 {
                 break;
             }
         }
-        if let Err(e) = stdin.write_all(&batch).and_then(|()| stdin.flush()) {
+        let written = stdin
+            .write_all(&batch.as_masked())
+            .and_then(|()| stdin.flush());
+        if let Err(e) = written {
             let why = if e.kind() == io::ErrorKind::BrokenPipe {
                 "closed its input".to_owned()
             } else {
@@ -143,7 +162,7 @@ fn describe(status: std::process::ExitStatus) -> String {
 
 impl Consumer for CommandObserver {
     fn event(&mut self, delivery: &Delivery<'_>) -> io::Result<()> {
-        let (Some(queue), Some(json)) = (&self.queue, delivery.json) else {
+        let (Some(queue), Some(json)) = (&self.queue, &delivery.json) else {
             return Ok(());
         };
         let raw = delivery.raw.filter(|_| self.raw);
@@ -200,6 +219,9 @@ impl Consumer for CommandObserver {
         // Ended, it no longer blocks its writer.
         if let Some(writer) = writer {
             let _ = writer.join();
+        }
+        for log in self.logs.drain(..) {
+            let _ = log.finish(DRAIN);
         }
         Ok(())
     }

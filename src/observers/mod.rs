@@ -15,6 +15,7 @@ pub(crate) use command::CommandObserver;
 pub(crate) use sink::EventsTo;
 
 use crate::event::{ObserverReport, Turn, TurnKind};
+use crate::redact::Masked;
 use crate::term::print;
 
 /// How many lines an observer's queue holds before events are dropped.
@@ -68,9 +69,10 @@ impl MetaLine {
         }
     }
 
-    /// `json`, an event's line (`{…}\n`), with `raw`, the agent's line it came from, if given,
-    /// and the meta of its `turn` added at its end.
-    pub(crate) fn line(&self, json: &[u8], turn: Turn, raw: Option<&str>) -> Vec<u8> {
+    /// `json`, an event's line (`{…}\n`), with `raw`, the agent's line it came from, if given
+    /// (masked again here, in every spelling), and the meta of its `turn` added at its end.
+    pub(crate) fn line(&self, json: &Masked<'_>, turn: Turn, raw: Option<&str>) -> Masked<'static> {
+        let json = json.as_bytes();
         let body = json.strip_suffix(b"\n").unwrap_or(json);
         let body = body.strip_suffix(b"}").unwrap_or(body);
         let kind = match turn.kind {
@@ -81,8 +83,10 @@ impl MetaLine {
         line.extend_from_slice(body);
         if let Some(raw) = raw {
             line.extend_from_slice(b",\"raw\":");
+            let mut quoted = Vec::with_capacity(raw.len() + 2);
             // A string always serializes.
-            let _ = serde_json::to_writer(&mut line, raw);
+            let _ = serde_json::to_writer(&mut quoted, raw);
+            line.extend_from_slice(crate::redact::current().mask(&quoted).as_bytes());
         }
         line.extend_from_slice(self.head.as_bytes());
         line.extend_from_slice(
@@ -92,7 +96,9 @@ impl MetaLine {
             )
             .as_bytes(),
         );
-        line
+        // The event's line was masked, its raw line too, and the meta is runbook's own (the
+        // run's name masked).
+        Masked::made_of_masked(&line).into_owned()
     }
 }
 
@@ -222,14 +228,15 @@ mod tests {
             turn_kind: TurnKind::Start,
         });
         let line = meta.line(
-            b"{\"seq\":3,\"type\":\"text\",\"text\":\"hi\"}\n",
+            &Masked::own(b"{\"seq\":3,\"type\":\"text\",\"text\":\"hi\"}\n"),
             Turn {
                 index: 1,
                 kind: TurnKind::Resume,
             },
             Some("{\"part\":\"hi\"}"),
         );
-        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        let line = line.as_bytes();
+        let value: serde_json::Value = serde_json::from_slice(line).unwrap();
         assert_eq!(value["text"], "hi");
         assert_eq!(value["meta"]["run_name"], "nightly \"fix\"");
         assert_eq!(value["meta"]["turn_index"], 1);

@@ -2,23 +2,24 @@
 //! ever waiting for its reader: with none yet, it is opened again on the next heartbeat; one that
 //! goes away is waited for again; lines it has no room for are dropped and counted.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{MetaLine, Tally};
 use crate::consumer::{Consumer, Delivery, Tick};
+use crate::redact::{Masked, MaskedWriter};
 
 pub(crate) struct EventsTo {
     tally: Arc<Tally>,
     meta: MetaLine,
     path: PathBuf,
     fifo: bool,
-    out: Option<File>,
+    out: Option<MaskedWriter<File>>,
     /// The end of a line a FIFO took only part of, written before anything else.
-    pending: Vec<u8>,
+    pending: Masked<'static>,
 }
 
 impl EventsTo {
@@ -31,16 +32,10 @@ impl EventsTo {
             path,
             fifo,
             out: None,
-            pending: Vec::new(),
+            pending: Masked::EMPTY,
         };
         if !fifo {
-            sink.out = Some(
-                OpenOptions::new()
-                    .append(true)
-                    .create(true)
-                    .mode(0o600)
-                    .open(&sink.path)?,
-            );
+            sink.out = Some(MaskedWriter::append(&sink.path)?);
         } else {
             sink.reopen();
         }
@@ -52,23 +47,19 @@ impl EventsTo {
         if self.out.is_some() || !self.fifo {
             return;
         }
-        self.out = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&self.path)
-            .ok();
+        self.out = MaskedWriter::fifo(&self.path).ok();
     }
 
     /// Writes `bytes` as far as the output takes them now; what it did not take.
-    fn write_now<'b>(&mut self, bytes: &'b [u8]) -> Result<&'b [u8], ()> {
+    fn write_now<'b>(&mut self, bytes: &'b Masked<'b>) -> Result<Masked<'b>, ()> {
         let Some(out) = &mut self.out else {
             return Err(());
         };
-        let mut rest = bytes;
+        let mut rest = bytes.borrowed();
         while !rest.is_empty() {
-            match out.write(rest) {
+            match out.write(&rest) {
                 Ok(0) => return Err(()),
-                Ok(n) => rest = &rest[n..],
+                Ok(n) => rest = Masked::rest_of(rest, n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(rest),
                 Err(e) => {
@@ -89,10 +80,10 @@ impl EventsTo {
         if self.pending.is_empty() {
             return true;
         }
-        let pending = std::mem::take(&mut self.pending);
+        let pending = std::mem::replace(&mut self.pending, Masked::EMPTY);
         match self.write_now(&pending) {
             Ok(rest) => {
-                self.pending = rest.to_vec();
+                self.pending = rest.into_owned();
                 self.pending.is_empty()
             }
             Err(()) => false,
@@ -102,7 +93,7 @@ impl EventsTo {
 
 impl Consumer for EventsTo {
     fn event(&mut self, delivery: &Delivery<'_>) -> io::Result<()> {
-        let Some(json) = delivery.json else {
+        let Some(json) = &delivery.json else {
             return Ok(());
         };
         if self.tally.is_failed() {
@@ -121,7 +112,7 @@ impl Consumer for EventsTo {
             Ok(rest) => {
                 self.tally.queued();
                 self.tally.written(1);
-                self.pending = rest.to_vec();
+                self.pending = rest.into_owned();
             }
             Err(()) => self.tally.dropped("has no reader, or one that fell behind"),
         }

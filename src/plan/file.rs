@@ -1,6 +1,6 @@
 //! `plan.md` in the run directory: the latest plan proposed, written when it is proposed.
 
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::consumer::{Consumer, Delivery};
@@ -22,15 +22,9 @@ impl Consumer for PlanFile {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
         if let EventKind::PlanProposed { text, .. } = &d.event.kind {
             // Written whole to a temporary file and renamed, like the receipt.
-            let tmp = self.path.with_extension("md.tmp");
-            let written = crate::rundir::create_private(&tmp).and_then(|mut file| {
-                writeln!(file, "{}", text.trim_end())?;
-                std::fs::rename(&tmp, &self.path)
-            });
-            if written.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            written?;
+            let text = format!("{}\n", text.trim_end());
+            let masked = crate::redact::current().mask(text.as_bytes());
+            crate::redact::write::atomically(&self.path, "md.tmp", &masked)?;
         }
         Ok(())
     }

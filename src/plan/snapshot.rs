@@ -65,6 +65,7 @@ impl Snapshot {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
     use super::*;
 

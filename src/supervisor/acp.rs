@@ -6,18 +6,17 @@
 //! adapter's parser (`agent::acp`), after the events of the lines before it.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncWrite, AsyncWriteExt as _};
+use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 
 use super::spawn::RawSink;
 use crate::agent::acp::{self, Incoming, RpcError, SENT_MARK};
 use crate::agent::{Permissions, StreamEnd};
 use crate::event::{EventKind, PermissionAnswerer, ToolKind, ToolStart};
-use crate::redact::Redactor;
+use crate::redact::{Masked, MaskedWriter, Redactor};
 
 /// The protocol version runbook speaks.
 const PROTOCOL_VERSION: u64 = 1;
@@ -627,27 +626,29 @@ fn pick(options: &[(String, String, String)], allow: bool) -> Option<&(String, S
 }
 
 /// The task that writes runbook's messages, one a line, to the agent's stdin and to the raw log
-/// (marked, secrets masked); the agent's stdin is closed when the client is done with it.
+/// (marked), both through the masking writer; the agent's stdin is closed when the client is
+/// done with it.
 fn writer(
-    mut stdin: impl AsyncWrite + Unpin + Send + 'static,
+    stdin: impl AsyncWrite + Unpin + Send + 'static,
     mut raw: RawSink,
     redactor: Redactor,
 ) -> mpsc::UnboundedSender<String> {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let mut stdin = MaskedWriter::pipe(stdin);
     tokio::spawn(async move {
         let mut broken = false;
-        while let Some(line) = rx.recv().await {
-            let logged = format!("{SENT_MARK}{}\n", redactor.str(&line));
-            if let Err(e) = raw.file.write_all(logged.as_bytes()) {
+        while let Some(mut line) = rx.recv().await {
+            line.push('\n');
+            let masked = redactor.mask(line.as_bytes());
+            let logged = [SENT_MARK.as_bytes(), masked.as_bytes()].concat();
+            if let Err(e) = raw.file.write_all(&Masked::made_of_masked(&logged)) {
                 raw.failed(e);
             }
             if broken {
                 continue;
             }
-            let mut bytes = line.into_bytes();
-            bytes.push(b'\n');
             // An agent that closed its stdin is gone or going: its exit tells the rest.
-            broken = stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err();
+            broken = stdin.write_all_async(&masked).await.is_err();
         }
         let _ = stdin.shutdown().await;
     });

@@ -1,6 +1,7 @@
 //! One project check after the task (`--check test='cargo test'`): `sh -c` in the agent's working
 //! directory, stdin closed, in its own process group and the run's scope, its output written
-//! whole to a log in the run directory. It is ended with its whole tree when it outlives its
+//! whole to a log in the run directory, secrets masked (it is read from a pipe by runbook, never
+//! written to the log by the check itself), so its tail and the repair prompt are masked too. It is ended with its whole tree when it outlives its
 //! timeout, and whatever it leaves running is ended once it exits.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
@@ -15,6 +16,7 @@ use super::scope::Scope;
 use super::tree::Tree;
 use super::turn::exit_info;
 use crate::event::ExitInfo;
+use crate::redact::MaskedWriter;
 
 /// How many of the last lines of a check's output are kept for the receipt and the repair prompt.
 pub(crate) const TAIL_LINES: usize = 80;
@@ -22,6 +24,9 @@ pub(crate) const TAIL_LINES: usize = 80;
 const TAIL_BYTES: u64 = 16 * 1024;
 /// How long ending a check's tree may take before runbook gives up on it.
 const KILL_BOUND: Duration = Duration::from_secs(5);
+/// How long the check's output is still read once it and its tree are ended (a process that
+/// escaped may hold the pipe open).
+const DRAIN: Duration = Duration::from_secs(2);
 
 /// A check as configured.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,13 +94,16 @@ pub(crate) async fn run(
         tail: Vec::new(),
         error: Some(error),
     };
-    let out = match crate::rundir::create_private(log) {
-        Ok(file) => file,
-        Err(e) => return failed(format!("cannot write {}: {e}", log.display())),
+    let cannot_write = |e: std::io::Error| failed(format!("cannot write {}: {e}", log.display()));
+    let (out, pump) = match MaskedWriter::create_private(log)
+        .and_then(|file| crate::redact::pump::start(file, "check-output"))
+    {
+        Ok(made) => made,
+        Err(e) => return cannot_write(e),
     };
     let err = match out.try_clone() {
-        Ok(file) => file,
-        Err(e) => return failed(format!("cannot write {}: {e}", log.display())),
+        Ok(pipe) => pipe,
+        Err(e) => return cannot_write(e),
     };
     let dir = check
         .cwd
@@ -113,9 +121,15 @@ pub(crate) async fn run(
         .kill_on_drop(true);
     let cgroup = scope.enter(command.as_std_mut());
     crate::linux::die_with_parent(command.as_std_mut());
-    let mut child = match command.spawn() {
+    let spawned = command.spawn();
+    // The pipe's writing ends are the check's alone now: its end is the output's end.
+    drop(command);
+    let mut child = match spawned {
         Ok(child) => child,
-        Err(e) => return failed(format!("cannot run `sh -c` in {}: {e}", dir.display())),
+        Err(e) => {
+            let _ = tokio::task::spawn_blocking(move || pump.finish(Duration::ZERO)).await;
+            return failed(format!("cannot run `sh -c` in {}: {e}", dir.display()));
+        }
     };
     drop(cgroup);
     let pid = child.id();
@@ -137,13 +151,29 @@ pub(crate) async fn run(
         None => child.wait().await.ok(),
     };
     let exit = exit_info(status);
-    let (output_bytes, tail) = tail(log);
+    let pumped = tokio::task::spawn_blocking(move || pump.finish(DRAIN)).await;
+    let read = match pumped {
+        Ok(Ok(read)) => read,
+        Ok(Err(e)) => {
+            return Ran {
+                exit,
+                ..cannot_write(e)
+            };
+        }
+        Err(e) => {
+            return Ran {
+                exit,
+                ..cannot_write(std::io::Error::other(e))
+            };
+        }
+    };
+    let (_, tail) = tail(log);
     Ran {
         passed: !timed_out && exit.code == Some(0),
         exit,
         timed_out,
         duration: started.elapsed(),
-        output_bytes,
+        output_bytes: read,
         tail,
         error: None,
     }
@@ -168,9 +198,11 @@ fn tail(log: &Path) -> (u64, Vec<String>) {
         lines.remove(0);
     }
     let keep = lines.len().saturating_sub(TAIL_LINES);
+    // Masked again once colour codes are gone: a secret they cut in two is whole again.
+    let redactor = crate::redact::current();
     let tail = lines[keep..]
         .iter()
-        .map(|l| console::strip_ansi_codes(l).into_owned())
+        .map(|l| redactor.str(&console::strip_ansi_codes(l)).into_owned())
         .collect();
     (size, tail)
 }
@@ -252,11 +284,28 @@ mod tests {
         }
     }
 
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_secret_the_check_prints_is_masked_in_its_log_and_tail() {
+        crate::redact::remember(&crate::redact::Redactor::for_agent(["check-secret-0042"]));
+        let (ran, dir) = run_one(
+            "printf 'a check-sec'; sleep 0.1; printf 'ret-0042\\n' >&2; \
+             printf '\\033[1mcheck-secret\\033[0m-0042\\n'; exit 1",
+            None,
+        )
+        .await;
+        let log = std::fs::read_to_string(dir.path().join("test.log")).unwrap();
+        assert!(!log.contains("check-secret-0042"), "{log}");
+        assert!(log.starts_with("a [REDACTED]\n"), "{log}");
+        assert_eq!(ran.tail, ["a [REDACTED]", "[REDACTED]"]);
+        assert!(ran.output_bytes > log.len() as u64, "{ran:?}");
+    }
+
     #[test]
     fn the_tail_of_a_large_output_is_read_from_its_end() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("big.log");
         let line = "x".repeat(99) + "\n";
+        #[allow(clippy::disallowed_methods, reason = "a test's fixture")]
         std::fs::write(&log, line.repeat(100_000) + "last\n").unwrap();
         let (size, tail) = tail(&log);
         assert_eq!(size, 10_000_005);

@@ -2,7 +2,6 @@
 //! Each runs on a thread of its own with blocking reads, writes the raw bytes to the run's log,
 //! and sends batches of events to the supervisor, so neither stream can hold up the other.
 
-use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
@@ -17,7 +16,7 @@ pub(crate) use crate::consumer::RawLines;
 use crate::consumer::{Delivered, Lane};
 use crate::event::{EventKind, Stream};
 use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
-use crate::redact::Redactor;
+use crate::redact::{Masked, MaskedStream, Redactor};
 
 /// How much one read of stdout may take. A fast agent's output then costs few system calls.
 const STDOUT_READ: usize = 1024 * 1024;
@@ -246,7 +245,7 @@ async fn pump(
 ) {
     let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
     let mut log = RawLog::new(raw, redactor.clone());
-    log.whole_lines = inbox.is_some();
+    log.whole_lines(inbox.is_some());
     let mut raw = RawWriter::start(log);
     let mut take_rpc = move || {
         let mut rpc = Vec::new();
@@ -542,54 +541,40 @@ fn lock(log: &Mutex<RawLog>) -> std::sync::MutexGuard<'_, RawLog> {
 /// no secret can straddle the cut) so that a secret split across two reads is still masked.
 struct RawLog {
     sink: RawSink,
-    redactor: Redactor,
-    carry: Vec<u8>,
+    stream: MaskedStream,
     failed: bool,
-    /// Write only whole lines (within [`CARRY_LIMIT`]), so that lines written to the same log by
-    /// runbook fall between the agent's.
-    whole_lines: bool,
 }
-
-/// Within a line longer than this, held-back bytes are written anyway.
-const CARRY_LIMIT: usize = 1024 * 1024;
 
 impl RawLog {
     fn new(sink: RawSink, redactor: Redactor) -> Self {
         Self {
             sink,
-            redactor,
-            carry: Vec::new(),
+            stream: MaskedStream::new(Arc::new(redactor)),
             failed: false,
-            whole_lines: false,
         }
     }
 
+    /// Write only whole lines (within a bound), so that lines written to the same log by
+    /// runbook fall between the agent's.
+    fn whole_lines(&mut self, whole: bool) {
+        self.stream.whole_lines = whole;
+    }
+
     fn write(&mut self, bytes: &[u8]) {
-        if !self.redactor.is_active() && !self.whole_lines {
-            self.put(bytes);
-            return;
-        }
-        self.carry.extend_from_slice(bytes);
-        let cut = match memchr::memrchr(b'\n', &self.carry) {
-            Some(nl) => nl + 1,
-            None if self.carry.len() > CARRY_LIMIT => self.redactor.safe_cut(&self.carry),
-            None => return,
-        };
-        let done: Vec<u8> = self.carry.drain(..cut).collect();
-        let masked = self.redactor.bytes(&done).into_owned();
+        let masked = self.stream.push(bytes);
         self.put(&masked);
     }
 
     fn finish(&mut self) {
-        let rest = std::mem::take(&mut self.carry);
-        let masked = self.redactor.bytes(&rest).into_owned();
+        let masked = self.stream.finish();
         self.put(&masked);
     }
 
-    fn put(&mut self, bytes: &[u8]) {
+    fn put(&mut self, bytes: &Masked<'_>) {
         // A log that cannot be written must not stop the agent's output from being read: the
         // supervisor hears of it and stops the run.
         if !self.failed
+            && !bytes.is_empty()
             && let Err(e) = self.sink.file.write_all(bytes)
         {
             self.failed = true;
@@ -601,11 +586,12 @@ impl RawLog {
 #[cfg(test)]
 mod tests {
     use std::fs::File;
-    use std::io::Read as _;
+    use std::io::{Read as _, Write as _};
     use std::os::fd::FromRawFd as _;
 
     use super::*;
     use crate::agent::{Adapter, OpenCode, ParseContext};
+    use crate::redact::MaskedWriter;
 
     /// A pipe whose other end stays open (a leftover process holding it) ends being read when
     /// the supervisor says so, with what was read before delivered and logged.
@@ -623,8 +609,10 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
-        let raw =
-            super::super::spawn::RawFile::new(File::create(&raw_path).unwrap(), raw_path.clone());
+        let raw = super::super::spawn::RawFile::new(
+            MaskedWriter::create_private(&raw_path).unwrap(),
+            raw_path.clone(),
+        );
         let raw = raw.sink().unwrap();
         let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
         let (tx, mut rx) = mpsc::channel(QUEUE);
@@ -699,8 +687,10 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
-        let raw =
-            super::super::spawn::RawFile::new(File::create(&raw_path).unwrap(), raw_path.clone());
+        let raw = super::super::spawn::RawFile::new(
+            MaskedWriter::create_private(&raw_path).unwrap(),
+            raw_path.clone(),
+        );
         let raw = raw.sink().unwrap();
         let parser = OpenCode.stdout_parser(ParseContext::new(dir.path().to_path_buf()));
         let (tx, mut rx) = mpsc::channel(QUEUE);

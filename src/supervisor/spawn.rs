@@ -17,7 +17,7 @@ use super::scope::Scope;
 use super::tree::Tree;
 use crate::agent::{Adapter, ParseContext, StreamEnd};
 use crate::consumer::Lane;
-use crate::redact::Redactor;
+use crate::redact::{MaskedWriter, Redactor};
 
 /// What to run for one turn.
 pub(crate) struct TurnSpec<'a> {
@@ -52,19 +52,19 @@ pub(crate) struct RawLogs<'a> {
 
 /// One of the agent's raw logs: the file, where it is, and the first write to it that failed.
 pub(crate) struct RawFile {
-    file: File,
+    file: MaskedWriter<File>,
     pub path: PathBuf,
     failure: Arc<Mutex<Option<io::Error>>>,
 }
 
 /// What a reader writes a raw log through.
 pub(super) struct RawSink {
-    pub file: File,
+    pub file: MaskedWriter<File>,
     failure: Arc<Mutex<Option<io::Error>>>,
 }
 
 impl RawFile {
-    pub(crate) fn new(file: File, path: PathBuf) -> Self {
+    pub(crate) fn new(file: MaskedWriter<File>, path: PathBuf) -> Self {
         Self {
             file,
             path,

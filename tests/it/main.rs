@@ -1,5 +1,10 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode,
 //! Claude Code and Codex CLIs driven by fake model providers.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "tests write their own fixtures"
+)]
 
 mod acp;
 mod acp_adapters;
@@ -19,6 +24,7 @@ mod faults_storage;
 mod generic;
 mod live;
 mod live_codex;
+mod masking;
 mod next_run;
 mod observers;
 mod opencode;

@@ -98,6 +98,11 @@
 //! fake is reparented to the nearest subreaper or pid 1; if that never reaps
 //! (as in some containers), it stays a zombie, and kill(pid, 0) still
 //! succeeds on zombies. Check /proc/PID/stat state 'Z' instead.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "a test double, not runbook"
+)]
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};

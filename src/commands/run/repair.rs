@@ -220,7 +220,8 @@ fn is_time(word: &str) -> bool {
 }
 
 /// The repair prompt: only the failing checks, each with its command, how it ended and the end
-/// of its output, in the user's template or runbook's own.
+/// of its output, in the user's template or runbook's own. Secrets are masked: the checks'
+/// output was masked where it was read, and the prompt is masked whole again.
 fn prompt(failures: &[CheckResult], attempt: u32, repair: &Repair) -> String {
     let mut out = String::new();
     for c in failures {
@@ -245,7 +246,8 @@ fn prompt(failures: &[CheckResult], attempt: u32, repair: &Repair) -> String {
     }
     let default = Template(DEFAULT_PROMPT.to_owned());
     let template = repair.template.as_ref().unwrap_or(&default);
-    template.fill(&out, attempt, repair.attempts)
+    let filled = template.fill(&out, attempt, repair.attempts);
+    crate::redact::current().str(&filled).into_owned()
 }
 
 #[cfg(test)]

@@ -164,16 +164,19 @@ impl<'a> Session<'a> {
         }
         let mut failed = Vec::new();
         let deadline = self.supervisor.deadline;
+        // A check's command may spell out a secret: what is told of it is masked.
+        let redactor = crate::redact::current();
         let timed_out =
             |name: &str| format!("the run reached its --timeout during the check `{name}`");
         for check in checks {
             if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                 return Ending::new(Outcome::TimedOut, timed_out(&check.name), ending.exit);
             }
+            let command = redactor.str(&check.command).into_owned();
             self.emit(EventKind::CheckStarted {
                 attempt,
                 name: check.name.clone(),
-                command: check.command.clone(),
+                command: command.clone(),
             });
             let log = dir.join(format!("{}.log", check.name));
             // Ctrl-C, or the run's --timeout, ends the check with its tree, and the run.
@@ -205,7 +208,7 @@ impl<'a> Session<'a> {
             self.emit(EventKind::CheckFinished(CheckResult {
                 attempt,
                 name: check.name.clone(),
-                command: check.command.clone(),
+                command,
                 passed: ran.passed,
                 exit: ran.exit,
                 timed_out: ran.timed_out,
@@ -213,7 +216,7 @@ impl<'a> Session<'a> {
                 output_bytes: ran.output_bytes,
                 tail: ran.tail,
                 log: log.display().to_string(),
-                error: ran.error,
+                error: ran.error.map(|e| redactor.str(&e).into_owned()),
             }));
             match stopped {
                 Some(Some(signal)) => {

@@ -1,5 +1,3 @@
-use std::fs::File;
-
 use tokio::io::{AsyncBufReadExt as _, BufReader, DuplexStream, Lines};
 
 use super::*;
@@ -19,7 +17,10 @@ fn wired(policy: Permissions) -> Wired {
 fn wired_with(policy: Permissions, told: acp::Shared) -> Wired {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stdout.log");
-    let raw = RawFile::new(File::create(&path).unwrap(), path);
+    let raw = RawFile::new(
+        crate::redact::MaskedWriter::create_private(&path).unwrap(),
+        path,
+    );
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let client = Client::start(
         ours,
