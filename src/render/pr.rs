@@ -285,6 +285,9 @@ mod tests {
         let changes = r.changes.as_mut().unwrap();
         changes.paths = vec!["we`ird``path|x.md".to_owned()];
         changes.commits[0].subject = "Fix **it** <b>now</b> :tada: www.x.example".to_owned();
+        // A receipt read back may say anything: fewer files than paths, an id not in ASCII.
+        changes.files_changed = 0;
+        changes.commits[0].id = "aéééééééééé".to_owned();
         r.checks[2].name = "li|nt`er".to_owned();
         r.message = "done | ok\n--- | ---".to_owned();
         r.model = Some("m<i>x</i>".to_owned());
