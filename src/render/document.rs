@@ -83,6 +83,18 @@ impl Document {
         self.out.push('\n');
     }
 
+    /// A folded `<details>` block with runbook's own `summary`, holding the blocks `body`
+    /// writes. Foreign text never goes in the `<summary>` line: an HTML block is not Markdown,
+    /// and nothing in it would be escaped.
+    pub(crate) fn details(&mut self, summary: &'static str, body: impl FnOnce(&mut Self)) {
+        self.next_block();
+        self.out.push_str("<details><summary>");
+        self.out.push_str(summary);
+        self.out.push_str("</summary>\n");
+        body(self);
+        self.out.push_str("\n</details>\n");
+    }
+
     /// The Markdown.
     pub(crate) fn finish(self) -> String {
         self.out

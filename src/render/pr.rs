@@ -126,6 +126,9 @@ pub(crate) fn markdown(r: &Receipt) -> String {
             };
             doc.paragraph(Inline::made(&attempts).and("; ").then(how).and("."));
         }
+        for c in checks.iter().filter(|c| !c.passed && !c.tail.is_empty()) {
+            failed_output(&mut doc, c);
+        }
     }
     doc.heading("Run");
     doc.table(&["", ""], run_rows(r));
@@ -137,6 +140,20 @@ pub(crate) fn markdown(r: &Receipt) -> String {
             .and("</sub>"),
     );
     doc.finish()
+}
+
+/// The last lines a failed check printed, folded, as they were printed.
+fn failed_output(doc: &mut Document, c: &CheckResult) {
+    doc.details("Output of a failed check", |doc| {
+        let lines = plural(c.tail.len() as u64, "line");
+        doc.paragraph(
+            Foreign::new(&c.name)
+                .md_code()
+                .and(": its last ")
+                .then(Inline::made(&lines)),
+        );
+        doc.block(&Foreign::new(&c.tail.join("\n")).md_block());
+    });
 }
 
 /// The rows of the Run table: how it ended, the agent, and what it took.
@@ -289,6 +306,13 @@ mod tests {
         changes.files_changed = 0;
         changes.commits[0].id = "aéééééééééé".to_owned();
         r.checks[2].name = "li|nt`er".to_owned();
+        r.checks[2].passed = false;
+        r.checks[2].exit.code = Some(1);
+        r.checks[2].tail = vec![
+            "</details><details open>".to_owned(),
+            "````".to_owned(),
+            "@octocat <script>".to_owned(),
+        ];
         r.message = "done | ok\n--- | ---".to_owned();
         r.model = Some("m<i>x</i>".to_owned());
         r.run_id = "id</sub><img src=x>".to_owned();

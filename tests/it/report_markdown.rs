@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 use crate::support::{self, TestContext};
 
@@ -30,6 +30,10 @@ const PATH: &str = "we`ird`` <b>pa|th.md";
 
 /// A commit subject with Markdown, HTML and a mention in it.
 const SUBJECT: &str = "Fix **it** <b>now</b> @team #3 [x](http://e.example) `code";
+
+/// What a failing check prints: runbook's `<details>` closed, a longer fence, HTML, a mention.
+const CHECK_OUTPUT: &str =
+    "</details><details open>\n`````\n<script>alert(1)</script>\n@octocat #4 `x`";
 
 /// Runs `script` in `dir` with git's identity set.
 fn sh(dir: &Path, script: &str) {
@@ -58,6 +62,7 @@ fn poisoned_run(ctx: &TestContext) {
     std::fs::write(root.join("summary.json"), format!("{text}\n")).unwrap();
     std::fs::write(root.join("subject.txt"), SUBJECT).unwrap();
     std::fs::write(root.join("path.txt"), PATH).unwrap();
+    std::fs::write(root.join("check.txt"), CHECK_OUTPUT).unwrap();
     let root = root.display();
     let agent = ctx.agent_script(
         "poisoner",
@@ -69,11 +74,18 @@ fn poisoned_run(ctx: &TestContext) {
              echo '{{\"type\":\"agent.result\",\"ok\":true}}'"
         ),
     );
-    support::run(
-        &mut ctx.runbook(&["run", "--agent-cmd", &agent, "--check", "ok=true", "go"]),
-        Duration::from_secs(60),
-    )
-    .assert_exit(0);
+    let failing = format!("bad_check=cat '{root}/check.txt'; exit 1");
+    let args = [
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--check",
+        "ok=true",
+        "--check",
+        &failing,
+        "go",
+    ];
+    support::run(&mut ctx.runbook(&args), Duration::from_secs(60)).assert_exit(9);
 }
 
 /// Everything a parser reads in `markdown`, with GitHub's extensions that pulldown-cmark has.
@@ -111,7 +123,33 @@ fn a_report_of_hostile_text_renders_it_as_the_text_it_is() {
             _ => None,
         })
         .collect();
-    assert_eq!(html, ["<sub>", "</sub>"], "{}", report.stdout);
+    let details = [
+        "<details><summary>Output of a failed check</summary>\n",
+        "</details>\n",
+    ];
+    assert_eq!(
+        html,
+        [&details[..], &["<sub>", "</sub>"]].concat(),
+        "{}",
+        report.stdout
+    );
+    // The one code block is runbook's, and holds exactly what the check printed.
+    let blocks: Vec<String> = events
+        .split(|e| matches!(e, Event::Start(Tag::CodeBlock(_))))
+        .skip(1)
+        .map(|after| {
+            let inner = after.split(|e| matches!(e, Event::End(TagEnd::CodeBlock)));
+            inner
+                .take(1)
+                .flatten()
+                .map(|e| match e {
+                    Event::Text(t) => t.to_string(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(blocks, [format!("{CHECK_OUTPUT}\n")], "{}", report.stdout);
     for e in &events {
         let live = matches!(
             e,
@@ -119,7 +157,7 @@ fn a_report_of_hostile_text_renders_it_as_the_text_it_is() {
                 Tag::Link { .. }
                     | Tag::Image { .. }
                     | Tag::BlockQuote(_)
-                    | Tag::CodeBlock(CodeBlockKind::Fenced(_) | CodeBlockKind::Indented)
+                    | Tag::CodeBlock(CodeBlockKind::Indented)
                     | Tag::Emphasis
                     | Tag::Strong
                     | Tag::Strikethrough
@@ -142,17 +180,21 @@ fn a_report_of_hostile_text_renders_it_as_the_text_it_is() {
         .collect();
     assert!(codes.contains(&PATH), "{codes:?}");
     assert!(codes.contains(&"ok"), "the check's name: {codes:?}");
+    assert!(codes.contains(&"bad_check"), "the check's name: {codes:?}");
 
     // The text reads as it was written, and GitHub finds nothing in it to link.
-    let text: String = events
-        .iter()
-        .map(|e| match e {
-            Event::Text(t) => t.as_ref(),
-            Event::SoftBreak | Event::HardBreak => "\n",
-            Event::End(_) => "\n",
-            _ => "",
-        })
-        .collect();
+    // (GitHub links nothing in code, so the text of the code block is left out.)
+    let mut in_code = false;
+    let mut text = String::new();
+    for e in &events {
+        match e {
+            Event::Start(Tag::CodeBlock(_)) => in_code = true,
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Text(t) if !in_code => text.push_str(t),
+            Event::SoftBreak | Event::HardBreak | Event::End(_) => text.push('\n'),
+            _ => {}
+        }
+    }
     let seen = text.replace(NEUTRALISER, "");
     // The receipt keeps the agent's last word as one line of prose; all of it is shown.
     let summary = ctx.receipt().summary.expect("a summary").text;
