@@ -29,6 +29,14 @@ impl Document {
         self.out.push('\n');
     }
 
+    /// `## title`, with foreign text in it.
+    pub(crate) fn heading_of(&mut self, title: Inline) {
+        self.next_block();
+        self.out.push_str("## ");
+        self.out.push_str(&title.render(false));
+        self.out.push('\n');
+    }
+
     /// A paragraph of one line.
     pub(crate) fn paragraph(&mut self, text: Inline) {
         self.next_block();
