@@ -12,7 +12,7 @@ pub(crate) mod markdown;
 pub(crate) mod term;
 
 /// Text from outside runbook, borrowed. It has no `Display` of its own: it is shown through
-/// [`Foreign::term`] on a terminal and [`Foreign::markdown`] in Markdown, and its bytes as they
+/// [`Foreign::term`] on a terminal and the `md_` escapers in Markdown, and its bytes as they
 /// are ([`Foreign::raw`]) go only where they are encoded anyway (JSON, a masked file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Foreign<'a>(&'a str);
@@ -32,5 +32,26 @@ impl<'a> Foreign<'a> {
     /// visible, nothing of it interpreted.
     pub(crate) fn term(self) -> std::borrow::Cow<'a, str> {
         term::escape(self.0)
+    }
+
+    /// The text inside a paragraph, list item or table cell: every character that would mean
+    /// something to Markdown or GitHub escaped or neutralised (see [`markdown`]).
+    pub(crate) fn md_inline(self) -> markdown::Inline {
+        markdown::inline(self.0)
+    }
+
+    /// The text as a code span, fenced with more backticks than any run inside it.
+    pub(crate) fn md_code(self) -> markdown::Inline {
+        markdown::code(self.0)
+    }
+
+    /// The text as a fenced code block, fenced with more backticks than any run inside it.
+    pub(crate) fn md_block(self) -> markdown::Block {
+        markdown::block(self.0)
+    }
+
+    /// The text as paragraphs of escaped text, its line breaks kept.
+    pub(crate) fn md_paragraphs(self) -> markdown::Block {
+        markdown::paragraphs(self.0)
     }
 }

@@ -1,6 +1,7 @@
 //! Consumers that show a run to people (`human`) and to programs (`json`).
 
 pub(crate) mod dashboard;
+pub(crate) mod document;
 pub(crate) mod format;
 pub(crate) mod human;
 pub(crate) mod json;

@@ -3,8 +3,11 @@
 
 use serde::Serialize;
 
+use super::document::Document;
 use super::format::{duration_ms, money, plural, steps, thousands, tokens, tool_calls};
 use crate::event::{Changes, CheckResult, Outcome, RepairStop};
+use crate::foreign::Foreign;
+use crate::foreign::markdown::Inline;
 use crate::receipt::Receipt;
 
 /// How many changed paths the Markdown lists.
@@ -80,119 +83,154 @@ fn last_checks(r: &Receipt) -> Vec<&CheckResult> {
         .collect()
 }
 
-/// The report as Markdown.
+/// The report as Markdown: runbook's own Markdown around foreign text (the summary, paths,
+/// commits, names, messages, even the receipt's run id and version) that renders as the text
+/// it is.
 pub(crate) fn markdown(r: &Receipt) -> String {
-    let mut out = String::new();
-    out.push_str("## Summary\n\n");
+    let mut doc = Document::new();
+    doc.heading("Summary");
     match &r.summary {
-        Some(s) => out.push_str(&format!("{}\n", s.text)),
-        None => out.push_str("_The agent gave no summary._\n"),
+        Some(s) => doc.block(&Foreign::new(&s.text).md_paragraphs()),
+        None => doc.paragraph(Inline::own("_The agent gave no summary._")),
     }
     if let Some(c) = &r.changes {
-        out.push_str("\n## Changes\n\n");
-        out.push_str(&changes(c));
+        doc.heading("Changes");
+        changes(&mut doc, c);
     }
     let checks = last_checks(r);
     if !checks.is_empty() {
-        out.push_str("\n## Checks\n\n| check | result | time |\n| --- | --- | --- |\n");
-        for c in &checks {
-            let result = if c.passed {
-                "✅ passed".to_owned()
-            } else if c.timed_out {
-                "❌ timed out".to_owned()
-            } else {
-                format!("❌ {}", c.exit)
-            };
-            out.push_str(&format!(
-                "| `{}` | {result} | {} |\n",
-                c.name,
-                duration_ms(c.duration_ms)
-            ));
-        }
+        doc.heading("Checks");
+        doc.table(
+            &["check", "result", "time"],
+            checks.iter().map(|c| {
+                let result = if c.passed {
+                    Inline::own("✅ passed")
+                } else if c.timed_out {
+                    Inline::own("❌ timed out")
+                } else {
+                    Inline::own("❌ ").then(Inline::made(&c.exit.to_string()))
+                };
+                vec![
+                    Foreign::new(&c.name).md_code(),
+                    result,
+                    Inline::made(&duration_ms(c.duration_ms)),
+                ]
+            }),
+        );
         if let Some(repair) = &r.repair {
             let attempts = plural(repair.attempts.len() as u64, "repair attempt");
             let how = match repair.stopped {
-                Some(RepairStop::Passed) => "the checks passed after it".to_owned(),
-                Some(stop) => format!("then repair stopped: {}", stop.describe()),
-                None => "the run ended during repair".to_owned(),
+                Some(RepairStop::Passed) => Inline::own("the checks passed after it"),
+                Some(stop) => Inline::own("then repair stopped: ").and(stop.describe()),
+                None => Inline::own("the run ended during repair"),
             };
-            out.push_str(&format!("\n{attempts}; {how}.\n"));
+            doc.paragraph(Inline::made(&attempts).and("; ").then(how).and("."));
+        }
+        for c in checks.iter().filter(|c| !c.passed && !c.tail.is_empty()) {
+            failed_output(&mut doc, c);
         }
     }
-    out.push_str("\n## Run\n\n| | |\n| --- | --- |\n");
-    let model = r
-        .model
-        .as_deref()
-        .map(|m| format!(" ({m})"))
-        .unwrap_or_default();
+    doc.heading("Run");
+    doc.table(&["", ""], run_rows(r));
+    doc.paragraph(
+        Inline::own("<sub>runbook ")
+            .then(Foreign::new(&r.runbook_version).md_inline())
+            .and(" · run ")
+            .then(Foreign::new(&r.run_id).md_inline())
+            .and("</sub>"),
+    );
+    doc.finish()
+}
+
+/// The last lines a failed check printed, folded, as they were printed.
+fn failed_output(doc: &mut Document, c: &CheckResult) {
+    doc.details("Output of a failed check", |doc| {
+        let lines = plural(c.tail.len() as u64, "line");
+        doc.paragraph(
+            Foreign::new(&c.name)
+                .md_code()
+                .and(": its last ")
+                .then(Inline::made(&lines)),
+        );
+        doc.block(&Foreign::new(&c.tail.join("\n")).md_block());
+    });
+}
+
+/// The rows of the Run table: how it ended, the agent, and what it took.
+fn run_rows(r: &Receipt) -> Vec<Vec<Inline>> {
+    let mut agent = Foreign::new(&r.agent.name).md_inline();
+    if let Some(m) = &r.model {
+        agent = agent.and(" (").then(Foreign::new(m).md_inline()).and(")");
+    }
     let cost = match (r.cost.usd, r.cost.source) {
-        (Some(usd), Some(src)) => format!("{} ({})", money(usd), format!("{src:?}").to_lowercase()),
-        (Some(usd), None) => money(usd),
-        (None, _) if r.cost.known_usd > 0.0 => {
-            format!("unknown (at least {})", money(r.cost.known_usd))
-        }
-        (None, _) => "unknown".to_owned(),
+        (Some(usd), Some(src)) => dollars(usd)
+            .and(" (")
+            .then(Inline::made(&format!("{src:?}").to_lowercase()))
+            .and(")"),
+        (Some(usd), None) => dollars(usd),
+        (None, _) if r.cost.known_usd > 0.0 => Inline::own("unknown (at least ")
+            .then(dollars(r.cost.known_usd))
+            .and(")"),
+        (None, _) => Inline::own("unknown"),
     };
     let calls = &r.tool_calls;
-    for (label, value) in [
-        ("Outcome", format!("{}: {}", r.outcome.as_str(), r.message)),
-        ("Agent", format!("{}{model}", r.agent.name)),
-        ("Duration", duration_ms(r.duration_ms)),
-        (
-            "Work",
-            format!(
-                "{} · {}",
-                steps(r.steps),
-                tool_calls(
-                    u64::from(calls.total),
-                    u64::from(calls.errors),
-                    u64::from(calls.denied)
-                )
-            ),
-        ),
-        (
-            "Tokens",
-            if r.tokens.incomplete {
-                tokens(r.tokens.total, true)
-            } else {
-                thousands(r.tokens.total)
-            },
-        ),
+    let work = format!(
+        "{} · {}",
+        steps(r.steps),
+        tool_calls(
+            u64::from(calls.total),
+            u64::from(calls.errors),
+            u64::from(calls.denied)
+        )
+    );
+    let tokens = if r.tokens.incomplete {
+        tokens(r.tokens.total, true)
+    } else {
+        thousands(r.tokens.total)
+    };
+    let outcome = Inline::own(r.outcome.as_str())
+        .and(": ")
+        .then(Foreign::new(&r.message).md_inline());
+    [
+        ("Outcome", outcome),
+        ("Agent", agent),
+        ("Duration", Inline::made(&duration_ms(r.duration_ms))),
+        ("Work", Inline::made(&work)),
+        ("Tokens", Inline::made(&tokens)),
         ("Cost", cost),
-    ] {
-        out.push_str(&format!("| {label} | {} |\n", cell(&value)));
-    }
-    out.push_str(&format!(
-        "\n<sub>runbook {} · run {}</sub>\n",
-        r.runbook_version, r.run_id
-    ));
-    out
+    ]
+    .into_iter()
+    .map(|(label, value)| vec![Inline::own(label), value])
+    .collect()
+}
+
+/// `$0.0123`: the dollar sign is runbook's own, and one to a cell opens no GitHub math.
+fn dollars(usd: f64) -> Inline {
+    Inline::own("$").then(Inline::made(money(usd).trim_start_matches('$')))
 }
 
 /// `3 files changed (+42 −7) · 1 commit`, the paths and the commits.
-fn changes(c: &Changes) -> String {
-    let mut out = super::format::changes(c);
-    out.push_str(".\n\n");
-    for path in c.paths.iter().take(LISTED_PATHS) {
-        out.push_str(&format!("- `{path}`\n"));
-    }
-    let more = c.files_changed as usize - c.paths.len().min(LISTED_PATHS);
+fn changes(doc: &mut Document, c: &Changes) {
+    doc.paragraph(Inline::made(&super::format::changes(c)).and("."));
+    let paths = c.paths.iter().take(LISTED_PATHS);
+    let mut items: Vec<Inline> = paths.map(|p| Foreign::new(p).md_code()).collect();
+    let more = (c.files_changed as usize).saturating_sub(c.paths.len().min(LISTED_PATHS));
     if more > 0 {
-        out.push_str(&format!("- and {more} more\n"));
+        items.push(Inline::made(&format!("and {more} more")));
+    }
+    if !items.is_empty() {
+        doc.list(items);
     }
     if !c.commits.is_empty() {
-        out.push_str("\nCommits:\n\n");
-        for commit in &c.commits {
-            let short = &commit.id[..commit.id.len().min(10)];
-            out.push_str(&format!("- `{short}` {}\n", commit.subject));
-        }
+        doc.paragraph(Inline::own("Commits:"));
+        doc.list(c.commits.iter().map(|commit| {
+            let short: String = commit.id.chars().take(10).collect();
+            Foreign::new(&short)
+                .md_code()
+                .and(" ")
+                .then(Foreign::new(&commit.subject).md_inline())
+        }));
     }
-    out
-}
-
-/// Text that keeps a Markdown table cell whole.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
 
 #[cfg(test)]
@@ -253,5 +291,31 @@ mod tests {
         );
         assert_eq!(json["repair"]["stopped"], "passed");
         assert_eq!(json["outcome"], "completed");
+    }
+
+    #[test]
+    fn hostile_text_reads_as_text() {
+        let mut r = receipt();
+        r.summary.as_mut().unwrap().text =
+            "</details><details open>\n@octocat ![x](http://evil/x.png) #1\n```\n<script>\n\n# Heading  \n1. item"
+                .to_owned();
+        let changes = r.changes.as_mut().unwrap();
+        changes.paths = vec!["we`ird``path|x.md".to_owned()];
+        changes.commits[0].subject = "Fix **it** <b>now</b> :tada: www.x.example".to_owned();
+        // A receipt read back may say anything: fewer files than paths, an id not in ASCII.
+        changes.files_changed = 0;
+        changes.commits[0].id = "aéééééééééé".to_owned();
+        r.checks[2].name = "li|nt`er".to_owned();
+        r.checks[2].passed = false;
+        r.checks[2].exit.code = Some(1);
+        r.checks[2].tail = vec![
+            "</details><details open>".to_owned(),
+            "````".to_owned(),
+            "@octocat <script>".to_owned(),
+        ];
+        r.message = "done | ok\n--- | ---".to_owned();
+        r.model = Some("m<i>x</i>".to_owned());
+        r.run_id = "id</sub><img src=x>".to_owned();
+        insta::assert_snapshot!(markdown(&r));
     }
 }

@@ -31,6 +31,7 @@ mod opencode;
 mod plan;
 mod produced;
 mod record;
+mod report_markdown;
 mod run;
 mod stats;
 mod status;
