@@ -82,7 +82,8 @@ pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    completed: the agent finished its work
   1    agent failed: it reported an error, exited non-zero, died, or stopped short (truncated)
-  2    usage error: bad arguments; nothing was started
+  2    usage error: bad arguments or configuration, or an untrusted repository file (runbook
+       trust); nothing was started
   3    hung: the inactivity watchdog stopped the agent
   4    budget: --max-cost was crossed
   5    timeout: --timeout was reached

@@ -266,3 +266,27 @@ fn the_examples_tee_the_events_and_count_tool_calls() {
         "0 tool calls (0 seen live); outcome Completed\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_is_never_asked_to_trust_a_repositorys_file_and_nothing_runs() {
+    let place = Place::new();
+    let agent = place.agent(TALKER);
+    let mark = place.work.join("it-ran");
+    std::fs::write(
+        place.work.join("runbook.toml"),
+        format!("[checks]\ntest = \"touch '{}'\"\n", mark.display()),
+    )
+    .unwrap();
+    let err = place
+        .run(&agent, "say things")
+        .show(true)
+        .run()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, RunError::Usage(m) if m.contains("not trusted") && m.contains("RUNBOOK_TRUST") && !m.contains('\n')),
+        "{err:?}"
+    );
+    assert!(!mark.exists(), "the repository's check ran");
+    assert!(!place.runs.exists() || std::fs::read_dir(&place.runs).unwrap().next().is_none());
+}

@@ -115,7 +115,8 @@ fn forget(root: &Path, only: Option<&Path>) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Completed)
 }
 
-/// Every trusted file, and whether it still has the content that was trusted.
+/// Every trusted file, and whether it still has the content that was trusted (`matches`), has
+/// changed since (and so is not trusted), or is gone.
 fn show() -> anyhow::Result<ExitStatus> {
     let store = store::Store::load()?;
     let mut out = io::stdout().lock();
@@ -134,8 +135,8 @@ fn show() -> anyhow::Result<ExitStatus> {
     ]];
     for (key, record) in store.records() {
         let status = match files::read(Path::new(key), files::CONFIG_LIMIT, Links::Follow) {
-            Ok(bytes) if Some(Digest::of(&bytes)) == Digest::from_hex(&record.sha256) => "trusted",
-            Ok(_) => "changed: not trusted",
+            Ok(bytes) if Some(Digest::of(&bytes)) == Digest::from_hex(&record.sha256) => "matches",
+            Ok(_) => "changed (not trusted until trusted again)",
             Err(e) if e.is_not_found() => "missing",
             Err(_) => "unreadable",
         };

@@ -83,7 +83,10 @@ pub(crate) async fn execute(
     host: Host,
 ) -> anyhow::Result<Finished> {
     let (views, whole_process) = (host.views, host.whole_process);
-    let setup = Setup::resolve(&args, global, views && prompt_possible())?;
+    // Only a person at the `runbook` command is asked to trust a repository's files; a program
+    // using the library is not.
+    let ask = views && whole_process && prompt_possible();
+    let setup = Setup::resolve(&args, global, ask)?;
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
     if whole_process {
