@@ -1,6 +1,10 @@
 //! `--on-event CMD`: a program started once per run (`sh -c`, in its own process group) that
 //! reads every event on its stdin. A thread of its own writes the lines, so a slow or stuck
-//! observer only ever fills its own queue; its output goes to `observers/<n>.std{out,err}.log`.
+//! observer only ever fills its own queue; its output goes to `observers/<n>.std{out,err}.log`,
+//! each capped (see [`super::log`]).
+//!
+//! It is the run's: it carries the observers' mark and joins their cgroup (both given by the
+//! run), so that whatever it starts is ended at the end of the run, or by the guardian.
 
 use std::io::{self, Write as _};
 use std::path::Path;
@@ -27,33 +31,58 @@ pub(crate) struct CommandObserver {
     child: Child,
     queue: Option<SyncSender<Vec<u8>>>,
     writer: Option<JoinHandle<()>>,
+    /// The threads that copy its output into its logs, until every holder of its pipes is gone.
+    logs: Vec<JoinHandle<()>>,
 }
 
+/// Prepares an observer's command to join the run's processes; what it returns stays open until
+/// the command has started.
+pub(crate) type Enter<'a> = &'a dyn Fn(&mut Command) -> Option<std::fs::File>;
+
 impl CommandObserver {
-    /// Starts `command` in `cwd`, its output in `logs` (the run's `observers/`).
+    /// Starts `command` in `cwd`, its output in `logs` (the run's `observers/`), made one of
+    /// the run's processes by `enter`.
     pub(crate) fn start(
         tally: Arc<Tally>,
         command: &str,
-        cwd: &Path,
-        logs: &Path,
+        (cwd, logs): (&Path, &Path),
         meta: MetaLine,
         raw: bool,
+        enter: Enter<'_>,
     ) -> io::Result<Self> {
-        std::fs::create_dir_all(logs)?;
+        crate::rundir::create_private_dir(logs)?;
         let log = |kind: &str| {
             crate::rundir::create_private(&logs.join(format!("{}.{kind}.log", tally.index)))
         };
+        let (out_log, err_log) = (log("stdout")?, log("stderr")?);
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(command)
             .current_dir(cwd)
             .stdin(Stdio::piped())
-            .stdout(log("stdout")?)
-            .stderr(log("stderr")?);
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         crate::linux::die_with_parent(&mut cmd);
+        let joined = enter(&mut cmd);
         let mut child = cmd.spawn()?;
+        drop(joined);
         let stdin = child.stdin.take().expect("stdin is piped");
+        let name = |kind: &str| format!("observer-{}-{kind}", tally.index);
+        let logs = vec![
+            super::log::spawn(
+                name("stdout"),
+                child.stdout.take().expect("stdout is piped"),
+                out_log,
+                tally.log_cut(),
+            )?,
+            super::log::spawn(
+                name("stderr"),
+                child.stderr.take().expect("stderr is piped"),
+                err_log,
+                tally.log_cut(),
+            )?,
+        ];
         let (queue, lines) = sync_channel(QUEUE);
         let writer_tally = Arc::clone(&tally);
         let writer = std::thread::Builder::new()
@@ -66,7 +95,14 @@ impl CommandObserver {
             child,
             queue: Some(queue),
             writer: Some(writer),
+            logs,
         })
+    }
+
+    /// The threads copying its output into its logs, for the run to wait for once every process
+    /// of the run is ended.
+    pub(crate) fn take_logs(&mut self) -> Vec<JoinHandle<()>> {
+        std::mem::take(&mut self.logs)
     }
 
     /// Its process, the leader of its process group.
