@@ -5,8 +5,8 @@
 //! started.
 //!
 //! runbook holds the write end of a pipe whose read end is the guardian's stdin. While the run
-//! goes, a thread of runbook's tells the guardian, every [`FEED_EVERY`], which processes below
-//! runbook came and went since it last looked (`+ PID START` and `- PID START`, the start time
+//! goes without cgroups to hold it, a thread of runbook's tells the guardian, every
+//! [`FEED_EVERY`], which processes below runbook came and went since it last looked (`+ PID START` and `- PID START`, the start time
 //! from `/proc/PID/stat`): only changes, so a quiet run costs a few reads a second. When the run
 //! ends normally runbook writes `done` and closes it, and the guardian exits at once; when
 //! runbook dies the kernel closes it, the guardian reads the end of the pipe and ends the run's
