@@ -16,28 +16,45 @@ const CUT_LINE_ROOM: usize = 256;
 pub(crate) type Cut = Arc<AtomicU64>;
 
 /// Copies `from` into `to` until its end, keeping at most `cap` bytes; adds what it left out
-/// to `cut`.
+/// to `cut`. Once `to` cannot be written (a full disk), the rest is read and counted as cut, so
+/// that the observer never finds its output blocked or broken.
 pub(crate) fn copy_capped(
     mut from: impl Read,
     to: impl Write,
     cap: u64,
     cut: &Cut,
 ) -> io::Result<()> {
-    let mut log = Capped::new(to, cap, cut);
+    let mut log = Some(Capped::new(to, cap, cut));
     let mut buf = vec![0; 64 * 1024];
+    let mut failed = None;
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                log.finish()?;
-                return Err(e);
+                failed = Some(e);
+                break;
             }
         };
-        log.take(&buf[..n])?;
+        match &mut log {
+            Some(capped) => {
+                if let Err(e) = capped.take(&buf[..n]) {
+                    // What it was given is lost with it.
+                    cut.fetch_add(n as u64, Ordering::Relaxed);
+                    log = None;
+                    failed = Some(e);
+                }
+            }
+            None => {
+                cut.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        }
     }
-    log.finish()
+    if let Some(capped) = log {
+        capped.finish()?;
+    }
+    failed.map_or(Ok(()), Err)
 }
 
 /// The writing end of a capped log.
@@ -186,5 +203,29 @@ mod tests {
             )),
             "{text}"
         );
+    }
+
+    /// A disk that is full from the start.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_log_that_cannot_be_written_still_reads_the_output_to_its_end() {
+        let input = vec![b'y'; 300_000];
+        let cut = Cut::default();
+        let mut from = io::Cursor::new(input);
+        let copied = copy_capped(&mut from, Full, 4096, &cut);
+        assert!(copied.is_err());
+        assert_eq!(from.position(), 300_000, "the output was read to its end");
+        assert!(cut.load(Ordering::Relaxed) >= 300_000 - 4096);
     }
 }
