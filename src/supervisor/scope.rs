@@ -210,16 +210,26 @@ impl Scope {
         }
     }
 
-    /// The files runbook's own helpers (observers) have open now: what they write is not the
-    /// agent's doing.
+    /// The files runbook's own helpers (observers, and what they started) have open now: what
+    /// they write is not the agent's doing.
     pub(crate) fn helpers_files(&self) -> Vec<std::path::PathBuf> {
         let apart = self.apart.lock().map(|a| a.clone()).unwrap_or_default();
         if apart.is_empty() {
             return Vec::new();
         }
+        let in_cgroup = self
+            .observers_cgroup
+            .as_ref()
+            .map(Cgroup::pids)
+            .unwrap_or_default();
+        let mut buf = Vec::new();
         crate::linux::procfs::pids()
             .into_iter()
-            .filter(|&pid| crate::linux::procfs::stat(pid).is_some_and(|p| apart.contains(&p.pgrp)))
+            .filter(|&pid| {
+                in_cgroup.contains(&pid)
+                    || crate::linux::procfs::stat(pid).is_some_and(|p| apart.contains(&p.pgrp))
+                    || crate::linux::procfs::environ_has(pid, &self.observers_mark, &mut buf)
+            })
             .flat_map(crate::linux::procfs::open_files)
             .collect()
     }
