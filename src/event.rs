@@ -546,6 +546,20 @@ pub struct ObserverReport {
     /// Why it got no more events, if it stopped taking them (it exited, closed its input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// A command's output logs (`observers/<index>.std{out,err}.log`): their cap, and what was
+    /// cut from them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<ObserverLog>,
+}
+
+/// What a command observer's output logs kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ObserverLog {
+    /// The most each of its two logs holds: its first bytes, a line saying how many were cut,
+    /// and its last bytes.
+    pub cap_bytes: u64,
+    /// The bytes of its output left out of its logs, by the time of this report.
+    pub cut_bytes: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -102,6 +102,16 @@ pub(crate) fn ensure_runs_dir(runs_dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Creates a directory in a run directory that only the user can enter, unless it exists; one
+/// that exists is made so too.
+pub(crate) fn create_private_dir(path: &Path) -> io::Result<()> {
+    match DirBuilder::new().mode(0o700).create(path) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        other => other?,
+    }
+    fs::set_permissions(path, Permissions::from_mode(0o700))
+}
+
 /// Sets [`RESERVE_BYTES`] aside at `path`. Best effort: on a disk already too full for it, the
 /// run goes on without.
 fn reserve(path: &Path) {

@@ -44,6 +44,77 @@ pub(crate) fn is_alive(pid: u32, start: Option<u64>) -> bool {
     stat(pid).is_some_and(|s| !s.zombie && start.is_none_or(|t| t == s.start))
 }
 
+/// The living descendants of process `root`, leaving out `skip` and what is below it, found from
+/// each thread's `/proc/PID/task/TID/children` (cheap: only the tree is read, not the whole
+/// process table); where the kernel has no such file, from the whole table's parents.
+pub(crate) fn descendants_but(root: i32, skip: i32) -> Vec<Stat> {
+    let mut out = Vec::new();
+    let mut next = vec![root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(pid) = next.pop() {
+        let Some(children) = children(pid) else {
+            return descendants_by_parent(root)
+                .into_iter()
+                .filter(|p| p.pid != skip)
+                .collect();
+        };
+        for child in children {
+            if child != skip
+                && seen.insert(child)
+                && let Some(stat) = stat(child)
+            {
+                out.push(stat);
+                next.push(child);
+            }
+        }
+    }
+    out
+}
+
+/// The children of process `pid`, from its threads' `children` files; `None` when the kernel has
+/// none (and the process still exists).
+fn children(pid: i32) -> Option<Vec<i32>> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Some(Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut text = String::new();
+    for task in tasks.flatten() {
+        text.clear();
+        let path = task.path().join("children");
+        match fs::File::open(&path).and_then(|mut f| f.read_to_string(&mut text)) {
+            Ok(_) => out.extend(
+                text.split_ascii_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && task.path().exists() => {
+                return None;
+            }
+            Err(_) => {}
+        }
+    }
+    Some(out)
+}
+
+/// The descendants of `root`, from every process's parent.
+fn descendants_by_parent(root: i32) -> Vec<Stat> {
+    let all: Vec<Stat> = pids().into_iter().filter_map(stat).collect();
+    let mut out: Vec<Stat> = Vec::new();
+    let mut known = std::collections::HashSet::from([root]);
+    loop {
+        let below: Vec<Stat> = all
+            .iter()
+            .filter(|p| known.contains(&p.ppid) && !known.contains(&p.pid))
+            .copied()
+            .collect();
+        if below.is_empty() {
+            return out;
+        }
+        known.extend(below.iter().map(|p| p.pid));
+        out.extend(below);
+    }
+}
+
 /// The pids in `/proc`, in the order the kernel lists them.
 pub(crate) fn pids() -> Vec<i32> {
     let Ok(dir) = fs::read_dir("/proc") else {
@@ -67,6 +138,11 @@ const ENVIRON_CAP: u64 = 4 * 1024 * 1024;
 /// `buf` is reused between calls. Processes of another user (unreadable) and zombies (no
 /// environment left) do not.
 pub(crate) fn environ_has(pid: i32, entry: &[u8], buf: &mut Vec<u8>) -> bool {
+    environ_has_any(pid, &[entry], buf)
+}
+
+/// Whether the environment process `pid` started with holds any of `entries`, read once.
+pub(crate) fn environ_has_any(pid: i32, entries: &[&[u8]], buf: &mut Vec<u8>) -> bool {
     buf.clear();
     let Ok(file) = fs::File::open(format!("/proc/{pid}/environ")) else {
         return false;
@@ -74,7 +150,7 @@ pub(crate) fn environ_has(pid: i32, entry: &[u8], buf: &mut Vec<u8>) -> bool {
     if file.take(ENVIRON_CAP).read_to_end(buf).is_err() {
         return false;
     }
-    buf.split(|&b| b == 0).any(|e| e == entry)
+    buf.split(|&b| b == 0).any(|e| entries.contains(&e))
 }
 
 /// The start time of this process, which with its pid names it uniquely.
@@ -143,6 +219,42 @@ mod tests {
         assert!(!environ_has(pid, b"PROCFS_TEST_ENTRY", &mut buf));
         assert!(pids().contains(&pid));
         assert!(last_pid().is_some_and(|last| last > 0));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_grandchild_is_among_the_descendants() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & wait"])
+            .spawn()
+            .unwrap();
+        let me = std::process::id() as i32;
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut below = descendants_but(me, 0);
+        while below.len() < 2 && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            below = descendants_but(me, 0);
+        }
+        let child_pid = child.id() as i32;
+        assert!(below.iter().any(|p| p.pid == child_pid));
+        assert!(
+            below.iter().any(|p| p.ppid == child_pid),
+            "the sleep below the shell"
+        );
+        assert_eq!(
+            descendants_by_parent(me)
+                .iter()
+                .filter(|p| p.ppid == child_pid)
+                .count(),
+            1
+        );
+        for p in below.iter().filter(|p| p.ppid == child_pid) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p.pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
         child.kill().unwrap();
         child.wait().unwrap();
     }

@@ -1,7 +1,11 @@
 //! `--on-event CMD`: a program started once per run (`sh -c`, in its own process group) that
 //! reads every event on its stdin. A thread of its own writes the lines, so a slow or stuck
 //! observer only ever fills its own queue; its output goes to `observers/<n>.std{out,err}.log`,
-//! read from pipes and written there through the masking writer, as its stdin is written.
+//! read from pipes and written there through the masking writer, as its stdin is written, each
+//! capped (see [`super::log`]).
+//!
+//! It is the run's: it carries the observers' mark and joins their cgroup (both given by the
+//! run), so that whatever it starts is ended at the end of the run, or by the guardian.
 
 use std::io;
 use std::path::Path;
@@ -16,6 +20,7 @@ use nix::unistd::Pid;
 
 use super::{DRAIN, MetaLine, QUEUE, Tally};
 use crate::consumer::{Consumer, Delivery, Tick};
+use crate::redact::capped::Cap;
 use crate::redact::pump::{self, Pump};
 use crate::redact::{Masked, MaskedBuf, MaskedWriter};
 
@@ -30,24 +35,34 @@ pub(crate) struct CommandObserver {
     child: Child,
     queue: Option<SyncSender<Masked<'static>>>,
     writer: Option<JoinHandle<()>>,
-    /// Its stdout and stderr, read into their logs.
+    /// Its stdout and stderr, read into their logs until every holder of their pipes is gone.
     logs: Vec<Pump>,
 }
 
+/// Prepares an observer's command to join the run's processes; what it returns stays open until
+/// the command has started.
+pub(crate) type Enter<'a> = &'a dyn Fn(&mut Command) -> Option<std::fs::File>;
+
 impl CommandObserver {
-    /// Starts `command` in `cwd`, its output in `logs` (the run's `observers/`).
+    /// Starts `command` in `cwd`, its output in `logs` (the run's `observers/`), made one of
+    /// the run's processes by `enter`.
     pub(crate) fn start(
         tally: Arc<Tally>,
         command: &str,
-        cwd: &Path,
-        logs: &Path,
+        (cwd, logs): (&Path, &Path),
         meta: MetaLine,
         raw: bool,
+        enter: Enter<'_>,
     ) -> io::Result<Self> {
-        std::fs::create_dir_all(logs)?;
+        crate::rundir::create_private_dir(logs)?;
         let log = |kind: &str| {
             let path = logs.join(format!("{}.{kind}.log", tally.index));
-            pump::start(MaskedWriter::create_private(&path)?, "observer-log")
+            let cap = Cap {
+                bytes: super::log::LOG_CAP,
+                cut: tally.log_cut(),
+            };
+            let name = format!("observer-{}-{kind}", tally.index);
+            pump::start_capped(MaskedWriter::create_private(&path)?, &name, Some(cap))
         };
         let (stdout, out_pump) = log("stdout")?;
         let (stderr, err_pump) = log("stderr")?;
@@ -60,7 +75,9 @@ impl CommandObserver {
             .stderr(stderr);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         crate::linux::die_with_parent(&mut cmd);
+        let joined = enter(&mut cmd);
         let spawned = cmd.spawn();
+        drop(joined);
         // The pipes' writing ends are the observer's alone now.
         drop(cmd);
         let mut child = spawned?;
@@ -79,6 +96,12 @@ impl CommandObserver {
             writer: Some(writer),
             logs: vec![out_pump, err_pump],
         })
+    }
+
+    /// What reads its output into its logs, for the run to wait for once every process of the
+    /// run is ended.
+    pub(crate) fn take_logs(&mut self) -> Vec<Pump> {
+        std::mem::take(&mut self.logs)
     }
 
     /// Its process, the leader of its process group.

@@ -5,6 +5,7 @@
 
 mod callback;
 mod command;
+mod log;
 mod sink;
 
 use std::sync::Mutex;
@@ -14,7 +15,7 @@ pub(crate) use callback::{Callback, Pending};
 pub(crate) use command::CommandObserver;
 pub(crate) use sink::EventsTo;
 
-use crate::event::{ObserverReport, Turn, TurnKind};
+use crate::event::{ObserverLog, ObserverReport, Turn, TurnKind};
 use crate::redact::Masked;
 use crate::term::print;
 
@@ -117,6 +118,8 @@ pub(crate) struct Tally {
     /// The run is over: it is being ended, which is no news.
     closing: AtomicBool,
     problem: Mutex<Option<String>>,
+    /// A command's: the bytes its logs left out (each log is capped at [`log::LOG_CAP`]).
+    log_cut: Mutex<Option<log::Cut>>,
 }
 
 impl Tally {
@@ -131,7 +134,14 @@ impl Tally {
             warned_drop: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             problem: Mutex::new(None),
+            log_cut: Mutex::new(None),
         }
+    }
+
+    /// What a command observer's logs add the bytes they leave out to.
+    fn log_cut(&self) -> log::Cut {
+        let mut slot = self.log_cut.lock().unwrap_or_else(|e| e.into_inner());
+        std::sync::Arc::clone(slot.get_or_insert_with(log::Cut::default))
     }
 
     fn queued(&self) {
@@ -210,6 +220,15 @@ impl Tally {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            log: self
+                .log_cut
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map(|cut| ObserverLog {
+                    cap_bytes: log::LOG_CAP,
+                    cut_bytes: cut.load(Ordering::Relaxed),
+                }),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::capped::{Cap, Capped, MaskedOut};
 use super::{MaskedStream, MaskedWriter};
 
 /// How often the reading thread looks whether it was told to stop.
@@ -24,16 +25,57 @@ pub(crate) struct Pump {
 /// A pipe whose writing end goes to the child (as its stdout and stderr both), its reading end
 /// pumped into `log`.
 pub(crate) fn start(log: MaskedWriter<File>, name: &str) -> io::Result<(PipeWriter, Pump)> {
+    start_capped(log, name, None)
+}
+
+/// [`start`], the log holding at most `cap` bytes (its first and last, see [`super::capped`])
+/// when one is given.
+pub(crate) fn start_capped(
+    log: MaskedWriter<File>,
+    name: &str,
+    cap: Option<Cap>,
+) -> io::Result<(PipeWriter, Pump)> {
     let (read, write) = io::pipe()?;
     let stop = Arc::new(AtomicBool::new(false));
     let told = Arc::clone(&stop);
+    let log = match cap {
+        None => Log::Whole(log),
+        Some(cap) => Log::Capped(Capped::new(MaskedOut(log), &cap)),
+    };
     let thread = std::thread::Builder::new()
         .name(name.to_owned())
         .spawn(move || pump(read, log, &told))?;
     Ok((write, Pump { stop, thread }))
 }
 
+/// Where a pump writes.
+enum Log {
+    Whole(MaskedWriter<File>),
+    Capped(Capped<MaskedOut<File>>),
+}
+
+impl Log {
+    fn take(&mut self, masked: &super::Masked<'_>) -> io::Result<()> {
+        match self {
+            Log::Whole(log) => log.write_all(masked),
+            Log::Capped(log) => log.take(masked.as_bytes()),
+        }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        match self {
+            Log::Whole(mut log) => log.flush(),
+            Log::Capped(log) => log.finish(),
+        }
+    }
+}
+
 impl Pump {
+    /// Whether it has read the pipe to its end and written its log out.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
     /// Waits for every writer of the pipe to close it, or `grace` at most (a process the child
     /// left running may hold it open), then for the log to be written out: how many bytes were
     /// read, or why the log could not be written.
@@ -49,7 +91,7 @@ impl Pump {
     }
 }
 
-fn pump(mut read: PipeReader, mut log: MaskedWriter<File>, stop: &AtomicBool) -> io::Result<u64> {
+fn pump(mut read: PipeReader, mut log: Log, stop: &AtomicBool) -> io::Result<u64> {
     let mut stream = MaskedStream::new(super::current());
     let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0u64;
@@ -76,13 +118,18 @@ fn pump(mut read: PipeReader, mut log: MaskedWriter<File>, stop: &AtomicBool) ->
         // The pipe is read to its end even when the log cannot be written, so the child never
         // blocks on it.
         if failed.is_none()
-            && let Err(e) = log.write_all(&stream.push(&buf[..n]))
+            && let Err(e) = log.take(&stream.push(&buf[..n]))
         {
             failed = Some(e);
         }
     }
     if failed.is_none()
-        && let Err(e) = log.write_all(&stream.finish())
+        && let Err(e) = log.take(&stream.finish())
+    {
+        failed = Some(e);
+    }
+    if failed.is_none()
+        && let Err(e) = log.finish()
     {
         failed = Some(e);
     }

@@ -224,7 +224,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // Found by its mark and group only: the other tests' children are this process's too.
         let tag = format!("check-test-{}", fastrand::u32(..));
-        let scope = Arc::new(Scope::orphaned(&tag, None));
+        let scope = Arc::new(Scope::orphaned(&tag, None, None));
         let log = dir.path().join("test.log");
         let ran = run(
             &check(command, timeout),

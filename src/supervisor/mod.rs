@@ -29,4 +29,5 @@ pub(crate) use guardian::invocation as guardian_invocation;
 pub(crate) use scope::Scope;
 pub(crate) use signals::Signals;
 pub(crate) use spawn::{RawFile, RawLogs, TurnSpec};
+pub(crate) use tree::end_the_rest;
 pub(crate) use turn::Supervisor;

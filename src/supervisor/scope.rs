@@ -3,12 +3,18 @@
 //! run's cgroup where the kernel lets runbook make one, and the guardian that ends them all if
 //! runbook itself is killed.
 //!
+//! Observers (`--on-event`) are the run's too, apart from the agent's: they carry a mark of their
+//! own (`RUNBOOK_RUN=<tag>.observers`) and have a cgroup of their own beside the run's, so that
+//! ending a turn's agent leaves them be, and the end of the run (or the guardian) ends them and
+//! everything they started.
+//!
 //! `RUNBOOK_NO_CGROUP=1` leaves the cgroup out (the mark, the process group and runbook's
 //! subreaper still find every process): a troubleshooting knob, and how the tests try both ways.
 
+use std::collections::HashMap;
 use std::fs::File;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::guardian::Guardian;
 use crate::linux::cgroup::Cgroup;
@@ -26,9 +32,18 @@ pub(crate) struct Scope {
     tag: String,
     /// `RUNBOOK_RUN=<tag>`, as it appears in `/proc/PID/environ`.
     mark: Vec<u8>,
+    /// `RUNBOOK_RUN=<tag>.observers`: the observers' processes.
+    observers_mark: Vec<u8>,
     cgroup: Option<Cgroup>,
+    /// The observers' cgroup, beside the run's.
+    observers_cgroup: Option<Cgroup>,
+    /// Whether an observer was started.
+    has_observers: AtomicBool,
+    /// The processes runbook last said were the run's (pid, start time), as its guardian knows
+    /// them.
+    tracked: Mutex<HashMap<i32, u64>>,
     /// Cleared when the kernel would not put the agent in the cgroup after all.
-    cgroup_in_use: AtomicBool,
+    cgroup_in_use: Arc<AtomicBool>,
     /// runbook, whose descendants are the run's (none in the guardian: runbook is gone).
     root: Option<i32>,
     guardian: Mutex<Option<Guardian>>,
@@ -54,9 +69,18 @@ impl Scope {
         } else {
             Cgroup::create(&format!("runbook-{tag}")).ok()
         };
+        let observers_cgroup = cgroup
+            .as_ref()
+            .and_then(|_| Cgroup::create(&format!("runbook-{tag}-observers")).ok());
+        let cgroup_in_use = Arc::new(AtomicBool::new(cgroup.is_some()));
         // The guardian is runbook's own binary run again: a program using the library is not.
         let guardian = if whole_process {
-            match Guardian::start(&tag, cgroup.as_ref()) {
+            let cgroups = [cgroup.as_ref(), observers_cgroup.as_ref()];
+            // While both cgroups hold the run's processes, the guardian needs no word of them.
+            let contained = observers_cgroup
+                .is_some()
+                .then(|| Arc::clone(&cgroup_in_use));
+            match Guardian::start(&tag, &cgroups, contained) {
                 Ok(g) => Some(g),
                 Err(e) => {
                     print::warn(format_args!(
@@ -70,9 +94,13 @@ impl Scope {
         };
         Self {
             mark: mark(&tag),
+            observers_mark: mark(&observers_tag(&tag)),
             tag,
-            cgroup_in_use: AtomicBool::new(cgroup.is_some()),
+            cgroup_in_use,
             cgroup,
+            observers_cgroup,
+            has_observers: AtomicBool::new(false),
+            tracked: Mutex::new(HashMap::new()),
             root: whole_process.then(|| std::process::id() as i32),
             guardian_pid: guardian.as_ref().map(Guardian::pid),
             guardian: Mutex::new(guardian),
@@ -81,13 +109,18 @@ impl Scope {
         }
     }
 
-    /// The scope of a run whose runbook is gone, as its guardian sees it.
-    pub(crate) fn orphaned(tag: &str, cgroup: Option<Cgroup>) -> Self {
+    /// The scope of a run whose runbook is gone, as its guardian sees it: the run's cgroup and
+    /// the observers'.
+    pub(crate) fn orphaned(tag: &str, cgroup: Option<Cgroup>, observers: Option<Cgroup>) -> Self {
         Self {
             mark: mark(tag),
+            observers_mark: mark(&observers_tag(tag)),
             tag: tag.to_owned(),
-            cgroup_in_use: AtomicBool::new(cgroup.is_some()),
+            cgroup_in_use: Arc::new(AtomicBool::new(cgroup.is_some())),
             cgroup,
+            observers_cgroup: observers,
+            has_observers: AtomicBool::new(true),
+            tracked: Mutex::new(HashMap::new()),
             root: None,
             guardian: Mutex::new(None),
             guardian_pid: None,
@@ -103,6 +136,54 @@ impl Scope {
         let procs = self.cgroup()?.procs_writer().ok()?;
         crate::linux::join_cgroup(command, &procs);
         Some(procs)
+    }
+
+    /// Marks an observer runbook is about to start as the run's (not the agent's), and has it
+    /// join the observers' cgroup. The file returned must stay open until it has started.
+    pub(crate) fn enter_observer(&self, command: &mut std::process::Command) -> Option<File> {
+        self.has_observers.store(true, Ordering::Relaxed);
+        command.env(MARK_VAR, observers_tag(&self.tag));
+        let procs = self.observers_cgroup.as_ref()?.procs_writer().ok()?;
+        crate::linux::join_cgroup(command, &procs);
+        Some(procs)
+    }
+
+    /// Whether `pid` is an observer's (by its cgroup or its mark), not the agent's.
+    pub(crate) fn is_observers(&self, pid: i32, buf: &mut Vec<u8>) -> bool {
+        if !self.has_observers.load(Ordering::Relaxed) {
+            return false;
+        }
+        let in_cgroup = u32::try_from(pid)
+            .is_ok_and(|p| self.observers_cgroup.as_ref().is_some_and(|c| c.holds(p)));
+        in_cgroup || crate::linux::procfs::environ_has(pid, &self.observers_mark, buf)
+    }
+
+    /// The observers' cgroup, if they have one.
+    pub(crate) fn observers_cgroup(&self) -> Option<&Cgroup> {
+        self.observers_cgroup.as_ref()
+    }
+
+    /// `RUNBOOK_RUN=<tag>.observers`.
+    pub(crate) fn observers_mark(&self) -> &[u8] {
+        &self.observers_mark
+    }
+
+    /// runbook says process `pid`, started at `start`, is the run's (`true`) or no longer is.
+    pub(crate) fn track(&self, pid: i32, start: u64, is: bool) {
+        let mut tracked = self.tracked.lock().unwrap_or_else(|e| e.into_inner());
+        if is {
+            tracked.insert(pid, start);
+        } else if tracked.get(&pid) == Some(&start) {
+            tracked.remove(&pid);
+        }
+    }
+
+    /// Whether runbook last said that the process `pid` that started at `start` is the run's: a
+    /// process that got the pid of one since gone never is.
+    pub(crate) fn tracks(&self, pid: i32, start: u64) -> bool {
+        self.tracked
+            .lock()
+            .is_ok_and(|t| t.get(&pid) == Some(&start))
     }
 
     /// A process runbook started for the run is `pid`; its owner waits for it. If the kernel did
@@ -129,16 +210,26 @@ impl Scope {
         }
     }
 
-    /// The files runbook's own helpers (observers) have open now: what they write is not the
-    /// agent's doing.
+    /// The files runbook's own helpers (observers, and what they started) have open now: what
+    /// they write is not the agent's doing.
     pub(crate) fn helpers_files(&self) -> Vec<std::path::PathBuf> {
         let apart = self.apart.lock().map(|a| a.clone()).unwrap_or_default();
         if apart.is_empty() {
             return Vec::new();
         }
+        let in_cgroup = self
+            .observers_cgroup
+            .as_ref()
+            .map(Cgroup::pids)
+            .unwrap_or_default();
+        let mut buf = Vec::new();
         crate::linux::procfs::pids()
             .into_iter()
-            .filter(|&pid| crate::linux::procfs::stat(pid).is_some_and(|p| apart.contains(&p.pgrp)))
+            .filter(|&pid| {
+                in_cgroup.contains(&pid)
+                    || crate::linux::procfs::stat(pid).is_some_and(|p| apart.contains(&p.pgrp))
+                    || crate::linux::procfs::environ_has(pid, &self.observers_mark, &mut buf)
+            })
             .flat_map(crate::linux::procfs::open_files)
             .collect()
     }
@@ -182,15 +273,18 @@ impl Scope {
         if let Some(guardian) = self.guardian.lock().ok().and_then(|mut g| g.take()) {
             guardian.dismiss();
         }
-        if let Some(cgroup) = &self.cgroup
-            && let Err(e) = cgroup.remove()
-        {
+        for cgroup in [&self.cgroup, &self.observers_cgroup].into_iter().flatten() {
+            let Err(e) = cgroup.remove() else { continue };
             print::warn(format_args!(
                 "cannot remove the run's cgroup {}: {e}",
                 cgroup.dir().display()
             ));
         }
     }
+}
+
+fn observers_tag(tag: &str) -> String {
+    format!("{tag}.observers")
 }
 
 fn mark(tag: &str) -> Vec<u8> {

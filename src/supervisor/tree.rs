@@ -6,6 +6,11 @@
 //! mark; its parent is the run's. That catches processes that left the group with `setsid`, and
 //! ones whose parents are long gone.
 //!
+//! The agent's tree leaves the observers' processes out (their cgroup, their mark, their process
+//! groups): they outlive each turn's agent. The whole tree of a run ([`Tree::whole`]) has them
+//! too, and the processes runbook told its guardian of; it is what the end of the run and the
+//! guardian end.
+//!
 //! Ending the tree is a loop, not one signal to a list read once: a process can fork between
 //! being listed and being signalled. SIGTERM goes to every process found, round after round
 //! (with the cgroup frozen where it can be, so that nothing forks meanwhile) until a round finds
@@ -39,6 +44,8 @@ pub(crate) struct Tree {
     scope: Arc<Scope>,
     /// The agent's process group (the agent's pid).
     pgid: Option<i32>,
+    /// Every process of the run, the observers' too.
+    whole: bool,
     tick: Duration,
 }
 
@@ -59,8 +66,23 @@ impl Tree {
         Self {
             scope,
             pgid: pgid.and_then(|p| i32::try_from(p).ok()).filter(|&p| p > 1),
+            whole: false,
             tick: Duration::from_nanos(1_000_000_000 / hz),
         }
+    }
+
+    /// Every process of the run: the agent's, the observers' and what they started.
+    pub(crate) fn whole(scope: Arc<Scope>) -> Self {
+        Self {
+            whole: true,
+            ..Self::new(scope, None)
+        }
+    }
+
+    /// The cgroups the tree is in: the run's, and the observers' for the whole tree.
+    fn cgroups(&self) -> Vec<&crate::linux::cgroup::Cgroup> {
+        let observers = self.scope.observers_cgroup().filter(|_| self.whole);
+        self.scope.cgroup().into_iter().chain(observers).collect()
     }
 
     /// The living processes of the tree.
@@ -87,7 +109,11 @@ impl Tree {
     /// Sends `sig` once to every living process of the tree; returns how many got it. Rounds go
     /// on until one finds no process that has not had it (or a few rounds have passed).
     pub(crate) fn signal(&self, sig: Signal) -> u32 {
-        let frozen = self.scope.cgroup().filter(|c| c.freeze(FREEZE_WAIT));
+        let frozen: Vec<_> = self
+            .cgroups()
+            .into_iter()
+            .filter(|c| c.freeze(FREEZE_WAIT))
+            .collect();
         let mut sent = HashSet::new();
         if let Some(pgid) = self.pgid {
             // The group's members are counted before it gets the signal: one that it ends at
@@ -111,7 +137,7 @@ impl Tree {
                 break;
             }
         }
-        if let Some(cgroup) = frozen {
+        for cgroup in frozen {
             cgroup.thaw();
         }
         u32::try_from(sent.len()).unwrap_or(u32::MAX)
@@ -124,7 +150,7 @@ impl Tree {
         let mut killed = HashSet::new();
         let mut empty_rounds = 0;
         loop {
-            if let Some(cgroup) = self.scope.cgroup() {
+            for cgroup in self.cgroups() {
                 // Counted as they are listed: once killed, they may be gone before a look.
                 killed.extend(cgroup.pids());
                 cgroup.kill();
@@ -137,7 +163,7 @@ impl Tree {
                 let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
             });
             self.reap_orphans();
-            let populated = self.scope.cgroup().is_some_and(|c| c.populated());
+            let populated = self.cgroups().iter().any(|c| c.populated());
             if found.is_empty() && !populated {
                 empty_rounds += 1;
             } else {
@@ -230,19 +256,26 @@ impl Tree {
         let mut others: Vec<Proc> = Vec::new();
         let mut buf = Vec::new();
         let root = self.scope.root();
+        let marks: &[&[u8]] = if self.whole {
+            &[self.scope.mark(), self.scope.observers_mark()]
+        } else {
+            &[self.scope.mark()]
+        };
         let mut consider = |pid: i32, known: bool| {
             if pid <= 1 || !seen.insert(pid) || self.scope.is_own(pid) {
                 return;
             }
             let Some(p) = procfs::stat(pid) else { return };
-            // An observer's process group is runbook's own, not the agent's.
-            if p.zombie || self.scope.is_apart(p.pgrp) {
+            // An observer's process group is the run's, but not the agent's.
+            if p.zombie || (!self.whole && self.scope.is_apart(p.pgrp)) {
                 return;
             }
             let member = known
-                || Some(p.ppid) == root
+                || self.scope.tracks(pid, p.start)
+                || (Some(p.ppid) == root
+                    && (self.whole || !self.scope.is_observers(pid, &mut buf)))
                 || (self.pgid.is_some() && Some(p.pgrp) == self.pgid)
-                || procfs::environ_has(pid, self.scope.mark(), &mut buf);
+                || procfs::environ_has_any(pid, marks, &mut buf);
             if member {
                 act(&p);
                 members.push(p);
@@ -250,7 +283,7 @@ impl Tree {
                 others.push(p);
             }
         };
-        if let Some(cgroup) = self.scope.cgroup() {
+        for cgroup in self.cgroups() {
             for pid in cgroup.pids() {
                 consider(pid, true);
             }
@@ -280,6 +313,15 @@ impl Tree {
             members.extend(below);
         }
     }
+}
+
+/// Ends what is left of the run once it is over and its observers have had their last event:
+/// whatever the observers started, and anything else of the run's. SIGTERM, up to `grace` for
+/// it to go, then the kill (for at most `bound`). Returns the processes that could not be ended.
+pub(crate) async fn end_the_rest(scope: Arc<Scope>, grace: Duration, bound: Duration) -> Vec<i32> {
+    Tree::whole(scope)
+        .end_all(grace, bound, std::future::pending(), |_, _| {})
+        .await
 }
 
 /// Reads the CPU time of a tree at a steady interval, for the watchdog's window.
@@ -314,7 +356,7 @@ mod tests {
     use super::*;
 
     fn scope(tag: &str) -> Arc<Scope> {
-        Arc::new(Scope::orphaned(tag, None))
+        Arc::new(Scope::orphaned(tag, None, None))
     }
 
     /// Waits until `pid` shows the environment it was started with (right after exec the
@@ -384,5 +426,32 @@ mod tests {
             );
         }
         assert_eq!((killed.processes, killed.left.len()), (3, 0));
+    }
+
+    #[test]
+    fn a_tracked_process_is_ended_only_while_its_pid_and_start_time_match() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let start = procfs::stat(pid).unwrap().start;
+        let scope = Arc::new(Scope::orphaned("tree-tracked", None, None));
+        // What a guardian was told of a process that had this pid before.
+        scope.track(pid, start + 1, true);
+        let tree = Tree::whole(Arc::clone(&scope));
+        assert!(tree.members().iter().all(|p| p.pid != pid));
+        assert_eq!(tree.kill_all(Duration::from_secs(1)).processes, 0);
+        assert!(
+            procfs::is_alive(child.id(), Some(start)),
+            "a reused pid is never hit"
+        );
+        scope.track(pid, start, true);
+        assert_eq!(tree.kill_all(Duration::from_secs(5)).processes, 1);
+        let status = child.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(9)
+        );
     }
 }

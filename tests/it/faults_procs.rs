@@ -443,6 +443,82 @@ fn runbook_sigkilled_leaves_no_reforking_grandchild_sweep() {
     sigkill_runbook(Grouping::Sweep, REFORK);
 }
 
+/// runbook is killed after the agent started `env -i setsid sleep` (no mark, a session of its
+/// own): outside a cgroup only what runbook told its guardian finds it.
+fn sigkill_runbook_after_an_unmarked_setsid_child(grouping: Grouping) {
+    use crate::faults_observers::{Reaper, appears, unique_sleep, with_argument};
+    let m = Marked::new(grouping);
+    let arg = unique_sleep();
+    let _reaper = Reaper(arg.clone());
+    let spawn = serde_json::json!({ "$spawn": ["env", "-i", "setsid", "sleep", arg] }).to_string();
+    let mut runbook = m.start(&[STEP_START, &spawn, HANG], &["--inactivity-timeout", "1m"]);
+    assert!(appears(&arg, Duration::from_secs(10)), "the sleep started");
+    // runbook tells its guardian of the processes below it twice a second.
+    thread::sleep(Duration::from_millis(1500));
+    runbook.kill().unwrap();
+    runbook.wait().unwrap();
+    m.assert_grouping();
+    let until = Instant::now() + GONE_WITHIN;
+    while !with_argument(&arg).is_empty() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let left = with_argument(&arg);
+    assert!(
+        left.is_empty(),
+        "sleep {arg} outlived a killed runbook: {}",
+        describe(&left)
+    );
+    m.assert_nothing_left();
+}
+
+#[test]
+fn runbook_sigkilled_leaves_no_unmarked_setsid_child_cgroup() {
+    sigkill_runbook_after_an_unmarked_setsid_child(Grouping::Cgroup);
+}
+
+#[test]
+fn runbook_sigkilled_leaves_no_unmarked_setsid_child_sweep() {
+    sigkill_runbook_after_an_unmarked_setsid_child(Grouping::Sweep);
+}
+
+/// runbook is killed while an observer's unmarked `setsid sleep` runs.
+fn sigkill_runbook_with_an_observers_child(grouping: Grouping) {
+    use crate::faults_observers::{Reaper, appears, unique_sleep, with_argument};
+    let m = Marked::new(grouping);
+    let arg = unique_sleep();
+    let _reaper = Reaper(arg.clone());
+    let observer = format!("env -i setsid sleep {arg} & cat > /dev/null");
+    let mut runbook = m.start(
+        &[STEP_START, HANG],
+        &["--inactivity-timeout", "1m", "--on-event", &observer],
+    );
+    assert!(appears(&arg, Duration::from_secs(10)), "the sleep started");
+    thread::sleep(Duration::from_millis(1500));
+    runbook.kill().unwrap();
+    runbook.wait().unwrap();
+    let until = Instant::now() + GONE_WITHIN;
+    while !with_argument(&arg).is_empty() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let left = with_argument(&arg);
+    assert!(
+        left.is_empty(),
+        "sleep {arg} outlived a killed runbook: {}",
+        describe(&left)
+    );
+    m.assert_nothing_left();
+}
+
+#[test]
+fn runbook_sigkilled_leaves_no_child_of_an_observer_cgroup() {
+    sigkill_runbook_with_an_observers_child(Grouping::Cgroup);
+}
+
+#[test]
+fn runbook_sigkilled_leaves_no_child_of_an_observer_sweep() {
+    sigkill_runbook_with_an_observers_child(Grouping::Sweep);
+}
+
 // ------------------------------------------------------------------------------------------------
 // A run that went well leaves nothing either: no agent process, no guardian, no cgroup.
 

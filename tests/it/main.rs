@@ -19,6 +19,7 @@ mod faults_budget;
 mod faults_edges;
 mod faults_input;
 mod faults_known;
+mod faults_observers;
 mod faults_procs;
 mod faults_storage;
 mod generic;

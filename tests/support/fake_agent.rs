@@ -41,6 +41,10 @@
 //!                                the pipes) open, sleeps N ms, exits 0; setsid
 //!                                (default false) is done before the parent
 //!                                goes on; parent continues at once
+//!   {"$spawn": ["prog", "arg", ...]}
+//!                                start a program in the background (stdin,
+//!                                stdout, stderr: /dev/null) and go on at once;
+//!                                its pid goes to FAKE_AGENT_PID_FILE
 //!   {"$burn_cpu_ms": N}          spin until this process used N ms of CPU
 //!                                (wall time >= N), no output
 //!   {"$burn_cpu_child_ms": N}    fork a child that spins N ms of CPU; the
@@ -549,6 +553,7 @@ enum Step {
         setsid: bool,
         close_output: bool,
     },
+    Spawn(Vec<String>),
     BurnCpu(u64),
     BurnCpuChild(u64),
     CloseStdout,
@@ -685,6 +690,16 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
                 Step::Nop
             }
         }
+        "$spawn" => {
+            let argv: Option<Vec<String>> = val
+                .as_array()
+                .map(|a| a.iter().map(|v| v.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default();
+            match argv {
+                Some(argv) if !argv.is_empty() => Step::Spawn(argv),
+                _ => return Err("$spawn needs a non-empty array of strings".into()),
+            }
+        }
         "$burn_cpu_ms" => Step::BurnCpu(num()?),
         "$burn_cpu_child_ms" => Step::BurnCpuChild(num()?),
         "$spawn_grandchild" => {
@@ -793,6 +808,18 @@ fn exec_step(ctx: &Ctx, step: &Step) {
             setsid,
             close_output,
         } => refork(ctx, *every_ms, *setsid, *close_output),
+        Step::Spawn(argv) => {
+            match std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+            {
+                Ok(child) => ctx.record_pid(child.id() as i32),
+                Err(e) => fatal(&format!("$spawn {argv:?}: {e}")),
+            }
+        }
         Step::BurnCpu(ms) => burn_cpu(*ms),
         Step::BurnCpuChild(ms) => burn_cpu_in_child(ctx, *ms),
         Step::CloseStdout => {

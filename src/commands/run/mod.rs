@@ -26,10 +26,11 @@ use crate::observers::{
 use crate::plan;
 use crate::receipt::{Receipt, ReceiptWriter};
 use crate::redact::Redactor;
+use crate::redact::pump::Pump;
 use crate::render;
 use crate::rundir::{self, RunDir};
 use crate::store::EventLog;
-use crate::supervisor::{RawFile, RawLogs, Scope, Signals, Supervisor};
+use crate::supervisor::{RawFile, RawLogs, Scope, Signals, Supervisor, end_the_rest};
 use crate::term::print;
 use planned::{PlanMode, planned, prompt_possible};
 use session::Session;
@@ -98,7 +99,11 @@ pub(crate) async fn execute(
     let redactor = Redactor::for_agent(setup.agent_env.values());
     // Whatever this process writes from now on masks them too, the terminal included.
     crate::redact::remember(&redactor);
-    let (mut consumers, mut observers) = consumers(&run_dir, &setup, &args, &redactor, host)?;
+    // Before anything is started: the run's mark, its cgroups and the guardian that ends its
+    // processes should runbook be killed.
+    let scope = Arc::new(Scope::open(&run_dir.id, whole_process));
+    let (mut consumers, mut observers) =
+        consumers(&run_dir, &setup, &args, &redactor, host, &scope)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
     let mut dispatch = Dispatcher::new(consumers);
     // What the repository was before the agent touched it.
@@ -111,12 +116,6 @@ pub(crate) async fn execute(
         &redactor,
     );
     dispatch.emit_now(started, EventKind::RunStarted(Box::new(info)));
-    // Before the agent starts: its mark, its cgroup and the guardian that ends its processes
-    // should runbook be killed.
-    let scope = Arc::new(Scope::open(&run_dir.id, whole_process));
-    for pid in &observers.pids {
-        scope.apart(*pid);
-    }
 
     let raw_stdout = RawFile::new(
         run_dir.stdout.try_clone()?,
@@ -152,8 +151,6 @@ pub(crate) async fn execute(
     }
     let summary = session.summary.take();
     drop(session);
-    // Every turn ended its tree: nothing of the run is left to guard.
-    scope.close();
     if let Some(changes) = git.as_ref().and_then(crate::git::changes) {
         dispatch.emit_now(SystemTime::now(), EventKind::Changes(changes));
     }
@@ -181,6 +178,10 @@ pub(crate) async fn execute(
     let receipt = Receipt::of(&dispatch.totals());
     let closed = dispatch.close();
     drained(std::mem::take(&mut observers.pending)).await;
+    // Every turn ended its tree and the observers have had their last event: what they left
+    // goes too, and then nothing of the run is left to guard.
+    ended_the_rest(&scope, std::mem::take(&mut observers.logs)).await;
+    scope.close();
     for failure in &closed.failures {
         print::warn(failure);
     }
@@ -216,6 +217,7 @@ fn consumers(
     args: &RunArgs,
     redactor: &Redactor,
     host: Host,
+    scope: &Scope,
 ) -> anyhow::Result<(Vec<Box<dyn Consumer>>, Observers)> {
     let mut consumers: Vec<Box<dyn Consumer>> = vec![
         Box::new(EventLog::new(
@@ -228,7 +230,7 @@ fn consumers(
     if host.views {
         consumers.extend(render::views(setup.color, args.json, args.verbosity));
     }
-    let observers = observers(run_dir, setup, args, redactor, host.callbacks);
+    let observers = observers(run_dir, setup, args, redactor, host.callbacks, scope);
     Ok((consumers, observers))
 }
 
@@ -237,8 +239,8 @@ fn consumers(
 struct Observers {
     consumers: Vec<Box<dyn Consumer>>,
     tallies: Vec<Arc<Tally>>,
-    /// The observer processes, each leading its own process group.
-    pids: Vec<u32>,
+    /// The threads that copy the observer processes' output into their logs.
+    logs: Vec<Pump>,
     /// The threads and tasks of callback observers, still taking what is queued at the end.
     pending: Vec<Pending>,
 }
@@ -251,6 +253,7 @@ fn observers(
     args: &RunArgs,
     redactor: &Redactor,
     callbacks: Vec<Callback>,
+    scope: &Scope,
 ) -> Observers {
     let name = args.name.as_deref().unwrap_or(&run_dir.id);
     let meta = MetaLine::new(Meta {
@@ -278,13 +281,14 @@ fn observers(
             None => CommandObserver::start(
                 Arc::clone(&tally),
                 &target,
-                &setup.cwd,
-                &logs,
+                (&setup.cwd, &logs),
                 meta.clone(),
                 raw,
+                &|command| scope.enter_observer(command),
             )
-            .map(|o| {
-                out.pids.push(o.pid());
+            .map(|mut o| {
+                scope.apart(o.pid());
+                out.logs.extend(o.take_logs());
                 Box::new(o) as Box<dyn Consumer>
             }),
             Some(path) => EventsTo::open(Arc::clone(&tally), path.clone(), meta.clone())
@@ -318,6 +322,31 @@ fn observers(
     }
     out
 }
+
+/// Ends what is left of the run's processes (what observers started), then waits a little for
+/// the observers' logs to be written out.
+async fn ended_the_rest(scope: &Arc<Scope>, logs: Vec<Pump>) {
+    let left = end_the_rest(Arc::clone(scope), OBSERVER_GRACE, KILL_BOUND).await;
+    if !left.is_empty() {
+        print::warn(format_args!(
+            "{} processes of the run could not be ended (pids {left:?}); they may still be running",
+            left.len()
+        ));
+    }
+    let until = tokio::time::Instant::now() + DRAIN;
+    for log in logs {
+        while !log.is_finished() && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // One still reading is told to stop: it is a pipe something of the run's left open.
+        let _ = tokio::task::block_in_place(|| log.finish(Duration::ZERO));
+    }
+}
+
+/// How long what observers left gets after SIGTERM, at the end of the run.
+const OBSERVER_GRACE: Duration = Duration::from_millis(500);
+/// How long the kill of what is left may take.
+const KILL_BOUND: Duration = Duration::from_secs(5);
 
 /// Gives callback observers up to [`DRAIN`] to take the events still queued for them; a callback
 /// still busy then is left to finish on its own thread or task.
