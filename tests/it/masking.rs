@@ -185,3 +185,55 @@ fn a_secret_a_failing_check_prints_reaches_no_file_no_output_and_no_repair_promp
     assert!(repair.contains("plain [REDACTED]"), "{repair}");
     assert_hidden("the repair prompt", repair);
 }
+
+/// An ACP agent that keeps every line runbook writes to its stdin in `GOT`, and ends its one
+/// prompt at once.
+const ACP_AGENT: &str = r#"
+answer() {
+  IFS= read -r line || exit 1
+  printf '%s\n' "$line" >> "$GOT"
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$1"
+}
+answer '{"protocolVersion":1,"agentInfo":{"name":"scripted","version":"0.1.0"}}'
+answer '{"sessionId":"s1"}'
+printf '%s\n' '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done"}}}}'
+answer '{"stopReason":"end_turn"}'
+while IFS= read -r line; do printf '%s\n' "$line" >> "$GOT"; done
+"#;
+
+#[test]
+fn what_runbook_writes_to_an_acp_agents_stdin_holds_no_secret() {
+    let mut ctx = TestContext::new();
+    ctx.env("MY_API_TOKEN", TOKEN);
+    ctx.write_work(".env.local", format!("DEPLOY_URL={SET}\n"));
+    let got = ctx.root().join("stdin.ndjson");
+    ctx.env("GOT", got.to_str().unwrap());
+    let agent = ctx.recorded_agent_script("acp.sh", ACP_AGENT);
+    let prompt = format!("deploy with {TOKEN} to {SET}");
+    let out = support::run(
+        &mut ctx.runbook(&["run", "--acp-cmd", &agent, "--json", &prompt]),
+        Duration::from_secs(60),
+    );
+    assert_hidden("--json stdout", &out.stdout);
+    assert_hidden("stderr", &out.stderr);
+    let stdin = std::fs::read_to_string(&got).unwrap();
+    assert_hidden("the agent's stdin", &stdin);
+    let sent = stdin
+        .lines()
+        .find(|l| l.contains("session/prompt"))
+        .unwrap_or_else(|| panic!("no prompt sent: {stdin}"));
+    assert!(
+        sent.contains("deploy with [REDACTED] to [REDACTED]"),
+        "{sent}"
+    );
+    for dir in ctx.run_dirs() {
+        for file in files_under(&dir) {
+            let bytes = std::fs::read(&file).unwrap();
+            assert_hidden(
+                &file.display().to_string(),
+                &String::from_utf8_lossy(&bytes),
+            );
+        }
+    }
+}
