@@ -211,7 +211,7 @@ fn an_observer_that_writes_without_end_fills_its_capped_log_and_the_run_complete
         panic!("one line about the cut, the rest the output: {cut:?}");
     };
     assert!(
-        line.starts_with("[runbook: ") && line.contains("bytes of the observer's output cut here"),
+        line.starts_with("[runbook: ") && line.contains("bytes of output cut here"),
         "{line}"
     );
     assert!(text.starts_with("y\ny\n") && text.ends_with("y\ny\n"));
