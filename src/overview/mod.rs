@@ -1,8 +1,7 @@
 //! `runbook stats`: the numbers over many runs, read from their receipts (the receipts stay the
-//! truth; nothing else is kept). Reading is in `read`, the figures in `figures`, the
-//! bounds a receipt's figures must keep in `bounds`.
+//! truth; nothing else is kept). Reading is in `read`, the figures in `figures`;
+//! the bounds a receipt's figures must keep are in `crate::bounds`.
 
-mod bounds;
 mod figures;
 mod read;
 

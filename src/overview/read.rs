@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use serde::Deserialize;
 
-use super::bounds::{self, OutOfBounds};
+use crate::bounds::{self, OutOfBounds};
 use crate::event::{Outcome, RepairStop, RunInfo, SCHEMA_VERSION};
 use crate::files::{self, FileError, Links};
 use crate::linux::procfs;

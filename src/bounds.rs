@@ -1,6 +1,7 @@
 //! The bounds a receipt read back must keep: a receipt is foreign input (copied from CI or another
 //! machine, or written by hand), and one absurd figure must not make every total absurd. A figure
-//! beyond its bound is left out (as unknown, never as zero) and said so, with the value.
+//! beyond its bound is left out (as unknown, never as zero) and said so, with the value: by
+//! `stats` (`overview`) and by the views of one run (`runs::load`).
 
 use crate::receipt::TokenTotals as Tokens;
 
@@ -72,6 +73,38 @@ pub(crate) fn tokens(t: &Tokens) -> Result<(), OutOfBounds> {
     } else {
         Err(OutOfBounds::Tokens(most))
     }
+}
+
+/// A receipt read back, held to the bounds: a cost beyond them becomes unknown (the known part
+/// with it), tokens beyond them unknown; each figure left out is said, one line each.
+pub(crate) fn hold(receipt: &mut crate::receipt::Receipt) -> Vec<String> {
+    let mut said = Vec::new();
+    let c = &mut receipt.cost;
+    let usd = c.usd.map(cost).transpose();
+    if let Err(out) = usd.and(cost(c.known_usd)) {
+        c.usd = None;
+        c.known_usd = 0.0;
+        c.incomplete = true;
+        said.push(left_out(out));
+    }
+    if let Err(out) = tokens(&receipt.tokens) {
+        receipt.tokens = Tokens {
+            incomplete: true,
+            ..Tokens::default()
+        };
+        said.push(left_out(out));
+    }
+    said
+}
+
+/// `the receipt's cost ($1e308) is implausible (a run costs from $0 to $1e6): shown as unknown`.
+fn left_out(out: OutOfBounds) -> String {
+    format!(
+        "the receipt's {} ({}) is implausible ({}): shown as unknown",
+        out.figure(),
+        out.value(),
+        out.bound()
+    )
 }
 
 #[cfg(test)]
