@@ -123,10 +123,10 @@ pub(crate) fn tokens(total: u64, incomplete: bool) -> String {
 pub(crate) fn tool_calls(calls: u64, failed: u64, denied: u64) -> String {
     let mut notes = Vec::new();
     if failed > 0 {
-        notes.push(format!("{failed} failed"));
+        notes.push(format!("{} failed", thousands(failed)));
     }
     if denied > 0 {
-        notes.push(format!("{denied} denied"));
+        notes.push(format!("{} denied", thousands(denied)));
     }
     let calls = plural(calls, "tool call");
     if notes.is_empty() {

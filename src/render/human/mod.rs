@@ -9,6 +9,7 @@ mod cost;
 mod lifecycle;
 mod plan;
 mod produced;
+mod refusals;
 mod text;
 mod tools;
 mod warnings;
@@ -54,6 +55,8 @@ pub(crate) struct Human {
     streaming: String,
     /// The last denial shown, so that the same denial is not shown twice.
     denial: tools::Shown,
+    /// The refusals in a row so far: a flood of them is shown as a few and a count.
+    refusals: refusals::Refusals,
     /// The model the agent announced last: each turn's adapter announces it again, and the
     /// line (with its price warning) is shown once until the model changes.
     model: Option<String>,
@@ -158,6 +161,7 @@ impl Human {
             asking: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
+            refusals: refusals::Refusals::default(),
             model: None,
             planning: false,
             held: None,
@@ -202,7 +206,10 @@ impl Human {
             | K::SubagentFinished { .. }
             | K::PermissionDenied { .. }
             | K::PermissionRequested { .. }
-            | K::PermissionAnswered { .. } => tools::show(&mut lines, &mut self.denial, kind),
+            | K::PermissionAnswered { .. } => {
+                tools::show(&mut lines, &mut self.denial, kind);
+                self.refusals.hold(kind, &mut lines.out);
+            }
             K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => {
                 text::show(&mut lines, kind)
             }
@@ -227,6 +234,10 @@ impl Human {
             | K::RepairFinished { .. }
             | K::PermissionStalled { .. } => checks::show(&mut lines, kind),
             K::Changes(_) | K::Summary { .. } => produced::show(&mut lines, kind),
+        }
+        let shows = !lines.out.is_empty();
+        if let Some(more) = self.refusals.end(kind, shows, &self.styles) {
+            lines.out.insert(0, more);
         }
         lines.out
     }
