@@ -72,7 +72,16 @@ impl Refusals {
                 | EventKind::TurnFailed { .. }
                 | EventKind::RunFinished { .. }
         ) || (shows && refused_tool(kind).is_none());
-        if !ends || self.seen.is_empty() {
+        if !ends {
+            return None;
+        }
+        self.summary(s)
+    }
+
+    /// The line that says how many refusals were not shown, when there are any; the flood is
+    /// over.
+    pub(super) fn summary(&mut self, s: &Styles) -> Option<Line> {
+        if self.seen.is_empty() {
             return None;
         }
         self.seen.clear();
