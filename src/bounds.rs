@@ -6,7 +6,7 @@
 use crate::receipt::TokenTotals as Tokens;
 
 /// The most one run can plausibly cost, in USD.
-pub(crate) const MAX_RUN_COST_USD: f64 = 1e6;
+pub(crate) const MAX_RUN_COST_USD: f64 = crate::event::MAX_COST_USD;
 /// The most tokens of one kind one run can plausibly use.
 pub(crate) const MAX_RUN_TOKENS: u64 = 1_000_000_000_000_000;
 
