@@ -917,6 +917,10 @@ pub struct StepUsage {
     pub tokens_unreadable: bool,
 }
 
+/// The most one run can plausibly cost, in USD: a reported cost above it, and a receipt's read
+/// back, is not taken as an amount.
+pub(crate) const MAX_COST_USD: f64 = 1e6;
+
 /// Why a cost the agent reported was not used: a cost never lowers a total, and one that cannot
 /// be read is not taken as zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -935,18 +939,21 @@ impl CostIssue {
     pub fn describe(self) -> &'static str {
         match self {
             CostIssue::Negative => "a negative cost",
-            CostIssue::Infinite => "an infinite cost (a number beyond any amount)",
+            CostIssue::Infinite => {
+                "an infinite cost (a number beyond any amount, or above $1e6 for one run)"
+            }
             CostIssue::Unreadable => "a cost that is not a number",
         }
     }
 
-    /// What a reported cost says: a usable amount in USD, or why it is not one.
+    /// What a reported cost says: a usable amount in USD, or why it is not one. An amount above
+    /// $1e6 is no amount one run spends: it counts as infinite.
     pub fn check(cost: f64) -> Result<f64, CostIssue> {
         if cost.is_nan() {
             Err(CostIssue::Unreadable)
         } else if cost < 0.0 {
             Err(CostIssue::Negative)
-        } else if cost.is_infinite() {
+        } else if cost.is_infinite() || cost > MAX_COST_USD {
             Err(CostIssue::Infinite)
         } else {
             // No `-0`.

@@ -14,6 +14,7 @@
 mod agent;
 mod agent_env;
 mod batched;
+mod bounds;
 mod cli;
 mod commands;
 mod config;

@@ -190,16 +190,14 @@ pub(crate) struct RunState {
 pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
     let receipt_path = run_dir.join(RECEIPT);
     if let Some(bytes) = read_receipt(&receipt_path)? {
-        let receipt = serde_json::from_slice(&bytes).map_err(|e| {
+        let mut receipt = serde_json::from_slice(&bytes).map_err(|e| {
             anyhow::anyhow!(
                 "{} is not a valid receipt ({e}); the run's events are in {EVENTS}",
                 receipt_path.display()
             )
         })?;
-        return Ok(RunState {
-            receipt,
-            warnings: Vec::new(),
-        });
+        let warnings = crate::bounds::hold(&mut receipt);
+        return Ok(RunState { receipt, warnings });
     }
     let (stats, warnings) = fold_log(&run_dir.join(EVENTS))?;
     let Some(info) = stats.info.as_ref() else {

@@ -25,7 +25,7 @@ const KEEP_ERRORED_CALLS: usize = 4096;
 /// How many unparsed lines and errors are kept as examples.
 const KEEP_EXAMPLES: usize = 20;
 /// How many permission denials are kept (each is also counted in its tool's tally).
-const KEEP_DENIALS: usize = 100;
+pub(crate) const KEEP_DENIALS: usize = 100;
 /// How many tool names get a tally of their own; calls of further names are tallied together
 /// under [`OTHER_TOOLS`].
 const KEEP_TOOL_NAMES: usize = 100;

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -203,6 +203,8 @@ pub(crate) struct Told {
     refused: Mutex<HashSet<String>>,
     /// 0: none (runbook's request ids start at 1).
     prompt: AtomicU64,
+    /// Runbook asked the agent to cancel the prompt in flight.
+    cancel_asked: AtomicBool,
 }
 
 /// [`Told`], shared.
@@ -235,7 +237,19 @@ impl Told {
 
     /// The prompt runbook sent has this id.
     pub(crate) fn prompt_sent(&self, id: u64) {
+        self.cancel_asked.store(false, Ordering::Release);
         self.prompt.store(id, Ordering::Release);
+    }
+
+    /// Runbook asked the agent to cancel the prompt in flight.
+    pub(crate) fn cancel_sent(&self) {
+        self.cancel_asked.store(true, Ordering::Release);
+    }
+
+    /// Whether the prompt in flight was asked to stop: what the agent then tells of its usage
+    /// leaves out the model call it cut short.
+    fn was_cancelled(&self) -> bool {
+        self.cancel_asked.load(Ordering::Acquire)
     }
 
     pub(crate) fn is_prompt(&self, id: &Value) -> bool {
@@ -617,17 +631,24 @@ impl Parser {
         }
         match status {
             Some("completed") => {
-                let bytes = output_text(update).map(|t| t.len() as u64);
+                let text = output_text(update);
+                let bytes = text.as_ref().map(|t| t.len() as u64);
                 // OpenCode's shell says how its command exited; non-zero is a failure, as in
-                // its native stream.
-                let ending = match update
-                    .pointer("/rawOutput/metadata/exit")
-                    .and_then(Value::as_i64)
-                {
-                    Some(code) if code != 0 => {
+                // its native stream, and no exit at all a command stopped before it finished.
+                let exit = update.pointer("/rawOutput/metadata/exit");
+                let ending = match (exit, exit.and_then(Value::as_i64)) {
+                    (_, Some(code)) if code != 0 => {
                         Ending::failed(ToolStatus::Error, format!("exit code {code}"), bytes)
                     }
-                    _ => Ending::ok(bytes),
+                    (Some(Value::Null), _) => {
+                        Ending::failed(ToolStatus::Error, unfinished(text.as_deref()), bytes)
+                    }
+                    _ => match text.as_deref().and_then(stopped_note) {
+                        Some(_) => {
+                            Ending::failed(ToolStatus::Error, unfinished(text.as_deref()), bytes)
+                        }
+                        None => Ending::ok(bytes),
+                    },
                 };
                 if self.calls.finish(call_id, ending, out).is_some() {
                     self.turn_tools += 1;
@@ -730,7 +751,7 @@ impl Parser {
         out.push(EventKind::AgentResult(AgentResult {
             ok: false,
             message: Some(error.message.clone()),
-            tokens: self.nothing_used(),
+            tokens: self.nothing_used().filter(|_| !self.told.was_cancelled()),
             cost_usd: checked.cost_usd,
             cost_source: checked.cost_source,
             cost_rejected: checked.cost_rejected,
@@ -772,9 +793,13 @@ impl Parser {
             cached_read_tokens: Count,
             cached_write_tokens: Count,
         }
+        // A prompt cut short tells the usage of the model call it stopped (none, or what streamed
+        // before the stop) or of none at all: the turn's tokens are unknown, and what it cost
+        // so far a lower bound.
+        let cut_short = reason == "cancelled" || self.told.was_cancelled();
         let usage = result
             .get("usage")
-            .filter(|u| u.is_object())
+            .filter(|u| u.is_object() && !cut_short)
             .and_then(read::<Usage>);
         // OpenCode's are its last model call's, and a turn with a tool call that ran made at
         // least two; Claude Code's adapter leaves out what subagents used.
@@ -792,7 +817,7 @@ impl Parser {
                 cache_write: get(u.cached_write_tokens),
             }
         });
-        let tokens = tokens.or_else(|| self.nothing_used());
+        let tokens = tokens.or_else(|| self.nothing_used().filter(|_| !cut_short));
         let mut checked = reported::check(self.turn_cost(), || None, tokens_unreadable);
         // Partial tokens would price a part as the whole: the cost stays unknown instead.
         if checked.cost_usd.is_none()
@@ -855,6 +880,9 @@ impl Parser {
             && let Some(id) = sent.id.as_ref().and_then(Value::as_u64)
         {
             self.told.prompt_sent(id);
+        }
+        if sent.method.as_deref() == Some("session/cancel") {
+            self.told.cancel_sent();
         }
         // An answer of runbook's to one of the agent's requests: no method, an id.
         if sent.method.is_some() {
@@ -1107,6 +1135,32 @@ fn first_words(text: &str) -> Option<&str> {
     text.lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with("```"))
+}
+
+/// What OpenCode's shell appends when it stopped a command itself: the user aborted it, or it
+/// ran past its timeout.
+const STOPPED_NOTES: [&str; 2] = [
+    "User aborted the command",
+    "shell tool terminated command after exceeding timeout",
+];
+
+/// The note of a command stopped before it finished, in the `<shell_metadata>` OpenCode's shell
+/// appends to its output.
+fn stopped_note(text: &str) -> Option<&str> {
+    let (_, meta) = text.rsplit_once("<shell_metadata>")?;
+    let meta = meta.split("</shell_metadata>").next()?;
+    meta.lines()
+        .map(str::trim)
+        .find(|l| STOPPED_NOTES.iter().any(|n| l.starts_with(n)))
+}
+
+/// Why a command with no exit status is not a success: how it was stopped, when its output
+/// says.
+fn unfinished(text: Option<&str>) -> String {
+    match text.and_then(stopped_note) {
+        Some(note) => format!("stopped before it finished: {note}"),
+        None => "stopped before it finished (no exit status)".to_owned(),
+    }
 }
 
 /// Whether a tool's error says it was refused permission.

@@ -206,6 +206,10 @@ mod tests {
             Err(CostIssue::Infinite)
         );
         assert_eq!(Cost::NotANumber.usable(), Err(CostIssue::Unreadable));
+        // A number, but no amount one run spends: two of them would sum to infinity.
+        assert_eq!(Cost::Number(1e308).usable(), Err(CostIssue::Infinite));
+        assert_eq!(Cost::Number(1e6 + 1.0).usable(), Err(CostIssue::Infinite));
+        assert_eq!(Cost::Number(1e6).usable(), Ok(1e6));
     }
 
     #[test]

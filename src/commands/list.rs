@@ -134,7 +134,8 @@ pub(crate) fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
                 outcome: s.outcome,
                 duration_ms: s.duration_ms,
                 steps: s.steps,
-                cost_usd: s.cost.usd,
+                // A cost beyond its bound is unknown (`?`), never a 309-digit amount.
+                cost_usd: s.cost.usd.and_then(|usd| crate::bounds::cost(usd).ok()),
                 checks: Row::last_checks(s.checks.iter().map(|c| (c.attempt, c.passed))),
                 prompt: s.prompt,
             };

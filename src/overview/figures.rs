@@ -25,6 +25,9 @@ pub(crate) struct Figures {
     /// Receipts that could not be used, by why (`cut short`, `not a receipt`, `too large`,
     /// `of schema version 2`).
     pub skipped: BTreeMap<String, u32>,
+    /// Figures of receipts beyond their bounds (a run's cost from $0 to $1e6, at most 1e15
+    /// tokens of a kind), left out of every total as unknown: one entry per figure.
+    pub implausible: Vec<Implausible>,
     /// The first and last start, RFC 3339.
     pub first: Option<String>,
     /// The last start.
@@ -57,16 +60,29 @@ pub(crate) struct Figures {
     pub per_project: Vec<Group>,
 }
 
+/// One figure that some receipts hold beyond its bound.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct Implausible {
+    /// `cost` or `tokens`.
+    pub figure: String,
+    /// How many runs' figure was left out.
+    pub runs: u32,
+    /// The first such value (`$1e308`, `18446744073709551615 tokens`).
+    pub example: String,
+    /// What the figure must be.
+    pub bound: String,
+}
+
 /// The cost of the runs.
 #[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 pub(crate) struct CostFigures {
-    /// The known costs added up, in USD.
+    /// The known costs added up, in USD: a lower bound when `unknown` is not 0.
     pub total_usd: f64,
     /// Per run, of the runs whose cost is known.
     pub median_usd: Option<f64>,
     /// The 90th percentile per run.
     pub p90_usd: Option<f64>,
-    /// Runs whose cost is unknown (not counted above).
+    /// Runs whose cost is unknown, or beyond its bound (not counted above).
     pub unknown: u32,
 }
 
@@ -99,8 +115,12 @@ pub(crate) struct Group {
     pub runs: u32,
     /// Runs that completed.
     pub completed: u32,
-    /// The known costs added up, in USD.
-    pub cost_usd: f64,
+    /// The runs' cost added up, in USD; null when some run's cost is unknown.
+    pub cost_usd: Option<f64>,
+    /// The costs that are known added up, in USD (a lower bound when `cost_unknown` is not 0).
+    pub known_cost_usd: f64,
+    /// Runs whose cost is unknown, or beyond its bound.
+    pub cost_unknown: u32,
     /// The median run's duration, in milliseconds.
     pub median_duration_ms: u64,
 }
@@ -126,20 +146,20 @@ impl Figures {
         let mut tokens = Tokens::default();
         for r in runs {
             let t = &r.tokens;
-            tokens.input += t.input;
-            tokens.output += t.output;
-            tokens.reasoning += t.reasoning;
-            tokens.cache_read += t.cache_read;
-            tokens.cache_write += t.cache_write;
-            tokens.total += t.total;
+            tokens.input = tokens.input.saturating_add(t.input);
+            tokens.output = tokens.output.saturating_add(t.output);
+            tokens.reasoning = tokens.reasoning.saturating_add(t.reasoning);
+            tokens.cache_read = tokens.cache_read.saturating_add(t.cache_read);
+            tokens.cache_write = tokens.cache_write.saturating_add(t.cache_write);
+            tokens.total = tokens.total.saturating_add(t.total);
             tokens.incomplete |= t.incomplete;
         }
         let mut tools: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
         for r in runs {
             for (name, t) in &r.tools {
                 let entry = tools.entry(name).or_default();
-                entry.0 += t.errors;
-                entry.1 += t.calls;
+                entry.0 = entry.0.saturating_add(t.errors);
+                entry.1 = entry.1.saturating_add(t.calls);
             }
         }
         let mut failing_tools: Vec<(String, u32, u32)> = tools
@@ -171,6 +191,7 @@ impl Figures {
             running: found.running,
             abandoned: found.abandoned,
             skipped: found.skipped.clone(),
+            implausible: implausible(runs),
             first: runs.first().map(|r| rfc3339(r.started_at)),
             last: runs.last().map(|r| rfc3339(r.started_at)),
             success_rate: (!runs.is_empty()).then(|| completed as f64 / runs.len() as f64),
@@ -210,6 +231,23 @@ impl Figures {
     }
 }
 
+/// The figures left out for being beyond their bounds, one entry per figure, in the runs' order.
+fn implausible(runs: &[RunFacts]) -> Vec<Implausible> {
+    let mut all: Vec<Implausible> = Vec::new();
+    for out in runs.iter().flat_map(|r| r.out_of_bounds.iter().copied()) {
+        match all.iter_mut().find(|i| i.figure == out.figure()) {
+            Some(i) => i.runs = i.runs.saturating_add(1),
+            None => all.push(Implausible {
+                figure: out.figure().to_owned(),
+                runs: 1,
+                example: out.value(),
+                bound: out.bound().to_owned(),
+            }),
+        }
+    }
+    all
+}
+
 /// Amounts added up, from 0 (not the -0 an empty `Sum` gives).
 fn sum(amounts: impl Iterator<Item = f64>) -> f64 {
     amounts.fold(0.0, |total, a| total + a)
@@ -242,7 +280,13 @@ fn groups(runs: &[RunFacts], key: impl Fn(&RunFacts) -> String, by_size: bool) -
                 .iter()
                 .filter(|r| r.outcome == Outcome::Completed)
                 .count() as u32,
-            cost_usd: sum(runs.iter().filter_map(|r| r.cost_usd)),
+            cost_usd: runs
+                .iter()
+                .map(|r| r.cost_usd)
+                .sum::<Option<f64>>()
+                .map(|total| total + 0.0),
+            known_cost_usd: sum(runs.iter().filter_map(|r| r.cost_usd)),
+            cost_unknown: runs.iter().filter(|r| r.cost_usd.is_none()).count() as u32,
             median_duration_ms: percentile(runs.iter().map(|r| r.duration_ms).collect(), 50)
                 .unwrap_or_default(),
         })

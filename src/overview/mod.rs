@@ -1,5 +1,6 @@
 //! `runbook stats`: the numbers over many runs, read from their receipts (the receipts stay the
-//! truth; nothing else is kept). Reading is in `read`, the figures in `figures`.
+//! truth; nothing else is kept). Reading is in `read`, the figures in `figures`;
+//! the bounds a receipt's figures must keep are in `crate::bounds`.
 
 mod figures;
 mod read;

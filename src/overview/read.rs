@@ -9,6 +9,7 @@ use std::time::SystemTime;
 
 use serde::Deserialize;
 
+use crate::bounds::{self, OutOfBounds};
 use crate::event::{Outcome, RepairStop, RunInfo, SCHEMA_VERSION};
 use crate::files::{self, FileError, Links};
 use crate::linux::procfs;
@@ -27,9 +28,12 @@ pub(crate) struct RunFacts {
     pub project: String,
     pub outcome: Outcome,
     pub duration_ms: u64,
-    /// `None`: unknown (which is not zero).
+    /// `None`: unknown (which is not zero), or beyond its bound.
     pub cost_usd: Option<f64>,
+    /// What is known of its tokens: none (and `incomplete`) when a count is beyond its bound.
     pub tokens: Tokens,
+    /// The figures of its receipt left out for being beyond their bounds.
+    pub out_of_bounds: Vec<OutOfBounds>,
     pub tools: BTreeMap<String, ToolTally>,
     /// Provider errors by name (status, when there is one).
     pub provider_errors: Vec<String>,
@@ -240,6 +244,22 @@ fn read_one(dir: &Path) -> Read {
             .all(|c| c.passed)
     };
     let checks = first.map(|_| (!passed(first), passed(last)));
+    let mut out_of_bounds = Vec::new();
+    let cost_usd = slim.cost.usd.and_then(|usd| {
+        bounds::cost(usd)
+            .map_err(|out| out_of_bounds.push(out))
+            .ok()
+    });
+    let tokens = match bounds::tokens(&slim.tokens) {
+        Ok(()) => slim.tokens,
+        Err(out) => {
+            out_of_bounds.push(out);
+            Tokens {
+                incomplete: true,
+                ..Tokens::default()
+            }
+        }
+    };
     Read::Run(Box::new(RunFacts {
         run_id: slim.run_id,
         started_at,
@@ -248,8 +268,9 @@ fn read_one(dir: &Path) -> Read {
         project: slim.git.map_or(slim.cwd, |g| g.root),
         outcome: slim.outcome,
         duration_ms: slim.duration_ms,
-        cost_usd: slim.cost.usd,
-        tokens: slim.tokens,
+        cost_usd,
+        tokens,
+        out_of_bounds,
         tools: slim.tool_calls.by_name,
         provider_errors: slim
             .provider_errors

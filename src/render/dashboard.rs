@@ -6,7 +6,7 @@
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use plotters::prelude::*;
 
-use super::format::{duration_ms, money, utc};
+use super::format::{duration_ms, money, money_of, utc};
 use crate::event::Outcome;
 use crate::overview::{Figures, Group, RunFacts};
 
@@ -49,7 +49,14 @@ pub(crate) fn page(f: &Figures, runs: &[RunFacts], dirs: &[String]) -> String {
     let cards = [
         ("runs", f.runs.to_string(), "runs"),
         ("success", rate, "completed"),
-        ("cost", money(f.cost.total_usd), "total cost"),
+        (
+            "cost",
+            money_of(
+                (f.cost.unknown == 0).then_some(f.cost.total_usd),
+                f.cost.total_usd,
+            ),
+            "total cost",
+        ),
         (
             "median-cost",
             f.cost.median_usd.map_or("-".to_owned(), money),
@@ -92,6 +99,7 @@ pub(crate) fn page(f: &Figures, runs: &[RunFacts], dirs: &[String]) -> String {
                 h1 { "runbook stats" }
                 p.sub { (f.runs) " runs, " (span) " · " (dirs.join(", "))
                     @if skipped > 0 { " · " span.warn { (skipped) " receipts skipped" } }
+                    @for i in &f.implausible { " · " span.warn { (i.runs) " runs' " (i.figure) " skipped: implausible (" (i.example) ")" } }
                     @if f.abandoned + f.running > 0 { " · " (f.running) " running, " (f.abandoned) " abandoned" }
                 }
                 section.cards {
@@ -102,7 +110,7 @@ pub(crate) fn page(f: &Figures, runs: &[RunFacts], dirs: &[String]) -> String {
                 h2 { "Runs and cost per day" }
                 div.charts {
                     (PreEscaped(bars("Runs per day", &days(&f.per_day, |g| f64::from(g.runs)), &GREEN_BAR, count_label)))
-                    (PreEscaped(bars("Cost per day (USD)", &days(&f.per_day, |g| g.cost_usd), &BLUE_BAR, |v| format!("{v:.2}"))))
+                    (PreEscaped(bars("Cost per day (USD)", &days(&f.per_day, |g| g.known_cost_usd), &BLUE_BAR, |v| format!("{v:.2}"))))
                 }
                 h2 { "Outcomes and durations" }
                 div.charts {
@@ -192,7 +200,10 @@ fn durations(runs: &[RunFacts]) -> Vec<(String, f64)> {
 
 /// The costliest groups.
 fn top(groups: &[Group]) -> Vec<(String, f64)> {
-    let mut all: Vec<(String, f64)> = groups.iter().map(|g| (short(&g.key), g.cost_usd)).collect();
+    let mut all: Vec<(String, f64)> = groups
+        .iter()
+        .map(|g| (short(&g.key), g.known_cost_usd))
+        .collect();
     all.sort_by(|a, b| b.1.total_cmp(&a.1));
     all.truncate(TOP);
     all

@@ -42,6 +42,16 @@ pub(crate) fn money(usd: f64) -> String {
     }
 }
 
+/// A sum of costs some of which may be unknown: the total when all are known, else `at least`
+/// what is known, or `unknown` when nothing is (never `$0.0000` for what is not known).
+pub(crate) fn money_of(total: Option<f64>, known: f64) -> String {
+    match total {
+        Some(usd) => money(usd),
+        None if known > 0.0 => format!("at least {}", money(known)),
+        None => "unknown".to_owned(),
+    }
+}
+
 /// `12,345`.
 pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -113,10 +123,10 @@ pub(crate) fn tokens(total: u64, incomplete: bool) -> String {
 pub(crate) fn tool_calls(calls: u64, failed: u64, denied: u64) -> String {
     let mut notes = Vec::new();
     if failed > 0 {
-        notes.push(format!("{failed} failed"));
+        notes.push(format!("{} failed", thousands(failed)));
     }
     if denied > 0 {
-        notes.push(format!("{denied} denied"));
+        notes.push(format!("{} denied", thousands(denied)));
     }
     let calls = plural(calls, "tool call");
     if notes.is_empty() {

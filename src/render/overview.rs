@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::Styles;
-use super::format::{duration_ms, money, plural, short_count};
+use super::format::{duration_ms, money, money_of, plural, short_count};
 use super::settings::columns;
 use crate::overview::{Figures, Group};
 
@@ -42,6 +42,20 @@ pub(crate) fn text(
             ))
         ));
     }
+    for i in &f.implausible {
+        let whose = if i.runs == 1 {
+            format!("1 run's {}", i.figure)
+        } else {
+            format!("{} runs' {}", i.runs, i.figure)
+        };
+        out.push_str(&format!(
+            "{}\n",
+            s.warn.apply_to(format!(
+                "{whose} skipped: implausible ({}; {})",
+                i.example, i.bound
+            ))
+        ));
+    }
     if f.runs == 0 && f.running == 0 && f.abandoned == 0 {
         out.push_str(if filtered {
             "No runs match: widen the filters, or name other runs directories.\n"
@@ -66,11 +80,12 @@ pub(crate) fn text(
     } else {
         String::new()
     };
+    let total = (c.unknown == 0).then_some(c.total_usd);
     row(
         "cost",
         format!(
             "{} total · median {} · p90 {} per run{unknown}",
-            money(c.total_usd),
+            money_of(total, c.total_usd),
             c.median_usd.map_or("-".to_owned(), money),
             c.p90_usd.map_or("-".to_owned(), money)
         ),
@@ -178,7 +193,7 @@ fn per_day(days: &[Group], s: &Styles, charts: bool) -> String {
             d.key.clone(),
             d.runs.to_string(),
             (d.runs - d.completed).to_string(),
-            money(d.cost_usd),
+            money_of(d.cost_usd, d.known_cost_usd),
             bar,
         ]);
     }
@@ -206,7 +221,7 @@ fn table(title: &str, groups: &[Group], s: &Styles) -> String {
                 "{:.0}%",
                 f64::from(g.completed) * 100.0 / f64::from(g.runs.max(1))
             ),
-            money(g.cost_usd),
+            money_of(g.cost_usd, g.known_cost_usd),
             duration_ms(g.median_duration_ms),
         ]);
     }

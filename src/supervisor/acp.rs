@@ -277,6 +277,7 @@ impl Client {
         match (&self.session, self.prompt) {
             (Some(session), Some(_)) => {
                 let session = session.clone();
+                self.told.cancel_sent();
                 self.send(json!({
                     "jsonrpc": "2.0",
                     "method": "session/cancel",

@@ -658,3 +658,79 @@ fn the_model_is_chosen_for_the_session_among_those_opencode_offers() {
     let raw = std::fs::read_to_string(s.ctx.run_dir().join("stdout.log")).unwrap();
     assert!(raw.contains(r#""configId":"model""#), "{raw}");
 }
+
+/// OpenCode's first model call runs `sleep 30`; Ctrl-C comes while it runs.
+fn interrupted_mid_command() -> Option<(Setup, support::Outcome, Vec<Event>, String)> {
+    let s = Setup::new(vec![
+        Reply::tool_calls(
+            Some("Let me wait."),
+            vec![ToolCall::new(
+                "call_sleep_1",
+                "bash",
+                json!({"command": "sleep 30", "description": "Wait"}),
+            )],
+            Usage::new(1500, 40),
+        ),
+        Reply::text("Done.", Usage::cached(1600, 5, 1500)),
+    ])?;
+    let mut cmd = s.command(
+        &["--via", "acp", "--inactivity-timeout", "1m"],
+        "Wait a while.",
+    );
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn runbook");
+    // OpenCode takes a while to start on a busy machine: wait for the command to run.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(80);
+    while !s
+        .logged_lines()
+        .iter()
+        .any(|l| l.contains(r#""type":"tool.started""#))
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = support::finish(child, std::time::Duration::from_secs(60));
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    Some((s, out, events, why))
+}
+
+#[test]
+fn ctrl_c_mid_command_leaves_the_cost_incomplete_and_the_command_unfinished() {
+    let Some((s, out, events, why)) = interrupted_mid_command() else {
+        return;
+    };
+    assert_eq!(out.code(), Some(130), "{why}");
+    let receipt = s.ended_as(Outcome::Interrupted, &events, &why);
+    // The model call was made (and paid for): its cost is known only in part, never $0.
+    assert!(receipt.cost.incomplete, "{why}");
+    assert_eq!(receipt.cost.usd, None, "{why}");
+    assert!(receipt.tokens.incomplete, "{why}");
+    assert!(!out.stderr.contains("$0.0000"), "{}", out.stderr);
+    // The command did not finish: not a success, anywhere.
+    let ends = tool_ends(&events);
+    assert_eq!(
+        ends.iter()
+            .map(|t| (t.name.as_str(), t.status))
+            .collect::<Vec<_>>(),
+        [("bash", ToolStatus::Error)],
+        "{why}"
+    );
+    assert_eq!(receipt.tool_calls.by_name["bash"].errors, 1, "{why}");
+    assert!(
+        !out.stderr.lines().any(|l| l.contains('✓')),
+        "{}",
+        out.stderr
+    );
+}

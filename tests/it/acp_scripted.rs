@@ -300,3 +300,95 @@ fn a_budget_is_refused_for_an_acp_agent_that_tells_no_cost_before_anything_start
     );
     assert_ne!(native.code(), Some(2), "{}", native.stderr);
 }
+
+/// An agent that asks permission for `n` shell calls in one turn (each refused, without a
+/// terminal), then for one edit, then ends its turn.
+fn asks_again_and_again(n: u32) -> String {
+    format!(
+        r#"IFS= read -r prompt
+ask() {{
+  update "{{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"$1\",\"title\":\"$2\",\"kind\":\"$3\",\"status\":\"pending\",\"rawInput\":{{\"command\":\"rm -rf build$1\"}}}}"
+  printf '{{"jsonrpc":"2.0","id":"p%s","method":"session/request_permission","params":{{"sessionId":"s1","toolCall":{{"toolCallId":"%s"}},"options":[{{"optionId":"allow","name":"Allow","kind":"allow_once"}},{{"optionId":"reject","name":"Reject","kind":"reject_once"}}]}}}}\n' "$1" "$1"
+  IFS= read -r reply
+  update "{{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"$1\",\"status\":\"failed\",\"content\":[{{\"type\":\"content\",\"content\":{{\"type\":\"text\",\"text\":\"permission rejected\"}}}}]}}"
+}}
+i=0
+while [ $i -lt {n} ]; do
+  i=$((i+1))
+  ask "c$i" bash execute
+done
+ask e1 edit edit
+update '{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"I could not do it."}}}}'
+id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{{"jsonrpc":"2.0","id":%s,"result":{{"stopReason":"end_turn"}}}}\n' "$id"
+IFS= read -r eof
+exit 0"#
+    )
+}
+
+#[test]
+fn a_flood_of_refusals_is_a_few_lines_and_a_count() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(&ctx, "agent.sh", &asks_again_and_again(5000));
+    let out = run(&ctx, &agent, &[]);
+    out.assert_exit(0);
+    // Each refusal is in the receipt, counted; the view shows the first three of each tool and
+    // says how many more there were.
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.tool_calls.by_name["bash"].denied, 5000);
+    assert_eq!(receipt.tool_calls.by_name["edit"].denied, 1);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(lines.len() < 25, "{} lines:\n{}", lines.len(), out.stderr);
+    let shown = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(shown("⊘ bash: permission denied"), 3, "{}", out.stderr);
+    assert_eq!(shown("⊘ edit: permission denied"), 1, "{}", out.stderr);
+    assert_eq!(
+        shown("… and 4,997 more refused (bash)"),
+        1,
+        "{}",
+        out.stderr
+    );
+    // The summary comes when the flood ends: before the agent's words.
+    let summary = lines
+        .iter()
+        .position(|l| l.contains("more refused"))
+        .unwrap();
+    let words = lines
+        .iter()
+        .position(|l| l.contains("I could not do it."))
+        .unwrap();
+    assert!(summary < words, "{}", out.stderr);
+    // The turn's own account names a few, and says there were more.
+    assert_eq!(
+        shown(
+            "⊘ 100 or more operations were refused permission: bash rm -rf buildc1 · bash rm -rf buildc2 · bash rm -rf buildc3 · … and 97 more"
+        ),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        lines.iter().all(|l| l.chars().count() < 200),
+        "{}",
+        out.stderr
+    );
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn a_flood_cut_short_by_the_end_of_the_turn_is_still_counted() {
+    let ctx = TestContext::new();
+    let script = asks_again_and_again(40).replace(
+        "update '{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"I could not do it.\"}}'\n",
+        "",
+    );
+    let agent = acp_agent(&ctx, "agent.sh", &script);
+    let out = run(&ctx, &agent, &["--quiet"]);
+    out.assert_exit(1);
+    assert!(
+        out.stderr.contains("… and 37 more refused (bash)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.lines().count() < 15, "{}", out.stderr);
+}

@@ -511,3 +511,39 @@ fn a_busy_silent_agent_at_a_short_timeout_gets_no_watchdog_warning() {
     assert_eq!(warnings, 0, "{}", out.stderr);
     assert!(!out.stderr.contains("no activity"), "{}", out.stderr);
 }
+
+#[test]
+fn step_costs_of_1e308_are_implausible_and_never_sum_to_infinity() {
+    let ctx = TestContext::new();
+    let scenario = [
+        oc_step("1e308"),
+        oc_step("1e308"),
+        OC_START.to_owned(),
+        oc_finish("stop", "0.01"),
+    ]
+    .join("\n");
+    let out = ctx.run_fake(&scenario, &[]);
+    out.assert_exit(0);
+    let r = ctx.ended_as(Outcome::Completed);
+    assert_eq!(
+        (r.cost.usd, r.cost.incomplete, r.cost.rejected),
+        (None, true, 2)
+    );
+    assert!(
+        r.cost.known_usd.is_finite() && r.cost.known_usd < 1.0,
+        "{:?}",
+        r.cost
+    );
+    assert_eq!(
+        rejections(&ctx),
+        [Some(CostIssue::Infinite), Some(CostIssue::Infinite), None]
+    );
+    let receipt = std::fs::read_to_string(ctx.run_dir().join("result.json")).unwrap();
+    assert!(
+        !receipt.contains("e308") && !receipt.contains("$inf"),
+        "{receipt}"
+    );
+    out.assert_stderr_has("cost incomplete (at least $0.0100)");
+    assert!(!out.stderr.contains("$inf"), "{}", out.stderr);
+    out.assert_stderr_has("the agent reported an infinite cost (a number beyond any amount, or above $1e6 for one run)");
+}

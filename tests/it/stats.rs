@@ -198,7 +198,8 @@ fn every_figure_over_a_hand_counted_set_of_runs() {
         s["repair"],
         json!({"failing": 2, "repaired": 1, "rate": 0.5})
     );
-    let days: Vec<(String, u64, u64, f64)> = s["per_day"]
+    // The 22nd's total is unknown (d's is): what is known of it is a lower bound.
+    let days: Vec<(String, u64, u64, Option<f64>, f64, u64)> = s["per_day"]
         .as_array()
         .unwrap()
         .iter()
@@ -207,18 +208,21 @@ fn every_figure_over_a_hand_counted_set_of_runs() {
                 d["key"].as_str().unwrap().to_owned(),
                 d["runs"].as_u64().unwrap(),
                 d["completed"].as_u64().unwrap(),
-                d["cost_usd"].as_f64().unwrap(),
+                d["cost_usd"].as_f64(),
+                d["known_cost_usd"].as_f64().unwrap(),
+                d["cost_unknown"].as_u64().unwrap(),
             )
         })
         .collect();
     assert_eq!(
         days,
         [
-            ("2026-11-20".to_owned(), 2, 1, 4.0),
-            ("2026-11-21".to_owned(), 1, 0, 2.0),
-            ("2026-11-22".to_owned(), 2, 2, 4.0)
+            ("2026-11-20".to_owned(), 2, 1, Some(4.0), 4.0, 0),
+            ("2026-11-21".to_owned(), 1, 0, Some(2.0), 2.0, 0),
+            ("2026-11-22".to_owned(), 2, 2, None, 4.0, 1)
         ]
     );
+    assert!(s["per_day"][2]["cost_usd"].is_null());
     let keys = |field: &str| -> Vec<(String, u64)> {
         s[field]
             .as_array()
@@ -282,9 +286,12 @@ fn the_text_reads_at_a_glance_and_bad_input_is_one_line() {
             "4 receipts skipped: 1 cut short, 1 not a receipt, 1 of schema version 2, 1 too large",
         )
         .assert_stdout_has("60.0% completed · completed 3")
-        .assert_stdout_has("$10.00 total · median $2.00 · p90 $4.00 per run (unknown for 1 run)")
+        .assert_stdout_has(
+            "at least $10.00 total · median $2.00 · p90 $4.00 per run (unknown for 1 run)",
+        )
         .assert_stdout_has("bash 3 of 5")
-        .assert_stdout_has("2026-11-20  2     1       $4.00");
+        .assert_stdout_has("2026-11-20  2     1       $4.00")
+        .assert_stdout_has("2026-11-22  2     0       at least $4.00");
     assert!(!out.stdout.contains('█'), "no bars off a terminal");
     let none = ctx.run(&[
         "stats",
@@ -310,6 +317,102 @@ fn the_text_reads_at_a_glance_and_bad_input_is_one_line() {
     missing
         .assert_exit(2)
         .assert_stderr_has("/no/such/runs is not a runs directory");
+}
+
+/// Three runs of one project, `/p/far`: two whose receipts claim absurd figures, one sane.
+fn absurd_runs(ctx: &TestContext) -> std::path::PathBuf {
+    let runs = ctx.root().join("absurd");
+    let run = |id: &str, usd: Value, tokens: Value| {
+        let r = receipt(json!({
+            "run_id": id, "started_at": "2026-11-20T10:00:00Z", "cwd": "/p/far",
+            "outcome": "completed", "duration_ms": 1000,
+            "cost": {"usd": usd, "source": "reported", "known_usd": 0.0},
+            "tokens": tokens,
+        }));
+        put(&runs, id, &r.to_string());
+    };
+    let huge = json!({"input": u64::MAX, "output": 0, "reasoning": 0, "cache_read": 0, "cache_write": 0, "total": u64::MAX});
+    run("x", json!(1e308), huge.clone());
+    run("y", json!(1e308), huge);
+    run("z", json!(2.5), tokens(100, 10));
+    runs
+}
+
+#[test]
+fn figures_beyond_their_bounds_are_left_out_with_the_reason_and_nothing_wraps() {
+    let ctx = TestContext::new();
+    let runs = absurd_runs(&ctx);
+    let s = stats(&ctx, &runs, &[]);
+    assert_eq!(
+        s["cost"],
+        json!({"total_usd": 2.5, "median_usd": 2.5, "p90_usd": 2.5, "unknown": 2})
+    );
+    // Tokens: the sane run's, a lower bound; never a sum that wrapped.
+    assert_eq!(s["tokens"]["total"], 110);
+    assert_eq!(s["tokens"]["incomplete"], true);
+    assert_eq!(
+        s["implausible"],
+        json!([
+            {"figure": "cost", "runs": 2, "example": "$1e308", "bound": "a run costs from $0 to $1e6"},
+            {"figure": "tokens", "runs": 2, "example": "18446744073709551615 tokens", "bound": "a run uses at most 1e15 tokens of a kind"}
+        ])
+    );
+    let project = &s["per_project"][0];
+    assert_eq!(project["cost_usd"], Value::Null);
+    assert_eq!(project["known_cost_usd"], 2.5);
+    assert_eq!(project["cost_unknown"], 2);
+
+    let out = ctx.run(&["stats", runs.to_str().unwrap()]);
+    out.assert_exit(0)
+        .assert_stdout_has(
+            "2 runs' cost skipped: implausible ($1e308; a run costs from $0 to $1e6)",
+        )
+        .assert_stdout_has("2 runs' tokens skipped: implausible (18446744073709551615 tokens;")
+        .assert_stdout_has("at least $2.50 total · median $2.50")
+        .assert_stdout_has("tokens    at least 110 ");
+    assert!(!out.stdout.contains("inf"), "{}", out.stdout);
+    assert!(
+        out.stdout.lines().all(|l| l.chars().count() < 160),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_project_whose_cost_is_unknown_shows_it_unknown_never_zero() {
+    let ctx = TestContext::new();
+    let runs = ctx.root().join("unknown");
+    for (id, cwd) in [("u", "/p/unknown"), ("k", "/p/known")] {
+        let usd = if id == "u" { json!(null) } else { json!(0.25) };
+        let r = receipt(json!({
+            "run_id": id, "started_at": "2026-11-20T10:00:00Z", "cwd": cwd,
+            "outcome": "completed", "duration_ms": 1000,
+            "cost": {"usd": usd, "source": null, "known_usd": 0.0, "incomplete": true},
+        }));
+        put(&runs, id, &r.to_string());
+    }
+    let s = stats(&ctx, &runs, &[]);
+    let row = |key: &str| {
+        s["per_project"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["key"] == key)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("/p/unknown")["cost_usd"], Value::Null);
+    assert_eq!(row("/p/unknown")["cost_unknown"], 1);
+    assert_eq!(row("/p/known")["cost_usd"], 0.25);
+    let out = ctx.run(&["stats", runs.to_str().unwrap()]);
+    out.assert_exit(0);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("/p/unknown"))
+        .unwrap();
+    assert!(line.contains("unknown"), "{line}");
+    assert!(!line.contains('$'), "{line}");
 }
 
 /// Debian's headless Chromium, or `RUNBOOK_CHROMIUM`; `None` (said loudly) only when
@@ -392,7 +495,7 @@ fn the_html_page_renders_in_chromium_with_the_same_numbers() {
     for (key, value) in [
         ("runs", "5"),
         ("success", "60.0%"),
-        ("cost", "$10.00"),
+        ("cost", "at least $10.00"),
         ("median-cost", "$2.00"),
         ("p90-cost", "$4.00"),
         ("median-duration", "3.0s"),

@@ -455,3 +455,35 @@ fn replay_tells_each_agents_transcripts_apart_and_refuses_the_rest_with_one_line
     missing.assert_exit(2);
     missing.assert_stderr_has("cannot replay /nonexistent.ndjson: there is no such file");
 }
+
+#[test]
+fn a_receipt_claiming_absurd_figures_shows_them_unknown_with_the_reason() {
+    let ctx = TestContext::new();
+    ctx.run_fake(&chatty(1, 0), &[]).assert_exit(0);
+    let path = ctx.run_dir().join("result.json");
+    let mut receipt: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    receipt["cost"]["usd"] = serde_json::json!(1e308);
+    receipt["cost"]["known_usd"] = serde_json::json!(1e308);
+    receipt["tokens"]["input"] = serde_json::json!(u64::MAX);
+    fs::write(&path, receipt.to_string()).unwrap();
+    // No amount or count of 16 digits or more: the absurd figures are not shown as numbers.
+    let long_number = |text: &str| {
+        text.split(|c: char| !c.is_ascii_digit())
+            .any(|digits| digits.len() >= 16)
+    };
+    for args in [&["status"][..], &["report"][..], &["list"][..]] {
+        let out = ctx.run(args);
+        out.assert_exit(0);
+        assert!(
+            !long_number(&out.stdout) && !out.stdout.contains("inf"),
+            "{args:?}: {}",
+            out.stdout
+        );
+    }
+    let status = ctx.run(&["status"]);
+    status
+        .assert_stderr_has("the receipt's cost ($1e308) is implausible")
+        .assert_stderr_has("the receipt's tokens (18446744073709551615 tokens) is implausible");
+    assert_eq!(status.stderr.lines().count(), 2, "{}", status.stderr);
+}

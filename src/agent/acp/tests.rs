@@ -543,3 +543,56 @@ fn a_call_is_a_shell_command_only_when_it_is_one() {
         .collect();
     assert_eq!(inputs[0], "ls", "{inputs:?}");
 }
+
+#[test]
+fn a_cancelled_prompt_leaves_its_tokens_unknown_and_its_command_unfinished() {
+    let events = replay("opencode-1.18.33.cancelled");
+    // `sleep 30`, stopped by the cancel: OpenCode says `completed`, with no exit status.
+    let [(name, _, status, _)] = ends(&events).try_into().unwrap();
+    assert_eq!((name.as_str(), status), ("bash", ToolStatus::Error));
+    let error = events.iter().find_map(|e| match e {
+        EventKind::ToolCompleted(t) => t.error.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        error.as_deref(),
+        Some("stopped before it finished: User aborted the command")
+    );
+    // OpenCode tells zero tokens and a cost of 0 after the cancel, though the model answered:
+    // the tokens are unknown and the cost told (0) only a lower bound.
+    let r = result(&events);
+    assert!(!r.ok);
+    assert_eq!(r.tokens, None, "{r:?}");
+}
+
+#[test]
+fn a_command_stopped_by_its_timeout_or_without_an_exit_status_did_not_succeed() {
+    let update = |output: &str, exit: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","title":"bash","kind":"execute","rawInput":{{"command":"make"}},"rawOutput":{{"output":{output:?},"metadata":{{"exit":{exit}}}}}}}}}}}"#
+        )
+    };
+    for (output, exit, ok) in [
+        ("built", "0", true),
+        (
+            "<shell_metadata>\nUser aborted the command\n</shell_metadata>",
+            "0",
+            false,
+        ),
+        (
+            "partial\n<shell_metadata>\nshell tool terminated command after exceeding timeout 100 ms.\n</shell_metadata>",
+            "null",
+            false,
+        ),
+        ("no note", "null", false),
+        (
+            "the text User aborted the command outside metadata",
+            "0",
+            true,
+        ),
+    ] {
+        let (events, _) = replay_lines(&OPENCODE, [update(output, exit).as_str()]);
+        let [(_, _, status, _)] = ends(&events).try_into().unwrap();
+        assert_eq!(status == ToolStatus::Ok, ok, "{output} exit {exit}");
+    }
+}

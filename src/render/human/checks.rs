@@ -50,18 +50,26 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
     }
 }
 
+/// How many refused operations the line of a stalled turn names.
+const STALLED_SHOWN: usize = 3;
+
 /// `⊘ 2 operations were refused permission: bash touch x · write a.txt`, then the pass that
 /// follows, or how to have one.
 fn stalled(l: &mut Lines<'_>, denied: &[Denial], retry: bool, budget_usd: Option<f64>) {
     let s = l.s;
-    let what: Vec<String> = denied
+    let mut what: Vec<String> = denied
         .iter()
+        .take(STALLED_SHOWN)
         .map(|d| format!("{} {}", d.tool, d.detail).trim_end().to_owned())
         .collect();
-    let count = if denied.len() == 1 {
-        "an operation was".to_owned()
-    } else {
-        format!("{} operations were", denied.len())
+    if denied.len() > STALLED_SHOWN {
+        what.push(format!("… and {} more", denied.len() - STALLED_SHOWN));
+    }
+    // The run keeps the first of a flood of refusals, not all of them.
+    let count = match denied.len() {
+        1 => "an operation was".to_owned(),
+        n if n >= crate::stats::KEEP_DENIALS => format!("{n} or more operations were"),
+        n => format!("{n} operations were"),
     };
     l.alert(format!(
         "{} {count} refused permission: {}",

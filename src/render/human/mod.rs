@@ -9,6 +9,7 @@ mod cost;
 mod lifecycle;
 mod plan;
 mod produced;
+mod refusals;
 mod text;
 mod tools;
 mod warnings;
@@ -54,6 +55,10 @@ pub(crate) struct Human {
     streaming: String,
     /// The last denial shown, so that the same denial is not shown twice.
     denial: tools::Shown,
+    /// The refusals in a row so far: a flood of them is shown as a few and a count.
+    refusals: refusals::Refusals,
+    /// The time prefix of the last event, for what the view says as it closes.
+    last_prefix: String,
     /// The model the agent announced last: each turn's adapter announces it again, and the
     /// line (with its price warning) is shown once until the model changes.
     model: Option<String>,
@@ -158,6 +163,8 @@ impl Human {
             asking: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
+            refusals: refusals::Refusals::default(),
+            last_prefix: String::new(),
             model: None,
             planning: false,
             held: None,
@@ -202,7 +209,10 @@ impl Human {
             | K::SubagentFinished { .. }
             | K::PermissionDenied { .. }
             | K::PermissionRequested { .. }
-            | K::PermissionAnswered { .. } => tools::show(&mut lines, &mut self.denial, kind),
+            | K::PermissionAnswered { .. } => {
+                tools::show(&mut lines, &mut self.denial, kind);
+                self.refusals.hold(kind, &mut lines.out);
+            }
             K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => {
                 text::show(&mut lines, kind)
             }
@@ -227,6 +237,10 @@ impl Human {
             | K::RepairFinished { .. }
             | K::PermissionStalled { .. } => checks::show(&mut lines, kind),
             K::Changes(_) | K::Summary { .. } => produced::show(&mut lines, kind),
+        }
+        let shows = !lines.out.is_empty();
+        if let Some(more) = self.refusals.end(kind, shows, &self.styles) {
+            lines.out.insert(0, more);
         }
         lines.out
     }
@@ -299,10 +313,15 @@ impl Human {
         } else {
             short_count(st.tokens.total())
         };
-        let mut msg = format!(
-            "{} · step {step} · {tokens} tokens · {}",
-            clock(elapsed),
+        // Nothing known of a cost that is not all known is `$?`, never `$0.0000`.
+        let cost = if st.cost_incomplete() && st.known_cost() <= 0.0 {
+            "$?".to_owned()
+        } else {
             money(st.known_cost())
+        };
+        let mut msg = format!(
+            "{} · step {step} · {tokens} tokens · {cost}",
+            clock(elapsed),
         );
         if let Some(asking) = &self.asking {
             msg.push_str(&format!(" · waiting for permission: {asking}"));
@@ -382,6 +401,7 @@ impl Consumer for Human {
             Display::Live | Display::Lines => |_| true,
         };
         let prefix = self.prefix(ev.ts, totals.started_at);
+        self.last_prefix.clone_from(&prefix);
         let lines: Vec<Line> = self
             .lines(ev, totals)
             .into_iter()
@@ -454,6 +474,13 @@ impl Consumer for Human {
 
     fn close(&mut self) -> io::Result<()> {
         self.release();
+        // Refusals not yet counted aloud (the events ended in a flood).
+        if self.display != Display::Silent
+            && let Some(more) = self.refusals.summary(&self.styles)
+        {
+            let prefix = self.last_prefix.clone();
+            self.emit(&prefix, &more);
+        }
         let width = self.width.unwrap_or(80);
         match &mut self.sink {
             Sink::Live(live) => live.pause(width),

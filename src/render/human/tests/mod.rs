@@ -276,3 +276,58 @@ fn a_model_announced_again_by_each_turn_is_shown_once() {
     assert_eq!(out.matches("claude-opus-9 is not in").count(), 1, "{out}");
     assert_eq!(out.matches("model claude-opus-9-mini").count(), 1, "{out}");
 }
+
+#[test]
+fn a_cost_not_yet_known_is_a_question_mark_on_the_status_line_never_zero() {
+    let mut human = Human::new(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        Box::new(Shared::default()),
+        || None,
+    );
+    let mut totals = RunStats::default();
+    let started = EventKind::TurnStarted {
+        argv: vec!["agent".to_owned()],
+        pid: 1,
+        planning: false,
+        steps_unreported: true,
+    };
+    feed(&mut human, &mut totals, 0, at(0), Turn::FIRST, started);
+    let line = human.status_line(at(10), &totals);
+    assert!(line.contains("· $?"), "{line}");
+    assert!(!line.contains("$0.0000"), "{line}");
+}
+
+#[test]
+fn a_flood_of_refusals_shows_the_first_few_of_each_tool_and_counts_the_rest() {
+    let denied = |tool: &str, n: u32| EventKind::PermissionDenied {
+        tool: tool.to_owned(),
+        detail: format!("rm -rf build{n}"),
+        call_id: Some(format!("{tool}{n}")),
+    };
+    let mut events: Vec<(u64, EventKind)> =
+        (0..1000).map(|n| (n, denied("bash", n as u32))).collect();
+    events.extend((0..5).map(|n| (1000 + n, denied("write", n as u32))));
+    events.push((
+        2000,
+        EventKind::Text {
+            text: "I stopped.".to_owned(),
+        },
+    ));
+    events.extend((0..4).map(|n| (3000 + n, denied("bash", n as u32))));
+    for display in [Display::Lines, Display::Quiet] {
+        let out = render(display, Styles::plain(), false, &events);
+        let count = |what: &str| out.lines().filter(|l| l.contains(what)).count();
+        assert_eq!(count("⊘ bash: permission denied"), 6, "{out}");
+        assert_eq!(count("⊘ write: permission denied"), 3, "{out}");
+        // Said when the flood ends: at the text, then at the end of the run's events.
+        assert_eq!(
+            count("⊘ … and 999 more refused (bash 997 · write 2)"),
+            1,
+            "{out}"
+        );
+        assert_eq!(count("⊘ … and 1 more refused (bash)"), 1, "{out}");
+        assert!(out.lines().count() < 20, "{out}");
+    }
+}

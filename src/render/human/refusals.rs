@@ -1,0 +1,120 @@
+//! A flood of refusals told in a few lines: the first few refusals of each tool are shown (with
+//! the request that led to each), the rest only counted, and one line says how many more there
+//! were once something else happens or the turn ends. Every one is still in the log and the
+//! receipt.
+
+use std::collections::BTreeMap;
+
+use super::{Fold, Line};
+use crate::event::{EventKind, ToolStatus};
+use crate::render::Styles;
+use crate::render::format::thousands;
+
+/// How many refusals of one tool a flood shows before they are only counted.
+pub(super) const SHOWN_PER_TOOL: u64 = 3;
+/// How many tools the summary line names; the rest are counted together.
+const NAMED: usize = 5;
+
+/// The refusals since the last other thing shown.
+#[derive(Debug, Default)]
+pub(super) struct Refusals {
+    /// Refusals of each tool in this flood: shown and held.
+    seen: BTreeMap<String, u64>,
+    /// Of those, the ones not shown, by tool.
+    held: BTreeMap<String, u64>,
+}
+
+/// The tool a line of a refusal is about: a denied call, a `permission.denied`, or a request
+/// (which leads to a refusal, or to an answer that ends the flood).
+fn refused_tool(kind: &EventKind) -> Option<&str> {
+    match kind {
+        EventKind::ToolCompleted(t) if t.status == ToolStatus::Denied => Some(&t.name),
+        EventKind::PermissionDenied { tool, .. }
+        | EventKind::PermissionRequested { tool, .. }
+        | EventKind::PermissionAnswered {
+            tool,
+            allowed: false,
+            ..
+        } => Some(tool),
+        _ => None,
+    }
+}
+
+impl Refusals {
+    /// The lines of `kind` as shown within a flood: a refusal beyond the first few of its tool
+    /// (and the request before it) shows nothing and is counted.
+    pub(super) fn hold(&mut self, kind: &EventKind, lines: &mut Vec<Line>) {
+        let Some(tool) = refused_tool(kind) else {
+            return;
+        };
+        let seen = self.seen.get(tool).copied().unwrap_or(0);
+        let is_request = matches!(kind, EventKind::PermissionRequested { .. });
+        if lines.is_empty() {
+            return;
+        }
+        if seen >= SHOWN_PER_TOOL {
+            lines.clear();
+            if !is_request {
+                *self.held.entry(tool.to_owned()).or_default() += 1;
+                *self.seen.entry(tool.to_owned()).or_default() += 1;
+            }
+        } else if !is_request {
+            *self.seen.entry(tool.to_owned()).or_default() += 1;
+        }
+    }
+
+    /// The line that ends the flood, when `kind` ends it: it shows something other than a
+    /// refusal (`shows`), or it ends the turn or the run.
+    pub(super) fn end(&mut self, kind: &EventKind, shows: bool, s: &Styles) -> Option<Line> {
+        let ends = matches!(
+            kind,
+            EventKind::TurnCompleted { .. }
+                | EventKind::TurnFailed { .. }
+                | EventKind::RunFinished { .. }
+        ) || (shows && refused_tool(kind).is_none());
+        if !ends {
+            return None;
+        }
+        self.summary(s)
+    }
+
+    /// The line that says how many refusals were not shown, when there are any; the flood is
+    /// over.
+    pub(super) fn summary(&mut self, s: &Styles) -> Option<Line> {
+        if self.seen.is_empty() {
+            return None;
+        }
+        self.seen.clear();
+        let held = std::mem::take(&mut self.held);
+        let total: u64 = held.values().sum();
+        if total == 0 {
+            return None;
+        }
+        let mut tools: Vec<(String, u64)> = held.into_iter().collect();
+        tools.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut named: Vec<String> = tools
+            .iter()
+            .take(NAMED)
+            .map(|(tool, n)| format!("{tool} {}", thousands(*n)))
+            .collect();
+        let others: u64 = tools.iter().skip(NAMED).map(|(_, n)| n).sum();
+        if others > 0 {
+            named.push(format!("other tools {}", thousands(others)));
+        }
+        let which = if tools.len() == 1 {
+            tools[0].0.clone()
+        } else {
+            named.join(" · ")
+        };
+        Some(Line {
+            attention: true,
+            fold: Fold::Wrap,
+            text: format!(
+                "{} {}",
+                s.warn.apply_to("⊘"),
+                s.warn
+                    .apply_to(format!("… and {} more refused ({which})", thousands(total)))
+            ),
+        })
+    }
+}
