@@ -4,6 +4,13 @@
 //! - `runbook list`: wall time over 10,000 run directories.
 //!
 //! `cargo bench --bench inspect` prints a markdown table (see BENCHMARKS.md).
+
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "a benchmark prints its figures"
+)]
 #![expect(
     clippy::print_stdout,
     reason = "a benchmark reports its table on stdout"

@@ -4,6 +4,13 @@
 //!
 //! `cargo bench --bench stats` prints a markdown table (see BENCHMARKS.md); `STATS_SIZES=10000`
 //! picks the sizes.
+
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "a benchmark prints its figures"
+)]
 #![expect(
     clippy::print_stdout,
     reason = "a benchmark reports its table on stdout"

@@ -8,6 +8,12 @@
 //! The agent, its model, limits and checks come from runbook's configuration (`runbook.toml`,
 //! `RUNBOOK_*` variables), as for `runbook run`.
 
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "an example of the library: it prints what it likes"
+)]
 #![allow(clippy::print_stderr, clippy::print_stdout)] // printing is what they are for
 
 use std::io::Write as _;

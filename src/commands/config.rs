@@ -14,6 +14,7 @@ use crate::config::{self, Flags, REPO_FILE};
 use crate::exit::{Error, ExitStatus};
 use crate::render::{Styles, settings};
 use crate::term::TermEnv;
+use crate::term::out;
 
 pub(crate) fn config(
     args: &ConfigArgs,
@@ -25,17 +26,13 @@ pub(crate) fn config(
     }
     let config = config::load(&dir, global.values().iter().chain(args.options.values()))?;
     let env = agent_env::load(&config, &args.workspace.env_files)?;
-    let mut out = io::stdout().lock();
     if args.json {
-        let mut json = serde_json::to_vec_pretty(&settings::Report::new(&config, env.records()))?;
-        json.push(b'\n');
-        out.write_all(&json)?;
+        out::print_json(&settings::Report::new(&config, env.records()), true)?;
     } else {
         let color = config.value(&config::keys::COLOR);
         let styles = Styles::new(TermEnv::detect().color_stdout(color));
-        out.write_all(settings::human(&config, &env.records(), &styles).as_bytes())?;
+        out::print(&settings::human(&config, &env.records(), &styles))?;
     }
-    out.flush()?;
     Ok(ExitStatus::Completed)
 }
 

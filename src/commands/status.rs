@@ -1,6 +1,5 @@
 //! `runbook status`: how a run went, or the run followed live from another terminal.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -14,6 +13,7 @@ use crate::render::{self, Styles, report};
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
 use crate::supervisor::{Signals, unless_stopped};
+use crate::term::out;
 use crate::term::print::{note, warn};
 use crate::term::{ColorChoice, TermEnv};
 
@@ -43,23 +43,17 @@ pub(crate) async fn status(
     for w in state.warnings {
         warn(w);
     }
-    let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &state.receipt)?;
-        out.write_all(b"\n")?;
+        out::print_json(&state.receipt, true)?;
     } else {
         let styles = Styles::new(term.color_stdout(color));
-        out.write_all(
-            report::status(
-                &state.receipt,
-                &styles,
-                SystemTime::now(),
-                crate::term::stdout_width(),
-            )
-            .as_bytes(),
-        )?;
+        out::print(&report::status(
+            &state.receipt,
+            &styles,
+            SystemTime::now(),
+            crate::term::stdout_width(),
+        ))?;
     }
-    out.flush()?;
     Ok(ExitStatus::Completed)
 }
 

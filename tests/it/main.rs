@@ -1,6 +1,13 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode,
 //! Claude Code and Codex CLIs driven by fake model providers.
 
+#![allow(
+    clippy::disallowed_macros,
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    reason = "a test prints and reads the streams as it likes"
+)]
+
 mod acp;
 mod acp_adapters;
 mod acp_scripted;
