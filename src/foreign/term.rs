@@ -146,4 +146,221 @@ mod tests {
         });
         assert_eq!(kept, "a\x1b[1mb\\e[31mc");
     }
+
+    mod on_a_terminal {
+        //! Whatever text goes through the sanitizer, a terminal (vt100) only prints it: no title,
+        //! no clipboard, no bell, no alternate screen, no colour, no cursor moved but by the
+        //! characters and newlines themselves.
+
+        use proptest::prelude::*;
+
+        use super::super::escape;
+
+        /// What the terminal was asked to do besides printing.
+        #[derive(Default)]
+        struct Asked(Vec<String>);
+
+        impl vt100::Callbacks for Asked {
+            fn audible_bell(&mut self, _: &mut vt100::Screen) {
+                self.0.push("bell".into());
+            }
+            fn visual_bell(&mut self, _: &mut vt100::Screen) {
+                self.0.push("visual bell".into());
+            }
+            fn resize(&mut self, _: &mut vt100::Screen, size: (u16, u16)) {
+                self.0.push(format!("resize {size:?}"));
+            }
+            fn set_window_icon_name(&mut self, _: &mut vt100::Screen, name: &[u8]) {
+                self.0.push(format!("icon {name:?}"));
+            }
+            fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+                self.0.push(format!("title {title:?}"));
+            }
+            fn copy_to_clipboard(&mut self, _: &mut vt100::Screen, ty: &[u8], data: &[u8]) {
+                self.0.push(format!("clipboard {ty:?} {data:?}"));
+            }
+            fn paste_from_clipboard(&mut self, _: &mut vt100::Screen, ty: &[u8]) {
+                self.0.push(format!("paste {ty:?}"));
+            }
+            fn unhandled_control(&mut self, _: &mut vt100::Screen, b: u8) {
+                self.0.push(format!("control {b}"));
+            }
+            fn unhandled_escape(
+                &mut self,
+                _: &mut vt100::Screen,
+                i1: Option<u8>,
+                i2: Option<u8>,
+                b: u8,
+            ) {
+                self.0.push(format!("escape {i1:?} {i2:?} {b}"));
+            }
+            fn unhandled_csi(
+                &mut self,
+                _: &mut vt100::Screen,
+                i1: Option<u8>,
+                i2: Option<u8>,
+                params: &[&[u16]],
+                c: char,
+            ) {
+                self.0.push(format!("csi {i1:?} {i2:?} {params:?} {c}"));
+            }
+            fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+                self.0.push(format!("osc {params:?}"));
+            }
+        }
+
+        /// Pieces of hostile text: escape sequences of every kind, lone controls, and text.
+        fn piece(wide: bool) -> BoxedStrategy<String> {
+            let payloads = prop::sample::select(vec![
+                "\x1b]52;c;aGVsbG8=\x07",
+                "\x1b]0;pwned\x07",
+                "\x1b]2;pwned\x1b\\",
+                "\x1b[2J",
+                "\x1b[H",
+                "\x1b[?1049h",
+                "\x1b[?25l",
+                "\x1b[31;1m",
+                "\x1b[38;5;196m",
+                "\u{9b}31m",
+                "\u{9d}0;t\u{9c}",
+                "\x1bPq#0\x1b\\",
+                "\x1bc",
+                "\x1b7\x1b8",
+                "\r",
+                "\x07",
+                "\x08",
+                "\x0b\x0c",
+                "\u{202e}\u{2066}",
+            ]);
+            let controls = prop_oneof![
+                (0u32..0x20).prop_map(|c| char::from_u32(c).unwrap().to_string()),
+                (0x7fu32..0xa0).prop_map(|c| char::from_u32(c).unwrap().to_string()),
+            ];
+            let text = "[a-zA-Z0-9 ;\\[\\]?\\\\é中-]{0,12}";
+            if wide {
+                prop_oneof![
+                    3 => payloads.prop_map(str::to_owned),
+                    3 => controls,
+                    2 => text.prop_map(|t| t),
+                    2 => any::<char>().prop_map(String::from),
+                    1 => prop::collection::vec(any::<u8>(), 0..16)
+                        .prop_map(|b: Vec<u8>| String::from_utf8_lossy(&b).into_owned()),
+                ]
+                .boxed()
+            } else {
+                prop_oneof![
+                    3 => payloads.prop_map(str::to_owned),
+                    3 => controls,
+                    3 => text.prop_map(|t| t),
+                    1 => Just("\n".to_owned()),
+                ]
+                .boxed()
+            }
+        }
+
+        fn hostile(wide: bool) -> impl Strategy<Value = String> {
+            prop::collection::vec(piece(wide), 0..24).prop_map(|p| p.concat())
+        }
+
+        /// The screen after `text` was escaped and written as a terminal gets it (through a
+        /// pty, a newline arrives as CR LF); and what it was asked besides.
+        fn shown(text: &str) -> (String, vt100::Parser<Asked>) {
+            let escaped = escape(text).into_owned();
+            let rows = escaped.matches('\n').count() + 2;
+            let cols = escaped
+                .lines()
+                .map(|l| l.chars().count() * 2)
+                .max()
+                .unwrap_or(0)
+                + 16;
+            let mut vt = vt100::Parser::new_with_callbacks(
+                std::num::NonZeroU16::new(u16::try_from(rows).unwrap()).unwrap(),
+                std::num::NonZeroU16::new(u16::try_from(cols).unwrap()).unwrap(),
+                0,
+                Asked::default(),
+            );
+            vt.process(escaped.replace('\n', "\r\n").as_bytes());
+            (escaped, vt)
+        }
+
+        /// Nothing happened but printing.
+        fn only_printed(escaped: &str, vt: &vt100::Parser<Asked>) -> Result<(), TestCaseError> {
+            prop_assert!(
+                !escaped
+                    .chars()
+                    .any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "a control character is left: {escaped:?}"
+            );
+            prop_assert_eq!(&vt.callbacks().0, &Vec::<String>::new());
+            let screen = vt.screen();
+            prop_assert!(!screen.alternate_screen() && !screen.hide_cursor());
+            prop_assert!(!screen.application_cursor() && !screen.bracketed_paste());
+            let (rows, cols) = (screen.size().0.get(), screen.size().1.get());
+            for row in 0..rows {
+                for col in 0..cols {
+                    let cell = screen.cell(row, col).unwrap();
+                    prop_assert!(
+                        cell.fgcolor() == vt100::Color::Default
+                            && cell.bgcolor() == vt100::Color::Default
+                            && !cell.bold()
+                            && !cell.dim()
+                            && !cell.italic()
+                            && !cell.underline()
+                            && !cell.inverse(),
+                        "styled cell at {row},{col}"
+                    );
+                }
+            }
+            // The cursor went down one row a newline, and never up.
+            let newlines = escaped.matches('\n').count();
+            prop_assert_eq!(usize::from(screen.cursor_position().0), newlines);
+            Ok(())
+        }
+
+        /// `line` with its tabs as the spaces to the next tab stop.
+        fn expand_tabs(line: &str) -> String {
+            let mut out = String::new();
+            for c in line.chars() {
+                if c == '\t' {
+                    let col = console::measure_text_width(&out);
+                    out.push_str(&" ".repeat(8 - col % 8));
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+
+        proptest! {
+            #[test]
+            fn escaped_text_only_prints(text in hostile(true)) {
+                let (escaped, vt) = shown(&text);
+                only_printed(&escaped, &vt)?;
+            }
+
+            #[test]
+            fn escaped_text_is_shown_as_written_row_by_row(text in hostile(false)) {
+                let (escaped, vt) = shown(&text);
+                only_printed(&escaped, &vt)?;
+                let cols = vt.screen().size().1.get();
+                let rows: Vec<String> = vt.screen().rows(0, cols).collect();
+                for (i, line) in escaped.split('\n').enumerate() {
+                    let expected = expand_tabs(line);
+                    prop_assert_eq!(rows[i].trim_end(), expected.trim_end(), "row {}", i);
+                }
+                let last = escaped.rsplit('\n').next().unwrap_or_default();
+                prop_assert_eq!(
+                    usize::from(vt.screen().cursor_position().1),
+                    console::measure_text_width(&expand_tabs(last))
+                );
+            }
+
+            #[test]
+            fn arbitrary_bytes_only_print(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+                let text = String::from_utf8_lossy(&bytes);
+                let (escaped, vt) = shown(&text);
+                only_printed(&escaped, &vt)?;
+            }
+        }
+    }
 }
