@@ -37,3 +37,4 @@ mod stats;
 mod status;
 mod support;
 mod terminal;
+mod terminal_injection;
