@@ -396,7 +396,14 @@ fn check_receipt(r: &Receipt) {
     round_trip(r);
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     report::status(r, &Styles::plain(), now, Some(60));
-    report::status(r, &Styles::new(true), now, None);
+    // However the receipt was made, what `status` shows of it acts on no terminal.
+    let shown = report::status(r, &Styles::new(true), now, None);
+    let shown = crate::term::out::clean(&shown);
+    let plain = console::strip_ansi_codes(&shown);
+    assert!(
+        !plain.chars().any(crate::foreign::term::is_control),
+        "a control character reaches the terminal: {plain:?}"
+    );
 }
 
 /// `value` encodes through `encode.rs` exactly as serde_json encodes it (but for DEL and the C1
