@@ -8,6 +8,7 @@ use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
 use crate::exit::{Error, ExitStatus};
 use crate::follow::{self, Ending};
+use crate::foreign::term::escaped_copy;
 use crate::next_run::next_run;
 use crate::render::{self, Styles, report};
 use crate::rundir::{self, RECEIPT};
@@ -47,8 +48,10 @@ pub(crate) async fn status(
         out::print_json(&state.receipt, true)?;
     } else {
         let styles = Styles::new(term.color_stdout(color));
+        // Its text escaped before it is laid out: the receipt is foreign once read back.
+        let receipt = escaped_copy(&state.receipt).unwrap_or(state.receipt);
         out::print(&report::status(
-            &state.receipt,
+            &receipt,
             &styles,
             SystemTime::now(),
             crate::term::stdout_width(),

@@ -47,6 +47,45 @@ pub(crate) fn escape_with<'a>(
     Cow::Owned(out)
 }
 
+/// A copy of `value` with every string in it (map keys included) escaped, to lay out before it
+/// is shown; `None` when no string needed it, or when the escaped copy does not read back.
+pub(crate) fn escaped_copy<T: serde::Serialize + serde::de::DeserializeOwned>(
+    value: &T,
+) -> Option<T> {
+    let mut json = serde_json::to_value(value).ok()?;
+    if !escape_strings(&mut json) {
+        return None;
+    }
+    serde_json::from_value(json).ok()
+}
+
+/// Escapes every string in `value`; whether anything changed.
+fn escape_strings(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => match escape(s) {
+            Cow::Borrowed(_) => false,
+            Cow::Owned(escaped) => {
+                *s = escaped;
+                true
+            }
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |c, v| escape_strings(v) | c),
+        Value::Object(map) => {
+            if !map.keys().any(|k| has_control(k)) {
+                return map.values_mut().fold(false, |c, v| escape_strings(v) | c);
+            }
+            let old = std::mem::take(map);
+            for (key, mut v) in old {
+                escape_strings(&mut v);
+                map.insert(escape(&key).into_owned(), v);
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Whether `text` has anything [`escape`] would escape.
 pub(crate) fn has_control(text: &str) -> bool {
     first_control(text).is_some()
@@ -136,6 +175,24 @@ mod tests {
             escape("\u{2066}\u{2069}\u{85}"),
             "\\u{2066}\\u{2069}\\u{85}"
         );
+    }
+
+    #[test]
+    fn every_string_of_a_value_is_escaped_keys_included() {
+        let value: std::collections::BTreeMap<String, Vec<String>> = [(
+            "k\x1b]0;t\x07".to_owned(),
+            vec!["a\rb".to_owned(), "ok".to_owned()],
+        )]
+        .into();
+        let escaped = escaped_copy(&value).unwrap();
+        assert_eq!(
+            escaped.into_iter().collect::<Vec<_>>(),
+            [(
+                "k\\e]0;t\\a".to_owned(),
+                vec!["a\\rb".to_owned(), "ok".to_owned()]
+            )]
+        );
+        assert!(escaped_copy(&vec!["plain".to_owned()]).is_none());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use crate::consumer::Delivery;
 use crate::event::Event;
-use crate::foreign::Foreign;
+use crate::foreign::term::escaped_copy;
 
 /// `d`'s event, its strings escaped if any needs it; borrowed (and nothing decoded) when none
 /// does, which its JSON line tells at a glance.
@@ -18,15 +18,9 @@ pub(super) fn escaped<'a>(d: &Delivery<'a>) -> Cow<'a, Event> {
     if !needs {
         return Cow::Borrowed(d.event);
     }
-    let Ok(mut value) = serde_json::to_value(d.event) else {
-        return Cow::Borrowed(d.event);
-    };
-    if !escape_strings(&mut value) {
-        return Cow::Borrowed(d.event);
-    }
-    // An event escaped into something it cannot be read back as is shown as it was: the
-    // terminal writer escapes what is left all the same.
-    serde_json::from_value(value).map_or(Cow::Borrowed(d.event), Cow::Owned)
+    // An event whose escaped copy cannot be read back is shown as it was: the terminal writer
+    // escapes what is left all the same.
+    escaped_copy(d.event).map_or(Cow::Borrowed(d.event), Cow::Owned)
 }
 
 /// Whether a JSON line may spell a control character: an escape for one (`\u00xx`, `\r`, `\b`,
@@ -39,31 +33,4 @@ fn line_may_hold_controls(line: &[u8]) -> bool {
     let escaped = memchr::memchr_iter(b'\\', line)
         .any(|at| matches!(line.get(at + 1), Some(b'u' | b'r' | b'b' | b'f')));
     escaped || crate::foreign::term::has_control(text)
-}
-
-/// Escapes every string in `value` (keys included); whether anything changed.
-fn escape_strings(value: &mut serde_json::Value) -> bool {
-    use serde_json::Value;
-    match value {
-        Value::String(s) => match Foreign::new(s).term() {
-            Cow::Borrowed(_) => false,
-            Cow::Owned(escaped) => {
-                *s = escaped;
-                true
-            }
-        },
-        Value::Array(items) => items.iter_mut().fold(false, |c, v| escape_strings(v) | c),
-        Value::Object(map) => {
-            let mut changed = false;
-            let keys: Vec<String> = map.keys().cloned().collect();
-            for key in keys {
-                let escaped = Foreign::new(&key).term().into_owned();
-                let mut v = map.remove(&key).unwrap_or_default();
-                changed |= escape_strings(&mut v) | (escaped != key);
-                map.insert(escaped, v);
-            }
-            changed
-        }
-        _ => false,
-    }
 }
