@@ -293,15 +293,6 @@ impl<W: Write> Terminal<W> {
     }
 }
 
-impl<W: Write> std::fmt::Write for Terminal<W> {
-    /// `write!` to a terminal: each piece is cleaned as it comes, so a caller writes whole
-    /// pieces of text (a marker or a secret is not split across two).
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.text(s);
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -208,3 +208,33 @@ fn json_on_a_terminal_carries_no_control_character() {
     );
     assert!(raw.contains(r"\u009b31mC1"), "{raw}");
 }
+
+#[test]
+fn foreign_text_in_a_checks_output_does_nothing_to_the_terminal() {
+    let ctx = TestContext::new();
+    let agent = poisoned_agent(&ctx);
+    let check = format!(
+        "lint=printf 'CHECKMARK{PRINTF_PAYLOAD} before\\rafter\\n'; printf 'CHECKERR\\033]0;pwned\\007\\n' >&2; exit 1"
+    );
+    let screen = on_a_terminal(
+        &ctx,
+        &[
+            "run",
+            "--repair-attempts",
+            "0",
+            "--check",
+            &check,
+            "--agent-bin",
+            &agent,
+            "fix it",
+        ],
+    );
+    assert_shown_as_text(&screen, "a check's output");
+    let text = screen.joined();
+    assert!(text.contains("CHECKMARK"), "{}", screen.text());
+    assert!(
+        text.contains(r"before\rafter"),
+        "a bare CR in a check's output overwrote its line:\n{}",
+        screen.text()
+    );
+}
