@@ -4,10 +4,12 @@
 //! - `runbook list`: wall time over 10,000 run directories.
 //!
 //! `cargo bench --bench inspect` prints a markdown table (see BENCHMARKS.md).
+
 #![allow(
+    clippy::disallowed_macros,
     clippy::disallowed_methods,
     clippy::disallowed_types,
-    reason = "benchmarks write their own fixtures"
+    reason = "benchmarks write their own fixtures and print their figures"
 )]
 #![expect(
     clippy::print_stdout,

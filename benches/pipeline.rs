@@ -29,10 +29,12 @@
 //! Every child gets a clean environment (`PATH` only, plus the fake agent's mode variables), so
 //! no `RUNBOOK_*` setting and no secret-looking variable (which would turn masking on) leaks in;
 //! one throughput row sets a dummy secret on purpose to show what masking costs.
+
 #![allow(
+    clippy::disallowed_macros,
     clippy::disallowed_methods,
     clippy::disallowed_types,
-    reason = "benchmarks write their own fixtures"
+    reason = "benchmarks write their own fixtures and print their figures"
 )]
 #![allow(
     clippy::print_stdout,

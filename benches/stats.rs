@@ -4,10 +4,12 @@
 //!
 //! `cargo bench --bench stats` prints a markdown table (see BENCHMARKS.md); `STATS_SIZES=10000`
 //! picks the sizes.
+
 #![allow(
+    clippy::disallowed_macros,
     clippy::disallowed_methods,
     clippy::disallowed_types,
-    reason = "benchmarks write their own fixtures"
+    reason = "benchmarks write their own fixtures and print their figures"
 )]
 #![expect(
     clippy::print_stdout,

@@ -7,10 +7,12 @@
 //!
 //! The agent, its model, limits and checks come from runbook's configuration (`runbook.toml`,
 //! `RUNBOOK_*` variables), as for `runbook run`.
+
 #![allow(
+    clippy::disallowed_macros,
     clippy::disallowed_methods,
     clippy::disallowed_types,
-    reason = "a program of the library's user, not runbook"
+    reason = "a program of the library's user, not runbook: it prints and writes what it likes"
 )]
 #![allow(clippy::print_stderr, clippy::print_stdout)] // printing is what they are for
 

@@ -2,7 +2,12 @@
 //! event: its string escaper skips over runs of plain text eight bytes at a time, where
 //! serde_json looks up every byte. Shapes it does not write itself (map keys that are not
 //! strings, byte strings, 128-bit integers) are handed to serde_json whole.
+//!
+//! One difference, on purpose: DEL and the C1 controls (U+0080 to U+009F), which serde_json
+//! leaves as they are, are written `\u007f`, `\u0080`…, so that JSON shown on a terminal cannot
+//! act on it. [`escape_c1`] does the same to what serde_json wrote.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::Serialize;
@@ -17,7 +22,43 @@ pub(crate) fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serd
         return Ok(());
     }
     out.truncate(start);
-    serde_json::to_writer(out, value)
+    serde_json::to_writer(&mut *out, value)?;
+    if let Cow::Owned(safe) = escape_c1(&out[start..]) {
+        out.truncate(start);
+        out.extend_from_slice(&safe);
+    }
+    Ok(())
+}
+
+/// JSON with DEL and the C1 controls written as `\u` escapes; borrowed when it has none. Both
+/// can only be inside strings, where an escape means the same character, so the JSON reads back
+/// the same.
+pub(crate) fn escape_c1(json: &[u8]) -> Cow<'_, [u8]> {
+    let is_c1 =
+        |at: usize| json[at] == 0xc2 && json.get(at + 1).is_some_and(|b| (0x80..0xa0).contains(b));
+    let mut found =
+        memchr::memchr2_iter(0x7f, 0xc2, json).filter(|&at| json[at] == 0x7f || is_c1(at));
+    let Some(first) = found.next() else {
+        return Cow::Borrowed(json);
+    };
+    let mut out = Vec::with_capacity(json.len() + 16);
+    let mut plain = 0;
+    for at in std::iter::once(first).chain(found) {
+        out.extend_from_slice(&json[plain..at]);
+        let code = if json[at] == 0x7f { 0x7f } else { json[at + 1] };
+        push_unicode_escape(&mut out, code);
+        plain = at + if json[at] == 0x7f { 1 } else { 2 };
+    }
+    out.extend_from_slice(&json[plain..]);
+    Cow::Owned(out)
+}
+
+/// `\u00xx`, lower-case hex, as serde_json writes it.
+fn push_unicode_escape(out: &mut Vec<u8>, code: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"\\u00");
+    out.push(HEX[usize::from(code >> 4)]);
+    out.push(HEX[usize::from(code & 0xf)]);
 }
 
 /// Appends an event as compact JSON, byte for byte what [`write`] writes for it: the envelope
@@ -212,7 +253,8 @@ impl Encoder<'_> {
 }
 
 /// Writes `"s"` with JSON escapes exactly as serde_json writes them: `\"`, `\\`, the short forms
-/// `\b \f \n \r \t`, and `\u00xx` (lower-case hex) for the other control characters.
+/// `\b \f \n \r \t`, and `\u00xx` (lower-case hex) for the other control characters; and
+/// also, unlike serde_json, for DEL and the C1 controls.
 fn string(out: &mut Vec<u8>, s: &str) {
     const ONES: u64 = u64::MAX / 255;
     const HIGHS: u64 = ONES << 7;
@@ -222,14 +264,19 @@ fn string(out: &mut Vec<u8>, s: &str) {
     let mut plain = 0;
     let mut at = 0;
     loop {
-        // The next byte that needs an escape: below 0x20, `"` or `\`.
+        // The next byte that may need an escape: below 0x20, `"`, `\`, DEL, or 0xC2 (which
+        // begins the C1 controls).
         while let Some(word) = bytes.get(at..at + 8) {
             let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
             let quote = word ^ (ONES * u64::from(b'"'));
             let backslash = word ^ (ONES * u64::from(b'\\'));
+            let del = word ^ (ONES * 0x7f);
+            let c2 = word ^ (ONES * 0xc2);
             let flagged = (word.wrapping_sub(ONES * 0x20) & !word
                 | quote.wrapping_sub(ONES) & !quote
-                | backslash.wrapping_sub(ONES) & !backslash)
+                | backslash.wrapping_sub(ONES) & !backslash
+                | del.wrapping_sub(ONES) & !del
+                | c2.wrapping_sub(ONES) & !c2)
                 & HIGHS;
             if flagged != 0 {
                 at += flagged.trailing_zeros() as usize / 8;
@@ -241,6 +288,18 @@ fn string(out: &mut Vec<u8>, s: &str) {
             at += 1;
         }
         let Some(&byte) = bytes.get(at) else { break };
+        if byte == 0xc2 {
+            let Some(&next @ 0x80..0xa0) = bytes.get(at + 1) else {
+                // Another character that begins with 0xC2: plain.
+                at += 1;
+                continue;
+            };
+            out.extend_from_slice(&bytes[plain..at]);
+            push_unicode_escape(out, next);
+            at += 2;
+            plain = at;
+            continue;
+        }
         out.extend_from_slice(&bytes[plain..at]);
         match byte {
             b'"' => out.extend_from_slice(b"\\\""),
@@ -250,12 +309,7 @@ fn string(out: &mut Vec<u8>, s: &str) {
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\r' => out.extend_from_slice(b"\\r"),
             b'\t' => out.extend_from_slice(b"\\t"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(byte >> 4)]);
-                out.push(HEX[usize::from(byte & 0xf)]);
-            }
+            _ => push_unicode_escape(out, byte),
         }
         at += 1;
         plain = at;
@@ -264,8 +318,9 @@ fn string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// Whether `byte` needs an escape, or may (0xC2 begins the C1 controls, and other characters).
 fn needs_escape(byte: u8) -> bool {
-    byte < 0x20 || byte == b'"' || byte == b'\\'
+    byte < 0x20 || byte == b'"' || byte == b'\\' || byte == 0x7f || byte == 0xc2
 }
 
 /// Decimal integers without going through `fmt`.
@@ -651,7 +706,7 @@ mod tests {
     fn same<T: Serialize + ?Sized>(value: &T) -> bool {
         let mut ours = Vec::new();
         write(&mut ours, value).unwrap();
-        let theirs = serde_json::to_vec(value).unwrap();
+        let theirs = escape_c1(&serde_json::to_vec(value).unwrap()).into_owned();
         assert_eq!(
             String::from_utf8_lossy(&ours),
             String::from_utf8_lossy(&theirs)
@@ -669,7 +724,7 @@ mod tests {
         event(&mut ours, ev).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&ours),
-            String::from_utf8_lossy(&serde_json::to_vec(ev).unwrap())
+            String::from_utf8_lossy(&escape_c1(&serde_json::to_vec(ev).unwrap()))
         );
     }
 
@@ -716,8 +771,11 @@ mod tests {
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
         let mut all: String = (0u8..0x80).map(char::from).collect();
-        all.push_str("é中😀\u{7f}\u{2028}");
+        all.push_str("é中😀\u{7f}\u{2028}\u{80}\u{9b}\u{9f}\u{a0}¬");
         assert!(same(&all));
+        let mut ours = Vec::new();
+        write(&mut ours, "\u{7f}\u{9b}[31m\u{a0}").unwrap();
+        assert_eq!(ours, b"\"\\u007f\\u009b[31m\xc2\xa0\"");
         for s in [
             "",
             "plain",
@@ -735,7 +793,8 @@ mod tests {
         }
         let mut rng = fastrand::Rng::with_seed(7);
         let alphabet = [
-            'a', '"', '\\', '\n', '\x01', '\x1f', ' ', 'é', '😀', '\u{7f}',
+            'a', '"', '\\', '\n', '\x01', '\x1f', ' ', 'é', '😀', '\u{7f}', '\u{85}', '\u{9f}',
+            '\u{a0}',
         ];
         for _ in 0..2000 {
             let len = rng.usize(0..40);

@@ -387,6 +387,7 @@ fn check_event(ev: &Event) {
     let mut ours = Vec::new();
     crate::encode::event(&mut ours, ev).expect("it encodes");
     let theirs = serde_json::to_vec(ev).expect("serde_json encodes it");
+    let theirs = crate::encode::escape_c1(&theirs).into_owned();
     assert!(
         ours == theirs,
         "the event's encoding and serde_json differ:\n{}\n{}",
@@ -400,15 +401,24 @@ fn check_receipt(r: &Receipt) {
     round_trip(r);
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     report::status(r, &Styles::plain(), now, Some(60));
-    report::status(r, &Styles::new(true), now, None);
+    // However the receipt was made, what `status` shows of it acts on no terminal.
+    let shown = report::status(r, &Styles::new(true), now, None);
+    let shown = crate::term::out::clean(&shown);
+    let plain = console::strip_ansi_codes(&shown);
+    assert!(
+        !plain.chars().any(crate::foreign::term::is_control),
+        "a control character reaches the terminal: {plain:?}"
+    );
 }
 
-/// `value` encodes through `encode.rs` exactly as serde_json encodes it, decodes back, and the
+/// `value` encodes through `encode.rs` exactly as serde_json encodes it (but for DEL and the C1
+/// controls, which `encode.rs` writes as `\u` escapes), decodes back, and the
 /// decoded value encodes to the same JSON (numbers within float parsing precision).
 fn round_trip<T: Serialize + DeserializeOwned>(value: &T) {
     let mut ours = Vec::new();
     crate::encode::write(&mut ours, value).expect("it encodes");
     let theirs = serde_json::to_vec(value).expect("serde_json encodes it");
+    let theirs = crate::encode::escape_c1(&theirs).into_owned();
     assert!(
         ours == theirs,
         "encode.rs and serde_json differ:\n{}\n{}",

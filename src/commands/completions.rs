@@ -1,8 +1,6 @@
 //! `runbook completions SHELL`, and the completion scripts and man pages kept in the repository
 //! (`completions/`, `docs/man/`), all generated from the one clap definition.
 
-use std::io::Write as _;
-
 use clap::CommandFactory as _;
 use clap_complete::Shell;
 
@@ -21,9 +19,7 @@ pub(crate) const SHELLS: [Shell; 5] = [
 ];
 
 pub(crate) fn completions(shell: Shell) -> anyhow::Result<ExitStatus> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(&script(shell))?;
-    out.flush()?;
+    crate::term::out::print(&String::from_utf8_lossy(&script(shell)))?;
     Ok(ExitStatus::Completed)
 }
 

@@ -1,7 +1,7 @@
 //! `runbook config`: the configuration `runbook run` would use here and where each value comes
 //! from; `--init` writes a commented `runbook.toml` starter.
 
-use std::io::{self, Write as _};
+use std::io;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -14,6 +14,7 @@ use crate::exit::{Error, ExitStatus};
 use crate::redact::MaskedWriter;
 use crate::render::{Styles, settings};
 use crate::term::TermEnv;
+use crate::term::out;
 use crate::trust;
 
 pub(crate) fn config(
@@ -27,19 +28,13 @@ pub(crate) fn config(
     let config = config::load(&dir, global.values().iter().chain(args.options.values()))?;
     let env = agent_env::load(&config, &args.workspace.env_files)?;
     let trust = trust_rows(&config, &env);
-    let mut out = io::stdout().lock();
     if args.json {
-        let report = settings::Report::new(&config, env.records(), trust);
-        let mut json = serde_json::to_vec_pretty(&report)?;
-        json.push(b'\n');
-        out.write_all(&json)?;
+        out::print_json(&settings::Report::new(&config, env.records(), trust), true)?;
     } else {
         let color = config.value(&config::keys::COLOR);
         let styles = Styles::new(TermEnv::detect().color_stdout(color));
-        let table = settings::human(&config, &env.records(), &trust, &styles);
-        out.write_all(table.as_bytes())?;
+        out::print(&settings::human(&config, &env.records(), &trust, &styles))?;
     }
-    out.flush()?;
     Ok(ExitStatus::Completed)
 }
 

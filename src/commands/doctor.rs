@@ -3,7 +3,6 @@
 //! and what to do about anything that is not right.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -21,6 +20,7 @@ use crate::exit::{Error, ExitStatus};
 use crate::prices::PriceTable;
 use crate::render::Styles;
 use crate::term::TermEnv;
+use crate::term::out;
 use crate::trust;
 
 /// How long an agent's `--version` may take; a hung binary is a finding, not a hang of doctor.
@@ -116,19 +116,16 @@ pub(crate) async fn doctor(
         }
     }
     let ok = findings.iter().all(|f| f.problems.is_empty());
-    let mut out = std::io::stdout().lock();
     if args.json {
         let report = Report {
             ok,
             agents: &findings,
         };
-        serde_json::to_writer(&mut out, &report)?;
-        writeln!(out)?;
+        out::print_json(&report, false)?;
     } else {
         let styles = Styles::new(TermEnv::detect().color_stdout(config.value(&keys::COLOR)));
-        out.write_all(human(&findings, custom, &styles).as_bytes())?;
+        out::print(&human(&findings, custom, &styles))?;
     }
-    out.flush()?;
     Ok(if ok {
         ExitStatus::Completed
     } else {

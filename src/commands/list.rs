@@ -17,6 +17,7 @@ use crate::render::table::{self, Row};
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
 use crate::term::TermEnv;
+use crate::term::out;
 use crate::term::print::warn;
 
 /// Table width when stdout is not a terminal.
@@ -63,14 +64,14 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
         }
     }
 
-    let mut out = std::io::stdout().lock();
     if args.json {
+        let mut out = out::json_stdout();
         for r in &receipts {
             serde_json::to_writer(&mut out, r)?;
             out.write_all(b"\n")?;
         }
+        out.flush()?;
     } else if rows.is_empty() {
-        drop(out);
         let dir = runs.dir().display();
         match seen {
             0 => warn(format!("no runs to list in {dir}")),
@@ -89,13 +90,12 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
         let term = TermEnv::detect();
         let styles = Styles::new(term.color_stdout(color));
         let width = if term.stdout_is_terminal {
-            console::Term::stdout().size().1 as usize
+            out::columns(out::Stream::Stdout).unwrap_or(PLAIN_WIDTH)
         } else {
             PLAIN_WIDTH
         };
-        out.write_all(table::table(&rows, &styles, SystemTime::now(), width).as_bytes())?;
+        out::print(&table::table(&rows, &styles, SystemTime::now(), width))?;
     }
-    out.flush()?;
     Ok(ExitStatus::Completed)
 }
 

@@ -1,13 +1,12 @@
 //! `runbook report`: one run told for a pull request, as Markdown or JSON, on stdout.
 
-use std::io::Write as _;
-
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::config::{self, Flags};
 use crate::exit::ExitStatus;
 use crate::render::pr;
 use crate::rundir;
 use crate::runs::{self, Runs};
+use crate::term::out;
 use crate::term::print::warn;
 
 pub(crate) fn report(
@@ -21,14 +20,9 @@ pub(crate) fn report(
     for w in state.warnings {
         warn(w);
     }
-    let mut out = std::io::stdout().lock();
     match args.format {
-        ReportFormat::Markdown => out.write_all(pr::markdown(&state.receipt).as_bytes())?,
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &pr::Facts::of(&state.receipt))?;
-            out.write_all(b"\n")?;
-        }
+        ReportFormat::Markdown => out::print(&pr::markdown(&state.receipt))?,
+        ReportFormat::Json => out::print_json(&pr::Facts::of(&state.receipt), true)?,
     }
-    out.flush()?;
     Ok(ExitStatus::Completed)
 }

@@ -1,11 +1,10 @@
 //! `runbook stats`: the numbers over the runs of one or more runs directories.
 
-use std::io::Write as _;
-
 use crate::cli::StatsArgs;
 use crate::config::{self, Flags};
 use crate::exit::{Error, ExitStatus};
 use crate::overview::{Figures, Filter, read_all};
+use crate::term::out;
 use anyhow::Context as _;
 
 use crate::render::{Styles, dashboard, overview};
@@ -58,10 +57,8 @@ pub(crate) fn stats(
         note(format_args!("wrote {}", path.display()));
         return Ok(ExitStatus::Completed);
     }
-    let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &figures)?;
-        out.write_all(b"\n")?;
+        out::print_json(&figures, true)?;
     } else {
         let term = TermEnv::detect();
         let color = config.value(&config::keys::COLOR);
@@ -74,8 +71,7 @@ pub(crate) fn stats(
             || args.project.is_some()
             || !args.outcome.is_empty();
         let text = overview::text(&figures, &dirs, &styles, charts, filtered);
-        out.write_all(text.as_bytes())?;
+        out::print(&text)?;
     }
-    out.flush()?;
     Ok(ExitStatus::Completed)
 }

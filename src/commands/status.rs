@@ -1,6 +1,5 @@
 //! `runbook status`: how a run went, or the run followed live from another terminal.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -9,11 +8,13 @@ use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
 use crate::exit::{Error, ExitStatus};
 use crate::follow::{self, Ending};
+use crate::foreign::term::escaped_copy;
 use crate::next_run::next_run;
 use crate::render::{self, Styles, report};
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
 use crate::supervisor::{Signals, unless_stopped};
+use crate::term::out;
 use crate::term::print::{note, warn};
 use crate::term::{ColorChoice, TermEnv};
 
@@ -43,23 +44,19 @@ pub(crate) async fn status(
     for w in state.warnings {
         warn(w);
     }
-    let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &state.receipt)?;
-        out.write_all(b"\n")?;
+        out::print_json(&state.receipt, true)?;
     } else {
         let styles = Styles::new(term.color_stdout(color));
-        out.write_all(
-            report::status(
-                &state.receipt,
-                &styles,
-                SystemTime::now(),
-                crate::term::stdout_width(),
-            )
-            .as_bytes(),
-        )?;
+        // Its text escaped before it is laid out: the receipt is foreign once read back.
+        let receipt = escaped_copy(&state.receipt).unwrap_or(state.receipt);
+        out::print(&report::status(
+            &receipt,
+            &styles,
+            SystemTime::now(),
+            crate::term::stdout_width(),
+        ))?;
     }
-    out.flush()?;
     Ok(ExitStatus::Completed)
 }
 

@@ -1,7 +1,7 @@
 //! `runbook trust`: trust a repository's files at their current content, list the trusted
 //! files (`--show`), or forget them (`--forget`).
 
-use std::io::{self, Write as _};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::agent_env;
@@ -11,6 +11,7 @@ use crate::digest::Digest;
 use crate::exit::{Error, ExitStatus};
 use crate::files::{self, Links};
 use crate::render::settings::columns;
+use crate::term::out;
 use crate::trust::{self, RepoFile, escape, store};
 
 /// The files runbook reads from a repository's root.
@@ -41,7 +42,7 @@ pub(crate) fn trust(args: &TrustArgs) -> anyhow::Result<ExitStatus> {
         return Err(Error::Usage(format!("{}: nothing to trust", escape(&what))).into());
     }
     trust::record(&files)?;
-    let mut out = io::stdout().lock();
+    let mut out = String::new();
     for file in &files {
         let path = escape(&file.path.display().to_string());
         if file.needs.is_empty() {
@@ -56,7 +57,7 @@ pub(crate) fn trust(args: &TrustArgs) -> anyhow::Result<ExitStatus> {
             }
         }
     }
-    out.flush()?;
+    out::print(&out)?;
     Ok(ExitStatus::Completed)
 }
 
@@ -103,7 +104,7 @@ fn forget(root: &Path, only: Option<&Path>) -> anyhow::Result<ExitStatus> {
             }
         }
     })?;
-    let mut out = io::stdout().lock();
+    let mut out = String::new();
     if forgotten.is_empty() {
         let what = only.map_or_else(|| root.display().to_string(), |f| f.display().to_string());
         writeln!(out, "{}: nothing was trusted", escape(&what))?;
@@ -111,7 +112,7 @@ fn forget(root: &Path, only: Option<&Path>) -> anyhow::Result<ExitStatus> {
     for key in forgotten {
         writeln!(out, "forgot {}", escape(&key))?;
     }
-    out.flush()?;
+    out::print(&out)?;
     Ok(ExitStatus::Completed)
 }
 
@@ -119,13 +120,14 @@ fn forget(root: &Path, only: Option<&Path>) -> anyhow::Result<ExitStatus> {
 /// changed since (and so is not trusted), or is gone.
 fn show() -> anyhow::Result<ExitStatus> {
     let store = store::Store::load()?;
-    let mut out = io::stdout().lock();
+    let mut out = String::new();
     if store.records().is_empty() {
         writeln!(
             out,
             "No file is trusted (the record: {}).",
             escape(&store.path().display().to_string())
         )?;
+        out::print(&out)?;
         return Ok(ExitStatus::Completed);
     }
     let mut rows = vec![vec![
@@ -149,6 +151,6 @@ fn show() -> anyhow::Result<ExitStatus> {
     for line in columns(&rows) {
         writeln!(out, "{line}")?;
     }
-    out.flush()?;
+    out::print(&out)?;
     Ok(ExitStatus::Completed)
 }

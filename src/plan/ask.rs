@@ -1,9 +1,11 @@
 //! The question at the terminal after a plan: execute, revise (with feedback) or abort. Keys are
 //! read raw, so Ctrl-C is a key here (it means abort), not a signal.
 
-use std::io::{self, Write as _};
+use std::io;
 
-use console::{Key, Term};
+use console::Key;
+
+use crate::term::out::{self, Control, Keys, say};
 
 /// What the person decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,25 +17,25 @@ pub(crate) enum Answer {
 
 /// Asks on the terminal (blocking). `revisions_left` is how many more revisions may be asked
 /// for; at zero only execute and abort are offered.
-pub(crate) fn ask(term: &Term, revisions_left: u32) -> io::Result<Answer> {
+pub(crate) fn ask(term: &Keys, revisions_left: u32) -> io::Result<Answer> {
     let choices = if revisions_left > 0 {
         "[e]xecute  [r]evise  [a]bort"
     } else {
         "[e]xecute  [a]bort (no revisions left)"
     };
-    write!(&*term, "{choices}: ")?;
+    say(&format!("{choices}: "), false)?;
     loop {
         match term.read_key_raw()? {
             Key::Char('e' | 'E') => {
-                writeln!(&*term, "execute")?;
+                say("execute\n", false)?;
                 return Ok(Answer::Execute);
             }
             Key::Char('a' | 'A' | 'q' | 'Q') | Key::Escape | Key::CtrlC => {
-                writeln!(&*term, "abort")?;
+                say("abort\n", false)?;
                 return Ok(Answer::Abort);
             }
             Key::Char('r' | 'R') if revisions_left > 0 => {
-                writeln!(&*term, "revise")?;
+                say("revise\n", false)?;
                 return Ok(match feedback(term)? {
                     Some(text) => Answer::Revise(text),
                     None => Answer::Abort,
@@ -45,38 +47,39 @@ pub(crate) fn ask(term: &Term, revisions_left: u32) -> io::Result<Answer> {
 }
 
 /// Reads feedback until an empty line; `None` for Ctrl-C.
-fn feedback(term: &Term) -> io::Result<Option<String>> {
-    writeln!(
-        &*term,
-        "What should change? End with an empty line (Ctrl-C aborts)."
+fn feedback(term: &Keys) -> io::Result<Option<String>> {
+    say(
+        "What should change? End with an empty line (Ctrl-C aborts).\n> ",
+        false,
     )?;
     let mut text = String::new();
     let mut line = String::new();
-    write!(&*term, "> ")?;
     loop {
+        let mut screen = out::stderr();
         match term.read_key_raw()? {
             Key::CtrlC | Key::Escape => {
-                writeln!(&*term)?;
+                say("\n", false)?;
                 return Ok(None);
             }
             Key::Enter if line.trim().is_empty() && !text.trim().is_empty() => {
-                writeln!(&*term)?;
+                say("\n", false)?;
                 return Ok(Some(text.trim_end().to_owned()));
             }
             Key::Enter => {
                 text.push_str(&line);
                 text.push('\n');
                 line.clear();
-                write!(&*term, "\r\n> ")?;
+                screen.control(Control::Return);
+                screen.text("\n> ");
             }
-            Key::Backspace if line.pop().is_some() => write!(&*term, "\u{8} \u{8}")?,
+            Key::Backspace if line.pop().is_some() => screen.control(Control::Backspace),
             Key::Char(c) if !c.is_control() => {
                 line.push(c);
-                write!(&*term, "{c}")?;
+                screen.text(c.encode_utf8(&mut [0; 4]));
             }
             _ => {}
         }
-        term.flush()?;
+        screen.flush()?;
     }
 }
 

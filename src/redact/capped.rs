@@ -171,9 +171,7 @@ mod tests {
         assert_eq!(cut, (input.len() - head - tail) as u64);
         let text = String::from_utf8(out).unwrap();
         assert!(
-            text.contains(&format!(
-                "\n[runbook: {cut} bytes of output cut here;"
-            )),
+            text.contains(&format!("\n[runbook: {cut} bytes of output cut here;")),
             "{text}"
         );
     }

@@ -74,13 +74,15 @@ impl MaskedWriter<File> {
         private(file)
     }
 
-    /// A file only the user can read, created or emptied.
+    /// A file only the user can read, created or emptied; a symbolic link in its place is
+    /// refused, not followed.
     pub(crate) fn create_private(path: &Path) -> io::Result<Self> {
         let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
         private(file)
     }

@@ -26,12 +26,12 @@ impl<W: Write + Send> JsonLines<W> {
     }
 }
 
-impl JsonLines<io::Stdout> {
+impl JsonLines<crate::term::out::Json<io::Stdout>> {
     /// Lines on stdout.
     pub(crate) fn stdout() -> Self {
         Self {
             stdout: true,
-            ..Self::new(io::stdout())
+            ..Self::new(crate::term::out::json_stdout())
         }
     }
 }
@@ -46,7 +46,7 @@ impl<W: Write + Send> Consumer for JsonLines<W> {
     }
 
     fn tick(&mut self, _tick: &Tick<'_>) -> io::Result<()> {
-        if self.stdout && crate::linux::reader_gone(&io::stdout()) {
+        if self.stdout && crate::term::out::stdout_reader_gone() {
             return Err(io::ErrorKind::BrokenPipe.into());
         }
         Ok(())

@@ -14,7 +14,7 @@ mod styles;
 pub(crate) mod table;
 pub(crate) mod wrap;
 
-pub(crate) use styles::Styles;
+pub(crate) use styles::{Style, Styles};
 
 use crate::cli::Verbosity;
 use crate::consumer::Consumer;
@@ -34,12 +34,11 @@ pub(crate) fn views(
         let term = TermEnv::detect();
         let styles = Styles::new(term.color(color));
         let display = term.display(false, verbosity.quiet);
-        let stderr = Box::new(std::io::stderr());
         views.push(Box::new(human::Human::new(
             display,
             styles,
             verbosity.verbose,
-            stderr,
+            crate::term::out::stderr(),
             crate::term::width,
         )));
     }

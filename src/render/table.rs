@@ -96,9 +96,11 @@ pub(crate) fn table(rows: &[Row], styles: &Styles, now: SystemTime, width: usize
 }
 
 /// A row's cells as plain text, in the order of the headers.
+/// A row's cells, its foreign text (the agent, model and prompt a receipt read back says)
+/// escaped before the columns are measured.
 fn cells(r: &Row, now: SystemTime) -> [String; 10] {
     let started = utc(r.started_at);
-    [
+    let cells = [
         r.run_id.clone(),
         format!("{} {}", &started[5..16], age(r.started_at, now)),
         r.agent.clone(),
@@ -110,7 +112,11 @@ fn cells(r: &Row, now: SystemTime) -> [String; 10] {
         r.checks
             .map_or_else(|| "-".to_owned(), |(passed, ran)| format!("{passed}/{ran}")),
         r.prompt.lines().next().unwrap_or("").trim().to_owned(),
-    ]
+    ];
+    cells.map(|c| match crate::foreign::Foreign::new(&c).term() {
+        std::borrow::Cow::Borrowed(_) => c,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    })
 }
 
 #[cfg(test)]

@@ -145,7 +145,7 @@ impl Rows {
     /// for that.
     fn new_row(&mut self, width: usize) {
         if !self.active.is_empty() {
-            self.row.push_str("\x1b[0m");
+            self.row.push_str(&super::styles::reset());
         }
         self.rows.push(std::mem::take(&mut self.row));
         let indent = if self.indent + width <= self.width {
@@ -189,7 +189,7 @@ impl Rows {
 
     /// Keeps the colour codes in effect after `code`.
     fn track(&mut self, code: &str) {
-        if code == "\x1b[0m" || code == "\x1b[m" {
+        if super::styles::is_reset(code) {
             self.active.clear();
         } else if code.ends_with('m') {
             self.active.push_str(code);
@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn colours_are_closed_at_each_row_end_and_reopened() {
-        let red = console::Style::new().red().force_styling(true);
+        let red = crate::render::Styles::colored().error;
         let line = format!(
             "{} {}",
             red.apply_to("✗ stopping the agent: interrupted by Ctrl-C (SIGINT)"),
@@ -290,8 +290,12 @@ mod tests {
                 "  (SIGINT) after 3s"
             ]
         );
-        assert!(rows[0].starts_with("\x1b[31m") && rows[0].ends_with("\x1b[0m"));
-        assert!(rows[1].starts_with("  \x1b[31m") && rows[1].ends_with("\x1b[0m"));
+        let rows: Vec<String> = rows
+            .iter()
+            .map(|r| crate::term::out::clean(r).into_owned())
+            .collect();
+        assert!(rows[0].starts_with("\x1b[31m\x1b[1m") && rows[0].ends_with("\x1b[0m"));
+        assert!(rows[1].starts_with("  \x1b[31m\x1b[1m") && rows[1].ends_with("\x1b[0m"));
         assert!(
             rows[2].contains("(SIGINT)\x1b[0m after 3s"),
             "{:?}",

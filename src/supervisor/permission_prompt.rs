@@ -4,16 +4,15 @@
 //! reject), not a signal. The key is awaited a tenth of a second at a time, so that a question
 //! that timed out leaves no reader behind to take the next question's key.
 
-use std::io::{self, Write as _};
+use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use console::Term;
-
 use super::acp::Ask;
 use super::signals::{Received, Signals};
 use crate::consumer::Dispatcher;
+use crate::term::out::say;
 
 /// How the question ended.
 #[derive(Debug)]
@@ -39,8 +38,7 @@ pub(crate) async fn ask(
     let kinds: Vec<String> = ask.options.iter().map(|(_, _, k)| k.clone()).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
-    let mut question =
-        tokio::task::spawn_blocking(move || choose(&Term::stderr(), &kinds, &stopped));
+    let mut question = tokio::task::spawn_blocking(move || choose(&kinds, &stopped));
     let (asked, answered) = tokio::select! {
         chosen = &mut question => (Asked::Chose(chosen.ok().and_then(Result::ok).flatten()), true),
         () = tokio::time::sleep(timeout) => (Asked::TimedOut, false),
@@ -53,7 +51,7 @@ pub(crate) async fn ask(
     }
     saved.restore();
     if matches!(asked, Asked::TimedOut) {
-        let _ = writeln!(&Term::stderr(), "no answer: rejected");
+        let _ = say("no answer: rejected", true);
     }
     dispatch.pause(false);
     asked
@@ -67,10 +65,9 @@ fn find(kinds: &[String], wanted: &[&str]) -> Option<usize> {
 }
 
 /// Reads keys until one names an offered option, or `stop` is set (blocking).
-fn choose(term: &Term, kinds: &[String], stop: &AtomicBool) -> io::Result<Option<usize>> {
+fn choose(kinds: &[String], stop: &AtomicBool) -> io::Result<Option<usize>> {
     let reject = find(kinds, &["reject_once", "reject_always"]);
-    write!(&*term, "[a]llow once  allow [A]lways  [r]eject: ")?;
-    term.flush()?;
+    say("[a]llow once  allow [A]lways  [r]eject: ", false)?;
     let _raw = RawMode::enter();
     while !stop.load(Ordering::Relaxed) {
         let Some(key) = key_within(Duration::from_millis(100))? else {
@@ -81,13 +78,14 @@ fn choose(term: &Term, kinds: &[String], stop: &AtomicBool) -> io::Result<Option
             b'A' => find(kinds, &["allow_always"]),
             // r, n, Esc, Ctrl-C
             b'r' | b'R' | b'n' | b'N' | 0x1b | 0x03 => {
-                write!(&*term, "reject\r\n")?;
+                say("reject", true)?;
                 return Ok(reject);
             }
             _ => None,
         };
         if let Some(i) = chosen {
-            write!(&*term, "{}\r\n", kinds[i])?;
+            // The agent named the option: the terminal writer shows it as text.
+            say(&kinds[i], true)?;
             return Ok(Some(i));
         }
     }

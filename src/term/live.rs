@@ -9,19 +9,18 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::out::{Control, Terminal};
+use crate::render::Style;
 use crate::render::format::fit;
-
-/// Back to the start of the row, and erase from there to the end of the screen.
-const ERASE: &[u8] = b"\r\x1b[J";
 
 /// Whether a status line is on the screen, so that runbook's other messages on stderr can
 /// erase it first (the next draw puts it back under them).
 static DRAWN: AtomicBool = AtomicBool::new(false);
 
 /// Erases the status line if one is drawn; for a message about to be written to stderr.
-pub(crate) fn erase_for_message(out: &mut impl Write) {
+pub(crate) fn erase_for_message<W: Write>(out: &mut Terminal<W>) {
     if DRAWN.swap(false, Ordering::AcqRel) {
-        let _ = out.write_all(ERASE);
+        out.control(Control::Erase);
     }
 }
 
@@ -30,9 +29,10 @@ const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 
 /// Lines printed above a status line, on a terminal.
 pub(crate) struct StatusLine<W: Write> {
-    out: W,
+    /// Where it all goes; holds the lines waiting to be written, each ending in a newline.
+    out: Terminal<W>,
     /// Lines waiting to be written, each ending in a newline.
-    lines: Vec<u8>,
+    lines: String,
     /// What the status line says, colour codes included, before it is cut to fit.
     status: String,
     /// The status row as it is on the screen, if it is.
@@ -40,14 +40,14 @@ pub(crate) struct StatusLine<W: Write> {
     /// While paused nothing is drawn (someone else has the terminal).
     paused: bool,
     frame: usize,
-    spinner: console::Style,
+    spinner: Style,
 }
 
 impl<W: Write> StatusLine<W> {
-    pub(crate) fn new(out: W, spinner: console::Style) -> Self {
+    pub(crate) fn new(out: Terminal<W>, spinner: Style) -> Self {
         Self {
             out,
-            lines: Vec::with_capacity(16 * 1024),
+            lines: String::with_capacity(16 * 1024),
             status: String::new(),
             drawn: None,
             paused: false,
@@ -58,8 +58,8 @@ impl<W: Write> StatusLine<W> {
 
     /// Adds a line to be printed above the status line at the next [`Self::draw`].
     pub(crate) fn line(&mut self, text: &str) {
-        self.lines.extend_from_slice(text.as_bytes());
-        self.lines.push(b'\n');
+        self.lines.push_str(text);
+        self.lines.push('\n');
     }
 
     /// Sets what the status line says, from the next [`Self::draw`] on.
@@ -86,18 +86,17 @@ impl<W: Write> StatusLine<W> {
         if self.lines.is_empty() && row == self.drawn {
             return Ok(());
         }
-        let mut bytes = Vec::with_capacity(self.lines.len() + 256);
         if self.drawn.is_some() {
-            bytes.extend_from_slice(ERASE);
+            self.out.control(Control::Erase);
         }
-        bytes.append(&mut self.lines);
+        self.out.text(&self.lines);
+        self.lines.clear();
         if let Some(row) = &row {
-            bytes.extend_from_slice(row.as_bytes());
-            bytes.push(b'\r');
+            self.out.text(row);
+            self.out.control(Control::Return);
         }
         self.drawn = row;
         DRAWN.store(self.drawn.is_some(), Ordering::Release);
-        self.out.write_all(&bytes)?;
         self.out.flush()
     }
 
@@ -128,17 +127,17 @@ impl<W: Write> Drop for StatusLine<W> {
 mod tests {
     use super::*;
 
-    fn plain() -> console::Style {
-        console::Style::new().force_styling(false)
+    fn plain() -> Style {
+        Style::default()
     }
 
     fn written(s: &StatusLine<Vec<u8>>) -> String {
-        String::from_utf8(s.out.clone()).unwrap()
+        String::from_utf8(s.out.get_ref().clone()).unwrap()
     }
 
     #[test]
     fn lines_go_above_a_status_row_that_keeps_the_cursor_at_its_start() {
-        let mut s = StatusLine::new(Vec::new(), plain());
+        let mut s = StatusLine::new(Terminal::to(Vec::new()), plain());
         s.set("00:01 · step 1".to_owned());
         s.draw(80).unwrap();
         assert_eq!(written(&s), "⠋ 00:01 · step 1\r");
@@ -152,7 +151,7 @@ mod tests {
 
     #[test]
     fn nothing_is_written_when_nothing_changed_and_the_status_is_cut_to_the_width() {
-        let mut s = StatusLine::new(Vec::new(), plain());
+        let mut s = StatusLine::new(Terminal::to(Vec::new()), plain());
         s.set("x".repeat(100));
         s.draw(40).unwrap();
         let once = written(&s);
@@ -163,7 +162,7 @@ mod tests {
 
     #[test]
     fn pausing_erases_the_status_and_dropping_leaves_none_behind() {
-        let mut s = StatusLine::new(Vec::new(), plain());
+        let mut s = StatusLine::new(Terminal::to(Vec::new()), plain());
         s.set("status".to_owned());
         s.draw(80).unwrap();
         s.line("the end");
@@ -178,7 +177,7 @@ mod tests {
 
         let mut out = Vec::new();
         {
-            let mut s = StatusLine::new(&mut out, plain());
+            let mut s = StatusLine::new(Terminal::to(&mut out), plain());
             s.set("status".to_owned());
             s.draw(80).unwrap();
         }

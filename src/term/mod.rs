@@ -2,9 +2,9 @@
 //! and how wide the view is laid out.
 
 pub(crate) mod live;
+pub(crate) mod out;
 pub(crate) mod print;
 
-use std::io::IsTerminal;
 use std::sync::OnceLock;
 
 use clap::ValueEnum;
@@ -48,9 +48,10 @@ impl TermEnv {
     pub(crate) fn detect() -> Self {
         let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
         let force = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0");
+        let (stderr_is_terminal, stdout_is_terminal) = out::are_terminals();
         Self {
-            stderr_is_terminal: std::io::stderr().is_terminal(),
-            stdout_is_terminal: std::io::stdout().is_terminal(),
+            stderr_is_terminal,
+            stdout_is_terminal,
             is_ci: set("CI"),
             term_plain: std::env::var("TERM").map_or(true, |t| t.is_empty() || t == "dumb"),
             no_color: set("NO_COLOR"),
@@ -107,15 +108,15 @@ const MIN_WIDTH: usize = 20;
 /// terminal on stderr; `None` when stderr is not a terminal and neither was given (lines are
 /// then never broken). Asked again at every redraw, so a window resized mid-run is followed.
 pub(crate) fn width() -> Option<usize> {
-    width_of(&console::Term::stderr())
+    width_of(out::Stream::Stderr)
 }
 
 /// [`width`] for what is printed on stdout.
 pub(crate) fn stdout_width() -> Option<usize> {
-    width_of(&console::Term::stdout())
+    width_of(out::Stream::Stdout)
 }
 
-fn width_of(term: &console::Term) -> Option<usize> {
+fn width_of(stream: out::Stream) -> Option<usize> {
     let given = WIDTH_FLAG.get().map(|&w| usize::from(w)).or_else(|| {
         std::env::var("COLUMNS")
             .ok()
@@ -123,7 +124,7 @@ fn width_of(term: &console::Term) -> Option<usize> {
             .filter(|&c| c > 0)
     });
     given
-        .or_else(|| term.size_checked().map(|(_, cols)| usize::from(cols)))
+        .or_else(|| out::columns(stream))
         .map(|w| w.max(MIN_WIDTH))
 }
 

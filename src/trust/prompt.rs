@@ -1,14 +1,13 @@
 //! Asking the person at the terminal whether to trust a repository's files: what each would
 //! run, escaped (a file's text is foreign), then one y/N question.
 
-use std::io::{self, BufRead as _, Write as _};
+use std::io::{self, BufRead as _};
 
 use super::{RepoFile, Status};
 use crate::foreign::Foreign;
 
-/// Foreign text as one terminal line may show it: the sanitizer's view, with any control
-/// character, line break or bidirectional override still in it written as `\u{…}` (the local
-/// floor until every view uses the sanitizer).
+/// Foreign text as one terminal line may show it: the sanitizer's view, with the line breaks and
+/// tabs it leaves (a value is shown on one line) written as `\u{…}`.
 pub(crate) fn escape(text: &str) -> String {
     let shown = Foreign::new(text).term();
     let mut out = String::with_capacity(shown.len());
@@ -60,11 +59,7 @@ fn question(untrusted: &[(RepoFile, Status)]) -> String {
 /// Shows what the files would run on stderr and reads one answer from stdin: only `y` or `yes`
 /// is a yes; anything else, or the end of input, is a no.
 pub(super) fn ask(untrusted: &[(RepoFile, Status)]) -> io::Result<bool> {
-    {
-        let mut err = io::stderr().lock();
-        err.write_all(question(untrusted).as_bytes())?;
-        err.flush()?;
-    }
+    crate::term::out::say(&question(untrusted), false)?;
     let mut answer = String::new();
     io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(

@@ -4,10 +4,10 @@
 //! `runbook trust` at once never leave half a record.
 
 use std::collections::BTreeMap;
-use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
-use std::io::{self, Write as _};
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io;
 use std::os::fd::AsRawFd as _;
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -181,29 +181,16 @@ impl Store {
         };
         let mut json = serde_json::to_vec_pretty(&doc).map_err(io::Error::other)?;
         json.push(b'\n');
-        let tmp = self
-            .path
-            .with_extension(format!("json.{}.tmp", std::process::id()));
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        file.set_permissions(Permissions::from_mode(0o600))?;
-        let written = file
-            .write_all(&json)
-            .and_then(|()| file.sync_all())
-            .and_then(|()| fs::rename(&tmp, &self.path));
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        written
+        let tmp = format!("json.{}.tmp", std::process::id());
+        crate::redact::write::atomically(&self.path, &tmp, &crate::redact::current().mask(&json))
     }
 }
 
 /// An exclusive lock on the file at `path` (created 0600), held until the file is closed.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a lock file: opened to hold a lock on, nothing is written to it"
+)]
 fn lock(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .read(true)
@@ -221,7 +208,9 @@ fn lock(path: &Path) -> io::Result<File> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
+    use std::fs;
     use std::os::unix::fs::MetadataExt as _;
 
     use super::*;

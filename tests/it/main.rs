@@ -1,9 +1,10 @@
 //! Integration tests: the real `runbook` binary against the fake agent and the real OpenCode,
 //! Claude Code and Codex CLIs driven by fake model providers.
 #![allow(
+    clippy::disallowed_macros,
     clippy::disallowed_methods,
     clippy::disallowed_types,
-    reason = "tests write their own fixtures"
+    reason = "tests write their own fixtures, and print and read the streams as they like"
 )]
 
 mod acp;
@@ -38,4 +39,5 @@ mod stats;
 mod status;
 mod support;
 mod terminal;
+mod terminal_injection;
 mod trust;

@@ -1,6 +1,11 @@
 //! Where the time of reading Claude Code's lines goes, stage by stage: a measurement run by
 //! hand, not a check (`cargo test --release --lib measure_claude_parse -- --ignored --nocapture`).
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a measurement run by hand prints its figures"
+)]
+
 use std::time::Duration;
 
 use super::{Parser, fast};

@@ -3,6 +3,11 @@
 //! /path/to/tiny5000000.ndjson cargo test --release --lib measure_codex_tiny -- --ignored
 //! --nocapture`; without the variable, 1,000,000 lines made here).
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "a measurement run by hand prints its figures"
+)]
+
 use std::time::{Duration, SystemTime};
 
 use super::{Parser, fast};

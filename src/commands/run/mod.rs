@@ -7,7 +7,6 @@ pub(crate) mod setup;
 mod stall;
 mod summary;
 
-use std::io::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -200,8 +199,7 @@ pub(crate) async fn execute(
     }
     // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event).
     if args.plan_only && !args.json && completed && views {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", answer.trim_end())?;
+        crate::term::out::print(&format!("{}\n", answer.trim_end()))?;
     }
     Ok(Finished {
         status: ExitStatus::from_outcome(outcome),

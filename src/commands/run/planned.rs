@@ -140,7 +140,7 @@ async fn ask(session: &mut Session<'_>, revisions_left: u32) -> plan::Answer {
     supervisor.dispatch.pause(true);
     let saved = plan::TermState::save();
     let question =
-        tokio::task::spawn_blocking(move || plan::ask(&console::Term::stderr(), revisions_left));
+        tokio::task::spawn_blocking(move || plan::ask(&crate::term::out::keys(), revisions_left));
     let answer = tokio::select! {
         answer = question => answer.ok().and_then(Result::ok).unwrap_or(plan::Answer::Abort),
         _ = supervisor.signals.recv() => plan::Answer::Abort,
@@ -154,6 +154,6 @@ async fn ask(session: &mut Session<'_>, revisions_left: u32) -> plan::Answer {
 pub(super) fn prompt_possible() -> bool {
     use std::io::IsTerminal as _;
     std::io::stdin().is_terminal()
-        && std::io::stderr().is_terminal()
+        && crate::term::out::are_terminals().0
         && std::env::var_os("CI").is_none_or(|v| v.is_empty())
 }

@@ -6,6 +6,7 @@
 
 mod checks;
 mod cost;
+mod foreign;
 mod lifecycle;
 mod plan;
 mod produced;
@@ -20,12 +21,12 @@ use std::time::{Duration, SystemTime};
 use super::Styles;
 use super::format::{clock, clock_tenths, duration, fit, last_chars, money, short_count};
 use super::wrap::wrap;
-use crate::batched::Batched;
 use crate::consumer::{Consumer, Delivery, Tick};
 use crate::event::{Event, EventKind, Turn};
 use crate::stats::RunStats;
 use crate::term::Display;
 use crate::term::live::StatusLine;
+use crate::term::out::Terminal;
 
 /// How wide the view's lines may be: asked at every redraw, so a resized window is followed;
 /// `None` when lines are never broken.
@@ -33,7 +34,7 @@ pub(crate) type Width = fn() -> Option<usize>;
 
 /// Where the view's lines go: plain lines, or lines above a live status line.
 enum Sink {
-    Plain(Batched<Box<dyn Write + Send>>),
+    Plain(Terminal),
     Live(StatusLine<Box<dyn Write + Send>>),
 }
 
@@ -143,13 +144,13 @@ impl Human {
         display: Display,
         styles: Styles,
         verbose: bool,
-        out: Box<dyn Write + Send>,
+        out: Terminal,
         width: Width,
     ) -> Self {
         let sink = if display == Display::Live {
             Sink::Live(StatusLine::new(out, styles.accent.clone()))
         } else {
-            Sink::Plain(Batched::new(out))
+            Sink::Plain(out)
         };
         Self {
             display,
@@ -287,10 +288,7 @@ impl Human {
         }
         match &mut self.sink {
             Sink::Live(live) => live.line(&text),
-            // Into memory: cannot fail.
-            Sink::Plain(out) => {
-                let _ = writeln!(out, "{text}");
-            }
+            Sink::Plain(out) => out.line(&text),
         }
     }
 
@@ -389,7 +387,8 @@ impl Human {
 
 impl Consumer for Human {
     fn event(&mut self, d: &Delivery<'_>) -> io::Result<()> {
-        let (ev, totals) = (d.event, d.totals);
+        let escaped = foreign::escaped(d);
+        let (ev, totals) = (&*escaped, d.totals);
         if !self.width_fresh {
             self.width = (self.width_from)();
             self.width_fresh = true;
@@ -493,6 +492,11 @@ impl Consumer for Human {
     }
 
     fn watched(&self) -> bool {
+        true
+    }
+
+    /// Its line tells at a glance whether an event's text needs escaping.
+    fn wants_json(&self) -> bool {
         true
     }
 }

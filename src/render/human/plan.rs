@@ -2,6 +2,7 @@
 
 use super::Lines;
 use crate::event::{DecidedBy, Decision, EventKind, PlanDecision};
+use crate::foreign::Foreign;
 use crate::render::format::first_line;
 use crate::render::markdown;
 
@@ -27,7 +28,7 @@ fn proposed(l: &mut Lines<'_>, revision: u32, text: &str) {
         s.bold.apply_to(title)
     ));
     let width = if l.width == usize::MAX { 100 } else { l.width };
-    l.alert(markdown::render(text, s.color, width));
+    l.alert(markdown::render(Foreign::new(text), s.color, width));
 }
 
 /// `✓ executing the plan`, `↻ revising the plan: <feedback>`, and so on.

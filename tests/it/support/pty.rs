@@ -195,9 +195,61 @@ impl Drop for Pty {
     }
 }
 
+/// What the program asked of the terminal besides printing: a window title, the clipboard, a
+/// bell, a resize.
+#[derive(Default)]
+struct Asked(Vec<String>);
+
+impl vt100::Callbacks for Asked {
+    fn audible_bell(&mut self, _: &mut vt100::Screen) {
+        self.0.push("bell".into());
+    }
+    fn visual_bell(&mut self, _: &mut vt100::Screen) {
+        self.0.push("visual bell".into());
+    }
+    fn resize(&mut self, _: &mut vt100::Screen, size: (u16, u16)) {
+        self.0.push(format!("resize to {size:?}"));
+    }
+    fn set_window_icon_name(&mut self, _: &mut vt100::Screen, name: &[u8]) {
+        self.0
+            .push(format!("icon name {:?}", String::from_utf8_lossy(name)));
+    }
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.0
+            .push(format!("title {:?}", String::from_utf8_lossy(title)));
+    }
+    fn copy_to_clipboard(&mut self, _: &mut vt100::Screen, _: &[u8], data: &[u8]) {
+        self.0
+            .push(format!("clipboard {:?}", String::from_utf8_lossy(data)));
+    }
+    fn paste_from_clipboard(&mut self, _: &mut vt100::Screen, _: &[u8]) {
+        self.0.push("paste".into());
+    }
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        self.0.push(format!("osc {params:?}"));
+    }
+}
+
+/// How one cell of the screen is drawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    pub text: String,
+    pub fg: vt100::Color,
+    pub bg: vt100::Color,
+    pub bold: bool,
+    pub inverse: bool,
+    pub underline: bool,
+}
+
 /// What a person sees in the terminal: its rows of text, top to bottom, the cursor's place.
 pub struct Screen {
     rows: Vec<String>,
+    /// The cells of those rows.
+    cells: Vec<Vec<Cell>>,
+    /// What the program asked of the terminal besides printing, in order.
+    pub asked: Vec<String>,
+    /// Whether the alternate screen is on at the end.
+    pub alternate: bool,
     /// Whether each row's text went on past the window's edge onto the next row.
     wrapped: Vec<bool>,
     /// Row and column of the cursor.
@@ -208,7 +260,8 @@ impl Screen {
     /// Plays the terminal's output through the emulator, resizing where it was resized.
     fn play(chunks: &[Chunk], cols: u16) -> Screen {
         let size = |n: u16| std::num::NonZeroU16::new(n).expect("a non-zero size");
-        let mut parser = vt100::Parser::new(size(SCREEN_ROWS), size(cols), 0);
+        let mut parser =
+            vt100::Parser::new_with_callbacks(size(SCREEN_ROWS), size(cols), 0, Asked::default());
         for chunk in chunks {
             match chunk {
                 Chunk::Bytes(bytes) => parser.process(bytes),
@@ -236,11 +289,49 @@ impl Screen {
                         .is_some_and(|c| c.has_contents() && c.contents() != " ")
             })
             .collect();
+        let cells = (0..rows.len())
+            .map(|r| {
+                let r = u16::try_from(r).expect("a screen row");
+                (0..width)
+                    .filter_map(|c| screen.cell(r, c))
+                    .map(|c| Cell {
+                        text: c.contents().to_owned(),
+                        fg: c.fgcolor(),
+                        bg: c.bgcolor(),
+                        bold: c.bold(),
+                        inverse: c.inverse(),
+                        underline: c.underline(),
+                    })
+                    .collect()
+            })
+            .collect();
         Screen {
             rows,
+            cells,
+            asked: parser.callbacks().0.clone(),
+            alternate: screen.alternate_screen(),
             wrapped,
             cursor: screen.cursor_position(),
         }
+    }
+
+    /// The cells showing `text` (ASCII), where it first shows.
+    pub fn cells_of(&self, text: &str) -> Option<&[Cell]> {
+        let n = text.chars().count();
+        self.cells.iter().find_map(|row| {
+            (0..row.len().saturating_sub(n - 1)).find_map(|start| {
+                let run = &row[start..start + n];
+                run.iter()
+                    .zip(text.chars())
+                    .all(|(cell, c)| cell.text == c.to_string())
+                    .then_some(run)
+            })
+        })
+    }
+
+    /// Every cell of the screen.
+    pub fn all_cells(&self) -> impl Iterator<Item = &Cell> {
+        self.cells.iter().flatten()
     }
 
     /// The rows, empty ones at the end left out.

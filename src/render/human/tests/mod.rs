@@ -53,7 +53,13 @@ fn at(ms: u64) -> SystemTime {
 
 fn render(display: Display, styles: Styles, verbose: bool, events: &[(u64, EventKind)]) -> String {
     let out = Shared::default();
-    let mut human = Human::new(display, styles, verbose, Box::new(out.clone()), || None);
+    let mut human = Human::new(
+        display,
+        styles,
+        verbose,
+        crate::term::out::Terminal::to(Box::new(out.clone())),
+        || None,
+    );
     let mut totals = RunStats::default();
     for (seq, (ms, kind)) in events.iter().enumerate() {
         let turn = Turn {
@@ -168,7 +174,7 @@ fn streaming_text_shows_on_the_status_line_until_the_whole_text_arrives() {
         Display::Lines,
         Styles::plain(),
         false,
-        Box::new(Shared::default()),
+        crate::term::out::Terminal::to(Box::new(Shared::default())),
         || None,
     );
     let mut totals = RunStats::default();
@@ -215,7 +221,7 @@ fn in_a_narrow_window_text_previews_are_cut_and_everything_else_is_broken_into_r
             Display::Lines,
             Styles::plain(),
             verbose,
-            Box::new(out.clone()),
+            crate::term::out::Terminal::to(Box::new(out.clone())),
             || Some(50),
         );
         let mut totals = RunStats::default();
@@ -283,7 +289,7 @@ fn a_cost_not_yet_known_is_a_question_mark_on_the_status_line_never_zero() {
         Display::Lines,
         Styles::plain(),
         false,
-        Box::new(Shared::default()),
+        crate::term::out::Terminal::to(Box::new(Shared::default())),
         || None,
     );
     let mut totals = RunStats::default();
