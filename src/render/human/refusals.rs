@@ -1,12 +1,12 @@
 //! A flood of refusals told in a few lines: the first few refusals of each tool are shown (with
 //! the request that led to each), the rest only counted, and one line says how many more there
 //! were once something else happens or the turn ends. Every one is still in the log and the
-//! receipt.
+//! receipt. A request a person answers at the terminal is always shown: it is their question.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Fold, Line};
-use crate::event::{EventKind, ToolStatus};
+use crate::event::{EventKind, PermissionAnswerer, ToolStatus};
 use crate::render::Styles;
 use crate::render::format::thousands;
 
@@ -22,6 +22,9 @@ pub(super) struct Refusals {
     seen: BTreeMap<String, u64>,
     /// Of those, the ones not shown, by tool.
     held: BTreeMap<String, u64>,
+    /// The tools whose last refusal was a person's (or their silence): their next request is
+    /// the question a person answers, always shown.
+    asked_person: BTreeSet<String>,
 }
 
 /// The tool a line of a refusal is about: a denied call, a `permission.denied`, or a request
@@ -47,9 +50,16 @@ impl Refusals {
         let Some(tool) = refused_tool(kind) else {
             return;
         };
+        if let EventKind::PermissionAnswered { by, .. } = kind {
+            if *by == PermissionAnswerer::Policy {
+                self.asked_person.remove(tool);
+            } else {
+                self.asked_person.insert(tool.to_owned());
+            }
+        }
         let seen = self.seen.get(tool).copied().unwrap_or(0);
         let is_request = matches!(kind, EventKind::PermissionRequested { .. });
-        if lines.is_empty() {
+        if lines.is_empty() || (is_request && self.asked_person.contains(tool)) {
             return;
         }
         if seen >= SHOWN_PER_TOOL {
@@ -85,6 +95,7 @@ impl Refusals {
             return None;
         }
         self.seen.clear();
+        self.asked_person.clear();
         let held = std::mem::take(&mut self.held);
         let total: u64 = held.values().sum();
         if total == 0 {
