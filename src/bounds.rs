@@ -137,10 +137,11 @@ pub(crate) fn hold(receipt: &mut crate::receipt::Receipt) -> Vec<String> {
     said
 }
 
-/// `the receipt's cost ($1e308) is implausible (a run costs from $0 to $1e6): shown as unknown`.
+/// `the receipt's figure for cost ($1e308) is implausible (a run costs from $0 to $1e6): shown as
+/// unknown`.
 fn left_out(out: OutOfBounds) -> String {
     format!(
-        "the receipt's {} ({}) is implausible ({}): shown as unknown",
+        "the receipt's figure for {} ({}) is implausible ({}): shown as unknown",
         out.figure(),
         out.value(),
         out.bound()

@@ -483,8 +483,10 @@ fn a_receipt_claiming_absurd_figures_shows_them_unknown_with_the_reason() {
     }
     let status = ctx.run(&["status"]);
     status
-        .assert_stderr_has("the receipt's cost ($1e308) is implausible")
-        .assert_stderr_has("the receipt's tokens (18446744073709551615 tokens) is implausible");
+        .assert_stderr_has("the receipt's figure for cost ($1e308) is implausible")
+        .assert_stderr_has(
+            "the receipt's figure for tokens (18446744073709551615 tokens) is implausible",
+        );
     assert_eq!(status.stderr.lines().count(), 2, "{}", status.stderr);
 }
 
