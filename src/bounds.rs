@@ -9,6 +9,10 @@ use crate::receipt::TokenTotals as Tokens;
 pub(crate) const MAX_RUN_COST_USD: f64 = crate::event::MAX_COST_USD;
 /// The most tokens of one kind one run can plausibly use.
 pub(crate) const MAX_RUN_TOKENS: u64 = 1_000_000_000_000_000;
+/// The longest a run can plausibly take, in milliseconds: a year (`--timeout`'s own limit).
+pub(crate) const MAX_RUN_MS: u64 = 365 * 24 * 3600 * 1000;
+/// The most calls of one tool one run can plausibly make.
+pub(crate) const MAX_RUN_TOOL_CALLS: u32 = 1_000_000_000;
 
 /// A figure of a receipt that is beyond its bound, and so left out.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,6 +21,10 @@ pub(crate) enum OutOfBounds {
     Cost(f64),
     /// A token count above [`MAX_RUN_TOKENS`].
     Tokens(u64),
+    /// A duration above [`MAX_RUN_MS`].
+    Duration(u64),
+    /// A count of a tool's calls above [`MAX_RUN_TOOL_CALLS`].
+    ToolCalls(u32),
 }
 
 impl OutOfBounds {
@@ -25,6 +33,8 @@ impl OutOfBounds {
         match self {
             OutOfBounds::Cost(_) => "cost",
             OutOfBounds::Tokens(_) => "tokens",
+            OutOfBounds::Duration(_) => "duration",
+            OutOfBounds::ToolCalls(_) => "tool calls",
         }
     }
 
@@ -34,6 +44,8 @@ impl OutOfBounds {
             OutOfBounds::Cost(usd) if usd.is_finite() && usd.abs() < 1e15 => format!("${usd}"),
             OutOfBounds::Cost(usd) => format!("${usd:e}"),
             OutOfBounds::Tokens(n) => format!("{n} tokens"),
+            OutOfBounds::Duration(ms) => format!("{ms} ms"),
+            OutOfBounds::ToolCalls(n) => format!("{n} calls"),
         }
     }
 
@@ -42,6 +54,8 @@ impl OutOfBounds {
         match self {
             OutOfBounds::Cost(_) => "a run costs from $0 to $1e6",
             OutOfBounds::Tokens(_) => "a run uses at most 1e15 tokens of a kind",
+            OutOfBounds::Duration(_) => "a run takes at most a year",
+            OutOfBounds::ToolCalls(_) => "a run makes at most 1e9 calls of a tool",
         }
     }
 }
@@ -49,7 +63,8 @@ impl OutOfBounds {
 /// A run's cost, when it is within bounds.
 pub(crate) fn cost(usd: f64) -> Result<f64, OutOfBounds> {
     if usd.is_finite() && (0.0..=MAX_RUN_COST_USD).contains(&usd) {
-        Ok(usd)
+        // No `-0`.
+        Ok(usd + 0.0)
     } else {
         Err(OutOfBounds::Cost(usd))
     }
@@ -75,6 +90,31 @@ pub(crate) fn tokens(t: &Tokens) -> Result<(), OutOfBounds> {
     }
 }
 
+/// A run's duration, when it is within bounds.
+pub(crate) fn duration(ms: u64) -> Result<u64, OutOfBounds> {
+    if ms <= MAX_RUN_MS {
+        Ok(ms)
+    } else {
+        Err(OutOfBounds::Duration(ms))
+    }
+}
+
+/// A run's tool tallies, when every count is within bounds.
+pub(crate) fn tool_calls<'a>(
+    tallies: impl IntoIterator<Item = &'a crate::stats::ToolTally>,
+) -> Result<(), OutOfBounds> {
+    let most = tallies
+        .into_iter()
+        .flat_map(|t| [t.calls, t.errors, t.denied])
+        .max()
+        .unwrap_or(0);
+    if most <= MAX_RUN_TOOL_CALLS {
+        Ok(())
+    } else {
+        Err(OutOfBounds::ToolCalls(most))
+    }
+}
+
 /// A receipt read back, held to the bounds: a cost beyond them becomes unknown (the known part
 /// with it), tokens beyond them unknown; each figure left out is said, one line each.
 pub(crate) fn hold(receipt: &mut crate::receipt::Receipt) -> Vec<String> {
@@ -97,10 +137,11 @@ pub(crate) fn hold(receipt: &mut crate::receipt::Receipt) -> Vec<String> {
     said
 }
 
-/// `the receipt's cost ($1e308) is implausible (a run costs from $0 to $1e6): shown as unknown`.
+/// `the receipt's figure for cost ($1e308) is implausible (a run costs from $0 to $1e6): shown as
+/// unknown`.
 fn left_out(out: OutOfBounds) -> String {
     format!(
-        "the receipt's {} ({}) is implausible ({}): shown as unknown",
+        "the receipt's figure for {} ({}) is implausible ({}): shown as unknown",
         out.figure(),
         out.value(),
         out.bound()
@@ -122,6 +163,9 @@ mod tests {
         assert_eq!(OutOfBounds::Cost(1e308).value(), "$1e308");
         assert_eq!(OutOfBounds::Cost(2e6).value(), "$2000000");
         assert_eq!(OutOfBounds::Cost(-3.5).value(), "$-3.5");
+        assert_eq!(cost(-0.0).map(f64::to_bits), Ok(0.0f64.to_bits()));
+        assert_eq!(duration(MAX_RUN_MS), Ok(MAX_RUN_MS));
+        assert_eq!(duration(u64::MAX), Err(OutOfBounds::Duration(u64::MAX)));
     }
 
     #[test]

@@ -25,8 +25,9 @@ pub(crate) struct Figures {
     /// Receipts that could not be used, by why (`cut short`, `not a receipt`, `too large`,
     /// `of schema version 2`).
     pub skipped: BTreeMap<String, u32>,
-    /// Figures of receipts beyond their bounds (a run's cost from $0 to $1e6, at most 1e15
-    /// tokens of a kind), left out of every total as unknown: one entry per figure.
+    /// Figures of receipts beyond their bounds (a run costs from $0 to $1e6, uses at most 1e15
+    /// tokens of a kind, takes at most a year, makes at most 1e9 calls of a tool), left out of
+    /// every total as unknown: one entry per figure.
     pub implausible: Vec<Implausible>,
     /// The first and last start, RFC 3339.
     pub first: Option<String>,
@@ -63,7 +64,7 @@ pub(crate) struct Figures {
 /// One figure that some receipts hold beyond its bound.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub(crate) struct Implausible {
-    /// `cost` or `tokens`.
+    /// `cost`, `tokens`, `duration` or `tool calls`.
     pub figure: String,
     /// How many runs' figure was left out.
     pub runs: u32,
@@ -121,8 +122,8 @@ pub(crate) struct Group {
     pub known_cost_usd: f64,
     /// Runs whose cost is unknown, or beyond its bound.
     pub cost_unknown: u32,
-    /// The median run's duration, in milliseconds.
-    pub median_duration_ms: u64,
+    /// The median run's duration, in milliseconds; null when no run's is within its bound.
+    pub median_duration_ms: Option<u64>,
 }
 
 impl Figures {
@@ -204,8 +205,8 @@ impl Figures {
             },
             tokens,
             duration_ms: Spread {
-                median: percentile(runs.iter().map(|r| r.duration_ms).collect(), 50),
-                p90: percentile(runs.iter().map(|r| r.duration_ms).collect(), 90),
+                median: percentile(runs.iter().filter_map(|r| r.duration_ms).collect(), 50),
+                p90: percentile(runs.iter().filter_map(|r| r.duration_ms).collect(), 90),
             },
             failing_tools,
             provider_errors,
@@ -287,8 +288,7 @@ fn groups(runs: &[RunFacts], key: impl Fn(&RunFacts) -> String, by_size: bool) -
                 .map(|total| total + 0.0),
             known_cost_usd: sum(runs.iter().filter_map(|r| r.cost_usd)),
             cost_unknown: runs.iter().filter(|r| r.cost_usd.is_none()).count() as u32,
-            median_duration_ms: percentile(runs.iter().map(|r| r.duration_ms).collect(), 50)
-                .unwrap_or_default(),
+            median_duration_ms: percentile(runs.iter().filter_map(|r| r.duration_ms).collect(), 50),
         })
         .collect();
     if by_size {

@@ -27,7 +27,8 @@ pub(crate) struct RunFacts {
     /// The git root of its working directory, else the directory itself.
     pub project: String,
     pub outcome: Outcome,
-    pub duration_ms: u64,
+    /// `None`: beyond its bound.
+    pub duration_ms: Option<u64>,
     /// `None`: unknown (which is not zero), or beyond its bound.
     pub cost_usd: Option<f64>,
     /// What is known of its tokens: none (and `incomplete`) when a count is beyond its bound.
@@ -250,6 +251,14 @@ fn read_one(dir: &Path) -> Read {
             .map_err(|out| out_of_bounds.push(out))
             .ok()
     });
+    let duration_ms = bounds::duration(slim.duration_ms)
+        .map_err(|out| out_of_bounds.push(out))
+        .ok();
+    let mut tools = slim.tool_calls.by_name;
+    if let Err(out) = bounds::tool_calls(tools.values()) {
+        out_of_bounds.push(out);
+        tools.clear();
+    }
     let tokens = match bounds::tokens(&slim.tokens) {
         Ok(()) => slim.tokens,
         Err(out) => {
@@ -267,11 +276,11 @@ fn read_one(dir: &Path) -> Read {
         model: slim.model,
         project: slim.git.map_or(slim.cwd, |g| g.root),
         outcome: slim.outcome,
-        duration_ms: slim.duration_ms,
+        duration_ms,
         cost_usd,
         tokens,
         out_of_bounds,
-        tools: slim.tool_calls.by_name,
+        tools,
         provider_errors: slim
             .provider_errors
             .into_iter()

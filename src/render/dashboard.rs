@@ -146,7 +146,7 @@ fn table(runs: &[&RunFacts]) -> Markup {
                         td { (r.model.as_deref().unwrap_or("-")) }
                         td { (r.project) }
                         td class=(if r.outcome == Outcome::Completed { "" } else { "bad" }) { (r.outcome.as_str()) }
-                        td.num { (duration_ms(r.duration_ms)) }
+                        td.num { (r.duration_ms.map_or("unknown".to_owned(), duration_ms)) }
                         td.num { (r.cost_usd.map_or("unknown".to_owned(), money)) }
                     }
                 }
@@ -184,11 +184,8 @@ fn durations(runs: &[RunFacts]) -> Vec<(String, f64)> {
         ("> 1h", u64::MAX),
     ];
     let mut counts = [0u32; 6];
-    for r in runs {
-        let i = spans
-            .iter()
-            .position(|(_, up_to)| r.duration_ms < *up_to)
-            .unwrap_or(5);
+    for ms in runs.iter().filter_map(|r| r.duration_ms) {
+        let i = spans.iter().position(|(_, up_to)| ms < *up_to).unwrap_or(5);
         counts[i] += 1;
     }
     spans

@@ -222,7 +222,8 @@ fn table(title: &str, groups: &[Group], s: &Styles) -> String {
                 f64::from(g.completed) * 100.0 / f64::from(g.runs.max(1))
             ),
             money_of(g.cost_usd, g.known_cost_usd),
-            duration_ms(g.median_duration_ms),
+            g.median_duration_ms
+                .map_or_else(|| "unknown".to_owned(), duration_ms),
         ]);
     }
     let mut out = String::new();

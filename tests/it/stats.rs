@@ -379,6 +379,36 @@ fn figures_beyond_their_bounds_are_left_out_with_the_reason_and_nothing_wraps() 
 }
 
 #[test]
+fn a_duration_or_tool_count_beyond_its_bound_is_unknown_never_a_figure() {
+    let ctx = TestContext::new();
+    let runs = ctx.root().join("long");
+    let r = receipt(json!({
+        "run_id": "l", "started_at": "2026-11-20T10:00:00Z", "cwd": "/p/long",
+        "outcome": "completed", "duration_ms": u64::MAX,
+        "cost": {"usd": -0.0, "source": "reported", "known_usd": 0.0},
+        "tool_calls": tools(json!({"bash": {"calls": u32::MAX, "errors": u32::MAX, "denied": 0}})),
+    }));
+    put(&runs, "l", &r.to_string());
+    let s = stats(&ctx, &runs, &[]);
+    assert_eq!(s["duration_ms"], json!({"median": null, "p90": null}));
+    assert_eq!(s["per_project"][0]["median_duration_ms"], Value::Null);
+    assert_eq!(s["failing_tools"], json!([]));
+    let figures: Vec<&str> = s["implausible"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["figure"].as_str().unwrap())
+        .collect();
+    assert_eq!(figures, ["duration", "tool calls"]);
+    let out = ctx.run(&["stats", runs.to_str().unwrap()]);
+    out.assert_exit(0)
+        .assert_stdout_has("1 run's duration skipped: implausible (18446744073709551615 ms; a run takes at most a year)")
+        .assert_stdout_has("median - · p90 -");
+    assert!(!out.stdout.contains("$-0"), "{}", out.stdout);
+    assert!(!out.stdout.contains("4294967295 of"), "{}", out.stdout);
+}
+
+#[test]
 fn a_project_whose_cost_is_unknown_shows_it_unknown_never_zero() {
     let ctx = TestContext::new();
     let runs = ctx.root().join("unknown");

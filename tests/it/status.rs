@@ -483,7 +483,30 @@ fn a_receipt_claiming_absurd_figures_shows_them_unknown_with_the_reason() {
     }
     let status = ctx.run(&["status"]);
     status
-        .assert_stderr_has("the receipt's cost ($1e308) is implausible")
-        .assert_stderr_has("the receipt's tokens (18446744073709551615 tokens) is implausible");
+        .assert_stderr_has("the receipt's figure for cost ($1e308) is implausible")
+        .assert_stderr_has(
+            "the receipt's figure for tokens (18446744073709551615 tokens) is implausible",
+        );
     assert_eq!(status.stderr.lines().count(), 2, "{}", status.stderr);
+}
+
+#[test]
+fn five_thousand_refusals_from_opencode_are_a_few_lines_and_a_count() {
+    let ctx = TestContext::new();
+    let mut scenario = vec![STEP_START.to_owned()];
+    for n in 0..5000 {
+        scenario.push(format!(
+            r#"{{"$stderr_raw":"! permission requested: bash (rm -rf b{n}); auto-rejecting\n"}}"#
+        ));
+        scenario.push(format!(
+            r#"{{"type":"tool_use","timestamp":1,"sessionID":"ses_live","part":{{"type":"tool","tool":"bash","callID":"c{n}","state":{{"status":"error","input":{{"command":"rm -rf b{n}"}},"error":"The user rejected permission to use this specific tool call.","time":{{"start":1,"end":2}}}},"id":"p{n}","sessionID":"ses_live","messageID":"m1"}}}}"#
+        ));
+    }
+    scenario.push(STEP_STOP.replace(r#""reason":"stop""#, r#""reason":"tool-calls""#));
+    let out = ctx.run_fake(&scenario.join("\n"), &[]);
+    let receipt = ctx.receipt();
+    assert_eq!(receipt.tool_calls.by_name["bash"].denied, 5000);
+    let lines = out.stderr.lines().count();
+    assert!(lines < 20, "{lines} lines:\n{}", out.stderr);
+    out.assert_stderr_has("… and 4,997 more refused (bash)");
 }

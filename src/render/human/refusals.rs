@@ -1,12 +1,12 @@
 //! A flood of refusals told in a few lines: the first few refusals of each tool are shown (with
 //! the request that led to each), the rest only counted, and one line says how many more there
 //! were once something else happens or the turn ends. Every one is still in the log and the
-//! receipt.
+//! receipt. A request a person answers at the terminal is always shown: it is their question.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Fold, Line};
-use crate::event::{EventKind, ToolStatus};
+use crate::event::{EventKind, PermissionAnswerer, ToolStatus};
 use crate::render::Styles;
 use crate::render::format::thousands;
 
@@ -18,10 +18,13 @@ const NAMED: usize = 5;
 /// The refusals since the last other thing shown.
 #[derive(Debug, Default)]
 pub(super) struct Refusals {
-    /// Refusals of each tool in this flood: shown and held.
-    seen: BTreeMap<String, u64>,
-    /// Of those, the ones not shown, by tool.
-    held: BTreeMap<String, u64>,
+    /// This flood's tellings of refusals, by tool: `permission.denied` notices, and calls ended
+    /// denied. An agent tells a refusal once or twice (each way at most once, in either order,
+    /// even interleaved with the next), so the refusals are the larger count.
+    seen: BTreeMap<String, (u64, u64)>,
+    /// The tools whose last refusal was a person's (or their silence): their next request is
+    /// the question a person answers, always shown.
+    asked_person: BTreeSet<String>,
 }
 
 /// The tool a line of a refusal is about: a denied call, a `permission.denied`, or a request
@@ -47,19 +50,31 @@ impl Refusals {
         let Some(tool) = refused_tool(kind) else {
             return;
         };
-        let seen = self.seen.get(tool).copied().unwrap_or(0);
-        let is_request = matches!(kind, EventKind::PermissionRequested { .. });
-        if lines.is_empty() {
-            return;
-        }
-        if seen >= SHOWN_PER_TOOL {
-            lines.clear();
-            if !is_request {
-                *self.held.entry(tool.to_owned()).or_default() += 1;
-                *self.seen.entry(tool.to_owned()).or_default() += 1;
+        let told = self.seen.entry(tool.to_owned()).or_default();
+        match kind {
+            EventKind::PermissionDenied { .. } => told.0 += 1,
+            EventKind::ToolCompleted(_) => told.1 += 1,
+            EventKind::PermissionAnswered { by, .. } => {
+                if *by == PermissionAnswerer::Policy {
+                    self.asked_person.remove(tool);
+                } else {
+                    self.asked_person.insert(tool.to_owned());
+                }
+                return;
             }
-        } else if !is_request {
-            *self.seen.entry(tool.to_owned()).or_default() += 1;
+            _ => {}
+        }
+        let refusals = told.0.max(told.1);
+        let hidden = match kind {
+            // The question of a refusal to come: hidden once the flood is past its first few,
+            // unless a person answers it.
+            EventKind::PermissionRequested { .. } => {
+                refusals >= SHOWN_PER_TOOL && !self.asked_person.contains(tool)
+            }
+            _ => refusals > SHOWN_PER_TOOL,
+        };
+        if hidden {
+            lines.clear();
         }
     }
 
@@ -81,16 +96,19 @@ impl Refusals {
     /// The line that says how many refusals were not shown, when there are any; the flood is
     /// over.
     pub(super) fn summary(&mut self, s: &Styles) -> Option<Line> {
-        if self.seen.is_empty() {
-            return None;
-        }
-        self.seen.clear();
-        let held = std::mem::take(&mut self.held);
-        let total: u64 = held.values().sum();
+        self.asked_person.clear();
+        let held: Vec<(String, u64)> = std::mem::take(&mut self.seen)
+            .into_iter()
+            .map(|(tool, (notices, calls))| {
+                (tool, notices.max(calls).saturating_sub(SHOWN_PER_TOOL))
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        let total: u64 = held.iter().map(|(_, n)| n).sum();
         if total == 0 {
             return None;
         }
-        let mut tools: Vec<(String, u64)> = held.into_iter().collect();
+        let mut tools = held;
         tools.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let mut named: Vec<String> = tools
             .iter()

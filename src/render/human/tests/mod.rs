@@ -337,3 +337,47 @@ fn a_flood_of_refusals_shows_the_first_few_of_each_tool_and_counts_the_rest() {
         assert!(out.lines().count() < 20, "{out}");
     }
 }
+
+#[test]
+fn in_a_flood_a_request_a_person_answers_is_still_shown_and_the_policys_are_not() {
+    use crate::event::PermissionAnswerer;
+    let round = |n: u32, by: PermissionAnswerer| {
+        let call_id = format!("c{n}");
+        [
+            EventKind::PermissionRequested {
+                call_id: call_id.clone(),
+                tool: "bash".to_owned(),
+                input: format!("rm -rf build{n}"),
+                options: vec!["allow_once".to_owned(), "reject_once".to_owned()],
+            },
+            EventKind::PermissionAnswered {
+                call_id: call_id.clone(),
+                tool: "bash".to_owned(),
+                input: format!("rm -rf build{n}"),
+                allowed: false,
+                option: Some("reject_once".to_owned()),
+                by,
+            },
+            EventKind::PermissionDenied {
+                tool: "bash".to_owned(),
+                detail: format!("rm -rf build{n}"),
+                call_id: Some(call_id),
+            },
+        ]
+    };
+    for (by, asked) in [
+        (PermissionAnswerer::Person, 10),
+        (PermissionAnswerer::Policy, 3),
+    ] {
+        let events: Vec<(u64, EventKind)> = (0..10)
+            .flat_map(|n| round(n, by))
+            .enumerate()
+            .map(|(i, kind)| (i as u64, kind))
+            .collect();
+        let out = render(Display::Lines, Styles::plain(), false, &events);
+        let count = |what: &str| out.lines().filter(|l| l.contains(what)).count();
+        assert_eq!(count("asks permission"), asked, "{by:?}: {out}");
+        assert_eq!(count("⊘ bash: permission denied"), 3, "{by:?}: {out}");
+        assert_eq!(count("… and 7 more refused (bash)"), 1, "{by:?}: {out}");
+    }
+}
