@@ -253,11 +253,11 @@ mod tests {
         ]);
         assert!(!line.contains('\n') && !line.contains('\u{1b}'), "{line}");
         assert!(
-            line.starts_with("not trusted: /r/runbook.toml sets checks.\"test\", observers; /r/my dir/.env\\u{1b}[2J, changed since it was trusted, sets NODE_OPTIONS; nothing was started. Read them"),
+            line.starts_with("not trusted: /r/runbook.toml sets checks.\"test\", observers; /r/my dir/.env\\e[2J, changed since it was trusted, sets NODE_OPTIONS; nothing was started. Read them"),
             "{line}"
         );
         assert!(
-            line.contains("`runbook trust /r/runbook.toml '/r/my dir/.env\\u{1b}[2J'`"),
+            line.contains("`runbook trust /r/runbook.toml '/r/my dir/.env\\e[2J'`"),
             "{line}"
         );
         assert!(

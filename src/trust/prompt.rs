@@ -79,7 +79,7 @@ mod tests {
     #[test]
     fn foreign_text_cannot_act_on_the_terminal() {
         assert_eq!(escape("cargo test"), "cargo test");
-        assert_eq!(escape("a\u{1b}[2Jb\nc\r"), "a\\u{1b}[2Jb\\u{a}c\\u{d}");
+        assert_eq!(escape("a\u{1b}[2Jb\nc\r"), "a\\e[2Jb\\u{a}c\\r");
         assert_eq!(escape("x\u{202e}y\u{9b}z"), "x\\u{202e}y\\u{9b}z");
     }
 
@@ -102,7 +102,7 @@ mod tests {
         let q = question(&[(file, Status::Untrusted)]);
         assert!(q.starts_with("/r/runbook.toml is not trusted."), "{q}");
         assert!(
-            q.contains("checks.\"test\" = \"make\\u{1b}]0;x\\u{7}\""),
+            q.contains("checks.\"test\" = \"make\\e]0;x\\a\""),
             "{q}"
         );
         assert!(q.contains("env.LD_PRELOAD (the agent's variable"), "{q}");
