@@ -101,10 +101,7 @@ mod tests {
         };
         let q = question(&[(file, Status::Untrusted)]);
         assert!(q.starts_with("/r/runbook.toml is not trusted."), "{q}");
-        assert!(
-            q.contains("checks.\"test\" = \"make\\e]0;x\\a\""),
-            "{q}"
-        );
+        assert!(q.contains("checks.\"test\" = \"make\\e]0;x\\a\""), "{q}");
         assert!(q.contains("env.LD_PRELOAD (the agent's variable"), "{q}");
         assert!(q.ends_with("[y/N] "), "{q}");
         assert!(!q.contains('\u{1b}'), "{q}");

@@ -2,29 +2,11 @@
 //! files, against the state it started from) and the agent's summary, in the receipt, the view,
 //! `status` and `runbook report`.
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use runbook::event::Outcome;
 
-use crate::support::{self, TestContext};
-
-/// Runs `script` in `dir` with git's identity set.
-fn sh(dir: &Path, script: &str) {
-    let ok = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "{script}");
-}
+use crate::support::{self, TestContext, sh};
 
 /// An agent that commits one change, leaves another uncommitted, adds a file, and says what it
 /// did (or, asked for a summary, summarizes).

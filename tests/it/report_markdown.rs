@@ -2,13 +2,11 @@
 //! in a pull request on GitHub, so it must render as the text it is, read back by a real
 //! CommonMark parser.
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use crate::support::{self, TestContext};
+use crate::support::{self, TestContext, sh};
 
 /// The word joiner the report puts after `@`, `#` and `:` so that GitHub links nothing.
 const NEUTRALISER: char = '\u{2060}';
@@ -34,22 +32,6 @@ const SUBJECT: &str = "Fix **it** <b>now</b> @team #3 [x](http://e.example) `cod
 /// What a failing check prints: runbook's `<details>` closed, a longer fence, HTML, a mention.
 const CHECK_OUTPUT: &str =
     "</details><details open>\n`````\n<script>alert(1)</script>\n@octocat #4 `x`";
-
-/// Runs `script` in `dir` with git's identity set.
-fn sh(dir: &Path, script: &str) {
-    let ok = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "{script}");
-}
 
 /// A run in a repository whose agent commits [`SUBJECT`], adds [`PATH`] and says [`SUMMARY`].
 fn poisoned_run(ctx: &TestContext) {

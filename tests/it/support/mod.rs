@@ -460,6 +460,22 @@ impl Default for TestContext {
 }
 
 /// `git init` in `dir` (OpenCode snapshots its work tree with git).
+/// Runs `script` in `dir` with git's identity set.
+pub fn sh(dir: &Path, script: &str) {
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "{script}");
+}
+
 pub fn git_init(dir: &Path, home: &Path) {
     let git = Command::new("git")
         .args(["init", "-q"])
