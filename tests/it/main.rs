@@ -17,6 +17,7 @@ mod faults_known;
 mod faults_procs;
 mod faults_storage;
 mod generic;
+mod idle_cpu;
 mod live;
 mod live_codex;
 mod next_run;
