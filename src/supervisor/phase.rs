@@ -140,10 +140,11 @@ pub(crate) enum Action {
     Cancel,
 }
 
-/// How often the tree's CPU use is judged: a tenth of the inactivity timeout, within these bounds.
-/// Each judgement is over one such span, so a stall is seen within the timeout and one span; long
-/// enough that the kernel's 10 ms accounting ticks read as a share with a few percent to spare,
-/// short enough that a busy tree is seen busy well before the warning at half the timeout.
+/// How often the tree's CPU use is judged: a fifth of the inactivity timeout, within these bounds.
+/// Each judgement is over one such span, so a stall is seen within the timeout and one span. The
+/// longer the span, the less a runtime's short bursts (a garbage collection) weigh; it is short
+/// enough that a busy tree is judged busy (after two spans: the first reading is the baseline)
+/// before the warning at half the timeout.
 pub(crate) const CPU_EVERY: (Duration, Duration) =
     (Duration::from_millis(250), Duration::from_secs(2));
 
@@ -197,7 +198,7 @@ impl Machine {
     }
 
     pub(crate) fn new(limits: Limits, deadline: Option<Instant>, now: Instant) -> Self {
-        let cpu_every = (limits.inactivity_timeout / 10).clamp(CPU_EVERY.0, CPU_EVERY.1);
+        let cpu_every = (limits.inactivity_timeout / 5).clamp(CPU_EVERY.0, CPU_EVERY.1);
         Self {
             phase: Phase::Starting,
             pipes_open: true,

@@ -31,3 +31,4 @@ mod stats;
 mod status;
 mod support;
 mod terminal;
+mod watchdog_cpu;

@@ -619,6 +619,61 @@ fn assert_a_stall_is_stopped(timeout_secs: u64, grace_secs: u64) {
     );
 }
 
+/// OpenCode stalled mid-stream (the provider stopped sending after a few words) idles on its
+/// timers, a percent or two of a core: that is silence, so the warning comes once and the stop
+/// within the timeout and one CPU sample of the stall.
+#[test]
+fn a_provider_that_stalls_mid_stream_is_stopped_within_the_timeout_and_one_sample() {
+    let Some(s) = Setup::new(vec![Reply::StallMidStream {
+        text: "Reading README.md".to_owned(),
+    }]) else {
+        return;
+    };
+    let timeout = Duration::from_secs(STALL_TIMEOUT_SECS);
+    let sample = timeout / 5;
+    let (out, events, why) = s.finish(
+        &[
+            "--inactivity-timeout",
+            &format!("{STALL_TIMEOUT_SECS}s"),
+            "--kill-grace",
+            "2s",
+        ],
+        "Summarize README.md.",
+        3,
+    );
+    let receipt = s.ended_as(Outcome::Hung, &events, &why);
+    let d = receipt.watchdog.clone().expect("a watchdog diagnostic");
+    let stalled = s
+        .llm
+        .main_requests()
+        .last()
+        .expect("the agent asked the provider")
+        .at;
+    let fired = events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::WatchdogFired(_)))
+        .expect("the watchdog fired")
+        .ts;
+    let waited = fired.duration_since(stalled).unwrap_or_default();
+    // Half a second for the machine: the clocks are read by two processes.
+    assert!(
+        waited >= timeout && waited <= timeout + sample + Duration::from_millis(500),
+        "stopped {waited:?} after the stall: {d:?}\n{why}"
+    );
+    assert_eq!(count(&events, "watchdog.warning"), 1, "{why}");
+    assert_eq!(count(&events, "watchdog.resumed"), 0, "{why}");
+    assert!(
+        out.stderr.matches("will be stopped after").count() == 1,
+        "the warning said once: {why}"
+    );
+    let left = leftovers(&s.ctx.work, agent_pid(&events));
+    assert!(left.is_empty(), "{left:?}\n{why}");
+}
+
+/// The inactivity timeout of the mid-stream stall: long enough that a CPU sample (a fifth of it)
+/// spans more than a second, over which OpenCode's bursts while it waits stay under 13% of a core.
+const STALL_TIMEOUT_SECS: u64 = 6;
+
 #[test]
 fn a_denied_permission_is_reported_and_the_run_is_truncated() {
     let config = OpencodeConfig {
