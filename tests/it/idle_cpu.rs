@@ -84,6 +84,67 @@ fn tree_ticks(root: i32) -> u64 {
         .sum()
 }
 
+/// The agent's pid, from the `turn.started` of the newest run in `runs`, once it has started.
+fn agent_of(runs: &Path) -> Option<i32> {
+    let mut dirs: Vec<_> = std::fs::read_dir(runs)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    std::fs::read_to_string(dirs.pop()?.join("events.ndjson"))
+        .ok()?
+        .lines()
+        .find_map(
+            |l| match serde_json::from_str::<runbook::event::Event>(l).ok()?.kind {
+                EventKind::TurnStarted { pid, .. } => i32::try_from(pid).ok(),
+                _ => None,
+            },
+        )
+}
+
+/// Samples the CPU time of the agent of the run in `runs` every 100 ms until `done`: (when, clock
+/// ticks).
+pub(crate) fn sample_run(
+    runs: &Path,
+    done: &std::sync::atomic::AtomicBool,
+) -> Vec<(std::time::SystemTime, u64)> {
+    let mut root = None;
+    let mut out = Vec::new();
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        root = root.or_else(|| agent_of(runs));
+        if let Some(root) = root {
+            out.push((std::time::SystemTime::now(), tree_ticks(root)));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    out
+}
+
+/// The end of the last span of at least `span` in `samples`, ending by `before`, over which the
+/// tree used `share` of a core or more.
+pub(crate) fn last_busy(
+    samples: &[(std::time::SystemTime, u64)],
+    span: Duration,
+    share: f64,
+    before: std::time::SystemTime,
+) -> Option<std::time::SystemTime> {
+    let mut last = None;
+    for (i, &(t0, ticks0)) in samples.iter().enumerate() {
+        let Some(&(t1, ticks1)) = samples[i..]
+            .iter()
+            .find(|(t, _)| t.duration_since(t0).unwrap_or_default() >= span)
+        else {
+            break;
+        };
+        let secs = t1.duration_since(t0).unwrap_or_default().as_secs_f64();
+        if t1 <= before && ticks1.saturating_sub(ticks0) as f64 / clock_ticks() / secs >= share {
+            last = Some(t1);
+        }
+    }
+    last
+}
+
 /// Whether the busy tool is running in the tree.
 fn tool_running() -> bool {
     std::fs::read_dir("/proc")

@@ -619,19 +619,35 @@ fn assert_a_stall_is_stopped(timeout_secs: u64, grace_secs: u64) {
     );
 }
 
-/// OpenCode stalled mid-stream (the provider stopped sending after a few words) idles on its
-/// timers, a percent or two of a core: that is silence, so the warning comes once and the stop
-/// within the timeout and one CPU sample of the stall.
+/// OpenCode stalled mid-stream (the provider stopped sending after a few words, on the call after
+/// a tool's) waits using a percent or two of a core: that is silence, so the warning comes once,
+/// is never withdrawn, and the stop comes within the timeout and one CPU sample of the stall: of
+/// the provider's last words, or of the end of OpenCode's own work after them (its tree's CPU,
+/// sampled from /proc by the test, under the watchdog's threshold from then on).
 #[test]
 fn a_provider_that_stalls_mid_stream_is_stopped_within_the_timeout_and_one_sample() {
-    let Some(s) = Setup::new(vec![Reply::StallMidStream {
-        text: "Reading README.md".to_owned(),
-    }]) else {
+    let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
+        let readme = work.join("README.md").to_string_lossy().into_owned();
+        vec![
+            Reply::tool_calls(
+                None,
+                vec![ToolCall::new(
+                    "call_read",
+                    "read",
+                    json!({ "filePath": readme }),
+                )],
+                Usage::new(1000, 20),
+            ),
+            Reply::StallMidStream {
+                text: "The README says".to_owned(),
+            },
+        ]
+    }) else {
         return;
     };
     let timeout = Duration::from_secs(STALL_TIMEOUT_SECS);
     let sample = timeout / 5;
-    let (out, events, why) = s.finish(
+    let mut cmd = s.command(
         &[
             "--inactivity-timeout",
             &format!("{STALL_TIMEOUT_SECS}s"),
@@ -639,11 +655,26 @@ fn a_provider_that_stalls_mid_stream_is_stopped_within_the_timeout_and_one_sampl
             "2s",
         ],
         "Summarize README.md.",
-        3,
     );
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runbook starts");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (done, runs) = (done.clone(), s.ctx.runs.clone());
+        std::thread::spawn(move || crate::idle_cpu::sample_run(&runs, &done))
+    };
+    let out = support::finish(child, LIMIT);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let samples = sampler.join().expect("the sampler");
+    let events = s.ctx.events();
+    let why = show(&out, &events);
+    assert_eq!(out.code(), Some(3), "{why}");
     let receipt = s.ended_as(Outcome::Hung, &events, &why);
     let d = receipt.watchdog.clone().expect("a watchdog diagnostic");
-    let stalled = s
+    let last_words = s
         .llm
         .main_requests()
         .last()
@@ -654,16 +685,21 @@ fn a_provider_that_stalls_mid_stream_is_stopped_within_the_timeout_and_one_sampl
         .find(|e| matches!(e.kind, EventKind::WatchdogFired(_)))
         .expect("the watchdog fired")
         .ts;
+    let worked_until = crate::idle_cpu::last_busy(&samples, sample, 0.2, fired);
+    let stalled = worked_until.map_or(last_words, |w| w.max(last_words));
     let waited = fired.duration_since(stalled).unwrap_or_default();
     // Half a second for the machine: the clocks are read by two processes.
     assert!(
-        waited >= timeout && waited <= timeout + sample + Duration::from_millis(500),
-        "stopped {waited:?} after the stall: {d:?}\n{why}"
+        fired.duration_since(last_words).unwrap_or_default() >= timeout
+            && waited <= timeout + sample + Duration::from_millis(500),
+        "stopped {waited:?} after the stall (OpenCode worked until {worked_until:?}, the provider \
+         stopped at {last_words:?}): {d:?}\n{why}"
     );
     assert_eq!(count(&events, "watchdog.warning"), 1, "{why}");
     assert_eq!(count(&events, "watchdog.resumed"), 0, "{why}");
-    assert!(
-        out.stderr.matches("will be stopped after").count() == 1,
+    assert_eq!(
+        out.stderr.matches("will be stopped after").count(),
+        1,
         "the warning said once: {why}"
     );
     let left = leftovers(&s.ctx.work, agent_pid(&events));
