@@ -545,14 +545,15 @@ fn a_provider_error_fails_the_run_with_the_served_status_and_message() {
     );
 }
 
+/// OpenCode prints nothing before the provider answers: while it starts up (several seconds of
+/// CPU on a loaded machine, counted as work) and then waits (a percent or two, silence), only its
+/// CPU use tells the two apart. The timeout leaves room for the start-up on a loaded machine.
 #[test]
 fn a_stalled_provider_is_stopped_by_the_watchdog_and_nothing_is_left_running() {
-    assert_a_stall_is_stopped(3, 2);
+    assert_a_stall_is_stopped(5, 2);
 }
 
-/// The same with a timeout long enough that each of the watchdog's CPU samples (a tenth of the
-/// timeout) spans several 10 ms clock ticks, so that OpenCode's idle timers (about one tick a
-/// second) do not count as work. With 3 s, one tick in a 300 ms sample already reads as busy.
+/// The same with a longer timeout: CPU samples of 1.6 s.
 #[test]
 fn a_stalled_provider_is_stopped_by_the_watchdog_with_a_longer_timeout() {
     assert_a_stall_is_stopped(8, 2);

@@ -48,6 +48,9 @@
 //!                                (wall time >= N), no output
 //!   {"$burn_cpu_child_ms": N}    fork a child that spins N ms of CPU; the
 //!                                parent blocks in waitpid (no CPU, no output)
+//!   {"$burn_cpu_threads": {"threads": T, "wall_ms": N}}
+//!                                spin on T threads of this process for N ms
+//!                                of wall time, no output
 //!   {"$burn_cpu_jobs": {"jobs": J, "wall_ms": N}}
 //!                                fork J children that each spin for N ms of
 //!                                wall time, as a parallel build's jobs do, all
@@ -573,6 +576,10 @@ enum Step {
     },
     BurnCpu(u64),
     BurnCpuChild(u64),
+    BurnCpuThreads {
+        threads: u64,
+        wall_ms: u64,
+    },
     BurnCpuJobs {
         jobs: u64,
         wall_ms: u64,
@@ -725,6 +732,18 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
         }
         "$burn_cpu_ms" => Step::BurnCpu(num()?),
         "$burn_cpu_child_ms" => Step::BurnCpuChild(num()?),
+        "$burn_cpu_threads" => {
+            let o = val.as_object().ok_or("$burn_cpu_threads needs an object")?;
+            let get = |k: &str| {
+                o.get(k).and_then(Value::as_u64).ok_or(format!(
+                    "$burn_cpu_threads.{k} needs a non-negative integer"
+                ))
+            };
+            Step::BurnCpuThreads {
+                threads: get("threads")?,
+                wall_ms: get("wall_ms")?,
+            }
+        }
         "$burn_cpu_jobs" => {
             let o = val.as_object().ok_or("$burn_cpu_jobs needs an object")?;
             let get = |k: &str| {
@@ -850,6 +869,18 @@ fn exec_step(ctx: &Ctx, step: &Step) {
         Step::BurnCpu(ms) => burn_cpu(*ms),
         Step::BurnCpuChild(ms) => burn_cpu_in_child(ctx, *ms),
         Step::BurnCpuJobs { jobs, wall_ms } => burn_cpu_in_jobs(ctx, *jobs, *wall_ms),
+        Step::BurnCpuThreads { threads, wall_ms } => {
+            let until = Instant::now() + Duration::from_millis(*wall_ms);
+            std::thread::scope(|s| {
+                for _ in 0..*threads {
+                    s.spawn(|| {
+                        while Instant::now() < until {
+                            burn_cpu(1);
+                        }
+                    });
+                }
+            });
+        }
         Step::CloseStdout => {
             // SAFETY: closing our own standard fds; nothing else owns them.
             unsafe {
