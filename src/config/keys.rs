@@ -93,7 +93,7 @@ pub(crate) static INACTIVITY_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     Key::new(
         "inactivity_timeout",
         Kind::Duration,
-        "Stop the agent after this long without any activity (output, or CPU use of its processes)",
+        "Stop the agent after this long without any activity (output, or its processes using 20% of a core or more)",
     )
     .default("3m")
     .env()
