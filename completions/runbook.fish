@@ -53,7 +53,7 @@ read-only\t'Look, don\'t touch: no edits, no commands that change anything'
 workspace\t'Edit files and run commands inside the work dir'
 bypass\t'Everything, without asking. Only for a throwaway machine or container'"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'The agent\'s binary [default: the agent\'s program on PATH] [env: RUNBOOK_<AGENT>_BIN]' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes); at most a day, or `off` [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or its processes using 20% of a core or more); at most a day, or `off` [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r
@@ -166,7 +166,7 @@ read-only\t'Look, don\'t touch: no edits, no commands that change anything'
 workspace\t'Edit files and run commands inside the work dir'
 bypass\t'Everything, without asking. Only for a throwaway machine or container'"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-bin -d 'The agent\'s binary [default: the agent\'s program on PATH] [env: RUNBOOK_<AGENT>_BIN]' -r
-complete -c runbook -n "__fish_runbook_using_subcommand config" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or CPU use of its processes); at most a day, or `off` [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or its processes using 20% of a core or more); at most a day, or `off` [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r

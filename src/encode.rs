@@ -1076,6 +1076,14 @@ mod tests {
                 quiet_ms: 1,
                 timeout_ms: 2,
             },
+            EventKind::WatchdogResumed {
+                by: crate::event::ActivitySign::Cpu,
+                cpu_percent: Some(12),
+            },
+            EventKind::WatchdogResumed {
+                by: crate::event::ActivitySign::Stdout,
+                cpu_percent: None,
+            },
             EventKind::WatchdogFired(Box::new(diagnostic)),
             EventKind::StopRequested {
                 reason: Outcome::BudgetExceeded,

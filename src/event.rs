@@ -327,6 +327,16 @@ pub enum EventKind {
         /// milliseconds.
         timeout_ms: u64,
     },
+    /// Activity withdrew the watchdog's warning: the agent is no longer quiet.
+    #[serde(rename = "watchdog.resumed")]
+    WatchdogResumed {
+        /// The sign of life that withdrew it.
+        by: ActivitySign,
+        /// The share of one core the agent's process tree used over the last CPU sample, in
+        /// percent, when that was the sign (`by` is `cpu`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_percent: Option<u32>,
+    },
     /// The watchdog decided the agent hung and is stopping it.
     #[serde(rename = "watchdog.fired")]
     WatchdogFired(Box<Diagnostic>),
@@ -441,6 +451,7 @@ impl EventKind {
             EventKind::Unparsed(_) => "unparsed",
             EventKind::AfterFinalWord { .. } => "after_final_word",
             EventKind::WatchdogWarning { .. } => "watchdog.warning",
+            EventKind::WatchdogResumed { .. } => "watchdog.resumed",
             EventKind::WatchdogFired(_) => "watchdog.fired",
             EventKind::StopRequested { .. } => "stop.requested",
             EventKind::StorageFailed { .. } => "storage.failed",
@@ -459,6 +470,7 @@ impl EventKind {
                 | EventKind::TurnStarted { .. }
                 | EventKind::AgentVersion { .. }
                 | EventKind::WatchdogWarning { .. }
+                | EventKind::WatchdogResumed { .. }
                 | EventKind::WatchdogFired(_)
                 | EventKind::StopRequested { .. }
                 | EventKind::SignalSent { .. }
@@ -1383,6 +1395,18 @@ impl std::fmt::Display for ExitInfo {
 pub fn signal_name(sig: i32) -> String {
     nix::sys::signal::Signal::try_from(sig)
         .map_or_else(|_| format!("signal {sig}"), |s| s.as_str().to_owned())
+}
+
+/// A sign of life the watchdog counts as activity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivitySign {
+    /// A line on the agent's stdout.
+    Stdout,
+    /// Output on the agent's stderr.
+    Stderr,
+    /// The agent's process tree used at least the watchdog's threshold of a core.
+    Cpu,
 }
 
 /// Why the watchdog fired, in enough detail to act on without opening the logs.

@@ -98,7 +98,7 @@ pub(crate) static INACTIVITY_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     Key::new(
         "inactivity_timeout",
         Kind::Watchdog,
-        "Stop the agent after this long without any activity (output, or CPU use of its processes); at most a day, or `off`",
+        "Stop the agent after this long without any activity (output, or its processes using 20% of a core or more); at most a day, or `off`",
     )
     .default("3m")
     .env()

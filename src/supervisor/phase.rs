@@ -31,7 +31,7 @@ use crate::event::{CostIssue, ExitInfo, Limits, Outcome, Stream};
 use crate::lifecycle::Ending;
 use crate::render::format;
 use crate::stats::Spent;
-use crate::watchdog::{Activity, Quiet, Verdict, Watchdog};
+use crate::watchdog::{Activity, BUSY_CPU, CpuGauge, Quiet, Verdict, Watchdog};
 
 /// After the agent exits, how long its pipes may stay open (held by a leftover process) before
 /// the rest of its tree is ended.
@@ -104,9 +104,9 @@ pub(crate) enum Input {
     /// The run cannot go on (a write to the run directory failed, or the reader of runbook's
     /// output went away): the agent is stopped as for Ctrl-C, the turn ending as `outcome`.
     Halt { outcome: Outcome, message: String },
-    /// Time passed. `cpu_busy`: whether the agent's tree used CPU lately, when it was measured
-    /// (see [`Machine::wants_cpu`]).
-    Tick { cpu_busy: Option<bool> },
+    /// Time passed. `cpu`: the CPU time the agent's tree has used so far, read while it is
+    /// watched (see [`Machine::watches_cpu`]).
+    Tick { cpu: Option<Duration> },
     /// An ACP agent answered the turn's prompt: the turn is over, and its process lives on for
     /// the next one.
     Answered,
@@ -131,11 +131,22 @@ pub(crate) enum Action {
     Announce { reason: Outcome, message: String },
     /// Say that the agent has been quiet for a while (`watchdog.warning`).
     Warn { quiet: Duration, timeout: Duration },
+    /// Say that activity withdrew the watchdog's warning (`watchdog.resumed`): `cpu`, the share
+    /// of a core the tree used, when that was the activity.
+    Resumed { by: Activity, cpu: Option<f64> },
     /// Say that the watchdog fired, with where each activity signal stood (`watchdog.fired`).
     Hung(Quiet),
     /// Ask an ACP agent to cancel its prompt (`session/cancel`).
     Cancel,
 }
+
+/// How often the tree's CPU use is judged: a fifth of the inactivity timeout, within these bounds.
+/// Each judgement is over one such span, so a stall is seen within the timeout and one span. The
+/// longer the span, the less a runtime's short bursts (a garbage collection) weigh; it is short
+/// enough that a busy tree is judged busy (after two spans: the first reading is the baseline)
+/// before the warning at half the timeout.
+pub(crate) const CPU_EVERY: (Duration, Duration) =
+    (Duration::from_millis(250), Duration::from_secs(2));
 
 /// How long an ACP agent has, once asked to cancel its prompt, to end it before it is ended with
 /// signals.
@@ -154,9 +165,10 @@ pub(crate) struct Machine {
     watchdog: Watchdog,
     /// Whether the agent gave its final word: from then on its cost no longer matters.
     final_word: bool,
-    /// How often a quiet agent's CPU use is looked at, and when next.
+    /// How often the tree's CPU use is looked at, and when next.
     cpu_every: Duration,
     next_cpu: Instant,
+    cpu: CpuGauge,
     /// The agent speaks ACP: a stop asks it to cancel first, and its answer ends the turn.
     acp: bool,
     /// The turn ended with the agent's answer to its prompt (ACP), its process still running.
@@ -186,8 +198,7 @@ impl Machine {
     }
 
     pub(crate) fn new(limits: Limits, deadline: Option<Instant>, now: Instant) -> Self {
-        let cpu_every = (limits.inactivity_timeout / 10)
-            .clamp(Duration::from_millis(100), Duration::from_secs(5));
+        let cpu_every = (limits.inactivity_timeout / 5).clamp(CPU_EVERY.0, CPU_EVERY.1);
         Self {
             phase: Phase::Starting,
             pipes_open: true,
@@ -198,6 +209,7 @@ impl Machine {
             deadline,
             cpu_every,
             next_cpu: now + cpu_every,
+            cpu: CpuGauge::new(cpu_every),
             acp: false,
             answered: false,
             asking: false,
@@ -229,15 +241,16 @@ impl Machine {
         self.watchdog.quiet_for(now)
     }
 
-    /// Whether the tree's CPU use matters at all: while the agent is watched.
+    /// Whether the tree's CPU time is to be read at the next [`Input::Tick`]: while the agent is
+    /// watched.
     pub(crate) fn watches_cpu(&self) -> bool {
         self.watched()
     }
 
-    /// Whether the next [`Input::Tick`] should say if the tree used CPU: only while it is watched,
-    /// and only once it has printed nothing for a while (output already proves it alive).
-    pub(crate) fn wants_cpu(&self, now: Instant) -> bool {
-        self.watched() && self.watchdog.output_quiet_for(now) >= self.cpu_every
+    /// How often the tree's CPU use is judged.
+    #[cfg(test)]
+    pub(crate) fn cpu_every(&self) -> Duration {
+        self.cpu_every
     }
 
     /// When time passing next matters, if it can.
@@ -285,7 +298,7 @@ impl Machine {
             Input::Halt { outcome, message } => {
                 self.halt(outcome, message, false, now, &mut actions);
             }
-            Input::Tick { cpu_busy } => self.tick(cpu_busy, now, &mut actions),
+            Input::Tick { cpu } => self.tick(cpu, now, &mut actions),
             Input::Answered => self.answer(),
             Input::CannotCancel => {
                 if let Phase::Cancelling { stop, .. } = &self.phase {
@@ -362,7 +375,13 @@ impl Machine {
             Stream::Stdout => Activity::Stdout,
             Stream::Stderr => Activity::Stderr,
         };
-        self.watchdog.observe(what, at);
+        let withdrawn = self.watchdog.observe(what, at);
+        if withdrawn && self.watched() {
+            actions.push(Action::Resumed {
+                by: what,
+                cpu: None,
+            });
+        }
         if let Phase::Draining { stop: None, .. } = self.phase
             && !self.final_word
             && let Some(message) = self
@@ -499,9 +518,9 @@ impl Machine {
         }
     }
 
-    fn tick(&mut self, cpu_busy: Option<bool>, now: Instant, actions: &mut Vec<Action>) {
+    fn tick(&mut self, cpu: Option<Duration>, now: Instant, actions: &mut Vec<Action>) {
         match &mut self.phase {
-            Phase::Starting | Phase::Running => self.watch(cpu_busy, now, actions),
+            Phase::Starting | Phase::Running => self.watch(cpu, now, actions),
             Phase::Finishing { by } => {
                 let message = if now >= *by {
                     format!(
@@ -558,13 +577,19 @@ impl Machine {
     }
 
     /// The watchdog's and the deadline's turn, while the agent is at work.
-    fn watch(&mut self, cpu_busy: Option<bool>, now: Instant, actions: &mut Vec<Action>) {
+    fn watch(&mut self, cpu: Option<Duration>, now: Instant, actions: &mut Vec<Action>) {
         if self.asking {
             // Waiting for a person, not for the agent.
             self.watchdog.observe(Activity::Stdout, now);
         }
-        if cpu_busy == Some(true) {
-            self.watchdog.observe(Activity::Cpu, now);
+        let share = cpu.and_then(|used| self.cpu.record(now, used));
+        if let Some(share) = share.filter(|&s| s >= BUSY_CPU)
+            && self.watchdog.observe(Activity::Cpu, now)
+        {
+            actions.push(Action::Resumed {
+                by: Activity::Cpu,
+                cpu: Some(share),
+            });
         }
         if now >= self.next_cpu {
             self.next_cpu = now + self.cpu_every;

@@ -26,7 +26,6 @@ use nix::unistd::Pid;
 
 use super::scope::Scope;
 use crate::linux::procfs::{self, Stat as Proc};
-use crate::watchdog::CpuWindow;
 
 /// How many of the pids handed out last are looked at before the others: a process that
 /// re-forks all the time is always among the newest.
@@ -322,31 +321,6 @@ pub(crate) async fn end_the_rest(scope: Arc<Scope>, grace: Duration, bound: Dura
     Tree::whole(scope)
         .end_all(grace, bound, std::future::pending(), |_, _| {})
         .await
-}
-
-/// Reads the CPU time of a tree at a steady interval, for the watchdog's window.
-pub(crate) struct CpuMeter {
-    tree: Tree,
-    window: CpuWindow,
-}
-
-impl CpuMeter {
-    pub(crate) fn new(tree: Tree, inactivity: Duration) -> Self {
-        Self {
-            tree,
-            window: CpuWindow::new(inactivity),
-        }
-    }
-
-    /// Whether the tree has been busy over the window ending now.
-    pub(crate) fn busy(&mut self, now: tokio::time::Instant) -> bool {
-        self.window.record(now, self.tree.cpu_time())
-    }
-
-    /// Starts over: the agent is no longer watched (it gave its final word, or is being ended).
-    pub(crate) fn forget(&mut self) {
-        self.window.clear();
-    }
 }
 
 #[cfg(test)]

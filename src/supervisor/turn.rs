@@ -15,15 +15,17 @@ use super::readers::Batch;
 use super::scope::Scope;
 use super::signals::{Received, Signals};
 use super::spawn::{RawLogs, Spawned, TurnSpec, spawn};
-use super::tree::CpuMeter;
+use super::tree::Tree;
 use super::version;
 use crate::agent::{Adapter, StreamEnd};
 use crate::consumer::Dispatcher;
-use crate::event::{EventKind, ExitInfo, Limits, Outcome, PermissionAnswerer, millis};
+use crate::event::{
+    ActivitySign, EventKind, ExitInfo, Limits, Outcome, PermissionAnswerer, millis,
+};
 use crate::lifecycle::Ending;
 use crate::redact::Redactor;
 use crate::term::print;
-use crate::watchdog;
+use crate::watchdog::{self, Activity};
 
 /// How long, after the agent is done, its `--version` may still take to answer.
 const VERSION_GRACE: Duration = Duration::from_secs(2);
@@ -105,7 +107,6 @@ impl Supervisor<'_> {
         let mut machine = Machine::new(self.limits, self.deadline, Instant::now())
             .budget_named(self.budget_name)
             .speaks_acp(acp);
-        let mut cpu = CpuMeter::new(agent.tree.clone(), self.limits.inactivity_timeout);
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
         // How the agent answered the turn's prompt (ACP).
@@ -133,7 +134,7 @@ impl Supervisor<'_> {
                     Some(Input::Exited(exit_info(status.ok())))
                 }
                 () = sleep_until(wake.unwrap_or_else(far)), if wake.is_some() => {
-                    Some(Input::Tick { cpu_busy: read_cpu(&machine, &mut cpu) })
+                    Some(Input::Tick { cpu: read_cpu(&machine, &agent.tree) })
                 }
                 v = &mut version, if !version_done => {
                     version_done = true;
@@ -397,6 +398,17 @@ impl Supervisor<'_> {
                     timeout_ms: millis(timeout),
                 },
             ),
+            Action::Resumed { by, cpu } => self.dispatch.emit(
+                now,
+                EventKind::WatchdogResumed {
+                    by: match by {
+                        Activity::Stdout => ActivitySign::Stdout,
+                        Activity::Stderr => ActivitySign::Stderr,
+                        Activity::Cpu => ActivitySign::Cpu,
+                    },
+                    cpu_percent: cpu.map(|share| (share * 100.0).round() as u32),
+                },
+            ),
             Action::Hung(quiet) => {
                 let diagnostic = watchdog::diagnostic(quiet, &self.dispatch.totals());
                 self.dispatch
@@ -472,17 +484,9 @@ fn signal_sent(dispatch: &mut Dispatcher, signal: Signal, processes: u32) {
     }
 }
 
-/// How the CPU use of a quiet agent reads now, when the machine wants to know. The tree's CPU
-/// time is read at every tick while the agent is watched, output or not, so that the window
-/// already spans enough time to judge by when the agent falls silent.
-fn read_cpu(machine: &Machine, cpu: &mut CpuMeter) -> Option<bool> {
-    let now = Instant::now();
-    if !machine.watches_cpu() {
-        cpu.forget();
-        return None;
-    }
-    let busy = cpu.busy(now);
-    machine.wants_cpu(now).then_some(busy)
+/// The CPU time the agent's tree has used so far, while the machine watches it.
+fn read_cpu(machine: &Machine, tree: &Tree) -> Option<Duration> {
+    machine.watches_cpu().then(|| tree.cpu_time())
 }
 
 pub(super) fn exit_info(status: Option<std::process::ExitStatus>) -> ExitInfo {

@@ -36,6 +36,9 @@
 //!   {"$ignore_sigterm": B}       true: SIGTERM -> SIG_IGN; false: SIG_DFL
 //!                                (inherited by children forked later)
 //!   {"$hang": true}              reap own children, then pause() forever (no CPU)
+//!   {"$hang_ticking": {"every_ms": N, "burn_ms": M}}
+//!                                forever, no output: sleep N ms, then spin M ms
+//!                                of CPU (as a runtime's idle timers do)
 //!   {"$spawn_grandchild": {"sleep_ms": N, "setsid": B}}
 //!                                fork a child that keeps stdout/stderr (and
 //!                                the pipes) open, sleeps N ms, exits 0; setsid
@@ -49,6 +52,14 @@
 //!                                (wall time >= N), no output
 //!   {"$burn_cpu_child_ms": N}    fork a child that spins N ms of CPU; the
 //!                                parent blocks in waitpid (no CPU, no output)
+//!   {"$burn_cpu_threads": {"threads": T, "wall_ms": N}}
+//!                                spin on T threads of this process for N ms
+//!                                of wall time, no output
+//!   {"$burn_cpu_jobs": {"jobs": J, "wall_ms": N}}
+//!                                fork J children that each spin for N ms of
+//!                                wall time, as a parallel build's jobs do, all
+//!                                ending together; the parent blocks until all
+//!                                have exited (no output)
 //!   {"$close_stdout": true}      close fds 1 and 2, keep going
 //!   {"$refork_holding_stdout": {"every_ms": N, "setsid": B, "close_output": B}}
 //!                                fork a child that, forever, sleeps N ms, forks
@@ -533,6 +544,21 @@ fn burn_cpu_in_child(ctx: &Ctx, ms: u64) {
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 && errno() == libc::EINTR {}
 }
 
+fn burn_cpu_in_jobs(ctx: &Ctx, jobs: u64, wall_ms: u64) {
+    let until = Instant::now() + Duration::from_millis(wall_ms);
+    let spin = move || {
+        while Instant::now() < until {
+            burn_cpu(1);
+        }
+    };
+    let pids: Vec<i32> = (0..jobs).map(|_| fork_child(ctx, spin)).collect();
+    for pid in pids {
+        let mut status = 0;
+        // SAFETY: status is a valid out pointer.
+        while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 && errno() == libc::EINTR {}
+    }
+}
+
 // ---------------------------------------------------------------- mode A: scenario
 
 enum Step {
@@ -544,6 +570,10 @@ enum Step {
     KillSelf(i32),
     IgnoreSigterm(bool),
     Hang,
+    HangTicking {
+        every_ms: u64,
+        burn_ms: u64,
+    },
     SpawnGrandchild {
         sleep_ms: u64,
         setsid: bool,
@@ -556,6 +586,14 @@ enum Step {
     Spawn(Vec<String>),
     BurnCpu(u64),
     BurnCpuChild(u64),
+    BurnCpuThreads {
+        threads: u64,
+        wall_ms: u64,
+    },
+    BurnCpuJobs {
+        jobs: u64,
+        wall_ms: u64,
+    },
     CloseStdout,
     Repeat {
         fd: i32,
@@ -700,8 +738,44 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
                 _ => return Err("$spawn needs a non-empty array of strings".into()),
             }
         }
+        "$hang_ticking" => {
+            let o = val.as_object().ok_or("$hang_ticking needs an object")?;
+            let get = |k: &str| {
+                o.get(k)
+                    .and_then(Value::as_u64)
+                    .ok_or(format!("$hang_ticking.{k} needs a non-negative integer"))
+            };
+            Step::HangTicking {
+                every_ms: get("every_ms")?,
+                burn_ms: get("burn_ms")?,
+            }
+        }
         "$burn_cpu_ms" => Step::BurnCpu(num()?),
         "$burn_cpu_child_ms" => Step::BurnCpuChild(num()?),
+        "$burn_cpu_threads" => {
+            let o = val.as_object().ok_or("$burn_cpu_threads needs an object")?;
+            let get = |k: &str| {
+                o.get(k).and_then(Value::as_u64).ok_or(format!(
+                    "$burn_cpu_threads.{k} needs a non-negative integer"
+                ))
+            };
+            Step::BurnCpuThreads {
+                threads: get("threads")?,
+                wall_ms: get("wall_ms")?,
+            }
+        }
+        "$burn_cpu_jobs" => {
+            let o = val.as_object().ok_or("$burn_cpu_jobs needs an object")?;
+            let get = |k: &str| {
+                o.get(k)
+                    .and_then(Value::as_u64)
+                    .ok_or(format!("$burn_cpu_jobs.{k} needs a non-negative integer"))
+            };
+            Step::BurnCpuJobs {
+                jobs: get("jobs")?,
+                wall_ms: get("wall_ms")?,
+            }
+        }
         "$spawn_grandchild" => {
             let o = val.as_object().ok_or("$spawn_grandchild needs an object")?;
             if let Some(k) = o.keys().find(|k| *k != "sleep_ms" && *k != "setsid") {
@@ -802,6 +876,10 @@ fn exec_step(ctx: &Ctx, step: &Step) {
             );
         }
         Step::Hang => hang(),
+        Step::HangTicking { every_ms, burn_ms } => loop {
+            std::thread::sleep(Duration::from_millis(*every_ms));
+            burn_cpu(*burn_ms);
+        },
         Step::SpawnGrandchild { sleep_ms, setsid } => spawn_grandchild(ctx, *sleep_ms, *setsid),
         Step::Refork {
             every_ms,
@@ -822,6 +900,19 @@ fn exec_step(ctx: &Ctx, step: &Step) {
         }
         Step::BurnCpu(ms) => burn_cpu(*ms),
         Step::BurnCpuChild(ms) => burn_cpu_in_child(ctx, *ms),
+        Step::BurnCpuJobs { jobs, wall_ms } => burn_cpu_in_jobs(ctx, *jobs, *wall_ms),
+        Step::BurnCpuThreads { threads, wall_ms } => {
+            let until = Instant::now() + Duration::from_millis(*wall_ms);
+            std::thread::scope(|s| {
+                for _ in 0..*threads {
+                    s.spawn(|| {
+                        while Instant::now() < until {
+                            burn_cpu(1);
+                        }
+                    });
+                }
+            });
+        }
         Step::CloseStdout => {
             // SAFETY: closing our own standard fds; nothing else owns them.
             unsafe {

@@ -227,6 +227,7 @@ impl Human {
             | K::Stderr { .. }
             | K::Unparsed(_)
             | K::WatchdogWarning { .. }
+            | K::WatchdogResumed { .. }
             | K::WatchdogFired(_)
             | K::StorageFailed { .. }
             | K::ObserverFinished(_)

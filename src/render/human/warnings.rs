@@ -1,9 +1,11 @@
 //! What went wrong or may: provider errors and retries, the agent's warnings and errors, its
 //! stderr, output lines that could not be read, what it printed after its final word, the
-//! watchdog's warning and diagnosis, and a run directory that could not be written.
+//! watchdog's warning, its withdrawal and its diagnosis, and a run directory that could not be written.
 
 use super::Lines;
-use crate::event::{Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason};
+use crate::event::{
+    ActivitySign, Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason,
+};
 use crate::render::format::{duration_ms, first_line, money, plural, thousands};
 
 /// The lines of a warning or error event.
@@ -32,6 +34,17 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
                 duration_ms(*timeout_ms)
             );
             l.alert(s.warn.apply_to(text));
+        }
+        EventKind::WatchdogResumed { by, cpu_percent } => {
+            // Said wherever the warning was: a warning that no longer holds says so.
+            let what = match (by, cpu_percent) {
+                (ActivitySign::Cpu, Some(p)) => format!("cpu {p}%"),
+                (ActivitySign::Cpu, None) => "cpu".to_owned(),
+                (ActivitySign::Stdout, _) => "output".to_owned(),
+                (ActivitySign::Stderr, _) => "stderr".to_owned(),
+            };
+            let text = format!("✓ activity again: {what}; the watchdog's warning is withdrawn");
+            l.alert(s.ok.apply_to(text));
         }
         EventKind::WatchdogFired(d) => watchdog_fired(l, d),
         EventKind::ObserverFinished(o) if o.dropped > 0 || o.problem.is_some() => {

@@ -19,8 +19,8 @@ fn limits() -> Limits {
     }
 }
 
-/// One turn, driven on the paused clock.
-struct Turn(Machine);
+/// One turn, driven on the paused clock; and the CPU time its agent's tree has used.
+struct Turn(Machine, Duration);
 
 impl Turn {
     fn new() -> Self {
@@ -30,12 +30,18 @@ impl Turn {
     /// A turn of an agent that speaks ACP.
     fn acp() -> Self {
         let now = Instant::now();
-        Self(Machine::new(limits(), None, now).speaks_acp(true))
+        Self(
+            Machine::new(limits(), None, now).speaks_acp(true),
+            Duration::ZERO,
+        )
     }
 
     fn with_deadline(after: Option<Duration>) -> Self {
         let now = Instant::now();
-        Self(Machine::new(limits(), after.map(|d| now + d), now))
+        Self(
+            Machine::new(limits(), after.map(|d| now + d), now),
+            Duration::ZERO,
+        )
     }
 
     fn feed(&mut self, input: Input) -> Vec<Action> {
@@ -57,13 +63,20 @@ impl Turn {
         })
     }
 
-    /// Lets `d` pass, then tells the machine (an idle tree, when it asks about CPU). Whatever was
-    /// due is then done: the next wake-up is in the future, or the loop would spin.
+    /// Lets `d` pass, then tells the machine (an idle tree, when it reads the tree's CPU time).
+    /// Whatever was due is then done: the next wake-up is in the future, or the loop would spin.
     async fn wait(&mut self, d: Duration) -> Vec<Action> {
+        self.burn(d, 0.0).await
+    }
+
+    /// Lets `d` pass with the agent's tree using `share` of a core meanwhile, then tells the
+    /// machine, as [`Turn::wait`] does.
+    async fn burn(&mut self, d: Duration, share: f64) -> Vec<Action> {
         tokio::time::advance(d).await;
+        self.1 += d.mul_f64(share);
         let now = Instant::now();
-        let cpu_busy = self.0.wants_cpu(now).then_some(false);
-        let actions = self.feed(Input::Tick { cpu_busy });
+        let cpu = self.0.watches_cpu().then_some(self.1);
+        let actions = self.feed(Input::Tick { cpu });
         if let Some(wake) = self.0.next_wake() {
             assert!(wake > now, "{:?} wakes at once again", self.0.phase());
         }
@@ -108,6 +121,10 @@ impl Turn {
                 Action::Signal(s) => s.as_str().to_owned(),
                 Action::Announce { reason, .. } => format!("announce({reason})"),
                 Action::Warn { .. } => "warn".to_owned(),
+                Action::Resumed { by, cpu: None } => format!("resumed({by:?})"),
+                Action::Resumed { by, cpu: Some(c) } => {
+                    format!("resumed({by:?} {:.0}%)", c * 100.0)
+                }
                 Action::Hung(_) => "hung".to_owned(),
                 Action::StopReading => "stop-reading".to_owned(),
                 Action::Cancel => "cancel".to_owned(),
@@ -176,5 +193,6 @@ const STIMS: [Stim; 8] = [
 ];
 
 mod acp;
+mod cpu;
 mod matrix;
 mod timers;

@@ -170,6 +170,8 @@ pub struct Recorded {
     pub is_title: bool,
     /// The `x-session-id` header.
     pub session_id: Option<String>,
+    /// When it arrived.
+    pub at: std::time::SystemTime,
 }
 
 impl Recorded {
@@ -346,6 +348,7 @@ fn handle(state: &Mutex<State>, req: Received) -> Answer {
             body,
             is_title,
             session_id,
+            at: std::time::SystemTime::now(),
         });
         (plan, id)
     };

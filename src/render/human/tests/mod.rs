@@ -381,3 +381,32 @@ fn in_a_flood_a_request_a_person_answers_is_still_shown_and_the_policys_are_not(
         assert_eq!(count("… and 7 more refused (bash)"), 1, "{by:?}: {out}");
     }
 }
+
+#[test]
+fn a_withdrawn_watchdog_warning_says_what_activity_withdrew_it() {
+    let resumed = |by, cpu_percent| EventKind::WatchdogResumed { by, cpu_percent };
+    let events = [
+        (
+            10_000,
+            EventKind::WatchdogWarning {
+                quiet_ms: 10_000,
+                timeout_ms: 20_000,
+            },
+        ),
+        (12_000, resumed(crate::event::ActivitySign::Cpu, Some(23))),
+        (30_000, resumed(crate::event::ActivitySign::Stdout, None)),
+    ];
+    for display in [Display::Lines, Display::Quiet] {
+        let out = render(display, Styles::plain(), false, &events);
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains("activity again"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(
+            lines[0].ends_with("✓ activity again: cpu 23%; the watchdog's warning is withdrawn"),
+            "{out}"
+        );
+        assert!(lines[1].contains("activity again: output"), "{out}");
+    }
+}
