@@ -79,7 +79,7 @@ fn parse_any(text: &str) -> Result<Duration, String> {
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(rest.len());
         if digits == 0 {
-            return Err(format!("`{s}` is not a duration such as 90s, 3m or 1h30m"));
+            return Err("a duration is a number followed by ms, s, m or h".to_owned());
         }
         let number: u64 = rest[..digits]
             .parse()

@@ -91,8 +91,15 @@ impl Prepared {
         want.steps_known = false;
         match (agent.as_str(), scenario) {
             ("opencode", ReadEdit | Shell | ToolFail | Subagent | Multistep) => want.tokens = None,
-            ("opencode", ProviderError | Stall) => {
+            ("opencode", ProviderError) => {
                 want.cost = Some(0.0);
+                want.cost_source = Some(CostSource::Reported);
+            }
+            // The watchdog cancels the prompt, whose usage OpenCode then tells as zero: the
+            // turn's tokens are unknown and its cost only a lower bound.
+            ("opencode", Stall) => {
+                want.tokens = None;
+                want.cost = None;
                 want.cost_source = Some(CostSource::Reported);
             }
             ("claude", Subagent | Stall) => want.tokens = None,

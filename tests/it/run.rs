@@ -575,7 +575,7 @@ fn bad_arguments_are_usage_errors_before_anything_starts() {
                 "soon",
                 "x",
             ],
-            "expected a duration above zero and at most a year, such as \"90s\"",
+            "expected a duration above zero and at most a day, such as \"90s\"",
         ),
         (
             vec!["run", "--agent-bin", fake, "--max-cost=-3", "x"],
