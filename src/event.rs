@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::provenance::{EnvVarRecord, SettingRecord};
 
+/// The finish grace a run has when nothing sets it (`finish_grace`): the wire format's default,
+/// which the configuration takes from here.
+pub(crate) const DEFAULT_FINISH_GRACE: Duration = Duration::from_secs(5);
+
 /// Version of the serialized event and receipt schema. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -815,7 +819,7 @@ mod ms {
 
     /// What runs recorded before the finish grace was ran with: the setting's default.
     pub fn finish_grace() -> Duration {
-        crate::config::keys::FINISH_GRACE.default_value()
+        super::DEFAULT_FINISH_GRACE
     }
 
     pub mod option {

@@ -308,6 +308,7 @@ impl<T: FromValue> Defaulted<T> {
     }
 
     /// The built-in value.
+    #[cfg(test)]
     pub(crate) fn default_value(&self) -> T {
         let value = self.0.key.default_value().expect("declared with a default");
         T::from_value(&value).expect("a key's default is of its kind")
@@ -541,6 +542,14 @@ mod tests {
             );
             let _ = key.default_value();
         }
+    }
+
+    #[test]
+    fn defaults_the_wire_format_keeps_are_the_settings_defaults() {
+        assert_eq!(
+            FINISH_GRACE.default_value(),
+            crate::event::DEFAULT_FINISH_GRACE
+        );
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! How runbook writes numbers, durations, times and cut text for people: one place, so every
 //! view, report and message says `4.2s`, `$0.0123` or `12,345 tokens` the same way.
 
-use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 /// `850ms`, `4.2s`, `3m 5s`, `1h 2m`: a duration, short and exact enough for messages.
@@ -202,11 +201,8 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-/// At most `width` terminal columns, ending in `…` when cut; colour codes are kept and not
-/// counted.
-pub(crate) fn fit(text: &str, width: usize) -> Cow<'_, str> {
-    console::truncate_str(text, width, "…")
-}
+/// At most `width` terminal columns, ending in `…` when cut ([`crate::term::fit`]).
+pub(crate) use crate::term::fit;
 
 /// The last `max` characters of a text (all of it when shorter): the newest part of a stream.
 pub(crate) fn last_chars(text: &str, max: usize) -> &str {

@@ -10,11 +10,10 @@ pub(crate) mod overview;
 pub(crate) mod pr;
 pub(crate) mod report;
 pub(crate) mod settings;
-mod styles;
 pub(crate) mod table;
 pub(crate) mod wrap;
 
-pub(crate) use styles::{Style, Styles};
+pub(crate) use crate::term::style::Styles;
 
 use crate::cli::Verbosity;
 use crate::consumer::Consumer;

@@ -145,7 +145,7 @@ impl Rows {
     /// for that.
     fn new_row(&mut self, width: usize) {
         if !self.active.is_empty() {
-            self.row.push_str(&super::styles::reset());
+            self.row.push_str(&crate::term::style::reset());
         }
         self.rows.push(std::mem::take(&mut self.row));
         let indent = if self.indent + width <= self.width {
@@ -189,7 +189,7 @@ impl Rows {
 
     /// Keeps the colour codes in effect after `code`.
     fn track(&mut self, code: &str) {
-        if super::styles::is_reset(code) {
+        if crate::term::style::is_reset(code) {
             self.active.clear();
         } else if code.ends_with('m') {
             self.active.push_str(code);

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 
-use super::spawn::RawSink;
+use super::raw::RawSink;
 use crate::agent::acp::{self, Incoming, RpcError, SENT_MARK};
 use crate::agent::{Permissions, StreamEnd};
 use crate::event::{EventKind, PermissionAnswerer, ToolKind, ToolStart};

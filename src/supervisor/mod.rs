@@ -16,6 +16,7 @@ pub(crate) mod check;
 mod guardian;
 mod permission_prompt;
 mod phase;
+mod raw;
 mod readers;
 mod scope;
 mod signals;
@@ -26,8 +27,9 @@ mod turn;
 mod version;
 
 pub(crate) use guardian::invocation as guardian_invocation;
+pub(crate) use raw::{RawFile, RawLogs};
 pub(crate) use scope::Scope;
 pub(crate) use signals::Signals;
-pub(crate) use spawn::{RawFile, RawLogs, TurnSpec};
+pub(crate) use spawn::TurnSpec;
 pub(crate) use tree::end_the_rest;
 pub(crate) use turn::Supervisor;

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::spawn::RawSink;
+use super::raw::RawSink;
 use crate::agent::acp::Incoming;
 use crate::agent::{StderrFeed, StderrParser, StdoutFeed, StdoutParser, StreamEnd};
 pub(crate) use crate::consumer::RawLines;
@@ -609,7 +609,7 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
-        let raw = super::super::spawn::RawFile::new(
+        let raw = super::super::raw::RawFile::new(
             MaskedWriter::create_private(&raw_path).unwrap(),
             raw_path.clone(),
         );
@@ -687,7 +687,7 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
-        let raw = super::super::spawn::RawFile::new(
+        let raw = super::super::raw::RawFile::new(
             MaskedWriter::create_private(&raw_path).unwrap(),
             raw_path.clone(),
         );

@@ -1,23 +1,22 @@
 //! Starting the agent: its own process group, in the run's scope (its mark, its cgroup), stdin
 //! closed, both pipes read on tasks of their own that send batches of events to the supervisor.
 
-use std::fs::File;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::raw::RawLogs;
 use super::readers::{self, Batch};
 use super::scope::Scope;
 use super::tree::Tree;
 use crate::agent::{Adapter, ParseContext, StreamEnd};
 use crate::consumer::Lane;
-use crate::redact::{MaskedWriter, Redactor};
+use crate::redact::Redactor;
 
 /// What to run for one turn.
 pub(crate) struct TurnSpec<'a> {
@@ -41,57 +40,6 @@ pub(crate) struct TurnSpec<'a> {
     pub permissions: crate::agent::Permissions,
     /// Whether a person at the terminal may be asked a permission.
     pub ask_person: bool,
-}
-
-/// Where the agent's raw output goes (appended; shared by all turns of a run).
-#[derive(Clone, Copy)]
-pub(crate) struct RawLogs<'a> {
-    pub stdout: &'a RawFile,
-    pub stderr: &'a RawFile,
-}
-
-/// One of the agent's raw logs: the file, where it is, and the first write to it that failed.
-pub(crate) struct RawFile {
-    file: MaskedWriter<File>,
-    pub path: PathBuf,
-    failure: Arc<Mutex<Option<io::Error>>>,
-}
-
-/// What a reader writes a raw log through.
-pub(super) struct RawSink {
-    pub file: MaskedWriter<File>,
-    failure: Arc<Mutex<Option<io::Error>>>,
-}
-
-impl RawFile {
-    pub(crate) fn new(file: MaskedWriter<File>, path: PathBuf) -> Self {
-        Self {
-            file,
-            path,
-            failure: Arc::default(),
-        }
-    }
-
-    pub(super) fn sink(&self) -> io::Result<RawSink> {
-        Ok(RawSink {
-            file: self.file.try_clone()?,
-            failure: Arc::clone(&self.failure),
-        })
-    }
-
-    /// The first write that failed, once.
-    pub(super) fn take_failure(&self) -> Option<io::Error> {
-        self.failure.lock().ok()?.take()
-    }
-}
-
-impl RawSink {
-    /// Keeps the first failure for the supervisor, which stops the run over it.
-    pub(super) fn failed(&self, error: io::Error) {
-        if let Ok(mut failure) = self.failure.lock() {
-            failure.get_or_insert(error);
-        }
-    }
 }
 
 /// A started agent and its readers.

@@ -9,9 +9,9 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::fit;
 use super::out::{Control, Terminal};
-use crate::render::Style;
-use crate::render::format::fit;
+use super::style::Style;
 
 /// Whether a status line is on the screen, so that runbook's other messages on stderr can
 /// erase it first (the next draw puts it back under them).

@@ -4,6 +4,7 @@
 pub(crate) mod live;
 pub(crate) mod out;
 pub(crate) mod print;
+pub(crate) mod style;
 
 use std::sync::OnceLock;
 
@@ -91,6 +92,12 @@ impl TermEnv {
             Display::Live
         }
     }
+}
+
+/// At most `width` terminal columns, ending in `…` when cut; colour codes are kept and not
+/// counted.
+pub(crate) fn fit(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
+    console::truncate_str(text, width, "…")
 }
 
 /// `--width`, when it was given.

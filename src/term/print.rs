@@ -17,7 +17,7 @@ pub(crate) fn note(message: impl Display) {
 
 /// `error: …` on stderr, the label in red when `color`.
 pub(crate) fn error(message: impl Display, color: bool) {
-    let label = crate::render::Styles::new(color)
+    let label = super::style::Styles::new(color)
         .error
         .apply_to("error:")
         .to_string();

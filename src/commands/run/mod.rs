@@ -2,6 +2,7 @@
 
 mod planned;
 mod repair;
+mod repair_policy;
 mod session;
 pub(crate) mod setup;
 mod stall;

@@ -2,6 +2,7 @@
 //! resumed with a prompt that holds only the failing checks, and the checks run again, up to
 //! `--repair-attempts` times, within the repair budget, and never twice for the same failures.
 
+use super::repair_policy::{Repair, Template};
 use super::session::Session;
 use crate::agent::Permissions;
 use crate::event::{CheckResult, EventKind, Outcome, RepairStop};
@@ -14,67 +15,6 @@ use crate::supervisor::check::Check;
 /// How much of a failing check's output the repair prompt holds: its last lines, and at most
 /// this many bytes of them.
 const PROMPT_TAIL_BYTES: usize = 8 * 1024;
-
-/// How the checks may be repaired.
-#[derive(Debug, Clone)]
-pub(super) struct Repair {
-    /// At most this many attempts (0: none).
-    pub attempts: u32,
-    /// What all attempts together may spend; `None`: no cap.
-    pub budget_usd: Option<f64>,
-    /// The user's repair prompt; `None`: runbook's own.
-    pub template: Option<Template>,
-}
-
-impl Repair {
-    /// With `--max-cost B`, repair may spend `--repair-budget`, or the larger of 0.2 × B and $1.
-    pub(super) fn new(
-        attempts: u32,
-        max_cost: Option<f64>,
-        budget: Option<f64>,
-        template: Option<Template>,
-    ) -> Self {
-        Self {
-            attempts,
-            budget_usd: budget.or_else(|| max_cost.map(|b| (0.2 * b).max(1.0))),
-            template,
-        }
-    }
-}
-
-/// A repair prompt of the user's: `{failures}` is where the failing checks go; `{attempt}` and
-/// `{attempts}` are the attempt's number and how many there may be.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Template(String);
-
-impl Template {
-    const FAILURES: &'static str = "{failures}";
-
-    /// The template, unless it has no place for the failures (then the agent would not know
-    /// what to fix).
-    pub(super) fn new(text: String) -> Result<Self, String> {
-        if text.contains(Self::FAILURES) {
-            Ok(Self(text))
-        } else {
-            Err(format!(
-                "the repair prompt has no {} for the failing checks; add it where they should go",
-                Self::FAILURES
-            ))
-        }
-    }
-
-    fn fill(&self, failures: &str, attempt: u32, attempts: u32) -> String {
-        self.0
-            .replace("{attempts}", &attempts.to_string())
-            .replace("{attempt}", &attempt.to_string())
-            .replace(Self::FAILURES, failures)
-    }
-}
-
-/// runbook's own repair prompt.
-const DEFAULT_PROMPT: &str = "The project's checks fail after your change. Fix the code so that \
-     they pass, without weakening, skipping or deleting the checks. When you are done, say so in \
-     one sentence.\n{failures}";
 
 /// Runs the checks after a completed task, then repairs what fails. How the run ends.
 pub(super) async fn checked(
@@ -255,7 +195,7 @@ fn prompt(failures: &[CheckResult], attempt: u32, repair: &Repair) -> String {
         doc.block(&Foreign::new(&tail).md_block());
     }
     let out = format!("\n{}", doc.finish());
-    let default = Template(DEFAULT_PROMPT.to_owned());
+    let default = Template::runbooks();
     let template = repair.template.as_ref().unwrap_or(&default);
     let filled = template.fill(&out, attempt, repair.attempts);
     crate::redact::current().str(&filled).into_owned()

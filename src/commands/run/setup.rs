@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::repair::{Repair, Template};
+use super::repair_policy::{Repair, Template};
 
 use crate::agent::{Adapter, AgentKind, Generic, Invocation, ParseContext, Permissions, acp};
 use crate::agent_env::{self, AgentEnv};

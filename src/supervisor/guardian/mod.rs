@@ -15,35 +15,39 @@
 //! time: a pid reused since is never hit), and what is below any of them. So a process that
 //! shed the mark (`env -i`) and left the agent's group (`setsid`) outside a cgroup is still ended,
 //! once runbook has told of it.
+//!
+//! This file is runbook's side (starting the guardian, telling it of processes, dismissing it);
+//! the guardian's own, which ends the run, is [`serve`].
+
+mod serve;
+
+pub(crate) use serve::invocation;
 
 use std::collections::HashMap;
 use std::ffi::CStr;
-use std::io::{BufRead as _, Write as _};
+use std::io::Write as _;
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::scope::Scope;
-use super::tree::Tree;
 use crate::linux::cgroup::Cgroup;
 
 /// The first argument that makes runbook a guardian.
-const ARG: &str = "__guardian";
+pub(super) const ARG: &str = "__guardian";
 /// What runbook writes when the run has ended normally.
-const DONE: &str = "done";
+pub(super) const DONE: &str = "done";
 /// How long the guardian keeps killing before it gives up on what it cannot end.
-const SWEEP_BOUND: Duration = Duration::from_secs(10);
+pub(super) const SWEEP_BOUND: Duration = Duration::from_secs(10);
 /// How long runbook waits for a dismissed guardian to exit.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
 /// How often runbook tells the guardian of the processes below it.
 const FEED_EVERY: Duration = Duration::from_millis(500);
 /// How the guardian shows in `ps`.
-const NAME: &CStr = c"runbook-guard";
+pub(super) const NAME: &CStr = c"runbook-guard";
 
 /// The guardian, seen from runbook.
 #[derive(Debug)]
@@ -181,7 +185,7 @@ fn changes(told: &HashMap<i32, u64>, now: &HashMap<i32, u64>, lines: &mut String
 }
 
 /// A line from runbook about one process: `+ PID START` (it is the run's) or `- PID START`.
-fn parse_change(line: &str) -> Option<(i32, u64, bool)> {
+pub(super) fn parse_change(line: &str) -> Option<(i32, u64, bool)> {
     let mut parts = line.split_ascii_whitespace();
     let is = match parts.next()? {
         "+" => true,
@@ -191,56 +195,6 @@ fn parse_change(line: &str) -> Option<(i32, u64, bool)> {
     let pid = parts.next()?.parse().ok()?;
     let start = parts.next()?.parse().ok()?;
     parts.next().is_none().then_some((pid, start, is))
-}
-
-/// When runbook was started as a guardian (`runbook __guardian TAG [CGROUP [OBSERVERS_CGROUP]]`),
-/// serves as one and says how that ended.
-pub(crate) fn invocation() -> Option<ExitCode> {
-    let mut args = std::env::args_os().skip(1);
-    if args.next()? != ARG {
-        return None;
-    }
-    let tag = args.next()?.into_string().ok()?;
-    let cgroup = args.next().map(PathBuf::from);
-    let observers = args.next().map(PathBuf::from);
-    Some(serve(&tag, cgroup.as_deref(), observers.as_deref()))
-}
-
-/// Waits for runbook's word or its death; on its death, ends every process of the run `tag`.
-fn serve(tag: &str, cgroup: Option<&Path>, observers: Option<&Path>) -> ExitCode {
-    crate::linux::set_name(NAME);
-    // Signals meant for runbook's terminal or session are not the guardian's business.
-    for sig in [libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGTSTP] {
-        // SAFETY: setting a signal's disposition to SIG_IGN is always sound.
-        unsafe { libc::signal(sig, libc::SIG_IGN) };
-    }
-    let cgroup = cgroup.map(|dir| Cgroup::at(PathBuf::from(dir)));
-    let observers = observers.map(|dir| Cgroup::at(PathBuf::from(dir)));
-    let scope = Arc::new(Scope::orphaned(tag, cgroup.clone(), observers.clone()));
-    let mut line = String::new();
-    let mut stdin = std::io::stdin().lock();
-    loop {
-        line.clear();
-        match stdin.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) if line.trim() == DONE => return ExitCode::SUCCESS,
-            Ok(_) => {
-                if let Some((pid, start, is)) = parse_change(&line) {
-                    scope.track(pid, start, is);
-                }
-            }
-        }
-    }
-    // runbook is gone without a word: end what it left.
-    let ended = Tree::whole(scope).kill_all(SWEEP_BOUND);
-    for cgroup in [cgroup, observers].into_iter().flatten() {
-        let _ = cgroup.remove();
-    }
-    if ended.left.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
 }
 
 #[cfg(test)]
@@ -269,19 +223,5 @@ mod tests {
         assert!(lines.is_empty(), "nothing changed: {lines}");
         assert_eq!(parse_change("+ 1 2 3"), None);
         assert_eq!(parse_change("done"), None);
-    }
-
-    #[test]
-    fn a_process_told_of_is_tracked_only_while_its_pid_and_start_time_match() {
-        let scope = Scope::orphaned("guardian-track-test", None, None);
-        scope.track(4242, 7, true);
-        assert!(scope.tracks(4242, 7));
-        assert!(!scope.tracks(4242, 8), "a reused pid is another process");
-        // A late `-` for the process that had the pid before leaves the new one tracked.
-        scope.track(4242, 8, true);
-        scope.track(4242, 7, false);
-        assert!(scope.tracks(4242, 8));
-        scope.track(4242, 8, false);
-        assert!(!scope.tracks(4242, 8));
     }
 }
