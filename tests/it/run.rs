@@ -561,6 +561,8 @@ fn bad_arguments_are_usage_errors_before_anything_starts() {
     let ctx = TestContext::new();
     let fake = support::fake_agent_bin();
     let fake = fake.to_str().unwrap();
+    let not_executable = ctx.write_work("agent.txt", "not a program");
+    let not_executable = not_executable.to_str().unwrap().to_owned();
     for (args, needle) in [
         (
             vec!["run", "--agent-bin", fake, "   "],
@@ -584,6 +586,14 @@ fn bad_arguments_are_usage_errors_before_anything_starts() {
         (
             vec!["run", "--agent-bin", fake, "--cwd", "/nonexistent/dir", "x"],
             "is not a directory",
+        ),
+        (
+            vec!["run", "--agent-bin", "/tmp", "x"],
+            "--agent-bin /tmp is a directory: it must name opencode's executable",
+        ),
+        (
+            vec!["run", "--agent-bin", &not_executable, "x"],
+            "is not executable (`chmod +x` it)",
         ),
     ] {
         let out = ctx.run(&args);

@@ -331,6 +331,16 @@ pub(crate) fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<Pa
         Some(Value::Path(path)) => path.clone(),
         _ => PathBuf::from(adapter.program()),
     };
+    if bin.value.is_some()
+        && let Some(why) = not_a_program(&candidate)
+    {
+        return Err(Error::Usage(format!(
+            "{} {} {why}: it must name {}'s executable",
+            bin.given_by(),
+            candidate.display(),
+            adapter.program()
+        )));
+    }
     which::which(&candidate).map_err(|_| match bin.value {
         None => Error::AgentNotFound {
             program: format!("{} (looked on PATH)", adapter.program()),
@@ -345,6 +355,20 @@ pub(crate) fn resolve_program(adapter: &dyn Adapter, bin: &Setting) -> Result<Pa
             ),
         },
     })
+}
+
+/// Why a path that exists cannot be run as a program: a directory, or a file without execute
+/// permission. `None` when it can be, or does not exist (which is said otherwise).
+fn not_a_program(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_dir() {
+        Some("is a directory")
+    } else if meta.permissions().mode() & 0o111 == 0 {
+        Some("is not executable (`chmod +x` it)")
+    } else {
+        None
+    }
 }
 
 /// Setting values can hold a secret too (an argument with a token in it).
