@@ -655,6 +655,22 @@ pub struct CheckResult {
     pub error: Option<String>,
 }
 
+impl CheckResult {
+    /// Why the check could not run at all, when it could not: it could not be started, or the
+    /// shell found no command to run (exit 127) or could not run it (exit 126). Such a check says
+    /// nothing of the code, so there is nothing for a repair to fix.
+    pub(crate) fn could_not_run(&self) -> Option<String> {
+        if let Some(error) = &self.error {
+            return Some(error.clone());
+        }
+        match self.exit.code {
+            Some(127) => Some("exit 127: its command was not found".to_owned()),
+            Some(126) => Some("exit 126: its command could not be run".to_owned()),
+            _ => None,
+        }
+    }
+}
+
 /// What the agent printed after its final word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

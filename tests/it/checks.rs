@@ -249,6 +249,39 @@ fn repair_run(ctx: &TestContext, what: &str, extra: &[&str]) -> Command {
 }
 
 #[test]
+fn a_check_that_cannot_run_ends_the_run_without_paying_for_a_repair() {
+    for (check, why) in [
+        (
+            "test=pytestx-not-installed -q",
+            "exit 127: its command was not found",
+        ),
+        (
+            "test=./not-executable.sh",
+            "exit 126: its command could not be run",
+        ),
+    ] {
+        let ctx = TestContext::new();
+        ctx.write_work("not-executable.sh", "#!/bin/sh\nexit 0\n");
+        let agent = ctx.agent_script("repairer", REPAIRER);
+        let mut cmd = ctx.runbook(&["run", "--agent-cmd", &agent, "--check", check, "fix it"]);
+        let out = support::run(&mut cmd, Duration::from_secs(60));
+        out.assert_exit(9);
+        let said = format!("the check `test` could not run ({why}): fix the check");
+        out.assert_stderr_has(&said);
+        assert!(
+            !out.stderr.contains("repair attempt"),
+            "no repair: {}",
+            out.stderr
+        );
+        let receipt = ctx.ended_as(Outcome::ChecksFailed);
+        assert_eq!(receipt.message, said);
+        assert!(receipt.repair.is_none_or(|r| r.attempts.is_empty()));
+        let sessions = std::fs::read_to_string(ctx.work.join("sessions")).unwrap();
+        assert_eq!(sessions, "none\n", "the agent ran once, for the task only");
+    }
+}
+
+#[test]
 fn a_failing_check_is_repaired_in_the_same_session_with_a_prompt_of_only_its_failure() {
     let ctx = TestContext::new();
     let out = support::run(

@@ -28,6 +28,14 @@ pub(super) async fn checked(
     if ending.outcome != Outcome::ChecksFailed || repair.attempts == 0 {
         return ending;
     }
+    // A check that could not run says nothing of the code: paying the agent to "fix" it would
+    // only change code that may be right.
+    if failed(session, 0)
+        .iter()
+        .any(|c| c.could_not_run().is_some())
+    {
+        return ending;
+    }
     let spent_before = session.supervisor.dispatch.totals().known_cost();
     let limits = session.supervisor.limits;
     // A pass after a permission stall spent from the same budget.

@@ -137,6 +137,17 @@ impl<'a> Session<'a> {
     /// output whole in `checks/<attempt>/<name>.log`. How the run ends: as `ending` when they
     /// all pass, `checks_failed` when one does not, `interrupted` on Ctrl-C (the check running
     /// is ended with its tree).
+    /// Why the check `name` of `attempt`, just ended, could not run at all, if it could not.
+    fn could_not_run(&self, attempt: u32, name: &str) -> Option<String> {
+        let totals = self.supervisor.dispatch.totals();
+        let result = totals
+            .checks
+            .iter()
+            .rev()
+            .find(|c| c.attempt == attempt && c.name == name)?;
+        result.could_not_run()
+    }
+
     pub(super) async fn checks(
         &mut self,
         checks: &[Check],
@@ -229,6 +240,13 @@ impl<'a> Session<'a> {
             }
             if !ran.passed {
                 failed.push(check.name.as_str());
+            }
+            if let Some(why) = self.could_not_run(attempt, &check.name) {
+                let message = format!(
+                    "the check `{}` could not run ({why}): fix the check",
+                    check.name
+                );
+                return Ending::new(Outcome::ChecksFailed, message, ending.exit);
             }
         }
         match failed.as_slice() {
