@@ -32,8 +32,11 @@ pub(crate) fn running_for(d: Duration) -> String {
     }
 }
 
-/// `$0.0123` below a dollar, `$1.23` above.
+/// `$0.0123` below a dollar, `$1.23` above: of the amount as receipts write it
+/// ([`crate::money::round`]), so that the live view's exact sum and every view that reads the
+/// receipt back show one run's cost the same.
 pub(crate) fn money(usd: f64) -> String {
+    let usd = crate::money::round(usd);
     if usd < 1.0 {
         format!("${usd:.4}")
     } else {
@@ -217,6 +220,25 @@ pub(crate) fn last_chars(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_cost_shows_the_same_from_the_live_sum_and_from_the_receipt() {
+        use super::money;
+        // 0.0042 + 0.00495 as the live fold adds them, and as the receipt writes the sum.
+        let live: f64 = [0.0042, 0.00495].iter().sum();
+        let written: f64 = serde_json::from_str(&{
+            let mut out = Vec::new();
+            let mut ser = serde_json::Serializer::new(&mut out);
+            crate::money::usd(&live, &mut ser).unwrap();
+            String::from_utf8(out).unwrap()
+        })
+        .unwrap();
+        assert_eq!(money(live), money(written));
+        for cents in 0..2_000u32 {
+            let exact: f64 = (0..7).map(|i| f64::from(cents + i) * 1.3e-5).sum();
+            assert_eq!(money(exact), money(crate::money::round(exact)), "{exact}");
+        }
+    }
 
     #[test]
     fn unknown_steps_and_tokens_read_as_unknown_never_as_zero() {

@@ -681,9 +681,10 @@ impl Machine {
 /// fail closed.
 fn over(spent: Spent, max: f64, name: &str) -> Option<String> {
     match spent {
-        Spent::AtLeast(cost) if cost > max => {
-            Some(format!("cost ${cost:.4} crossed {name} ${max:.2}"))
-        }
+        Spent::AtLeast(cost) if cost > max => Some(format!(
+            "cost {} crossed {name} ${max:.2}",
+            crate::render::format::money(cost)
+        )),
         Spent::AtLeast(_) => None,
         Spent::Unbounded(CostIssue::Infinite) => Some(format!(
             "the agent reported {}: over {name} ${max:.2}",
