@@ -190,11 +190,37 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l retry-denied 
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l on-event-raw -d 'Each line to an `--on-event` observer also holds `raw`, the agent\'s own line the event came from [default: false] [env: RUNBOOK_ON_EVENT_RAW]'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l agent -d 'Which agent to run [default: opencode] [env: RUNBOOK_AGENT]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
+claude\t'Claude Code (`claude -p --output-format stream-json`)'
+codex\t'Codex (`codex exec --json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l agent-cmd -d 'Run this command instead, an agent that prints runbook\'s universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd \'uvx my-agent --fast\'` [env: RUNBOOK_AGENT_CMD]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l via -d 'How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent\'s stdin and stdout: tools shown as they start, permissions asked live) [default: native] [env: RUNBOOK_VIA]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l acp-cmd -d 'Run this command instead, an agent that speaks the Agent Client Protocol on its stdin and stdout. E.g. `--acp-cmd \'npx my-acp-agent\'` [env: RUNBOOK_ACP_CMD]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -s m -l model -d 'The model, as the agent names it (OpenCode: provider/model) [env: RUNBOOK_MODEL]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l permissions -d 'What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only) [default: agent] [env: RUNBOOK_PERMISSIONS]' -r -f -a "agent\t'Whatever the agent\'s own configuration says (nothing is passed)'
+read-only\t'Look, don\'t touch: no edits, no commands that change anything'
+workspace\t'Edit files and run commands inside the work dir'
+bypass\t'Everything, without asking. Only for a throwaway machine or container'"
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l agent-bin -d 'The agent\'s binary [default: the agent\'s program on PATH] [env: RUNBOOK_<AGENT>_BIN]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l inactivity-timeout -d 'Stop the agent after this long without any activity (output, or its processes using 20% of a core or more); at most a day, or `off` [default: 3m] [env: RUNBOOK_INACTIVITY_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l kill-grace -d 'How long the agent gets to exit after SIGTERM before SIGKILL [default: 10s] [env: RUNBOOK_KILL_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l finish-grace -d 'How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed) [default: 5s] [env: RUNBOOK_FINISH_GRACE]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never) [default: 2] [env: RUNBOOK_REPAIR_ATTEMPTS]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-budget -d 'What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap] [env: RUNBOOK_REPAIR_BUDGET]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l events-to -d 'Append every event as a JSON line to this file, or write it to this FIFO without ever waiting for its reader [env: RUNBOOK_EVENTS_TO]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l runs-dir -d 'Where run directories go [default: $XDG_STATE_HOME/runbook/runs] [env: RUNBOOK_RUNS_DIR]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l json -d 'Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`, `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`'
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l retry-denied -d 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]'
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l on-event-raw -d 'Each line to an `--on-event` observer also holds `raw`, the agent\'s own line the event came from [default: false] [env: RUNBOOK_ON_EVENT_RAW]'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'

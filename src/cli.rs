@@ -196,6 +196,11 @@ pub struct DoctorArgs {
     /// `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`.
     #[arg(long)]
     pub json: bool,
+
+    /// The options of `runbook run` (`--agent`, `--agent-bin`, `--model`, …): doctor answers
+    /// for the run they would make.
+    #[command(flatten)]
+    pub options: Flags<config::Run>,
 }
 
 #[derive(Debug, Args)]

@@ -74,6 +74,37 @@ fn tested_versions_pass_and_the_exit_code_is_0() {
 }
 
 #[test]
+fn doctor_takes_the_flags_it_recommends() {
+    let ctx = with_agents(None, None, None);
+    let out = ctx.run(&["doctor"]);
+    out.assert_exit(1);
+    assert!(out.stdout.contains("--agent-bin"), "{}", out.stdout);
+    let bin = agent(&ctx, "my-opencode", "1.18.33");
+    let out = ctx.run(&["doctor", "--agent-bin", &bin]);
+    out.assert_exit(0);
+    assert!(
+        out.stdout
+            .contains("✓ opencode (default): 1.18.33 · tested"),
+        "{}",
+        out.stdout
+    );
+    let claude = agent(&ctx, "my-claude", "2.1.197 (Claude Code)");
+    let out = ctx.run(&[
+        "doctor",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        &claude,
+        "--json",
+    ]);
+    let report: Value = serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+    let f = finding(&report, "claude");
+    assert_eq!(f["default"], true, "{f}");
+    assert_eq!(f["binary"], Value::String(claude.clone()), "{f}");
+    assert_eq!(report["ok"], true, "{report}");
+}
+
+#[test]
 fn an_untested_version_is_said_with_what_to_do_and_exits_1() {
     let ctx = with_agents(
         Some("1.18.33"),
