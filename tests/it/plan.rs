@@ -70,6 +70,25 @@ fn without_a_terminal_the_plan_is_made_kept_and_executed() {
 }
 
 #[test]
+fn plan_only_on_a_terminal_shows_the_plan_once() {
+    let ctx = TestContext::new();
+    let agent = scripted_agent(&ctx);
+    let cmd = ctx.runbook(&[
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--plan-only",
+        "create out.txt",
+    ]);
+    let pty = crate::support::pty::Pty::spawn(cmd, 100);
+    let (status, screen) = pty.finish();
+    assert!(status.success(), "{}", screen.text());
+    let text = screen.text();
+    assert_eq!(text.matches("create it").count(), 1, "{text}");
+    assert!(text.contains("stopping at the plan"), "{text}");
+}
+
+#[test]
 fn plan_only_stops_at_the_plan_and_prints_it_on_stdout() {
     let ctx = TestContext::new();
     let out = run_planner(&ctx, &["--plan-only", "create out.txt"]);

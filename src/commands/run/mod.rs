@@ -198,8 +198,11 @@ pub(crate) async fn execute(
             receipt: None,
         });
     }
-    // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event).
-    if args.plan_only && !args.json && completed && views {
+    // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event). When
+    // stdout and stderr are the same screen, the view has shown it already.
+    let env = crate::term::TermEnv::detect();
+    let shown = env.stdout_is_terminal && env.stderr_is_terminal;
+    if args.plan_only && !args.json && completed && views && !shown {
         crate::term::out::print(&format!("{}\n", answer.trim_end()))?;
     }
     Ok(Finished {
