@@ -26,6 +26,8 @@ use crate::redact::{Masked, MaskedBuf, MaskedWriter};
 
 /// How long it gets after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
+/// How long a closed input waits to be told, for the observer's exit to say why.
+const CAUSE_GRACE: Duration = Duration::from_millis(300);
 
 pub(crate) struct CommandObserver {
     tally: Arc<Tally>,
@@ -37,6 +39,8 @@ pub(crate) struct CommandObserver {
     writer: Option<JoinHandle<()>>,
     /// Its stdout and stderr, read into their logs until every holder of their pipes is gone.
     logs: Vec<Pump>,
+    /// Its stderr's log, whose last line says why it exited.
+    stderr_log: std::path::PathBuf,
 }
 
 /// Prepares an observer's command to join the run's processes; what it returns stays open until
@@ -66,6 +70,7 @@ impl CommandObserver {
         };
         let (stdout, out_pump) = log("stdout")?;
         let (stderr, err_pump) = log("stderr")?;
+        let tally_index = tally.index;
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(command)
@@ -95,6 +100,7 @@ impl CommandObserver {
             queue: Some(queue),
             writer: Some(writer),
             logs: vec![out_pump, err_pump],
+            stderr_log: logs.join(format!("{}.stderr.log", tally_index)),
         })
     }
 
@@ -109,14 +115,20 @@ impl CommandObserver {
         self.child.id()
     }
 
-    /// Notices an observer that exited on its own.
+    /// Notices an observer that exited on its own, and tells why from the last line it wrote
+    /// to stderr (`sh: 1: jqq: not found`); or that it closed its input a while ago and lives.
     fn check_alive(&mut self) {
-        if self.queue.is_none() {
+        if self.tally.is_failed() {
             return;
         }
         if let Ok(Some(status)) = self.child.try_wait() {
             self.queue = None;
-            self.tally.failed(format!("exited ({})", describe(status)));
+            let cause = last_line(&self.stderr_log).map_or_else(String::new, |l| format!(": {l}"));
+            self.tally
+                .failed(format!("exited ({}){cause}", describe(status)));
+        } else if let Some(problem) = self.tally.overdue(CAUSE_GRACE) {
+            self.queue = None;
+            self.tally.failed(problem);
         }
     }
 
@@ -159,16 +171,46 @@ fn write_lines(
             .write_all(&batch.as_masked())
             .and_then(|()| stdin.flush());
         if let Err(e) = written {
-            let why = if e.kind() == io::ErrorKind::BrokenPipe {
-                "closed its input".to_owned()
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                // Told once its exit shows why, or after a moment (`check_alive`).
+                tally.pend("closed its input".to_owned());
             } else {
-                format!("cannot be written to: {e}")
-            };
-            tally.failed(why);
+                tally.failed(format!("cannot be written to: {e}"));
+            }
             return;
         }
         tally.written(count);
     }
+}
+
+/// The last line a log holds (its last 4 KiB read), waiting a little for a line that may still
+/// be on its way from the pipe; `None` for an empty log.
+fn last_line(path: &Path) -> Option<String> {
+    let until = Instant::now() + Duration::from_millis(200);
+    loop {
+        let tail = tail(path, 4096).unwrap_or_default();
+        let line = String::from_utf8_lossy(&tail)
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| crate::term::fit(l, 200).into_owned());
+        if line.is_some() || Instant::now() >= until {
+            return line;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The last `n` bytes of a file.
+fn tail(path: &Path, n: u64) -> io::Result<Vec<u8>> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(n)))?;
+    let mut out = Vec::new();
+    file.take(n).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 fn describe(status: std::process::ExitStatus) -> String {
@@ -197,7 +239,6 @@ impl Consumer for CommandObserver {
             Err(TrySendError::Disconnected(_)) => {
                 self.queue = None;
                 self.check_alive();
-                self.tally.failed("stopped reading its input".to_owned());
             }
         }
         if self.tally.is_failed() {

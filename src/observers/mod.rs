@@ -118,6 +118,9 @@ pub(crate) struct Tally {
     /// The run is over: it is being ended, which is no news.
     closing: AtomicBool,
     problem: Mutex<Option<String>>,
+    /// A problem seen, not told yet while its cause may still show (a command that closed its
+    /// input has often just exited, and its exit says why): since when, and what.
+    pending: Mutex<Option<(std::time::Instant, String)>>,
     /// A command's: the bytes its logs left out (each log is capped at [`log::LOG_CAP`]).
     log_cut: Mutex<Option<log::Cut>>,
 }
@@ -134,6 +137,7 @@ impl Tally {
             warned_drop: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             problem: Mutex::new(None),
+            pending: Mutex::new(None),
             log_cut: Mutex::new(None),
         }
     }
@@ -188,6 +192,24 @@ impl Tally {
             ));
             *slot = Some(problem);
         }
+    }
+
+    /// A problem to tell once its cause is known, or after a moment if none shows.
+    fn pend(&self, problem: String) {
+        let mut slot = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert((std::time::Instant::now(), problem));
+    }
+
+    /// The problem held back for longer than `grace`, taken.
+    fn overdue(&self, grace: std::time::Duration) -> Option<String> {
+        let mut slot = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if slot
+            .as_ref()
+            .is_some_and(|(since, _)| since.elapsed() >= grace)
+        {
+            return slot.take().map(|(_, problem)| problem);
+        }
+        None
     }
 
     fn closing(&self) {

@@ -201,6 +201,33 @@ fn observers_that_crash_or_stop_reading_are_told_once_and_the_run_completes() {
     );
 }
 
+#[test]
+fn an_observer_that_cannot_start_is_told_with_its_cause() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("talker", TALKER);
+    let mut run = ctx.runbook(&[
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--on-event",
+        "no-such-observer-cmd",
+        "say many things",
+    ]);
+    let out = support::run(&mut run, Duration::from_secs(60));
+    out.assert_exit(0);
+    out.assert_stderr_has(
+        "observer 1 (no-such-observer-cmd) exited (exit 127): sh: 1: no-such-observer-cmd: not found",
+    );
+    assert!(
+        !out.stderr.contains("closed its input"),
+        "the cause, not its effect: {}",
+        out.stderr
+    );
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let problem = receipt.observers[0].problem.clone().unwrap_or_default();
+    assert!(problem.contains("not found"), "{problem}");
+}
+
 /// A FIFO in the work dir, with no reader yet.
 fn fifo_in(ctx: &TestContext) -> std::path::PathBuf {
     let fifo = ctx.work.join("events.fifo");
