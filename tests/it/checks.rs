@@ -76,7 +76,10 @@ fn a_failing_check_ends_the_run_checks_failed_with_its_last_lines() {
         .assert_stderr_has("│ src/b.rs:9: missing docs")
         .assert_stderr_has("✗ missing (exit 127)")
         .assert_stderr_has("✓ test")
-        .assert_stderr_has("2 checks failed: lint, missing");
+        .assert_stderr_has(
+            "the check `missing` could not run (exit 127: its command was not found): fix the \
+             check; also failed: lint",
+        );
     let receipt = ctx.ended_as(Outcome::ChecksFailed);
     let lint = &receipt.checks[0];
     assert_eq!((lint.passed, lint.exit.code), (false, Some(1)));

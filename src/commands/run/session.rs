@@ -174,6 +174,7 @@ impl<'a> Session<'a> {
             return Ending::new(Outcome::StorageError, message, ending.exit);
         }
         let mut failed = Vec::new();
+        let mut unrunnable: Option<(&str, String)> = None;
         let deadline = self.supervisor.deadline;
         // A check's command may spell out a secret: what is told of it is masked.
         let redactor = crate::redact::current();
@@ -238,16 +239,19 @@ impl<'a> Session<'a> {
                 }
                 None => {}
             }
-            if !ran.passed {
+            if let Some(why) = self.could_not_run(attempt, &check.name) {
+                unrunnable.get_or_insert((check.name.as_str(), why));
+            } else if !ran.passed {
                 failed.push(check.name.as_str());
             }
-            if let Some(why) = self.could_not_run(attempt, &check.name) {
-                let message = format!(
-                    "the check `{}` could not run ({why}): fix the check",
-                    check.name
-                );
-                return Ending::new(Outcome::ChecksFailed, message, ending.exit);
+        }
+        // A check that could not run is the thing to fix first: said before any failure.
+        if let Some((name, why)) = unrunnable {
+            let mut message = format!("the check `{name}` could not run ({why}): fix the check");
+            if !failed.is_empty() {
+                message.push_str(&format!("; also failed: {}", failed.join(", ")));
             }
+            return Ending::new(Outcome::ChecksFailed, message, ending.exit);
         }
         match failed.as_slice() {
             [] => ending,
