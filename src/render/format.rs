@@ -36,12 +36,27 @@ pub(crate) fn running_for(d: Duration) -> String {
 /// ([`crate::money::round`]), so that the live view's exact sum and every view that reads the
 /// receipt back show one run's cost the same.
 pub(crate) fn money(usd: f64) -> String {
-    let usd = crate::money::round(usd);
-    if usd < 1.0 {
-        format!("${usd:.4}")
-    } else {
-        format!("${usd:.2}")
+    let rounded = crate::money::round(usd);
+    if !rounded.is_finite() || rounded.abs() >= 1e6 {
+        return format!("${usd:.2}");
     }
+    // In whole billionths, rounded half up to the places shown: `0.00675` is `$0.0068` whatever
+    // the binary fraction nearest to it.
+    let nano = (rounded * 1e9).round() as i64;
+    let (places, unit) = if rounded.abs() < 1.0 {
+        (4, 100_000)
+    } else {
+        (2, 10_000_000)
+    };
+    let units = (nano.abs() + unit / 2) / unit;
+    let per_dollar = 1_000_000_000 / unit;
+    let sign = if nano < 0 && units > 0 { "-" } else { "" };
+    format!(
+        "{sign}${}.{:0places$}",
+        units / per_dollar,
+        units % per_dollar,
+        places = places
+    )
 }
 
 /// A sum of costs some of which may be unknown: the total when all are known, else `at least`
@@ -234,6 +249,13 @@ mod tests {
         })
         .unwrap();
         assert_eq!(money(live), money(written));
+        assert_eq!(money(0.00675), "$0.0068");
+        assert_eq!(money(0.006749999999999999), "$0.0068");
+        assert_eq!(money(0.0123), "$0.0123");
+        assert_eq!(money(1.235), "$1.24");
+        assert_eq!(money(0.99996), "$1.0000");
+        assert_eq!(money(12.5), "$12.50");
+        assert_eq!(money(0.0), "$0.0000");
         for cents in 0..2_000u32 {
             let exact: f64 = (0..7).map(|i| f64::from(cents + i) * 1.3e-5).sum();
             assert_eq!(money(exact), money(crate::money::round(exact)), "{exact}");
