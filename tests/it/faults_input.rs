@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use runbook::event::{EventKind, Outcome};
 
-use crate::support::{self, Outcome as Finished, TestContext, events_and_receipt, run};
+use crate::support::{self, Outcome as Finished, TestContext, events_and_receipt, run, unescaped};
 
 /// How long a command that must answer at once may take before the test fails.
 const PROMPT: Duration = Duration::from_secs(20);
@@ -69,34 +69,6 @@ fn append_with_hole(path: &Path, text: &str, hole: u64, after: &str) {
     let len = file.metadata().unwrap().len();
     file.set_len(len + hole).unwrap();
     file.write_all(after.as_bytes()).unwrap();
-}
-
-/// `text` with every `\uXXXX` and `\/` escape decoded (outside strings too), so that a secret
-/// spelled with escapes shows up in it.
-fn unescaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        let decoded = tail
-            .get(2..6)
-            .filter(|_| tail[1..].starts_with('u'))
-            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-            .and_then(char::from_u32);
-        if let Some(c) = decoded {
-            out.push(c);
-            rest = &tail[6..];
-        } else if tail[1..].starts_with('/') {
-            out.push('/');
-            rest = &tail[2..];
-        } else {
-            out.push('\\');
-            rest = &tail[1..];
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Fails if `text` holds `secret` as written, or once its escapes are decoded.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use runbook::event::Outcome;
 
-use crate::support::{self, TestContext};
+use crate::support::{self, TestContext, unescaped};
 
 /// A secret in a variable whose name says so.
 const TOKEN: &str = "sk-live-0123456789abcdef";
@@ -48,33 +48,6 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
-}
-
-/// `text` with every `\uXXXX` and `\/` escape decoded, so a secret spelled with them shows.
-fn unescaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        let decoded = tail
-            .get(2..6)
-            .filter(|_| tail[1..].starts_with('u'))
-            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-            .and_then(char::from_u32);
-        if let Some(c) = decoded {
-            out.push(c);
-            rest = &tail[6..];
-        } else if tail[1..].starts_with('/') {
-            out.push('/');
-            rest = &tail[2..];
-        } else {
-            out.push('\\');
-            rest = &tail[1..];
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Fails if `text` holds either secret, as written or once its escapes are decoded.

@@ -476,6 +476,34 @@ pub fn sh(dir: &Path, script: &str) {
     assert!(ok, "{script}");
 }
 
+/// `text` with every `\uXXXX` and `\/` escape decoded (outside strings too), so that a secret
+/// spelled with escapes shows up in it.
+pub fn unescaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let decoded = tail
+            .get(2..6)
+            .filter(|_| tail[1..].starts_with('u'))
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .and_then(char::from_u32);
+        if let Some(c) = decoded {
+            out.push(c);
+            rest = &tail[6..];
+        } else if tail[1..].starts_with('/') {
+            out.push('/');
+            rest = &tail[2..];
+        } else {
+            out.push('\\');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn git_init(dir: &Path, home: &Path) {
     let git = Command::new("git")
         .args(["init", "-q"])
