@@ -21,9 +21,10 @@ impl<W: Write> Batched<W> {
         }
     }
 
-    /// `value` as one JSON line.
+    /// `value` as one JSON line, written as every event line is (`encode`: DEL and the C1
+    /// controls escaped, so that the line is safe on a terminal too).
     pub(crate) fn push_json(&mut self, value: &impl Serialize) -> io::Result<()> {
-        serde_json::to_writer(&mut self.buf, value).map_err(io::Error::other)?;
+        crate::encode::write(&mut self.buf, value).map_err(io::Error::other)?;
         self.buf.push(b'\n');
         Ok(())
     }

@@ -15,6 +15,14 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     escape_with(text, |_| None)
 }
 
+/// [`escape`] for text shown on one line (a value, a path): newlines and tabs made visible too.
+pub(crate) fn escape_line(text: &str) -> Cow<'_, str> {
+    match escape(text) {
+        Cow::Borrowed(t) if !t.contains(['\n', '\t']) => Cow::Borrowed(t),
+        shown => Cow::Owned(shown.replace('\n', "\\n").replace('\t', "\\t")),
+    }
+}
+
 /// [`escape`], except that where `keep` says the text at an ESC is one of runbook's own
 /// sequences (its length, and what to write instead), that is written. For the terminal writer.
 pub(crate) fn escape_with<'a>(

@@ -26,12 +26,13 @@ impl<W: Write + Send> JsonLines<W> {
     }
 }
 
-impl JsonLines<crate::term::out::Json<io::Stdout>> {
-    /// Lines on stdout.
+impl JsonLines<crate::term::out::Lines> {
+    /// Lines on stdout. Every line is written by the encoder, which escapes DEL and the C1
+    /// controls, so they go out as they are, not scanned again.
     pub(crate) fn stdout() -> Self {
         Self {
             stdout: true,
-            ..Self::new(crate::term::out::json_stdout())
+            ..Self::new(crate::term::out::json_lines_stdout())
         }
     }
 }

@@ -159,6 +159,15 @@ pub(crate) fn json_stdout() -> Json<io::Stdout> {
     }
 }
 
+/// Stdout for JSON lines the encoder wrote (`--json`'s events and receipt), which have DEL and
+/// the C1 controls escaped already.
+pub(crate) type Lines = io::Stdout;
+
+/// See [`Lines`].
+pub(crate) fn json_lines_stdout() -> Lines {
+    io::stdout()
+}
+
 /// Whether whoever read stdout has gone (a closed pipe), though nothing is being written.
 pub(crate) fn stdout_reader_gone() -> bool {
     crate::linux::reader_gone(&io::stdout())

@@ -4,22 +4,10 @@
 use std::io::{self, BufRead as _};
 
 use super::{RepoFile, Status};
-use crate::foreign::Foreign;
 
-/// Foreign text as one terminal line may show it: the sanitizer's view, with the line breaks and
-/// tabs it leaves (a value is shown on one line) written as `\u{…}`.
+/// Foreign text as one terminal line may show it (`foreign::term::escape_line`).
 pub(crate) fn escape(text: &str) -> String {
-    let shown = Foreign::new(text).term();
-    let mut out = String::with_capacity(shown.len());
-    for c in shown.chars() {
-        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}');
-        if c.is_control() || bidi {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::foreign::term::escape_line(text).into_owned()
 }
 
 /// The question as it is shown.
@@ -79,7 +67,7 @@ mod tests {
     #[test]
     fn foreign_text_cannot_act_on_the_terminal() {
         assert_eq!(escape("cargo test"), "cargo test");
-        assert_eq!(escape("a\u{1b}[2Jb\nc\r"), "a\\e[2Jb\\u{a}c\\r");
+        assert_eq!(escape("a\u{1b}[2Jb\nc\r\td"), "a\\e[2Jb\\nc\\r\\td");
         assert_eq!(escape("x\u{202e}y\u{9b}z"), "x\\u{202e}y\\u{9b}z");
     }
 
