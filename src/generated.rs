@@ -58,7 +58,7 @@ fn prices() -> Vec<u8> {
          (`claude-sonnet-4-5-20250929`: a `-` and at least four digits; `claude-opus-5-7` is not a \
          dated `claude-opus-5`). Your own prices are looked up first: in any configuration file, \
          `[prices.\"MODEL\"]` with `input`, `cached_input`, `output` and optionally \
-         `cache_write`, in the same units (see the README's Configuration).\n\n\
+         `cache_write`, in the same units (see docs/configuration.md).\n\n\
          ## A model that is not in the table\n\n\
          runbook says so when the run starts: one warning line, and a `model.announced` event \
          whose `price` is `conservative` or `unknown` (the receipt's `warnings` keep the line). \

@@ -62,7 +62,7 @@ mod watchdog;
 #[cfg(not(target_os = "linux"))]
 compile_error!(
     "runbook supports Linux only: it reads the agent's process tree from /proc and has the kernel \
-     end the agent with runbook (prctl); see \"Platforms\" in README.md"
+     end the agent with runbook (prctl); see docs/platforms.md"
 );
 
 use std::process::ExitCode;

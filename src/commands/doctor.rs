@@ -245,7 +245,7 @@ fn examine(
                                 format!(
                                 "its output may have changed in ways runbook misreads (each run warns): \
                                  install a tested version ({}), or compare this one with the \
-                                 recordings (the drift check in runbook's README)",
+                                 recordings (the drift check in runbook's docs/development.md)",
                                     f.tested_versions.join(", ")
                                 ),
                             ));

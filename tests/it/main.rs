@@ -33,6 +33,7 @@ mod observers;
 mod opencode;
 mod plan;
 mod produced;
+mod readme;
 mod record;
 mod report_markdown;
 mod run;
