@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::agent::AgentKind;
+use crate::agent_kind::AgentKind;
+use crate::config::check::Check;
 use crate::config::{self, Flags};
 use crate::event::Outcome;
 use crate::exit::EXIT_CODES_HELP;
-use crate::supervisor::check::Check;
 
 /// Supervise a coding agent's headless run: live view, watchdog, budget, event log and receipt.
 #[derive(Debug, Parser)]
@@ -71,6 +71,15 @@ pub struct Verbosity {
     /// Show everything: all of the agent's text, reasoning, steps and the command line.
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+impl From<Verbosity> for crate::render::Verbosity {
+    fn from(v: Verbosity) -> Self {
+        crate::render::Verbosity {
+            quiet: v.quiet,
+            verbose: v.verbose,
+        }
+    }
 }
 
 /// Where the agent works, and more variables for it.
@@ -437,7 +446,7 @@ fn parse_check(s: &str) -> Result<Check, String> {
         .split_once('=')
         .ok_or_else(|| format!("`{s}` is not NAME=CMD (example: test='cargo test')"))?;
     let name = name.trim();
-    crate::supervisor::check::valid_name(name)?;
+    crate::config::check::valid_name(name)?;
     if command.trim().is_empty() {
         return Err(format!(
             "the check `{name}` has no command (example: {name}='cargo test')"

@@ -12,6 +12,8 @@
 )]
 
 #[cfg(test)]
+mod masking;
+#[cfg(test)]
 mod prop;
 #[cfg(test)]
 mod regressions;
@@ -204,7 +206,7 @@ pub fn dotenv(data: &[u8]) {
     match crate::agent_env::parse_dotenv(text, &lookup) {
         Ok(assignments) => {
             for a in assignments {
-                assert!(crate::agent_env::is_var_name(&a.name), "{:?}", a.name);
+                assert!(crate::config::is_var_name(&a.name), "{:?}", a.name);
                 assert!(a.line >= 1 && a.line as usize <= lines, "line {}", a.line);
             }
         }

@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 mod agent;
 mod agent_env;
+mod agent_kind;
 mod batched;
 mod bounds;
 mod cli;
@@ -26,6 +27,7 @@ mod exit;
 mod files;
 mod follow;
 mod foreign;
+mod format;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;

@@ -3,8 +3,18 @@
 
 use std::time::Duration;
 
-use crate::agent::StreamEnd;
 use crate::event::{EventKind, ExitInfo, Outcome, millis};
+
+/// The adapter's reading of how the output stream ended, before the exit status is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StreamEnd {
+    /// The agent's own terminal marker arrived: the work is done.
+    Finished,
+    /// The stream stopped short of the agent's terminal marker; the message says where.
+    Truncated(String),
+    /// The agent reported a failure.
+    Failed(String),
+}
 
 /// How a turn or a run ended.
 #[derive(Debug, Clone, PartialEq)]

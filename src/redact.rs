@@ -10,8 +10,6 @@
 pub(crate) mod capped;
 mod escapes;
 mod masked;
-#[cfg(test)]
-mod prop;
 pub(crate) mod pump;
 pub(crate) mod write;
 

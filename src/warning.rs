@@ -4,7 +4,7 @@
 //! terminal.
 
 use crate::event::{CostIssue, EventKind, Late, PriceBasis};
-use crate::render::format::money;
+use crate::format::money;
 
 /// The warnings an event calls for, in order. `step` is the number of the step a
 /// `step.finished` ends (1 for the first).

@@ -16,9 +16,9 @@ pub(crate) mod versions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::ValueEnum;
-
+pub(crate) use crate::agent_kind::{AgentKind, Permissions};
 use crate::event::{EventKind, Stream, UNPARSED_HEAD_BYTES, Unparsed, UnparsedReason};
+pub(crate) use crate::lifecycle::StreamEnd;
 use crate::prices::PriceTable;
 
 pub(crate) use claude::Claude;
@@ -35,17 +35,6 @@ pub(crate) use opencode::OpenCode;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use opencode::fast_path_agrees as opencode_fast_path_agrees;
 
-/// The agents runbook knows how to drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum AgentKind {
-    /// OpenCode (`opencode run --format json`).
-    Opencode,
-    /// Claude Code (`claude -p --output-format stream-json`).
-    Claude,
-    /// Codex (`codex exec --json`).
-    Codex,
-}
-
 impl AgentKind {
     pub(crate) fn adapter(self) -> &'static dyn Adapter {
         match self {
@@ -54,21 +43,6 @@ impl AgentKind {
             AgentKind::Codex => &Codex,
         }
     }
-}
-
-/// What the agent may do without asking, in runbook's words; each adapter maps it to its agent's
-/// own flags.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Permissions {
-    /// Whatever the agent's own configuration says (nothing is passed).
-    #[default]
-    Agent,
-    /// Look, don't touch: no edits, no commands that change anything.
-    ReadOnly,
-    /// Edit files and run commands inside the work dir.
-    Workspace,
-    /// Everything, without asking. Only for a throwaway machine or container.
-    Bypass,
 }
 
 /// What one agent invocation should do.
@@ -207,17 +181,6 @@ pub(crate) trait StderrParser: Send {
     fn line(&mut self, line: &str, out: &mut Vec<EventKind>);
 }
 
-/// The adapter's reading of how the output stream ended, before the exit status is known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum StreamEnd {
-    /// The agent's own terminal marker arrived: the work is done.
-    Finished,
-    /// The stream stopped short of the agent's terminal marker; the message says where.
-    Truncated(String),
-    /// The agent reported a failure.
-    Failed(String),
-}
-
 /// An `unparsed` event for a line, keeping only its head.
 pub(crate) fn unparsed(
     stream: Stream,
@@ -342,6 +305,7 @@ pub(crate) fn relative_to<'a>(path: &'a str, cwd: &Path) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::ValueEnum as _;
 
     fn args(agent: AgentKind, permissions: Permissions, resume: Option<&str>) -> Vec<String> {
         agent.adapter().args(&Invocation {

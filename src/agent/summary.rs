@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::relative_to;
 /// Inputs and errors are cut the way the views cut text.
-pub(crate) use crate::render::format::{first_line, truncate};
+pub(crate) use crate::format::{first_line, truncate};
 
 /// Longest summary kept, in characters.
 const MAX_CHARS: usize = 120;

@@ -2,6 +2,8 @@
 //! single quotes (taken literally), double quotes (escapes, may span lines) and `${VAR}`
 //! references to the environment runbook was started from.
 
+pub(crate) use crate::config::is_var_name;
+
 /// One assignment, with the 1-based line it starts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Assignment {
@@ -15,16 +17,6 @@ pub(crate) struct Assignment {
 pub(crate) struct ParseError {
     pub offset: usize,
     pub message: String,
-}
-
-/// Whether `name` can be an environment variable's name: letters, digits and `_`, not starting
-/// with a digit.
-pub(crate) fn is_var_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Reads every assignment of `text`, resolving `${VAR}` with `lookup`.

@@ -4,7 +4,6 @@
 mod dotenv;
 mod resolve;
 
-pub(crate) use dotenv::is_var_name;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use dotenv::{expand as expand_dotenv, parse as parse_dotenv};
 pub(crate) use resolve::{AgentEnv, load};

@@ -317,7 +317,7 @@ async fn probe(binary: &Path, args: &[&str]) -> Option<String> {
     }
     let text = String::from_utf8_lossy(&answer?).into_owned();
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(crate::render::format::truncate(line, 200))
+    Some(crate::format::truncate(line, 200))
 }
 
 /// The findings as people read them: one block per agent, then what to do.

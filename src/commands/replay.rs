@@ -50,7 +50,7 @@ pub(crate) async fn replay(
         Some(agent) => Format::Native(agent),
         None => detect(first.as_ref(), &file)?,
     };
-    let consumers = render::views(color, args.json, args.verbosity);
+    let consumers = render::views(color, args.json, args.verbosity.into());
     let mut dispatch = Dispatcher::new(consumers);
     let pace = Pace {
         start: Instant::now(),

@@ -11,7 +11,6 @@ use toml::de::{DeTable, DeValue};
 use super::error::{ConfigError, line_column};
 use super::keys::{self, Slot, agent_name, agent_names, agents};
 use super::value::{Kind, Value};
-use crate::agent_env::is_var_name;
 use crate::digest::Digest;
 use crate::files::{self, Links};
 use crate::provenance::{Layer, Origin};
@@ -164,7 +163,7 @@ impl Reader<'_> {
         for (entry, value) in table {
             let name = entry.get_ref().to_string();
             if declared.kind == Kind::Check
-                && let Err(message) = crate::supervisor::check::valid_name(&name)
+                && let Err(message) = crate::config::check::valid_name(&name)
             {
                 return Err(self.error(entry.span().start, message));
             }
@@ -292,4 +291,14 @@ fn per_agent_names() -> String {
         .map(|k| k.name)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether `name` can be an environment variable's name: letters, digits and `_`, not starting
+/// with a digit.
+pub(crate) fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

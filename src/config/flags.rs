@@ -10,7 +10,7 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
 use super::keys::{self, Flag, Key};
 use super::value::{Kind, Value};
-use crate::agent::{AgentKind, Permissions};
+use crate::agent_kind::{AgentKind, Permissions};
 use crate::term::ColorChoice;
 
 /// A value given on the command line.

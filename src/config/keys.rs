@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::ValueEnum as _;
 
 use super::value::{CheckSpec, FromValue, Kind, ObserverSpec, Value};
-use crate::agent::{AgentKind, Permissions};
+use crate::agent_kind::{AgentKind, Permissions};
 use crate::prices::Price;
 use crate::term::ColorChoice;
 

@@ -2,6 +2,7 @@
 //! `runbook.local.toml`, `RUNBOOK_*` variables and flags, merged key by key with the layer that
 //! set each value remembered. Keys are declared once, in `keys`.
 
+pub(crate) mod check;
 mod discover;
 pub(crate) mod duration;
 mod error;
@@ -16,7 +17,7 @@ pub(crate) use discover::{LOCAL_FILE, REPO_FILE, repository_root};
 pub(crate) use error::{ConfigError, line_column};
 #[cfg(test)]
 pub(crate) use file::parse as parse_file;
-pub(crate) use file::{Entry, EnvDefault};
+pub(crate) use file::{Entry, EnvDefault, is_var_name};
 pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
 pub(crate) use resolve::{Config, Setting, load, load_here};
 pub(crate) use starter::starter;

@@ -11,7 +11,7 @@ use super::file::{self, Entry, EnvDefault, FileLayer};
 use super::flags::FlagValue;
 use super::keys::{self, Defaulted, Key, Slot, Typed, agent_name, agents};
 use super::value::{FromValue, Kind, Value};
-use crate::agent::AgentKind;
+use crate::agent_kind::AgentKind;
 use crate::exit;
 use crate::prices::PriceTable;
 use crate::provenance::{Layer, Origin, SettingRecord};
@@ -298,19 +298,17 @@ impl Config {
 
     /// The configured checks that are on, in the order they were first given (lowest layer
     /// first), each as the highest layer sets it.
-    pub(crate) fn checks(&self) -> Vec<crate::supervisor::check::Check> {
+    pub(crate) fn checks(&self) -> Vec<crate::config::check::Check> {
         self.settings
             .iter()
             .filter(|s| *s.slot.key == keys::CHECKS.key)
             .filter_map(|s| match (&s.value, &s.slot.entry) {
-                (Some(Value::Check(Some(spec))), Some(name)) => {
-                    Some(crate::supervisor::check::Check {
-                        name: name.clone(),
-                        command: spec.command.clone(),
-                        timeout: spec.timeout,
-                        cwd: spec.cwd.clone(),
-                    })
-                }
+                (Some(Value::Check(Some(spec))), Some(name)) => Some(crate::config::check::Check {
+                    name: name.clone(),
+                    command: spec.command.clone(),
+                    timeout: spec.timeout,
+                    cwd: spec.cwd.clone(),
+                }),
                 _ => None,
             })
             .collect()

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use super::duration;
-use crate::agent::{AgentKind, Permissions};
+use crate::agent_kind::{AgentKind, Permissions};
 use crate::prices::Price;
 use crate::term::ColorChoice;
 

@@ -6,8 +6,8 @@
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use plotters::prelude::*;
 
-use super::format::{duration_ms, money, money_of, utc};
 use crate::event::Outcome;
+use crate::format::{duration_ms, money, money_of, utc};
 use crate::overview::{Figures, Group, RunFacts};
 
 const GREEN_BAR: RGBColor = RGBColor(0x2d, 0xa4, 0x4e);

@@ -2,7 +2,6 @@
 
 pub(crate) mod dashboard;
 pub(crate) mod document;
-pub(crate) mod format;
 pub(crate) mod human;
 pub(crate) mod json;
 mod markdown;
@@ -15,9 +14,15 @@ pub(crate) mod wrap;
 
 pub(crate) use crate::term::style::Styles;
 
-use crate::cli::Verbosity;
 use crate::consumer::Consumer;
 use crate::term::{ColorChoice, TermEnv};
+
+/// How much the human view shows: `quiet` only what needs attention, `verbose` everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Verbosity {
+    pub(crate) quiet: bool,
+    pub(crate) verbose: bool,
+}
 
 /// The views of a run: for people on stderr, and with `--json` for programs on stdout.
 pub(crate) fn views(

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::Styles;
-use super::format::{duration_ms, money, money_of, plural, short_count};
 use super::settings::columns;
+use crate::format::{duration_ms, money, money_of, plural, short_count};
 use crate::overview::{Figures, Group};
 
 /// The widest bar of the per-day chart, in cells.

@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use super::document::Document;
-use super::format::{duration_ms, money, plural, steps, thousands, tokens, tool_calls};
 use crate::event::{Changes, CheckResult, Outcome, RepairStop};
 use crate::foreign::Foreign;
 use crate::foreign::markdown::Inline;
+use crate::format::{duration_ms, money, plural, steps, thousands, tokens, tool_calls};
 use crate::receipt::Receipt;
 
 /// How many changed paths the Markdown lists.
@@ -211,7 +211,7 @@ fn dollars(usd: f64) -> Inline {
 
 /// `3 files changed (+42 −7) · 1 commit`, the paths and the commits.
 fn changes(doc: &mut Document, c: &Changes) {
-    doc.paragraph(Inline::made(&super::format::changes(c)).and("."));
+    doc.paragraph(Inline::made(&crate::format::changes(c)).and("."));
     let paths = c.paths.iter().take(LISTED_PATHS);
     let mut items: Vec<Inline> = paths.map(|p| Foreign::new(p).md_code()).collect();
     let more = (c.files_changed as usize).saturating_sub(c.paths.len().min(LISTED_PATHS));

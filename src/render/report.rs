@@ -4,12 +4,12 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use super::Styles;
-use super::format::{
-    age, duration_ms, first_line_and_more, money, plural, steps, thousands, tokens, tool_calls, utc,
-};
 use super::wrap::wrap;
 use crate::event::{Decision, Diagnostic, Outcome};
 use crate::exit::ExitStatus;
+use crate::format::{
+    age, duration_ms, first_line_and_more, money, plural, steps, thousands, tokens, tool_calls, utc,
+};
 use crate::receipt::Receipt;
 
 /// The report for a receipt, as of `now` (for the run's age): one labelled row per fact, the
@@ -263,7 +263,7 @@ fn produced(rows: &mut Rows<'_>, r: &Receipt) {
         rows.row("git", format!("{commit}{branch}{dirty}"));
     }
     if let Some(c) = &r.changes {
-        let mut line = super::format::changes(c);
+        let mut line = crate::format::changes(c);
         let shown: Vec<&str> = c.paths.iter().take(5).map(String::as_str).collect();
         if !shown.is_empty() {
             let more = c.files_changed as usize - shown.len();

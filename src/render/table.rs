@@ -3,9 +3,9 @@
 use std::time::SystemTime;
 
 use super::Styles;
-use super::format::{age, duration_ms, fit, money, utc};
 use super::report::outcome;
 use crate::event::Outcome;
+use crate::format::{age, duration_ms, fit, money, utc};
 
 /// What a row shows of a run.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 //! timeout, and whatever it leaves running is ended once it exits.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,6 +15,7 @@ use tokio::process::Command;
 use super::scope::Scope;
 use super::tree::Tree;
 use super::turn::exit_info;
+pub(crate) use crate::config::check::Check;
 use crate::event::ExitInfo;
 use crate::redact::MaskedWriter;
 
@@ -27,35 +28,6 @@ const KILL_BOUND: Duration = Duration::from_secs(5);
 /// How long the check's output is still read once it and its tree are ended (a process that
 /// escaped may hold the pipe open).
 const DRAIN: Duration = Duration::from_secs(2);
-
-/// A check as configured.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Check {
-    pub name: String,
-    /// Run with `sh -c`.
-    pub command: String,
-    /// Ended with its tree after this long.
-    pub timeout: Option<Duration>,
-    /// Relative to the agent's working directory.
-    pub cwd: Option<PathBuf>,
-}
-
-/// Whether `name` can name a check: letters, digits, `-`, `_` and `.`, not starting with `.`
-/// (it names the check's log file). The error says so in one line.
-pub(crate) fn valid_name(name: &str) -> Result<(), String> {
-    let named = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !name.starts_with('.');
-    if named {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{name}` is not a check name: use letters, digits, `-`, `_` and `.` (example: test='cargo test')"
-        ))
-    }
-}
 
 /// How a check went.
 #[derive(Debug, Clone, PartialEq)]

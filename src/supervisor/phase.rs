@@ -28,8 +28,8 @@ use tokio::time::Instant;
 use super::signals::Received;
 use crate::agent::StreamEnd;
 use crate::event::{CostIssue, ExitInfo, Limits, Outcome, Stream};
+use crate::format;
 use crate::lifecycle::Ending;
-use crate::render::format;
 use crate::stats::Spent;
 use crate::watchdog::{Activity, BUSY_CPU, CpuGauge, Quiet, Verdict, Watchdog};
 
@@ -683,7 +683,7 @@ fn over(spent: Spent, max: f64, name: &str) -> Option<String> {
     match spent {
         Spent::AtLeast(cost) if cost > max => Some(format!(
             "cost {} crossed {name} ${max:.2}",
-            crate::render::format::money(cost)
+            crate::format::money(cost)
         )),
         Spent::AtLeast(_) => None,
         Spent::Unbounded(CostIssue::Infinite) => Some(format!(

@@ -230,7 +230,7 @@ fn consumers(
         Box::new(plan::PlanFile::new(&run_dir.path)),
     ];
     if host.views {
-        consumers.extend(render::views(setup.color, args.json, args.verbosity));
+        consumers.extend(render::views(setup.color, args.json, args.verbosity.into()));
     }
     let observers = observers(run_dir, setup, args, redactor, host.callbacks, scope);
     Ok((consumers, observers))

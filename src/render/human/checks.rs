@@ -4,7 +4,7 @@
 
 use super::Lines;
 use crate::event::{CheckResult, Denial, EventKind, RepairStop};
-use crate::render::format::{duration_ms, money, plural};
+use crate::format::{duration_ms, money, plural};
 
 /// How many of a failed check's last lines are shown (the log has them all).
 const FAILURE_LINES: usize = 5;

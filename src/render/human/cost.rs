@@ -4,7 +4,7 @@
 
 use super::Lines;
 use crate::event::{AgentResult, CostSource, EventKind, StepUsage};
-use crate::render::format::{money, thousands};
+use crate::format::{money, thousands};
 
 /// The lines of a step or result event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {

@@ -3,7 +3,7 @@
 
 use super::Lines;
 use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
-use crate::render::format::{duration_ms, money, steps, tokens, tool_calls};
+use crate::format::{duration_ms, money, steps, tokens, tool_calls};
 
 /// The lines of a run or turn event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {

@@ -19,10 +19,10 @@ use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
 
 use super::Styles;
-use super::format::{clock, clock_tenths, duration, fit, last_chars, money, short_count};
 use super::wrap::wrap;
 use crate::consumer::{Consumer, Delivery, Tick};
 use crate::event::{Event, EventKind, Turn};
+use crate::format::{clock, clock_tenths, duration, fit, last_chars, money, short_count};
 use crate::stats::RunStats;
 use crate::term::Display;
 use crate::term::live::StatusLine;
@@ -329,7 +329,7 @@ impl Human {
             msg.push_str(&format!(" · {tool}"));
             // Its clock, once it has run long enough for one to matter.
             if running >= Duration::from_secs(1) {
-                msg.push_str(&format!(" {}", crate::render::format::running_for(running)));
+                msg.push_str(&format!(" {}", crate::format::running_for(running)));
             }
         } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
             let width = self.width.unwrap_or(80);

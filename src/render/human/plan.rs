@@ -3,7 +3,7 @@
 use super::Lines;
 use crate::event::{DecidedBy, Decision, EventKind, PlanDecision};
 use crate::foreign::Foreign;
-use crate::render::format::first_line;
+use crate::format::first_line;
 use crate::render::markdown;
 
 /// The lines of a plan event; both always need attention.

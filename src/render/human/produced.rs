@@ -3,7 +3,7 @@
 
 use super::Lines;
 use crate::event::{Changes, EventKind};
-use crate::render::format::{plural, thousands};
+use crate::format::{plural, thousands};
 
 /// How many of the run's commits are listed.
 const SHOWN_COMMITS: usize = 5;

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Fold, Line};
 use crate::event::{EventKind, PermissionAnswerer, ToolStatus};
+use crate::format::thousands;
 use crate::render::Styles;
-use crate::render::format::thousands;
 
 /// How many refusals of one tool a flood shows before they are only counted.
 pub(super) const SHOWN_PER_TOOL: u64 = 3;

@@ -4,7 +4,7 @@
 
 use super::Lines;
 use crate::event::EventKind;
-use crate::render::format::plural;
+use crate::format::plural;
 
 /// How many lines of the agent's text are shown without `-v`.
 const TEXT_LINES: usize = 3;

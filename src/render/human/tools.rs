@@ -3,7 +3,7 @@
 
 use super::Lines;
 use crate::event::{EventKind, ToolEnd, ToolStart, ToolStatus};
-use crate::render::format::{duration_ms, first_line};
+use crate::format::{duration_ms, first_line};
 
 /// The last denial shown, so that the other event telling the same denial is not shown again.
 /// Agents tell a denial twice, as a denied call and as a `permission.denied`, in either order.

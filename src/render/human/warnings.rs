@@ -6,7 +6,7 @@ use super::Lines;
 use crate::event::{
     ActivitySign, Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason,
 };
-use crate::render::format::{duration_ms, first_line, money, plural, thousands};
+use crate::format::{duration_ms, first_line, money, plural, thousands};
 
 /// The lines of a warning or error event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use proptest::prelude::*;
 
-use super::{MASK, Masked, MaskedStream, MaskedWriter, Redactor};
+use crate::redact::{MASK, Masked, MaskedStream, MaskedWriter, Redactor};
 
 /// Characters secrets are made of here, the awkward ones included.
 fn secret_char() -> impl Strategy<Value = char> {
@@ -157,7 +157,7 @@ proptest! {
 
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("result.json");
-        super::write::atomically(&path, "json.tmp", &r.mask(&bytes)).unwrap();
+        crate::redact::write::atomically(&path, "json.tmp", &r.mask(&bytes)).unwrap();
         hidden(&secret, &std::fs::read(&path).unwrap())?;
     }
 
@@ -196,7 +196,7 @@ proptest! {
     ) {
         // Remembered for the whole process: marked so that it cannot be in another test's text.
         let secret = format!("µprop{tail}");
-        super::remember(&Redactor::for_agent([secret.as_str()]));
+        crate::redact::remember(&Redactor::for_agent([secret.as_str()]));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.ndjson");
         let log = crate::store::EventLog::new(MaskedWriter::create_new(&path).unwrap(), path.clone())
