@@ -314,40 +314,18 @@ async fn native(
         prices,
         redactor,
     } = source;
-    let sidecar = |ext: &str| -> Option<PathBuf> {
-        let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
-        Some(path.with_file_name(format!("{name}.{ext}")))
-    };
-    let open = |ext: &str| -> anyhow::Result<Option<(PathBuf, Lines)>> {
-        let Some(p) = sidecar(ext) else {
-            return Ok(None);
-        };
-        Ok(open_sidecar(&p)?.map(|lines| (p, lines)))
-    };
-    let exit = match sidecar("exit") {
-        Some(p) => recorded_exit(&p)?,
-        None => Recorded::Clean,
-    };
-    let mut timing = open("timing.ndjson")?;
-    let stderr = open("stderr.txt")?;
-
+    let sidecars = Sidecars::beside(path)?;
     let cwd = path
         .parent()
         .and_then(|p| p.canonicalize().ok())
         .unwrap_or_else(|| PathBuf::from("."));
     let base = SystemTime::now();
-    let info = replay_info(path, adapter, model, &cwd);
-    dispatch.emit(base, EventKind::RunStarted(Box::new(info)));
-    dispatch.set_turn(Turn::FIRST);
-    let argv = vec![adapter.program().to_owned()];
-    let turn = EventKind::TurnStarted {
-        argv,
-        pid: 0,
-        planning: false,
-        steps_unreported: !adapter.reports_steps(),
-    };
-    dispatch.emit(base, turn);
-    dispatch.flush();
+    start_turn(
+        dispatch,
+        base,
+        replay_info(path, adapter, model, &cwd),
+        adapter,
+    );
 
     let parse = ParseContext {
         model: model.map(str::to_owned),
@@ -358,63 +336,64 @@ async fn native(
         stdout: StdoutFeed::new(adapter.stdout_parser(parse), redactor.clone()),
         stderr: StderrFeed::new(adapter.stderr_parser(), redactor),
         stdout_lines: stdout,
-        stderr_lines: stderr,
+        stderr_lines: sidecars.stderr,
         path,
         events: Vec::new(),
         base,
         last: Duration::ZERO,
     };
-
-    if let Some((timing_path, lines)) = &mut timing {
-        while let Some(line) = lines
-            .next_line()
-            .with_context(|| format!("cannot read {}", timing_path.display()))?
-        {
-            let arrival = (!line.is_overlong())
-                .then(|| serde_json::from_slice::<Arrival>(&line.bytes).ok())
-                .flatten();
-            if let Some(arrival) = arrival {
-                let at = Duration::try_from_secs_f64(arrival.t).unwrap_or_default();
-                play.next(arrival.stream, at, dispatch, pace).await?;
-            }
-        }
+    if let Some(timing) = sidecars.timing {
+        play.timed(timing, dispatch, pace).await?;
     }
-    let stamp = |line: &OwnedLine| {
-        (!line.is_overlong())
-            .then(|| serde_json::from_slice::<serde_json::Value>(&line.bytes).ok())
-            .flatten()
-            .and_then(|v| v.get("timestamp")?.as_u64())
-    };
-    let mut at = play.last;
-    let mut first = None;
-    while let Some(line) = play.next_stdout()? {
-        let ts = stamp(&line);
-        if let (Some(first), Some(ts)) = (*first.get_or_insert(ts), ts) {
-            at = at.max(Duration::from_millis(ts.saturating_sub(first)));
-        }
-        play.line(Stream::Stdout, &line, at, dispatch, pace).await;
-    }
-    while play.next(Stream::Stderr, at, dispatch, pace).await? {}
-
-    let end = base + play.last;
-    let stream_end = play.stdout.end(&mut play.events);
-    for kind in play.events.drain(..) {
-        dispatch.emit(end, kind);
-    }
-    let exit = match exit {
-        Recorded::Clean => ExitInfo {
-            code: Some(0),
-            signal: None,
-        },
-        Recorded::Exit(exit) => exit,
-        // Neither a code nor a signal: never a clean exit.
-        Recorded::Unreadable => ExitInfo::default(),
-    };
-    let ending = Ending::of_agent(stream_end, exit);
-    dispatch.emit(end, ending.turn_event());
-    dispatch.emit(end, ending.run_event(play.last));
-    dispatch.flush();
+    play.stamped(dispatch, pace).await?;
+    play.end(sidecars.exit, dispatch);
     Ok(())
+}
+
+/// What was recorded beside an agent's stdout: its exit status, line timing and stderr.
+struct Sidecars {
+    exit: Recorded,
+    timing: Option<(PathBuf, Lines)>,
+    stderr: Option<(PathBuf, Lines)>,
+}
+
+impl Sidecars {
+    /// The sidecars of `path` (`X.stdout.ndjson`): `X.exit`, `X.timing.ndjson`, `X.stderr.txt`.
+    fn beside(path: &Path) -> anyhow::Result<Sidecars> {
+        let sidecar = |ext: &str| -> Option<PathBuf> {
+            let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
+            Some(path.with_file_name(format!("{name}.{ext}")))
+        };
+        let open = |ext: &str| -> anyhow::Result<Option<(PathBuf, Lines)>> {
+            let Some(p) = sidecar(ext) else {
+                return Ok(None);
+            };
+            Ok(open_sidecar(&p)?.map(|lines| (p, lines)))
+        };
+        let exit = match sidecar("exit") {
+            Some(p) => recorded_exit(&p)?,
+            None => Recorded::Clean,
+        };
+        Ok(Sidecars {
+            exit,
+            timing: open("timing.ndjson")?,
+            stderr: open("stderr.txt")?,
+        })
+    }
+}
+
+/// `run.started` and the one turn's `turn.started` of a replayed recording.
+fn start_turn(dispatch: &mut Dispatcher, base: SystemTime, info: RunInfo, adapter: &dyn Adapter) {
+    dispatch.emit(base, EventKind::RunStarted(Box::new(info)));
+    dispatch.set_turn(Turn::FIRST);
+    let turn = EventKind::TurnStarted {
+        argv: vec![adapter.program().to_owned()],
+        pid: 0,
+        planning: false,
+        steps_unreported: !adapter.reports_steps(),
+    };
+    dispatch.emit(base, turn);
+    dispatch.flush();
 }
 
 /// Plays recorded lines through the adapter as they arrive.
@@ -431,6 +410,72 @@ struct Player<'a> {
 }
 
 impl Player<'_> {
+    /// Plays the lines as the timing file says they arrived, each from its stream.
+    async fn timed(
+        &mut self,
+        (timing_path, mut lines): (PathBuf, Lines),
+        dispatch: &mut Dispatcher,
+        pace: &Pace,
+    ) -> anyhow::Result<()> {
+        while let Some(line) = lines
+            .next_line()
+            .with_context(|| format!("cannot read {}", timing_path.display()))?
+        {
+            let arrival = (!line.is_overlong())
+                .then(|| serde_json::from_slice::<Arrival>(&line.bytes).ok())
+                .flatten();
+            if let Some(arrival) = arrival {
+                let at = Duration::try_from_secs_f64(arrival.t).unwrap_or_default();
+                self.next(arrival.stream, at, dispatch, pace).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Plays the rest of stdout by the `timestamp` (ms) OpenCode puts on each line, then the
+    /// rest of stderr.
+    async fn stamped(&mut self, dispatch: &mut Dispatcher, pace: &Pace) -> anyhow::Result<()> {
+        let stamp = |line: &OwnedLine| {
+            (!line.is_overlong())
+                .then(|| serde_json::from_slice::<serde_json::Value>(&line.bytes).ok())
+                .flatten()
+                .and_then(|v| v.get("timestamp")?.as_u64())
+        };
+        let mut at = self.last;
+        let mut first = None;
+        while let Some(line) = self.next_stdout()? {
+            let ts = stamp(&line);
+            if let (Some(first), Some(ts)) = (*first.get_or_insert(ts), ts) {
+                at = at.max(Duration::from_millis(ts.saturating_sub(first)));
+            }
+            self.line(Stream::Stdout, &line, at, dispatch, pace).await;
+        }
+        while self.next(Stream::Stderr, at, dispatch, pace).await? {}
+        Ok(())
+    }
+
+    /// Ends the turn and the run as the adapter read the stream's end and `exit` says.
+    fn end(&mut self, exit: Recorded, dispatch: &mut Dispatcher) {
+        let end = self.base + self.last;
+        let stream_end = self.stdout.end(&mut self.events);
+        for kind in self.events.drain(..) {
+            dispatch.emit(end, kind);
+        }
+        let exit = match exit {
+            Recorded::Clean => ExitInfo {
+                code: Some(0),
+                signal: None,
+            },
+            Recorded::Exit(exit) => exit,
+            // Neither a code nor a signal: never a clean exit.
+            Recorded::Unreadable => ExitInfo::default(),
+        };
+        let ending = Ending::of_agent(stream_end, exit);
+        dispatch.emit(end, ending.turn_event());
+        dispatch.emit(end, ending.run_event(self.last));
+        dispatch.flush();
+    }
+
     /// The next line the agent printed on stdout (empty lines of a transcript are not).
     fn next_stdout(&mut self) -> anyhow::Result<Option<OwnedLine>> {
         loop {

@@ -225,6 +225,20 @@ struct Sender<'a> {
 }
 
 impl Sender<'_> {
+    /// A small read's events go out from the reader's thread (`here`) when nothing of the
+    /// agent's is waiting for the supervisor: a lone line then wakes one thread, not two. The
+    /// batch then keeps only what delivering them told.
+    fn deliver_here(&self, batch: &mut Batch, here: bool) {
+        let Some(lane) = self.lane else { return };
+        if self.delivers && here && !batch.events.is_empty() {
+            batch.delivered = lane.try_deliver(batch.ts, &mut batch.events, &batch.raw);
+            if batch.delivered.is_some() {
+                batch.events.clear();
+                batch.raw.clear();
+            }
+        }
+    }
+
     /// Sends a batch; `false` once the supervisor is gone.
     async fn send(self, batch: Batch) -> bool {
         if let Some(lane) = self.lane {
@@ -247,15 +261,7 @@ async fn pump(
     let mut log = RawLog::new(raw, redactor.clone());
     log.whole_lines(inbox.is_some());
     let mut raw = RawWriter::start(log);
-    let mut take_rpc = move || {
-        let mut rpc = Vec::new();
-        if let Some(inbox) = &mut inbox {
-            while let Ok(message) = inbox.try_recv() {
-                rpc.push(message);
-            }
-        }
-        rpc
-    };
+    let mut take_rpc = move || drain(&mut inbox);
     let mut buf = vec![0u8; read_size];
     let recycler = Recycler::new();
     'read: loop {
@@ -282,28 +288,17 @@ async fn pump(
             });
             rest = &rest[took..];
             let rpc = take_rpc();
-            // A small read's events go out from here when nothing of the agent's is waiting
-            // for the supervisor: a lone line then wakes one thread, not two.
-            let delivered = match tx.lane {
-                Some(lane) if tx.delivers && here && !events.is_empty() => {
-                    lane.try_deliver(ts, &mut events, &lines)
-                }
-                _ => None,
-            };
-            if delivered.is_some() {
-                events.clear();
-                lines.clear();
-            }
-            let batch = Batch {
+            let mut batch = Batch {
                 stream,
                 ts,
                 at,
                 events,
                 raw: lines,
                 rpc,
-                delivered,
+                delivered: None,
                 home: Some(recycler.home.clone()),
             };
+            tx.deliver_here(&mut batch, here);
             if !tx.send(batch).await {
                 break 'read;
             }
@@ -323,6 +318,17 @@ async fn pump(
         batch.rpc = rpc;
         tx.send(batch).await;
     }
+}
+
+/// The JSON-RPC messages the parser has handed over so far, if it hands any.
+fn drain(inbox: &mut Option<mpsc::UnboundedReceiver<Incoming>>) -> Vec<Incoming> {
+    let mut rpc = Vec::new();
+    if let Some(inbox) = inbox {
+        while let Ok(message) = inbox.try_recv() {
+            rpc.push(message);
+        }
+    }
+    rpc
 }
 
 /// A pipe read with blocking `read(2)` on the reader's own thread, which reads as ended once the

@@ -78,26 +78,7 @@ pub(crate) fn spawn(
     (keep_raw, lane): (bool, Lane),
 ) -> anyhow::Result<Spawned> {
     let acp = spec.adapter.speaks_acp();
-    let mut command = Command::new(spec.program);
-    command
-        .args(&spec.args)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(spec.cwd)
-        .stdin(if acp { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let cgroup = scope.enter(command.as_std_mut());
-    crate::linux::die_with_parent(command.as_std_mut());
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("failed to start {}", spec.program.display()))?;
-    drop(cgroup);
-    let pid = child
-        .id()
-        .context("the agent exited before it could be watched")?;
-    scope.entered(pid);
+    let (mut child, pid) = start(spec, scope, acp)?;
     let (tx, batches) = mpsc::channel::<Batch>(readers::QUEUE);
     let (stop_reading, stop) = watch::channel(false);
     let mut parse = spec.parse.clone();
@@ -106,25 +87,13 @@ pub(crate) fn spawn(
         inbox: None,
         lane: Some(lane.clone()),
     };
-    let mut client = None;
-    if acp {
-        let (inbox, from_parser) = mpsc::unbounded_channel();
-        let told = crate::agent::acp::Shared::default();
-        parse.inbox = Some(inbox);
-        parse.told = Some(told.clone());
-        mode.inbox = Some(from_parser);
-        client = Some(super::acp::Client::start(
-            child.stdin.take().context("stdin is piped")?,
-            logs.stdout.sink()?,
-            redactor.clone(),
-            spec.cwd,
-            spec.permissions,
-            told,
-        ));
-        if let Some(client) = &mut client {
-            client.choose_model(spec.parse.model.clone());
-        }
-    }
+    let client = if acp {
+        Some(acp_client(
+            spec, &mut child, &logs, redactor, &mut parse, &mut mode,
+        )?)
+    } else {
+        None
+    };
     let out_reader = readers::stdout(
         child
             .stdout
@@ -171,4 +140,56 @@ pub(crate) fn spawn(
         stderr,
         stop_reading,
     })
+}
+
+/// Starts the agent's process (stdin piped only for an ACP agent) in the run's scope, dying with
+/// runbook; returns it with its pid.
+fn start(spec: &TurnSpec<'_>, scope: &Scope, acp: bool) -> anyhow::Result<(Child, u32)> {
+    let mut command = Command::new(spec.program);
+    command
+        .args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(spec.cwd)
+        .stdin(if acp { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let cgroup = scope.enter(command.as_std_mut());
+    crate::linux::die_with_parent(command.as_std_mut());
+    let child = command
+        .spawn()
+        .with_context(|| format!("failed to start {}", spec.program.display()))?;
+    drop(cgroup);
+    let pid = child
+        .id()
+        .context("the agent exited before it could be watched")?;
+    scope.entered(pid);
+    Ok((child, pid))
+}
+
+/// The ACP client on the agent's stdin, and the channels between it and the stdout parser.
+fn acp_client(
+    spec: &TurnSpec<'_>,
+    child: &mut Child,
+    logs: &RawLogs<'_>,
+    redactor: &Redactor,
+    parse: &mut ParseContext,
+    mode: &mut readers::StdoutMode,
+) -> anyhow::Result<super::acp::Client> {
+    let (inbox, from_parser) = mpsc::unbounded_channel();
+    let told = crate::agent::acp::Shared::default();
+    parse.inbox = Some(inbox);
+    parse.told = Some(told.clone());
+    mode.inbox = Some(from_parser);
+    let mut client = super::acp::Client::start(
+        child.stdin.take().context("stdin is piped")?,
+        logs.stdout.sink()?,
+        redactor.clone(),
+        spec.cwd,
+        spec.permissions,
+        told,
+    );
+    client.choose_model(spec.parse.model.clone());
+    Ok(client)
 }

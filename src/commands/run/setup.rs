@@ -100,27 +100,8 @@ impl Setup {
             timeout: config.get(&keys::TIMEOUT),
             max_cost_usd: config.get(&keys::MAX_COST),
         };
-        let budget = [&keys::MAX_COST, &keys::REPAIR_BUDGET]
-            .into_iter()
-            .find(|key| config.get(*key).is_some());
-        if let Some(key) = budget
-            && !agent.adapter.tells_cost()
-        {
-            let given = config.setting(key).given_by();
-            let cli = agent.adapter.cli();
-            return Err(Error::Usage(format!(
-                "{given} cannot hold: {} tells no usage and no cost; run {} without `--via acp` to keep a budget",
-                cli.program, cli.name
-            ))
-            .into());
-        }
-        let template = match config.get(&keys::REPAIR_PROMPT) {
-            Some(text) => Some(Template::new(text).map_err(|why| {
-                let given = config.setting(&keys::REPAIR_PROMPT).given_by();
-                Error::Usage(format!("{given}: {why}"))
-            })?),
-            None => None,
-        };
+        budget_can_hold(&config, &agent)?;
+        let template = repair_template(&config)?;
         Ok(Self {
             checks: if args.no_checks {
                 Vec::new()
@@ -206,6 +187,38 @@ impl Setup {
             env: self.agent_env.records(),
         }
     }
+}
+
+/// A budget (`max_cost`, `repair_budget`) is refused for an agent that tells no cost: it could not
+/// hold.
+fn budget_can_hold(config: &Config, agent: &Agent) -> Result<(), Error> {
+    let budget = [&keys::MAX_COST, &keys::REPAIR_BUDGET]
+        .into_iter()
+        .find(|key| config.get(*key).is_some());
+    match budget {
+        Some(key) if !agent.adapter.tells_cost() => {
+            let given = config.setting(key).given_by();
+            let cli = agent.adapter.cli();
+            Err(Error::Usage(format!(
+                "{given} cannot hold: {} tells no usage and no cost; run {} without `--via acp` to keep a budget",
+                cli.program, cli.name
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The configured `repair_prompt`, checked.
+fn repair_template(config: &Config) -> Result<Option<Template>, Error> {
+    config
+        .get(&keys::REPAIR_PROMPT)
+        .map(|text| {
+            Template::new(text).map_err(|why| {
+                let given = config.setting(&keys::REPAIR_PROMPT).given_by();
+                Error::Usage(format!("{given}: {why}"))
+            })
+        })
+        .transpose()
 }
 
 /// The observers of `[[observers]]`, then those of `--on-event` (with `raw` as `on_event_raw`
