@@ -15,7 +15,7 @@ use std::time::SystemTime;
 use crate::event::{
     AgentResult, CheckResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind,
     ExitInfo, Late, Outcome, PermissionAsked, PriceBasis, ProviderError, RepairStop, RunInfo,
-    StepUsage, Tokens, ToolEnd, ToolStatus, Turn, TurnKind, UnparsedReason,
+    StepUsage, Tokens, ToolEnd, ToolStart, ToolStatus, Turn, TurnKind, Unparsed, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -235,6 +235,17 @@ pub struct AfterFinalWord {
     pub texts: u32,
     pub tool_calls: u32,
     pub model_calls: u32,
+}
+
+impl AfterFinalWord {
+    /// Counts one more of `what`.
+    fn count(&mut self, what: Late) {
+        match what {
+            Late::Text => self.texts += 1,
+            Late::Tool => self.tool_calls += 1,
+            Late::Step => self.model_calls += 1,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -468,15 +479,7 @@ impl RunStats {
                 self.turns.push(TurnTotals::new(turn, *steps_unreported));
                 self.clear_final_text();
             }
-            EventKind::ToolStarted(start) => {
-                let mut running = self
-                    .running_tool
-                    .take()
-                    .unwrap_or_else(|| std::mem::take(&mut self.spare_tool));
-                start.write_label(&mut running);
-                self.running_tool = Some(running);
-                self.clear_final_text();
-            }
+            EventKind::ToolStarted(start) => self.tool_started(start),
             EventKind::SessionStarted { session_id } => self.session_id = Some(session_id.clone()),
             EventKind::ModelAnnounced { model, price } if self.model.is_none() => {
                 self.model = Some((model.clone(), *price));
@@ -502,44 +505,31 @@ impl RunStats {
                 self.warn(kind);
             }
             EventKind::AfterFinalWord { what, .. } => {
-                let late = &mut self.after_final_word;
-                match what {
-                    Late::Text => late.texts += 1,
-                    Late::Tool => late.tool_calls += 1,
-                    Late::Step => late.model_calls += 1,
-                }
+                self.after_final_word.count(*what);
                 self.warn(kind);
             }
             EventKind::AgentVersion { .. } => self.warn(kind),
             EventKind::Text { text } => self.text(text),
-            EventKind::ToolCompleted(end) => {
-                if let Some(running) = self.running_tool.take() {
-                    self.spare_tool = running;
-                }
-                self.tool_completed(turn, end);
-            }
+            EventKind::ToolCompleted(end) => self.tool_completed(turn, end),
             EventKind::SubagentStarted { .. } => self.subagents += 1,
             EventKind::PermissionDenied {
                 tool,
                 detail,
                 call_id,
-            } => {
-                if let Some(name) = call_id
-                    .as_ref()
-                    .and_then(|id| self.errored_calls.remove(id))
-                    && let Some(tally) = self.tools.get_mut(&name)
-                {
-                    // The call was told as failed; the agent now says it was refused.
-                    tally.errors = tally.errors.saturating_sub(1);
-                    tally.denied += 1;
-                }
-                if self.permission_denials.len() < KEEP_DENIALS {
-                    self.permission_denials.push(Denial {
-                        tool: tool.clone(),
-                        detail: detail.clone(),
-                    });
-                }
+            } => self.permission_denied(tool, detail, call_id.as_deref()),
+            EventKind::ProviderError(err) => push_bounded(&mut self.provider_errors, err.clone()),
+            EventKind::AgentError { name, message } => {
+                push_bounded(&mut self.agent_errors, format!("{name}: {message}"));
             }
+            EventKind::Unparsed(u) => self.unparsed(u),
+            EventKind::Stderr { line } => self.stderr(line),
+            _ => self.count_decision(turn, kind),
+        }
+    }
+
+    /// The totals an answer, a check, a repair or a stall changes.
+    fn count_decision(&mut self, turn: Turn, kind: &EventKind) {
+        match kind {
             EventKind::PermissionAnswered {
                 tool,
                 input,
@@ -563,9 +553,7 @@ impl RunStats {
                 ..
             } => {
                 let repair = self.repair.get_or_insert_with(Repair::default);
-                if repair.budget_usd.is_none() {
-                    repair.budget_usd = *budget_usd;
-                }
+                repair.budget_usd = repair.budget_usd.or(*budget_usd);
                 repair.attempts.push((*attempt, turn.index + 1));
             }
             EventKind::RepairFinished { stopped, .. } => {
@@ -583,22 +571,47 @@ impl RunStats {
                     pass_outcome: None,
                 });
             }
-            EventKind::ProviderError(err) => push_bounded(&mut self.provider_errors, err.clone()),
-            EventKind::AgentError { name, message } => {
-                push_bounded(&mut self.agent_errors, format!("{name}: {message}"));
-            }
-            EventKind::Unparsed(u) => {
-                self.unparsed_lines += 1;
-                let sample = UnparsedSample {
-                    reason: u.reason,
-                    bytes: u.bytes,
-                    head: u.head.clone(),
-                };
-                push_bounded(&mut self.unparsed_samples, sample);
-            }
-            EventKind::Stderr { line } => self.stderr(line),
             _ => {}
         }
+    }
+
+    /// A tool started: it is the running one (its label written into a reused string).
+    fn tool_started(&mut self, start: &ToolStart) {
+        let mut running = self
+            .running_tool
+            .take()
+            .unwrap_or_else(|| std::mem::take(&mut self.spare_tool));
+        start.write_label(&mut running);
+        self.running_tool = Some(running);
+        self.clear_final_text();
+    }
+
+    /// A refusal; a call told as failed before is counted as refused instead.
+    fn permission_denied(&mut self, tool: &str, detail: &str, call_id: Option<&str>) {
+        if let Some(name) = call_id.and_then(|id| self.errored_calls.remove(id))
+            && let Some(tally) = self.tools.get_mut(&name)
+        {
+            // The call was told as failed; the agent now says it was refused.
+            tally.errors = tally.errors.saturating_sub(1);
+            tally.denied += 1;
+        }
+        if self.permission_denials.len() < KEEP_DENIALS {
+            self.permission_denials.push(Denial {
+                tool: tool.to_owned(),
+                detail: detail.to_owned(),
+            });
+        }
+    }
+
+    /// A line the adapter could not read: counted, and a few kept as samples.
+    fn unparsed(&mut self, u: &Unparsed) {
+        self.unparsed_lines += 1;
+        let sample = UnparsedSample {
+            reason: u.reason,
+            bytes: u.bytes,
+            head: u.head.clone(),
+        };
+        push_bounded(&mut self.unparsed_samples, sample);
     }
 
     /// The agent's text: the latest, and the turn's answer so far.
@@ -638,6 +651,9 @@ impl RunStats {
     }
 
     fn tool_completed(&mut self, turn: Turn, end: &ToolEnd) {
+        if let Some(running) = self.running_tool.take() {
+            self.spare_tool = running;
+        }
         self.tool_calls += 1;
         let name = if self.tools.contains_key(&end.name) || self.tools.len() < KEEP_TOOL_NAMES {
             &end.name
