@@ -129,47 +129,12 @@ pub(crate) struct Group {
 impl Figures {
     pub(crate) fn of(found: &Found) -> Self {
         let runs = &found.runs;
-        let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
-        for r in runs {
-            *outcomes.entry(r.outcome.as_str().to_owned()).or_default() += 1;
-        }
-        if found.running > 0 {
-            outcomes.insert(Outcome::Running.as_str().to_owned(), found.running);
-        }
-        if found.abandoned > 0 {
-            outcomes.insert(Outcome::Abandoned.as_str().to_owned(), found.abandoned);
-        }
+        let outcomes = outcomes(found);
         let completed = runs
             .iter()
             .filter(|r| r.outcome == Outcome::Completed)
             .count();
         let known: Vec<f64> = runs.iter().filter_map(|r| r.cost_usd).collect();
-        let mut tokens = Tokens::default();
-        for r in runs {
-            let t = &r.tokens;
-            tokens.input = tokens.input.saturating_add(t.input);
-            tokens.output = tokens.output.saturating_add(t.output);
-            tokens.reasoning = tokens.reasoning.saturating_add(t.reasoning);
-            tokens.cache_read = tokens.cache_read.saturating_add(t.cache_read);
-            tokens.cache_write = tokens.cache_write.saturating_add(t.cache_write);
-            tokens.total = tokens.total.saturating_add(t.total);
-            tokens.incomplete |= t.incomplete;
-        }
-        let mut tools: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
-        for r in runs {
-            for (name, t) in &r.tools {
-                let entry = tools.entry(name).or_default();
-                entry.0 = entry.0.saturating_add(t.errors);
-                entry.1 = entry.1.saturating_add(t.calls);
-            }
-        }
-        let mut failing_tools: Vec<(String, u32, u32)> = tools
-            .into_iter()
-            .filter(|(_, (errors, _))| *errors > 0)
-            .map(|(name, (errors, calls))| (name.to_owned(), errors, calls))
-            .collect();
-        failing_tools.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        failing_tools.truncate(TOP);
         // A provider error counts once per run that met it.
         let provider_errors = top(runs.iter().flat_map(|r| {
             let mut names = r.provider_errors.clone();
@@ -203,12 +168,12 @@ impl Figures {
                 p90_usd: percentile_f(&known, 90),
                 unknown: runs.iter().filter(|r| r.cost_usd.is_none()).count() as u32,
             },
-            tokens,
+            tokens: tokens(runs),
             duration_ms: Spread {
                 median: percentile(runs.iter().filter_map(|r| r.duration_ms).collect(), 50),
                 p90: percentile(runs.iter().filter_map(|r| r.duration_ms).collect(), 90),
             },
-            failing_tools,
+            failing_tools: failing_tools(runs),
             provider_errors,
             denials,
             repair: (failing_count > 0).then(|| RepairFigures {
@@ -230,6 +195,54 @@ impl Figures {
             per_project: groups(runs, |r| r.project.clone(), true),
         }
     }
+}
+
+/// How many runs ended each way, those running and abandoned included.
+fn outcomes(found: &Found) -> BTreeMap<String, u32> {
+    let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
+    for r in &found.runs {
+        *outcomes.entry(r.outcome.as_str().to_owned()).or_default() += 1;
+    }
+    if found.running > 0 {
+        outcomes.insert(Outcome::Running.as_str().to_owned(), found.running);
+    }
+    if found.abandoned > 0 {
+        outcomes.insert(Outcome::Abandoned.as_str().to_owned(), found.abandoned);
+    }
+    outcomes
+}
+
+/// The runs' tokens of each kind added up, saturating.
+fn tokens(runs: &[RunFacts]) -> Tokens {
+    let mut tokens = Tokens::default();
+    for t in runs.iter().map(|r| &r.tokens) {
+        tokens.input = tokens.input.saturating_add(t.input);
+        tokens.output = tokens.output.saturating_add(t.output);
+        tokens.reasoning = tokens.reasoning.saturating_add(t.reasoning);
+        tokens.cache_read = tokens.cache_read.saturating_add(t.cache_read);
+        tokens.cache_write = tokens.cache_write.saturating_add(t.cache_write);
+        tokens.total = tokens.total.saturating_add(t.total);
+        tokens.incomplete |= t.incomplete;
+    }
+    tokens
+}
+
+/// The tools whose calls failed most: (name, failed calls, calls), at most `TOP`.
+fn failing_tools(runs: &[RunFacts]) -> Vec<(String, u32, u32)> {
+    let mut tools: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+    for (name, t) in runs.iter().flat_map(|r| &r.tools) {
+        let entry = tools.entry(name).or_default();
+        entry.0 = entry.0.saturating_add(t.errors);
+        entry.1 = entry.1.saturating_add(t.calls);
+    }
+    let mut failing: Vec<(String, u32, u32)> = tools
+        .into_iter()
+        .filter(|(_, (errors, _))| *errors > 0)
+        .map(|(name, (errors, calls))| (name.to_owned(), errors, calls))
+        .collect();
+    failing.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    failing.truncate(TOP);
+    failing
 }
 
 /// The figures left out for being beyond their bounds, one entry per figure, in the runs' order.

@@ -18,6 +18,8 @@ use super::turn::exit_info;
 pub(crate) use crate::config::check::Check;
 use crate::event::ExitInfo;
 use crate::redact::MaskedWriter;
+use crate::redact::pump::Pump;
+use std::io::PipeWriter;
 
 /// How many of the last lines of a check's output are kept for the receipt and the repair prompt.
 pub(crate) const TAIL_LINES: usize = 80;
@@ -45,6 +47,21 @@ pub(crate) struct Ran {
     pub error: Option<String>,
 }
 
+impl Ran {
+    /// A check that could not be run at all, and why.
+    fn not_run(error: String, duration: Duration) -> Ran {
+        Ran {
+            passed: false,
+            exit: ExitInfo::default(),
+            timed_out: false,
+            duration,
+            output_bytes: 0,
+            tail: Vec::new(),
+            error: Some(error),
+        }
+    }
+}
+
 /// Runs `check` in `cwd` with its output in `log`; ends its tree after its timeout, or as soon as
 /// `stop` resolves (SIGTERM, then SIGKILL after `grace`), and anything it left behind once it
 /// exits.
@@ -57,40 +74,17 @@ pub(crate) async fn run(
     stop: impl Future<Output = ()>,
 ) -> Ran {
     let started = Instant::now();
-    let failed = |error: String| Ran {
-        passed: false,
-        exit: ExitInfo::default(),
-        timed_out: false,
-        duration: started.elapsed(),
-        output_bytes: 0,
-        tail: Vec::new(),
-        error: Some(error),
-    };
+    let failed = |error: String| Ran::not_run(error, started.elapsed());
     let cannot_write = |e: std::io::Error| failed(format!("cannot write {}: {e}", log.display()));
-    let (out, pump) = match MaskedWriter::create_private(log)
-        .and_then(|file| crate::redact::pump::start(file, "check-output"))
-    {
+    let (out, err, pump) = match output_to(log) {
         Ok(made) => made,
-        Err(e) => return cannot_write(e),
-    };
-    let err = match out.try_clone() {
-        Ok(pipe) => pipe,
         Err(e) => return cannot_write(e),
     };
     let dir = check
         .cwd
         .as_ref()
         .map_or_else(|| cwd.to_owned(), |c| cwd.join(c));
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg(&check.command)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .kill_on_drop(true);
+    let mut command = sh(&check.command, &dir, out, err);
     let cgroup = scope.enter(command.as_std_mut());
     crate::linux::die_with_parent(command.as_std_mut());
     let spawned = command.spawn();
@@ -124,18 +118,12 @@ pub(crate) async fn run(
     };
     let exit = exit_info(status);
     let pumped = tokio::task::spawn_blocking(move || pump.finish(DRAIN)).await;
-    let read = match pumped {
-        Ok(Ok(read)) => read,
-        Ok(Err(e)) => {
-            return Ran {
-                exit,
-                ..cannot_write(e)
-            };
-        }
+    let read = match pumped.map_err(std::io::Error::other).and_then(|read| read) {
+        Ok(read) => read,
         Err(e) => {
             return Ran {
                 exit,
-                ..cannot_write(std::io::Error::other(e))
+                ..cannot_write(e)
             };
         }
     };
@@ -149,6 +137,30 @@ pub(crate) async fn run(
         tail,
         error: None,
     }
+}
+
+/// A pipe for the check's stdout and one for its stderr, both read into `log` (masked) by the
+/// pump returned.
+fn output_to(log: &Path) -> std::io::Result<(PipeWriter, PipeWriter, Pump)> {
+    let (out, pump) =
+        crate::redact::pump::start(MaskedWriter::create_private(log)?, "check-output")?;
+    let err = out.try_clone()?;
+    Ok((out, err, pump))
+}
+
+/// `sh -c COMMAND` in `dir`, stdin closed, its output to `out` and `err`, in a process group of
+/// its own.
+fn sh(command: &str, dir: &Path, out: impl Into<Stdio>, err: impl Into<Stdio>) -> Command {
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .kill_on_drop(true);
+    sh
 }
 
 /// The size of a check's log and its last [`TAIL_LINES`] lines (read from its last
