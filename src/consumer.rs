@@ -70,6 +70,11 @@ pub(crate) trait Consumer: Send {
     fn close(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// An event this consumer has to tell of itself since it was last asked (an observer that
+    /// stopped taking events), emitted by the dispatcher after each batch and heartbeat.
+    fn news(&mut self) -> Option<EventKind> {
+        None
+    }
     /// What this consumer is, for the warning when it fails.
     fn name(&self) -> &'static str;
     /// The file of the run directory this consumer keeps, if it keeps one. Failing to write it
@@ -445,6 +450,12 @@ impl Core {
     }
 
     fn flush(&mut self) {
+        self.write_out();
+        self.raise();
+    }
+
+    /// Has every consumer write out what it holds, those someone watches first.
+    fn write_out(&mut self) {
         let faults = &mut self.faults;
         for watched in [true, false] {
             self.consumers.retain_mut(|c| {
@@ -455,7 +466,6 @@ impl Core {
                 keep(result, &**c, faults)
             });
         }
-        self.raise();
     }
 
     fn storage_failed(&mut self, path: &Path, error: &io::Error) {
@@ -465,8 +475,20 @@ impl Core {
         self.raise();
     }
 
-    /// Announces each file that could not be written, and turns what went wrong into a halt.
+    /// Announces each file that could not be written, and turns what went wrong into a halt;
+    /// emits what consumers have to tell of themselves.
     fn raise(&mut self) {
+        // Once the run has finished, nothing is news: the receipt tells what each observer missed.
+        let news: Vec<EventKind> = match self.stats.finish {
+            Some(_) => Vec::new(),
+            None => self.consumers.iter_mut().filter_map(|c| c.news()).collect(),
+        };
+        if !news.is_empty() {
+            for kind in news {
+                self.emit(SystemTime::now(), kind);
+            }
+            self.write_out();
+        }
         if !self.faults.broken.is_empty() {
             for (path, error) in std::mem::take(&mut self.faults.broken) {
                 self.faults

@@ -303,6 +303,17 @@ pub enum EventKind {
     /// ends.
     #[serde(rename = "observer.finished")]
     ObserverFinished(ObserverReport),
+    /// An observer stopped taking events for good (it exited, closed its input, could not be
+    /// written to), said once, as soon as runbook noticed; the run goes on without it.
+    #[serde(rename = "observer.failed")]
+    ObserverFailed {
+        /// 1-based, as in `observer.finished`.
+        index: u32,
+        /// The command or path.
+        target: String,
+        /// Why, with the cause when it is known (the last line it wrote to stderr).
+        problem: String,
+    },
     /// A line the agent wrote to stderr (colour codes removed).
     #[serde(rename = "stderr")]
     Stderr {
@@ -447,6 +458,7 @@ impl EventKind {
             EventKind::RepairFinished { .. } => "repair.finished",
             EventKind::PermissionStalled { .. } => "permission.stalled",
             EventKind::ObserverFinished(_) => "observer.finished",
+            EventKind::ObserverFailed { .. } => "observer.failed",
             EventKind::Changes(_) => "changes",
             EventKind::Summary { .. } => "summary",
             EventKind::AgentWarning { .. } => "agent.warning",
@@ -490,6 +502,7 @@ impl EventKind {
                 | EventKind::RepairFinished { .. }
                 | EventKind::PermissionStalled { .. }
                 | EventKind::ObserverFinished(_)
+                | EventKind::ObserverFailed { .. }
                 | EventKind::Changes(_)
                 | EventKind::Summary { .. }
                 | EventKind::AfterFinalWord { .. }

@@ -314,6 +314,8 @@ pub struct RunStats {
     pub running_tool: Option<String>,
     /// The last `running_tool`'s memory, for the next call's.
     spare_tool: String,
+    /// The observers whose failure was told as it happened (`observer.failed`).
+    pub(crate) observers_told: Vec<u32>,
     /// The permissions an ACP agent asked for, each with its answer (the first hundred).
     pub permissions_asked: Vec<PermissionAsked>,
     /// The project's checks, every attempt, in the order they ran.
@@ -547,6 +549,7 @@ impl RunStats {
                 });
             }
             EventKind::CheckFinished(check) => self.checks.push(check.clone()),
+            EventKind::ObserverFailed { index, .. } => self.observers_told.push(*index),
             EventKind::RepairStarted {
                 attempt,
                 budget_usd,

@@ -137,6 +137,10 @@ impl Consumer for Feeder {
         Ok(())
     }
 
+    fn news(&mut self) -> Option<crate::event::EventKind> {
+        self.tally.news()
+    }
+
     fn name(&self) -> &'static str {
         "observer"
     }

@@ -290,6 +290,10 @@ impl Consumer for CommandObserver {
         Ok(())
     }
 
+    fn news(&mut self) -> Option<crate::event::EventKind> {
+        self.tally.news()
+    }
+
     fn name(&self) -> &'static str {
         "observer"
     }

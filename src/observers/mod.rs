@@ -15,7 +15,7 @@ pub(crate) use callback::{Callback, Pending};
 pub(crate) use command::CommandObserver;
 pub(crate) use sink::EventsTo;
 
-use crate::event::{ObserverLog, ObserverReport, Turn, TurnKind};
+use crate::event::{EventKind, ObserverLog, ObserverReport, Turn, TurnKind};
 use crate::redact::Masked;
 use crate::term::print;
 
@@ -118,6 +118,8 @@ pub(crate) struct Tally {
     /// The run is over: it is being ended, which is no news.
     closing: AtomicBool,
     problem: Mutex<Option<String>>,
+    /// The problem, until the dispatcher has been told of it.
+    news: Mutex<Option<String>>,
     /// A problem seen, not told yet while its cause may still show (a command that closed its
     /// input has often just exited, and its exit says why): since when, and what.
     pending: Mutex<Option<(std::time::Instant, String)>>,
@@ -137,6 +139,7 @@ impl Tally {
             warned_drop: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             problem: Mutex::new(None),
+            news: Mutex::new(None),
             pending: Mutex::new(None),
             log_cut: Mutex::new(None),
         }
@@ -186,12 +189,19 @@ impl Tally {
         }
         let mut slot = self.problem.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
-            print::warn(format_args!(
-                "{} {problem}: it gets no more events; the run goes on",
-                self.label()
-            ));
+            *self.news.lock().unwrap_or_else(|e| e.into_inner()) = Some(problem.clone());
             *slot = Some(problem);
         }
+    }
+
+    /// `observer.failed`, once, when it has stopped taking events since last asked.
+    pub(crate) fn news(&self) -> Option<EventKind> {
+        let problem = self.news.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        Some(EventKind::ObserverFailed {
+            index: self.index,
+            target: self.target.clone(),
+            problem,
+        })
     }
 
     /// A problem to tell once its cause is known, or after a moment if none shows.
@@ -230,6 +240,8 @@ impl Tally {
 
     /// What the receipt says of it.
     pub(crate) fn report(&self) -> ObserverReport {
+        // Told here if not before: its failure is said once.
+        self.news.lock().unwrap_or_else(|e| e.into_inner()).take();
         ObserverReport {
             index: self.index,
             target: self.target.clone(),

@@ -136,6 +136,10 @@ impl Consumer for EventsTo {
         Ok(())
     }
 
+    fn news(&mut self) -> Option<crate::event::EventKind> {
+        self.tally.news()
+    }
+
     fn name(&self) -> &'static str {
         "events-to"
     }

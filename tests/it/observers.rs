@@ -215,14 +215,35 @@ fn an_observer_that_cannot_start_is_told_with_its_cause() {
     ]);
     let out = support::run(&mut run, Duration::from_secs(60));
     out.assert_exit(0);
-    out.assert_stderr_has(
-        "observer 1 (no-such-observer-cmd) exited (exit 127): sh: 1: no-such-observer-cmd: not found",
+    let cause = "sh: 1: no-such-observer-cmd: not found";
+    out.assert_stderr_has(&format!(
+        "⚠ observer 1 (no-such-observer-cmd) exited (exit 127): {cause}"
+    ));
+    // Said once, in the run's own lines (a time, a mark), not as a message of another style.
+    let told: Vec<&str> = out.stderr.lines().filter(|l| l.contains(cause)).collect();
+    assert_eq!(told.len(), 1, "the cause said once: {}", out.stderr);
+    assert!(
+        told[0].starts_with('['),
+        "a line of the run: {}",
+        out.stderr
     );
+    assert!(!out.stderr.contains("warning: observer"), "{}", out.stderr);
     assert!(
         !out.stderr.contains("closed its input"),
         "the cause, not its effect: {}",
         out.stderr
     );
+    // The log says so as it happened, before the run's end.
+    let events = ctx.events();
+    let failed = events
+        .iter()
+        .position(|e| e.kind.type_name() == "observer.failed")
+        .unwrap_or_else(|| panic!("an observer.failed event: {:?}", support::types(&events)));
+    let finished = events
+        .iter()
+        .position(|e| e.kind.type_name() == "run.finished")
+        .expect("run.finished");
+    assert!(failed < finished);
     let receipt = ctx.ended_as(Outcome::Completed);
     let problem = receipt.observers[0].problem.clone().unwrap_or_default();
     assert!(problem.contains("not found"), "{problem}");

@@ -231,6 +231,7 @@ impl Human {
             | K::WatchdogFired(_)
             | K::StorageFailed { .. }
             | K::ObserverFinished(_)
+            | K::ObserverFailed { .. }
             | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
             K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
             K::CheckStarted { .. }

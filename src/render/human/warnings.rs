@@ -47,7 +47,22 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             l.alert(s.ok.apply_to(text));
         }
         EventKind::WatchdogFired(d) => watchdog_fired(l, d),
+        EventKind::ObserverFailed {
+            index,
+            target,
+            problem,
+        } => {
+            let text = format!(
+                "⚠ observer {index} ({target}) {problem}: it gets no more events; the run goes on"
+            );
+            l.alert(s.warn.apply_to(text));
+        }
         EventKind::ObserverFinished(o) if o.dropped > 0 || o.problem.is_some() => {
+            // A failure told as it happened is not news at the end.
+            let told = l.totals.observers_told.contains(&o.index);
+            if o.dropped == 0 && told {
+                return;
+            }
             let mut missed = Vec::new();
             if o.dropped > 0 {
                 missed.push(format!(
@@ -56,7 +71,7 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
                     thousands(o.dropped + o.queued)
                 ));
             }
-            missed.extend(o.problem.clone());
+            missed.extend(o.problem.clone().filter(|_| !told));
             let text = format!(
                 "⚠ observer {} ({}): {}",
                 o.index,
