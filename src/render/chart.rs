@@ -185,13 +185,18 @@ pub(crate) fn hbars(title: &str, bars: &[Bar], unit: Unit) -> Markup {
     let ticks = fitting_ticks(max, unit, x1 - x0);
     let top = ticks.last().copied().unwrap_or(1.0);
     let x = |v: f64| x0 + (x1 - x0) * (v / top).clamp(0.0, 1.0);
+    // A bar too short to see is a sliver still; none is none.
+    let length = |v: Option<f64>| match v {
+        Some(v) if v > 0.0 => (x(v) - x0).max(1.0),
+        _ => 0.0,
+    };
     let axis = 6.0 + bars.len() as f64 * ROW + 4.0;
     let height = axis + 24.0;
     html! {
         svg.chart viewBox=(format!("0 0 {W} {height}")) role="img" aria-label=(title) {
             @for t in &ticks {
                 line.grid x1=(at(x(*t))) x2=(at(x(*t))) y1="4" y2=(at(axis)) {}
-                text.tick x=(at(x(*t))) y=(at(axis + 16.0)) text-anchor="middle" { (unit.label(*t, top)) }
+                text.tick.axis-value x=(at(x(*t))) y=(at(axis + 16.0)) text-anchor="middle" { (unit.label(*t, top)) }
             }
             @for (i, (b, short)) in bars.iter().zip(&short).enumerate() {
                 @let y = 6.0 + i as f64 * ROW;
@@ -199,10 +204,10 @@ pub(crate) fn hbars(title: &str, bars: &[Bar], unit: Unit) -> Markup {
                     text.label x=(at(x0 - 8.0)) y=(at(y + 16.0)) text-anchor="end" {
                         title { (b.label) } (short)
                     }
-                    rect class=(b.class) x=(at(x0)) y=(at(y + 4.0)) width=(at(x(b.value.unwrap_or(0.0)) - x0)) height=(at(ROW - 8.0)) rx="2" {
+                    rect class=(b.class) x=(at(x0)) y=(at(y + 4.0)) width=(at(length(b.value))) height=(at(ROW - 8.0)) rx="2" {
                         title { (b.label) ": " (b.shown) }
                     }
-                    text.value x=(at(x(b.value.unwrap_or(0.0)) + 5.0)) y=(at(y + 16.0)) { (b.shown) }
+                    text.value x=(at(x0 + length(b.value) + 5.0)) y=(at(y + 16.0)) { (b.shown) }
                 }
             }
             line.axis x1=(at(x0)) x2=(at(x0)) y1="4" y2=(at(axis)) {}
@@ -239,8 +244,8 @@ pub(crate) struct Column {
 
 /// Columns side by side over a vertical axis of `unit` (runs or cost per day).
 pub(crate) fn columns(title: &str, columns: &[Column], unit: Unit) -> Markup {
-    const HEIGHT: f64 = 250.0;
-    let axis = HEIGHT - 26.0;
+    const HEIGHT: f64 = 254.0;
+    let axis = HEIGHT - 30.0;
     let max = columns
         .iter()
         .map(|c| c.parts.iter().map(|p| p.1).sum::<f64>())
@@ -260,19 +265,21 @@ pub(crate) fn columns(title: &str, columns: &[Column], unit: Unit) -> Markup {
         svg.chart viewBox=(format!("0 0 {W} {HEIGHT}")) role="img" aria-label=(title) {
             @for (t, label) in ticks.iter().zip(&labels) {
                 line.grid x1=(at(x0)) x2=(at(x1)) y1=(at(y(*t))) y2=(at(y(*t))) {}
-                text.tick x=(at(x0 - 6.0)) y=(at(y(*t) + 4.0)) text-anchor="end" { (label) }
+                text.tick.axis-value x=(at(x0 - 6.0)) y=(at(y(*t) + 4.0)) text-anchor="end" { (label) }
             }
             @for (i, c) in columns.iter().enumerate() {
                 @let mid = x0 + slot * (i as f64 + 0.5);
                 g {
                     title { (c.title) }
                     @for (class, from, to) in stacked(&c.parts) {
-                        rect class=(class) x=(at(mid - bar / 2.0)) y=(at(y(to))) width=(at(bar)) height=(at(y(from) - y(to))) {}
+                        // A part too small to see is a sliver still.
+                        @let h = (y(from) - y(to)).max(1.0);
+                        rect class=(class) x=(at(mid - bar / 2.0)) y=(at(y(from) - h)) width=(at(bar)) height=(at(h)) {}
                     }
                 }
                 @let half = width(&c.label) / 2.0;
                 @if i % every == 0 && mid + half <= W - 2.0 {
-                    text.tick x=(at(mid)) y=(at(axis + 17.0)) text-anchor="middle" { (c.label) }
+                    text.tick x=(at(mid)) y=(at(axis + 22.0)) text-anchor="middle" { (c.label) }
                 }
             }
             line.axis x1=(at(x0)) x2=(at(x1)) y1=(at(axis)) y2=(at(axis)) {}

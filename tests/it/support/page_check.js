@@ -26,7 +26,7 @@
     const parent = el.parentElement;
     if (parent && parent !== document.body && parent !== document.documentElement) {
       const p = parent.getBoundingClientRect();
-      if (r.left < p.left - 0.5 || r.right > p.right + 0.5) {
+      if ((p.width > 0 || p.height > 0) && (r.left < p.left - 0.5 || r.right > p.right + 0.5)) {
         problems.push(`${name(el)} overflows ${name(parent)}: ${px(r.left)}..${px(r.right)} in ${px(p.left)}..${px(p.right)}`);
       }
     }
@@ -72,12 +72,30 @@
   for (const g of document.querySelectorAll('g[data-figure^="outcome:"]')) {
     fills[g.getAttribute("data-figure").slice(8)] = getComputedStyle(g.querySelector("rect")).fill;
   }
+  // Each chart's value axis, and its labels: what is shown, and the whole text on hover.
+  const charts = [...document.querySelectorAll("svg.chart")].map((svg) => ({
+    name: svg.getAttribute("aria-label"),
+    axis: [...svg.querySelectorAll("text.axis-value")].map((t) => t.textContent),
+    labels: [...svg.querySelectorAll("text.label")].map((t) => {
+      const title = t.querySelector("title");
+      const whole = title ? title.textContent : null;
+      const shown = [...t.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("");
+      return { shown, whole };
+    }),
+  }));
   const result = {
+    charts,
     width,
     dark: matchMedia("(prefers-color-scheme: dark)").matches,
     background: getComputedStyle(document.documentElement).backgroundColor,
     text: getComputedStyle(document.body).color,
     scripts: document.scripts.length,
+    // What would fetch something: an address in an element, or in the style sheet.
+    fetching:
+      document.querySelectorAll("[src], [href], [srcset], [poster], [data], link, iframe, object, embed").length +
+      [...document.querySelectorAll("style")].filter((s) => /url\(|@import/.test(s.textContent)).length,
+    // Elements a foreign string could have made, had it not been escaped.
+    foreign_elements: document.querySelectorAll("img, b, a, iframe, object, embed, form, script:not(#page-checker)").length,
     problems,
     figures,
     fills,
