@@ -50,7 +50,7 @@ pub(crate) fn page(f: &Figures, runs: &[RunFacts], dirs: &[String]) -> String {
                 h1 { "runbook stats" }
                 (subtitle(f, &dirs))
                 @if nothing {
-                    p.empty { "No runs yet: " code { "runbook run" } " makes the first." }
+                    p.empty { "No runs to show: none match the filters, or there are none yet (" code { "runbook run" } " makes the first)." }
                 } @else {
                     (cards(f))
                     (outcome_section(f, runs))
@@ -240,7 +240,7 @@ fn failed_section(f: &Figures, runs: &[RunFacts]) -> Markup {
     html! {
         h2 { "Runs that did not complete" }
         @if failed.is_empty() {
-            p.empty { "None: every run completed." }
+            p.empty { (if f.runs == 0 { "No run has a receipt yet." } else { "None: every run completed." }) }
         } @else {
             @if failed.len() > TOP { p.note { "The " (TOP) " newest of " (failed.len()) "." } }
             (table(shown_runs, true))
