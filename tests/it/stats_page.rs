@@ -316,3 +316,41 @@ fn figures_match_the_receipts(figures: &Value, made: &[Made]) {
         assert_eq!(figures[format!("run-outcome:{}", m.id)], m.outcome);
     }
 }
+
+#[test]
+fn a_secret_in_what_the_page_shortens_is_masked_whole_before_it_is_cut() {
+    const TOKEN: &str = "Zq9XvB7pLm3K8wRt2YhN5cJd";
+    let mut ctx = TestContext::new();
+    ctx.env("MY_API_TOKEN", TOKEN);
+    let runs = ctx.root().join("runs");
+    // Each is cut by the page near the secret: a prompt at 240 columns, a model at 28 from its
+    // end, a project's label at 26 from its end and at 60 in the table.
+    let prompt = format!("{} {TOKEN} and more words after it", "a".repeat(230));
+    let model = format!("provider/{TOKEN}-model-name");
+    let project = format!("/home/someone/{TOKEN}/the/project");
+    for (id, outcome) in [("r1", "hung"), ("r2", "completed")] {
+        let r = receipt(json!({
+            "run_id": id, "outcome": outcome, "prompt": prompt, "model": model, "cwd": project,
+            "message": format!("stopped while {TOKEN} was in use"),
+        }));
+        put(&runs, id, &r.to_string());
+    }
+    let page = ctx.work.join("stats.html");
+    ctx.run(&[
+        "stats",
+        runs.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ])
+    .assert_exit(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let chars: Vec<char> = TOKEN.chars().collect();
+    for part in chars.windows(6) {
+        let part: String = part.iter().collect();
+        assert!(!html.contains(&part), "{part} of the secret in the page");
+    }
+    assert!(
+        html.contains("and more words"),
+        "the prompt is there, masked"
+    );
+}
