@@ -367,7 +367,7 @@ fn table(runs: &[&RunFacts], why: bool) -> Markup {
                 @let tone = Tone::of(r.outcome);
                 tbody {
                     tr.main {
-                        td.nowrap { code.id { (shown(&r.run_id)) } span.when { (utc(r.started_at)) } }
+                        td.nowrap { code.id { (clipped_start(&r.run_id, 26)) } span.when { (utc(r.started_at)) } }
                         td.nowrap { span.pill.(tone.class()) data-figure=(format!("run-outcome:{}", shown(&r.run_id))) { (r.outcome.as_str()) } }
                         td { span.agent { (clipped(&r.agent, 24)) } span.model { (clipped(r.model.as_deref().unwrap_or("-"), 28)) } }
                         td.num.nowrap { (r.duration_ms.map_or("unknown".to_owned(), duration_ms)) }

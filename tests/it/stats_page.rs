@@ -75,7 +75,7 @@ struct Made {
     message: String,
 }
 
-/// 48 runs over 30 days, and one abandoned.
+/// 48 runs over 30 days, one with names longer than any real one, and one abandoned.
 fn realistic(root: &Path) -> (PathBuf, Vec<Made>) {
     let runs = root.join("runs");
     let (projects, prompts) = (projects(), prompts());
@@ -124,6 +124,20 @@ fn realistic(root: &Path) -> (PathBuf, Vec<Made>) {
             message,
         });
     }
+    // Foreign names far longer than any real one, in proportional glyphs at their widest.
+    let id = format!("{}-{}", "R".repeat(120), "x");
+    let message = format!("{} and so on", "W".repeat(300));
+    let r = receipt(json!({
+        "run_id": id, "started_at": "2026-10-30T23:00:00Z", "outcome": "killed", "message": message,
+        "agent": {"name": format!("\u{202e}{}", "W".repeat(200))}, "model": format!("\u{1b}[2J{}", "m".repeat(90)),
+        "cwd": format!("/{}", "M".repeat(300)), "prompt": "😀".repeat(300),
+    }));
+    put(&runs, &id, &r.to_string());
+    made.push(Made {
+        id,
+        outcome: "killed",
+        message,
+    });
     let gone = runs.join("gone");
     std::fs::create_dir_all(&gone).unwrap();
     let started = json!({"seq": 0, "ts": "2026-10-30T10:00:00Z", "turn": {"index": 0, "kind": "start"}, "type": "run.started",
