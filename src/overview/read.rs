@@ -27,6 +27,10 @@ pub(crate) struct RunFacts {
     /// The git root of its working directory, else the directory itself.
     pub project: String,
     pub outcome: Outcome,
+    /// The first non-empty line of its prompt, trimmed, at most [`PROMPT_CHARS`] characters.
+    pub prompt: String,
+    /// Why it ended so, in a sentence (the receipt's `message`).
+    pub message: String,
     /// `None`: beyond its bound.
     pub duration_ms: Option<u64>,
     /// `None`: unknown (which is not zero), or beyond its bound.
@@ -44,6 +48,9 @@ pub(crate) struct RunFacts {
     pub checks: Option<(bool, bool)>,
     pub repaired: Option<RepairStop>,
 }
+
+/// How much of a prompt's first line is kept (and of a run's message).
+const PROMPT_CHARS: usize = 500;
 
 /// The runs that pass the filters.
 #[derive(Debug, Default)]
@@ -98,6 +105,10 @@ struct Slim {
     started_at: String,
     duration_ms: u64,
     outcome: Outcome,
+    #[serde(default)]
+    prompt: String,
+    #[serde(default)]
+    message: String,
     cost: SlimCost,
     tokens: Tokens,
     tool_calls: SlimTools,
@@ -276,6 +287,8 @@ fn read_one(dir: &Path) -> Read {
         model: slim.model,
         project: slim.git.map_or(slim.cwd, |g| g.root),
         outcome: slim.outcome,
+        prompt: kept(first_line(&slim.prompt)),
+        message: kept(&slim.message),
         duration_ms,
         cost_usd,
         tokens,
@@ -297,6 +310,22 @@ fn read_one(dir: &Path) -> Read {
         checks,
         repaired: slim.repair.and_then(|r| r.stopped),
     }))
+}
+
+/// The first non-empty line of a text, trimmed.
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// At most [`PROMPT_CHARS`] characters of `text`.
+fn kept(text: &str) -> String {
+    match text.char_indices().nth(PROMPT_CHARS) {
+        Some((cut, _)) => text[..cut].to_owned(),
+        None => text.to_owned(),
+    }
 }
 
 /// A run directory without a receipt: running while its runbook lives, else abandoned; not a

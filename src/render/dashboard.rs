@@ -1,78 +1,274 @@
 //! `runbook stats --html FILE`: one self-contained page (inline CSS and SVG, no script, nothing
-//! fetched) with the same numbers as `runbook stats`, as charts: runs and cost per day, outcomes,
-//! how long runs took, cost per project and model; and the most expensive and the failed runs.
-//! The markup is maud's, the charts plotters' SVG.
+//! fetched) with the same numbers as `runbook stats`, in the order a team lead reads them: how
+//! many runs completed and what they cost; outcomes and runs per day; the runs that did not
+//! complete, with their prompt and why; where the money went; how long runs took; the most
+//! expensive runs. Outcomes are coloured as on the terminal ([`Tone`]); light or dark as the
+//! reader's system is. Every foreign string (prompts, messages, paths, models, names) is masked,
+//! shown with its control characters visible, and HTML-escaped by maud; shortened ones carry
+//! their whole text on hover. The charts are in `chart`.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
-use plotters::prelude::*;
 
+use super::chart::{self, Bar, Column, Unit};
+use super::tone::Tone;
 use crate::event::Outcome;
-use crate::format::{duration_ms, money, money_of, utc};
+use crate::format::{duration_ms, fit, money, money_of, plural, utc};
 use crate::overview::{Figures, Group, RunFacts};
-
-const GREEN_BAR: RGBColor = RGBColor(0x2d, 0xa4, 0x4e);
-const BLUE_BAR: RGBColor = RGBColor(0x09, 0x69, 0xda);
-const RED_BAR: RGBColor = RGBColor(0xcf, 0x22, 0x2e);
-const PURPLE_BAR: RGBColor = RGBColor(0x82, 0x50, 0xdf);
-const TEAL_BAR: RGBColor = RGBColor(0x1b, 0x7c, 0x83);
 
 /// How many runs each table lists, and how many bars a per-project or per-model chart has.
 const TOP: usize = 15;
+/// The most days the per-day charts fill in one by one (days without runs at 0).
+const DAYS: u64 = 400;
 
-const CSS: &str = "
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #1d2329; padding: 0 1rem; }
-h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; font-size: 1.15rem; }
-.sub { color: #5b6670; margin-top: 0; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 0.8rem; margin: 1.5rem 0; }
-.card { border: 1px solid #d8dee4; border-radius: 8px; padding: 0.8rem 1rem; }
-.card .n { display: block; font-size: 1.5rem; font-weight: 600; }
-.card .l { color: #5b6670; font-size: 0.85rem; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 1rem; }
-svg { max-width: 100%; height: auto; }
-table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
-th, td { text-align: left; padding: 0.3rem 0.6rem; border-bottom: 1px solid #e6eaee; }
-th { color: #5b6670; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.bad { color: #b42318; } .warn { color: #9a6700; }
-footer { margin-top: 3rem; color: #5b6670; font-size: 0.8rem; }
-";
+const CSS: &str = include_str!("dashboard.css");
+
+/// Foreign text as the page shows it: secrets masked, controls made visible, on one line
+/// (maud escapes it where it is put).
+fn shown(text: &str) -> String {
+    let masked = crate::redact::current().str(text).into_owned();
+    crate::foreign::term::escape_line(&masked).into_owned()
+}
 
 /// The page.
 pub(crate) fn page(f: &Figures, runs: &[RunFacts], dirs: &[String]) -> String {
-    let span = match (&f.first, &f.last) {
-        (Some(a), Some(b)) => format!("{} to {}", &a[..10], &b[..10]),
-        _ => "no runs".to_owned(),
+    let dirs: Vec<String> = dirs.iter().map(|d| shown(d)).collect();
+    let nothing = f.runs == 0 && f.running == 0 && f.abandoned == 0;
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { "runbook stats" }
+                style { (PreEscaped(CSS)) }
+            }
+            body { main {
+                h1 { "runbook stats" }
+                (subtitle(f, &dirs))
+                @if nothing {
+                    p.empty { "No runs to show: none match the filters, or there are none yet (" code { "runbook run" } " makes the first)." }
+                } @else {
+                    (cards(f))
+                    (outcome_section(f, runs))
+                    (failed_section(f, runs))
+                    (money_section(f, runs))
+                    (time_section(runs))
+                }
+                footer { "Made by runbook " (env!("CARGO_PKG_VERSION")) " from the runs' receipts. Times are UTC." }
+            } }
+        }
     };
+    markup.into_string()
+}
+
+/// How many runs, over which days, read from where; and what could not be read.
+fn subtitle(f: &Figures, dirs: &[String]) -> Markup {
+    let span = match (&f.first, &f.last) {
+        (Some(a), Some(b)) if a[..10] == b[..10] => format!(", on {}", &a[..10]),
+        (Some(a), Some(b)) => format!(", {} to {}", &a[..10], &b[..10]),
+        _ => String::new(),
+    };
+    let skipped: u32 = f.skipped.values().sum();
+    html! {
+        p.sub {
+            (plural(u64::from(f.runs), "run")) (span) " · " (dirs.join(", "))
+            @if f.running > 0 { " · " span data-figure="running" { (f.running) " running" } }
+            @if f.abandoned > 0 { " · " span.tone-bad data-figure="abandoned" { (f.abandoned) " abandoned (no receipt)" } }
+        }
+        @if skipped > 0 {
+            p.note { (plural(u64::from(skipped), "receipt")) " skipped: "
+                (f.skipped.iter().map(|(why, n)| format!("{n} {}", shown(why))).collect::<Vec<_>>().join(", ")) }
+        }
+        @for i in &f.implausible {
+            p.note { (i.runs) " runs' " (i.figure) " skipped: implausible (" (shown(&i.example)) "; " (i.bound) ")" }
+        }
+    }
+}
+
+/// The headline numbers.
+fn cards(f: &Figures) -> Markup {
+    let completed = f
+        .outcomes
+        .get(Outcome::Completed.as_str())
+        .copied()
+        .unwrap_or(0);
+    let failed = f.runs - completed.min(f.runs);
     let rate = f
         .success_rate
         .map_or("-".to_owned(), |r| format!("{:.1}%", r * 100.0));
-    let skipped: u32 = f.skipped.values().sum();
-    let cards = [
-        ("runs", f.runs.to_string(), "runs"),
-        ("success", rate, "completed"),
+    let total = money_of(
+        (f.cost.unknown == 0).then_some(f.cost.total_usd),
+        f.cost.total_usd,
+    );
+    let unknown = (f.cost.unknown > 0)
+        .then(|| format!("unknown for {}", plural(u64::from(f.cost.unknown), "run")));
+    let cards: [(&str, String, &str, Option<String>, &str); 7] = [
+        ("runs", f.runs.to_string(), "runs", None, ""),
         (
-            "cost",
-            money_of(
-                (f.cost.unknown == 0).then_some(f.cost.total_usd),
-                f.cost.total_usd,
-            ),
-            "total cost",
+            "success",
+            rate,
+            "completed",
+            Some(format!("{completed} of {}", f.runs)),
+            if failed == 0 { "tone-good" } else { "" },
         ),
+        (
+            "failed",
+            failed.to_string(),
+            "did not complete",
+            None,
+            if failed > 0 { "tone-bad" } else { "" },
+        ),
+        ("cost", total, "total cost", unknown, ""),
         (
             "median-cost",
             f.cost.median_usd.map_or("-".to_owned(), money),
             "median cost per run",
+            None,
+            "",
         ),
         (
             "p90-cost",
             f.cost.p90_usd.map_or("-".to_owned(), money),
             "90th percentile cost",
+            None,
+            "",
         ),
         (
             "median-duration",
             f.duration_ms.median.map_or("-".to_owned(), duration_ms),
             "median duration",
+            f.duration_ms.p90.map(|p| format!("p90 {}", duration_ms(p))),
+            "",
         ),
     ];
+    html! {
+        section.cards {
+            @for (key, value, label, more, class) in &cards {
+                div.card {
+                    span.n.(class) data-key=(key) { (value) }
+                    span.l { (label) }
+                    @if let Some(more) = more { span.m { (more) } }
+                }
+            }
+        }
+    }
+}
+
+/// Runs by outcome, and per day.
+fn outcome_section(f: &Figures, runs: &[RunFacts]) -> Markup {
+    let mut outcomes: Vec<(Tone, &String, u32)> = f
+        .outcomes
+        .iter()
+        .map(|(name, n)| (tone_of(name), name, *n))
+        .collect();
+    outcomes.sort_by_key(|(tone, name, n)| (rank(*tone), std::cmp::Reverse(*n), *name));
+    let bars: Vec<Bar> = outcomes
+        .iter()
+        .map(|(tone, name, n)| Bar {
+            label: (*name).clone(),
+            value: Some(f64::from(*n)),
+            shown: n.to_string(),
+            class: tone.class(),
+            figure: format!("outcome:{name}"),
+        })
+        .collect();
+    let days = per_day(&f.per_day, runs);
+    let columns: Vec<Column> = days
+        .iter()
+        .map(|d| Column {
+            label: d.key[5..].to_owned(),
+            title: format!(
+                "{}: {}, {} completed",
+                d.key,
+                plural(u64::from(d.tones.iter().sum::<u32>()), "run"),
+                d.tones[0]
+            ),
+            parts: [Tone::Good, Tone::Going, Tone::Warn, Tone::Bad]
+                .iter()
+                .zip(d.tones)
+                .map(|(t, n)| (t.class(), f64::from(n)))
+                .collect(),
+        })
+        .collect();
+    html! {
+        h2 { "Outcomes" }
+        div.charts {
+            figure {
+                figcaption { "Runs by outcome" }
+                (chart::hbars("Runs by outcome", &bars, Unit::Count))
+            }
+            figure {
+                figcaption { "Runs per day" }
+                (chart::columns("Runs per day", &columns, Unit::Count))
+                (legend(&days))
+            }
+        }
+    }
+}
+
+/// What the colours of the days' outcomes mean (of those there are).
+fn legend(days: &[Day<'_>]) -> Markup {
+    let tones = [
+        (Tone::Good, "completed"),
+        (Tone::Going, "running"),
+        (Tone::Warn, "interrupted or truncated"),
+        (Tone::Bad, "failed"),
+    ];
+    html! {
+        ul.legend {
+            @for (tone, what) in tones {
+                @if days.iter().any(|d| d.tones[rank(tone) as usize] > 0) {
+                    li { span.swatch.(tone.class()) {} (what) }
+                }
+            }
+        }
+    }
+}
+
+/// The runs that did not complete, newest first, each with its prompt and why.
+fn failed_section(f: &Figures, runs: &[RunFacts]) -> Markup {
+    let failed: Vec<&RunFacts> = runs
+        .iter()
+        .rev()
+        .filter(|r| r.outcome != Outcome::Completed)
+        .collect();
+    let shown_runs = &failed[..failed.len().min(TOP)];
+    html! {
+        h2 { "Runs that did not complete" }
+        @if failed.is_empty() {
+            p.empty { (if f.runs == 0 { "No run has a receipt yet." } else { "None: every run completed." }) }
+        } @else {
+            @if failed.len() > TOP { p.note { "The " (TOP) " newest of " (failed.len()) "." } }
+            (table(shown_runs, true))
+        }
+        @if f.abandoned > 0 {
+            p.note { (plural(u64::from(f.abandoned), "run")) " abandoned: its runbook was stopped before it wrote a receipt, so there is no reason to show (see " code { "runbook list" } ")." }
+        }
+    }
+}
+
+/// Cost per day, project, model and agent.
+fn money_section(f: &Figures, runs: &[RunFacts]) -> Markup {
+    let days = per_day(&f.per_day, runs);
+    let columns: Vec<Column> = days
+        .iter()
+        .map(|d| Column {
+            label: d.key[5..].to_owned(),
+            title: format!(
+                "{}: {}",
+                d.key,
+                d.group.map_or("no runs".to_owned(), |g| money_of(
+                    g.cost_usd,
+                    g.known_cost_usd
+                ))
+            ),
+            parts: vec![("tone-money", d.group.map_or(0.0, |g| g.known_cost_usd))],
+        })
+        .collect();
     let mut expensive: Vec<&RunFacts> = runs.iter().filter(|r| r.cost_usd.is_some()).collect();
     expensive.sort_by(|a, b| {
         b.cost_usd
@@ -80,101 +276,52 @@ pub(crate) fn page(f: &Figures, runs: &[RunFacts], dirs: &[String]) -> String {
             .total_cmp(&a.cost_usd.unwrap_or(0.0))
     });
     expensive.truncate(TOP);
-    let mut failed: Vec<&RunFacts> = runs
-        .iter()
-        .filter(|r| r.outcome != Outcome::Completed)
-        .collect();
-    failed.reverse();
-    failed.truncate(TOP);
-    let markup = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "runbook stats" }
-                style { (PreEscaped(CSS)) }
+    html! {
+        h2 { "Where the money went" }
+        div.charts {
+            figure {
+                figcaption { "Cost per day" }
+                (chart::columns("Cost per day", &columns, Unit::Usd))
             }
-            body {
-                h1 { "runbook stats" }
-                p.sub { (f.runs) " runs, " (span) " · " (dirs.join(", "))
-                    @if skipped > 0 { " · " span.warn { (skipped) " receipts skipped" } }
-                    @for i in &f.implausible { " · " span.warn { (i.runs) " runs' " (i.figure) " skipped: implausible (" (i.example) ")" } }
-                    @if f.abandoned + f.running > 0 { " · " (f.running) " running, " (f.abandoned) " abandoned" }
-                }
-                section.cards {
-                    @for (key, value, label) in &cards {
-                        div.card { span.n data-key=(key) { (value) } span.l { (label) } }
-                    }
-                }
-                h2 { "Runs and cost per day" }
-                div.charts {
-                    (PreEscaped(bars("Runs per day", &days(&f.per_day, |g| f64::from(g.runs)), &GREEN_BAR, count_label)))
-                    (PreEscaped(bars("Cost per day (USD)", &days(&f.per_day, |g| g.known_cost_usd), &BLUE_BAR, |v| format!("{v:.2}"))))
-                }
-                h2 { "Outcomes and durations" }
-                div.charts {
-                    (PreEscaped(bars("Runs by outcome", &outcomes(f), &RED_BAR, count_label)))
-                    (PreEscaped(bars("How long runs took", &durations(runs), &PURPLE_BAR, count_label)))
-                }
-                h2 { "Where the money went" }
-                div.charts {
-                    (PreEscaped(bars("Cost per project (USD)", &top(&f.per_project), &BLUE_BAR, |v| format!("{v:.2}"))))
-                    (PreEscaped(bars("Cost per model (USD)", &top(&f.per_model), &TEAL_BAR, |v| format!("{v:.2}"))))
-                }
-                h2 { "The most expensive runs" }
-                (table(&expensive))
-                h2 { "Runs that did not complete" }
-                @if failed.is_empty() { p { "None." } } @else { (table(&failed)) }
-                footer { "Made by runbook " (env!("CARGO_PKG_VERSION")) " from the runs' receipts." }
-            }
+            (cost_chart("Cost per project", "project", &f.per_project))
+            (cost_chart("Cost per model", "model", &f.per_model))
+            (cost_chart("Cost per agent", "agent", &f.per_agent))
         }
-    };
-    markup.into_string()
+        h2 { "The most expensive runs" }
+        @if expensive.is_empty() { p.empty { "No run's cost is known." } } @else { (table(&expensive, false)) }
+    }
 }
 
-fn table(runs: &[&RunFacts]) -> Markup {
+/// The costliest groups, as bars; a group whose cost is partly unknown says `at least`.
+fn cost_chart(title: &str, kind: &str, groups: &[Group]) -> Markup {
+    let mut sorted: Vec<&Group> = groups.iter().collect();
+    sorted.sort_by(|a, b| {
+        b.known_cost_usd
+            .total_cmp(&a.known_cost_usd)
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    let bars: Vec<Bar> = sorted
+        .iter()
+        .take(TOP)
+        .map(|g| Bar {
+            label: shown(&g.key),
+            value: (g.known_cost_usd > 0.0 || g.cost_unknown == 0).then_some(g.known_cost_usd),
+            shown: money_of(g.cost_usd, g.known_cost_usd),
+            class: "tone-money",
+            figure: format!("cost-{kind}:{}", shown(&g.key)),
+        })
+        .collect();
     html! {
-        table {
-            thead { tr { th { "run" } th { "started" } th { "agent" } th { "model" } th { "project" } th { "outcome" } th.num { "time" } th.num { "cost" } } }
-            tbody {
-                @for r in runs {
-                    tr {
-                        td { code { (r.run_id) } }
-                        td { (utc(r.started_at)) }
-                        td { (r.agent) }
-                        td { (r.model.as_deref().unwrap_or("-")) }
-                        td { (r.project) }
-                        td class=(if r.outcome == Outcome::Completed { "" } else { "bad" }) { (r.outcome.as_str()) }
-                        td.num { (r.duration_ms.map_or("unknown".to_owned(), duration_ms)) }
-                        td.num { (r.cost_usd.map_or("unknown".to_owned(), money)) }
-                    }
-                }
-            }
+        figure {
+            figcaption { (title) }
+            (chart::hbars(title, &bars, Unit::Usd))
+            @if groups.len() > TOP { p.note { "and " (groups.len() - TOP) " more" } }
         }
     }
 }
 
-/// Per day: the day (`11-24`) and a value.
-fn days(groups: &[Group], value: impl Fn(&Group) -> f64) -> Vec<(String, f64)> {
-    groups
-        .iter()
-        .map(|g| (g.key[5..].to_owned(), value(g)))
-        .collect()
-}
-
-fn outcomes(f: &Figures) -> Vec<(String, f64)> {
-    let mut all: Vec<(String, f64)> = f
-        .outcomes
-        .iter()
-        .map(|(k, v)| (k.clone(), f64::from(*v)))
-        .collect();
-    all.sort_by(|a, b| b.1.total_cmp(&a.1));
-    all
-}
-
-/// How many runs took each span of time.
-fn durations(runs: &[RunFacts]) -> Vec<(String, f64)> {
+/// How long runs took.
+fn time_section(runs: &[RunFacts]) -> Markup {
     let spans: [(&str, u64); 6] = [
         ("< 1m", 60_000),
         ("1–5m", 300_000),
@@ -188,80 +335,134 @@ fn durations(runs: &[RunFacts]) -> Vec<(String, f64)> {
         let i = spans.iter().position(|(_, up_to)| ms < *up_to).unwrap_or(5);
         counts[i] += 1;
     }
-    spans
+    let bars: Vec<Bar> = spans
         .iter()
         .zip(counts)
-        .map(|((label, _), n)| ((*label).to_owned(), f64::from(n)))
+        .map(|((label, _), n)| Bar {
+            label: (*label).to_owned(),
+            value: Some(f64::from(n)),
+            shown: n.to_string(),
+            class: "tone-time",
+            figure: format!("duration:{label}"),
+        })
+        .collect();
+    html! {
+        h2 { "How long runs took" }
+        div.charts {
+            figure {
+                figcaption { "Runs by duration" }
+                (chart::hbars("Runs by duration", &bars, Unit::Count))
+            }
+        }
+    }
+}
+
+/// Runs, two rows each: what a run was (id and start, outcome, agent and model, time, cost),
+/// then its project, prompt and, when it did not complete, why.
+fn table(runs: &[&RunFacts], why: bool) -> Markup {
+    html! {
+        table.runs {
+            thead { tr { th { "run" } th { "outcome" } th { "agent · model" } th.num { "time" } th.num { "cost" } } }
+            @for r in runs {
+                @let tone = Tone::of(r.outcome);
+                tbody {
+                    tr.main {
+                        td.nowrap { code.id { (clipped_start(&r.run_id, 26)) } span.when { (utc(r.started_at)) } }
+                        td.nowrap { span.pill.(tone.class()) data-figure=(format!("run-outcome:{}", shown(&r.run_id))) { (r.outcome.as_str()) } }
+                        td { span.agent { (clipped(&r.agent, 24)) } span.model { (clipped(r.model.as_deref().unwrap_or("-"), 28)) } }
+                        td.num.nowrap { (r.duration_ms.map_or("unknown".to_owned(), duration_ms)) }
+                        td.num.nowrap { (r.cost_usd.map_or("unknown".to_owned(), money)) }
+                    }
+                    tr.detail {
+                        td colspan="5" {
+                            span.project { (clipped(&r.project, 60)) }
+                            @if !r.prompt.is_empty() { span.prompt { (clipped_start(&r.prompt, 240)) } }
+                            @if why && !r.message.is_empty() {
+                                span.reason.(tone.class()) data-figure=(format!("reason:{}", shown(&r.run_id))) { (clipped_start(&r.message, 400)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A label of at most `max` columns, its end kept, the whole on hover.
+fn clipped(text: &str, max: usize) -> Markup {
+    let whole = shown(text);
+    html! { span title=(whole) { (chart::tail(&whole, max)) } }
+}
+
+/// A text of at most `max` columns, its start kept, the whole on hover.
+fn clipped_start(text: &str, max: usize) -> Markup {
+    let whole = shown(text);
+    html! { span title=(whole) { (fit(&whole, max)) } }
+}
+
+/// The tone of an outcome as the figures name it.
+fn tone_of(name: &str) -> Tone {
+    serde_json::from_value::<Outcome>(serde_json::Value::String(name.to_owned()))
+        .map_or(Tone::Bad, Tone::of)
+}
+
+/// Good outcomes first.
+fn rank(t: Tone) -> u8 {
+    match t {
+        Tone::Good => 0,
+        Tone::Going => 1,
+        Tone::Warn => 2,
+        Tone::Bad => 3,
+    }
+}
+
+/// One day of the per-day charts.
+struct Day<'a> {
+    /// `2026-11-24`.
+    key: String,
+    /// Its runs by tone: good, going, warn, bad.
+    tones: [u32; 4],
+    group: Option<&'a Group>,
+}
+
+/// Every day from the first run's to the last's (only the days with runs over a longer span).
+fn per_day<'a>(groups: &'a [Group], runs: &[RunFacts]) -> Vec<Day<'a>> {
+    let mut tones: BTreeMap<String, [u32; 4]> = BTreeMap::new();
+    for r in runs {
+        let i = rank(Tone::of(r.outcome)) as usize;
+        tones.entry(day_of(r.started_at)).or_default()[i] += 1;
+    }
+    let group = |key: &str| groups.iter().find(|g| g.key == key);
+    let first = runs.first().map(|r| days_since_epoch(r.started_at));
+    let last = runs.last().map(|r| days_since_epoch(r.started_at));
+    let keys: Vec<String> = match (first, last) {
+        (Some(a), Some(b)) if b >= a && b - a <= DAYS => (a..=b)
+            .map(|d| day_of(UNIX_EPOCH + Duration::from_secs(d * 86_400)))
+            .collect(),
+        _ => groups.iter().map(|g| g.key.clone()).collect(),
+    };
+    keys.into_iter()
+        .map(|key| {
+            let t = tones.get(&key).copied().unwrap_or_default();
+            Day {
+                // Good, going, warn, bad: the order of `rank`.
+                tones: t,
+                group: group(&key),
+                key,
+            }
+        })
         .collect()
 }
 
-/// The costliest groups.
-fn top(groups: &[Group]) -> Vec<(String, f64)> {
-    let mut all: Vec<(String, f64)> = groups
-        .iter()
-        .map(|g| (short(&g.key), g.known_cost_usd))
-        .collect();
-    all.sort_by(|a, b| b.1.total_cmp(&a.1));
-    all.truncate(TOP);
-    all
+fn days_since_epoch(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+        / 86_400
 }
 
-/// The end of a long label (a project's path).
-fn short(label: &str) -> String {
-    let chars: Vec<char> = label.chars().collect();
-    if chars.len() <= 24 {
-        label.to_owned()
-    } else {
-        format!("…{}", chars[chars.len() - 23..].iter().collect::<String>())
-    }
-}
-
-/// A count on the axis: whole numbers only.
-fn count_label(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        String::new()
-    }
-}
-
-/// A bar chart as SVG.
-fn bars(title: &str, data: &[(String, f64)], color: &RGBColor, label: fn(f64) -> String) -> String {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (540, 300)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        let n = data.len().max(1) as u32;
-        let most = data.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-9) * 1.15;
-        let chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 17))
-            .margin(10)
-            .x_label_area_size(if data.len() > 8 { 60 } else { 30 })
-            .y_label_area_size(50)
-            .build_cartesian_2d((0u32..n - 1).into_segmented(), 0f64..most);
-        let Ok(mut chart) = chart else {
-            return String::new();
-        };
-        let names: Vec<String> = data.iter().map(|(k, _)| k.clone()).collect();
-        let _ = chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(data.len().max(1))
-            .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                    names.get(*i as usize).cloned().unwrap_or_default()
-                }
-                SegmentValue::Last => String::new(),
-            })
-            .y_label_formatter(&|v| label(*v))
-            .draw();
-        let _ = chart.draw_series(
-            Histogram::vertical(&chart)
-                .style(color.mix(0.8).filled())
-                .margin(6)
-                .data(data.iter().enumerate().map(|(i, (_, v))| (i as u32, *v))),
-        );
-        let _ = root.present();
-    }
-    svg
+/// `2026-11-24`, in UTC, as the figures key a day.
+fn day_of(t: SystemTime) -> String {
+    let midnight = UNIX_EPOCH + Duration::from_secs(days_since_epoch(t) * 86_400);
+    humantime::format_rfc3339_seconds(midnight).to_string()[..10].to_owned()
 }

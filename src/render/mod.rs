@@ -1,5 +1,6 @@
 //! Consumers that show a run to people (`human`) and to programs (`json`).
 
+mod chart;
 pub(crate) mod dashboard;
 pub(crate) mod document;
 pub(crate) mod human;
@@ -10,6 +11,7 @@ pub(crate) mod pr;
 pub(crate) mod report;
 pub(crate) mod settings;
 pub(crate) mod table;
+pub(crate) mod tone;
 pub(crate) mod wrap;
 
 pub(crate) use crate::term::style::Styles;

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use super::Styles;
+use super::tone::Tone;
 use super::wrap::wrap;
 use crate::event::{Decision, Diagnostic, Outcome};
 use crate::exit::ExitStatus;
@@ -393,11 +394,11 @@ fn watchdog(d: &Diagnostic) -> String {
 
 /// An outcome, coloured by how good it is.
 pub(crate) fn outcome(o: Outcome, s: &Styles) -> String {
-    let style = match o {
-        Outcome::Completed => &s.ok,
-        Outcome::Running => &s.accent,
-        Outcome::Interrupted | Outcome::Truncated => &s.warn,
-        _ => &s.error,
+    let style = match Tone::of(o) {
+        Tone::Good => &s.ok,
+        Tone::Going => &s.accent,
+        Tone::Warn => &s.warn,
+        Tone::Bad => &s.error,
     };
     style.apply_to(o.as_str()).to_string()
 }

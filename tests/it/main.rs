@@ -38,6 +38,7 @@ mod record;
 mod report_markdown;
 mod run;
 mod stats;
+mod stats_page;
 mod status;
 mod support;
 mod terminal;

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{self, TestContext};
+use crate::support::{self, TestContext, browser};
 
 /// A receipt from the fixture, with `changes` applied to it.
-fn receipt(changes: Value) -> Value {
+pub(crate) fn receipt(changes: Value) -> Value {
     let mut r: Value = serde_json::from_str(
         &std::fs::read_to_string(support::fixtures().join("receipt.json")).unwrap(),
     )
@@ -19,7 +19,7 @@ fn receipt(changes: Value) -> Value {
     r
 }
 
-fn put(runs: &Path, id: &str, body: &str) {
+pub(crate) fn put(runs: &Path, id: &str, body: &str) {
     let dir = runs.join(id);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("result.json"), body).unwrap();
@@ -78,6 +78,7 @@ fn runs(ctx: &TestContext) -> std::path::PathBuf {
     );
     b["tool_calls"] = tools(json!({"bash": {"calls": 1, "errors": 1, "denied": 0}}));
     b["tokens"] = tokens(200, 20);
+    b["message"] = json!("no output for 5m: the watchdog stopped the agent");
     b["provider_errors"] = json!([{"name": "rate_limit", "message": "slow down", "status": 429}, {"name": "rate_limit", "message": "again", "status": 429}]);
     let mut c = base(
         "c",
@@ -95,6 +96,8 @@ fn runs(ctx: &TestContext) -> std::path::PathBuf {
         {"attempt": 1, "name": "t", "command": "x", "passed": false, "exit": {"code": 1}, "duration_ms": 1, "output_bytes": 0, "tail": [], "log": ""}
     ]);
     c["repair"] = json!({"stopped": "attempts_exhausted", "attempts": []});
+    c["message"] = json!("the checks failed: t");
+    c["prompt"] = json!("\n  </td><script>alert(1)</script> make it pass\nsecond line");
     let mut d = base(
         "d",
         "22",
@@ -445,37 +448,8 @@ fn a_project_whose_cost_is_unknown_shows_it_unknown_never_zero() {
     assert!(!line.contains('$'), "{line}");
 }
 
-/// Debian's headless Chromium, or `RUNBOOK_CHROMIUM`; `None` (said loudly) only when
-/// `RUNBOOK_SKIP_CHROMIUM=1` outside CI, else a missing browser fails the test.
-fn chromium() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("RUNBOOK_CHROMIUM")
-        .map(std::path::PathBuf::from)
-        .or_else(|| which("chromium"));
-    if path.is_some() {
-        return path;
-    }
-    let skip = std::env::var_os("RUNBOOK_SKIP_CHROMIUM").is_some_and(|v| v == "1");
-    assert!(
-        skip && std::env::var_os("CI").is_none(),
-        "chromium is not installed: run .ci/install-agents (or set RUNBOOK_SKIP_CHROMIUM=1 outside CI to skip)"
-    );
-    #[expect(clippy::print_stderr, reason = "a skipped test says so")]
-    {
-        eprintln!("SKIPPED: chromium is not installed");
-    }
-    None
-}
-
-fn which(name: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
 #[test]
-fn the_html_page_renders_in_chromium_with_the_same_numbers() {
+fn the_html_page_shows_the_receipts_numbers_in_chromium() {
     let ctx = TestContext::new();
     let runs = runs(&ctx);
     let page = ctx.work.join("stats.html");
@@ -487,76 +461,68 @@ fn the_html_page_renders_in_chromium_with_the_same_numbers() {
     ]);
     out.assert_exit(0).assert_stderr_has("wrote ");
     let html = std::fs::read_to_string(&page).unwrap();
-    // Nothing is fetched: the only address is the SVG namespace.
-    assert!(
-        html.match_indices("http")
-            .all(|(i, _)| html[i..].starts_with("http://www.w3.org/2000/svg")),
-        "nothing is fetched"
-    );
-    assert!(!html.contains(" src="), "nothing is fetched");
-    assert!(!html.contains("<script"), "no script");
-    let Some(browser) = chromium() else { return };
-    let url = format!("file://{}", page.display());
-    let profile = ctx.root().join("chromium-profile");
-    let headless = |extra: &[&str]| {
-        std::process::Command::new(&browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--hide-scrollbars",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .args(["--enable-logging=stderr", "--v=0"])
-            .args(extra)
-            .arg(&url)
-            .env("HOME", ctx.root())
-            .output()
-            .unwrap()
-    };
-    let dom = headless(&["--dump-dom"]);
-    assert!(
-        dom.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dom.stderr)
-    );
-    let dom_text = String::from_utf8_lossy(&dom.stdout);
-    for (key, value) in [
-        ("runs", "5"),
-        ("success", "60.0%"),
-        ("cost", "at least $10.00"),
-        ("median-cost", "$2.00"),
-        ("p90-cost", "$4.00"),
-        ("median-duration", "3.0s"),
-    ] {
-        let card = format!("data-key=\"{key}\">{value}<");
-        assert!(dom_text.contains(&card), "{card} in the rendered page");
+    // Nothing is fetched, nothing runs.
+    for fetch in ["<script", "<link", "<img", "<iframe"] {
+        assert!(!html.contains(fetch), "{fetch} in the page");
     }
-    assert!(dom_text.contains("Cost per project (USD)") && dom_text.contains("<svg"));
-    let console = String::from_utf8_lossy(&dom.stderr);
-    let errors: Vec<&str> = console
-        .lines()
-        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+    let scratch = ctx.root().join("browser");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let look = browser::Look {
+        width: 1400,
+        dark: false,
+    };
+    let seen = browser::check(&page, &scratch, &look);
+    let figures = &seen["figures"];
+    let expected = [
+        ("card:runs", "5"),
+        ("card:success", "60.0%"),
+        ("card:failed", "2"),
+        ("card:cost", "at least $10.00"),
+        ("card:median-cost", "$2.00"),
+        ("card:p90-cost", "$4.00"),
+        ("card:median-duration", "3.0s"),
+        ("abandoned", "1 abandoned (no receipt)"),
+        // Counted by hand from the receipts: a, d, e completed; b hung; c's checks failed;
+        // `gone` has no receipt.
+        ("outcome:completed", "3"),
+        ("outcome:hung", "1"),
+        ("outcome:checks_failed", "1"),
+        ("outcome:abandoned", "1"),
+        ("duration:< 1m", "5"),
+        ("duration:1–5m", "0"),
+        // a $1 + b $3; c $2 + d unknown + e $4 (its git root is /p/two).
+        ("cost-project:/p/one", "$4.00"),
+        ("cost-project:/p/two", "at least $6.00"),
+        ("cost-model:m1", "$8.00"),
+        ("cost-model:m2", "at least $2.00"),
+        ("cost-agent:opencode", "$8.00"),
+        ("cost-agent:claude", "at least $2.00"),
+        ("run-outcome:b", "hung"),
+        ("run-outcome:c", "checks_failed"),
+        (
+            "reason:b",
+            "no output for 5m: the watchdog stopped the agent",
+        ),
+        ("reason:c", "the checks failed: t"),
+    ];
+    for (key, value) in expected {
+        assert_eq!(figures[key], value, "{key} in {figures:#}");
+    }
+    // Only the runs that did not complete have a reason.
+    let reasons: Vec<&String> = figures
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| k.starts_with("reason:"))
         .collect();
-    assert!(errors.is_empty(), "console errors: {errors:?}");
-    // The screenshot is kept for people to look at.
-    let artifacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts");
-    std::fs::create_dir_all(&artifacts).unwrap();
-    let shot = artifacts.join("stats.png");
-    let _ = std::fs::remove_file(&shot);
-    let screenshot = headless(&[
-        "--window-size=1200,2200",
-        &format!("--screenshot={}", shot.display()),
-    ]);
+    assert_eq!(reasons, ["reason:b", "reason:c"]);
+    // c's prompt: its first line, as text.
     assert!(
-        screenshot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&screenshot.stderr)
+        html.contains("&lt;/td&gt;&lt;script&gt;alert(1)&lt;/script&gt; make it pass<"),
+        "the prompt's first line, escaped"
     );
-    assert!(
-        shot.metadata().is_ok_and(|m| m.len() > 10_000),
-        "a screenshot at {}",
-        shot.display()
-    );
+    assert!(!html.contains("second line"), "only the first line");
+    assert_eq!(seen["foreign_elements"], 0, "{seen:#}");
+    assert_eq!(seen["fetching"], 0, "{seen:#}");
+    assert_eq!(seen["problems"], serde_json::json!([]), "{seen:#}");
 }

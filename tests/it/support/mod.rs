@@ -5,6 +5,7 @@
     reason = "each test module uses a different part of the support"
 )]
 
+pub mod browser;
 pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod fake_responses;
