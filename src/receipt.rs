@@ -590,3 +590,23 @@ pub(crate) fn write_atomically(path: &Path, value: &impl Serialize) -> io::Resul
     bytes.push(b'\n');
     crate::redact::write::atomically(path, "json.tmp", &crate::redact::current().mask(&bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receipt_of_an_older_version_whose_summary_has_only_text_and_asked_still_loads() {
+        let mut r: serde_json::Value =
+            serde_json::from_str(include_str!("../fixtures/receipt.json")).unwrap();
+        let old = serde_json::json!({"text": "Nothing more to do.", "asked": false});
+        r["summary"] = old.clone();
+        let receipt: Receipt = serde_json::from_value(r).unwrap();
+        let summary = receipt.summary.clone().unwrap();
+        assert_eq!(summary.text, "Nothing more to do.");
+        assert_eq!((summary.task, summary.verdict), (None, None));
+        assert!(summary.repairs.is_empty());
+        // Written back, it has no field it did not have.
+        assert_eq!(serde_json::to_value(&receipt).unwrap()["summary"], old);
+    }
+}
