@@ -68,7 +68,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --plan 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
             cand --retry-denied 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]'
             cand --on-event-raw 'Each line to an `--on-event` observer also holds `raw`, the agent''s own line the event came from [default: false] [env: RUNBOOK_ON_EVENT_RAW]'
-            cand --summary 'Once the work is done, ask the same session for a 2–4 sentence summary of it, as one more turn (its cost counts); without it the summary is the agent''s final message, trimmed'
+            cand --summary 'Once the work is done, ask the same session for a 2–4 sentence summary of it, as one more turn (its cost counts); without it the summary is the task''s answer, trimmed, then what each repair changed'
             cand --no-checks 'Run no checks, neither `--check` nor `[checks]` in runbook.toml'
             cand --plan-only 'Stop after the plan (implies --plan): the plan goes to stdout'
             cand -y 'Execute the plan without asking (what happens anyway without a terminal)'

@@ -300,7 +300,8 @@ pub struct RunArgs {
     pub on_event: Vec<String>,
 
     /// Once the work is done, ask the same session for a 2–4 sentence summary of it, as one
-    /// more turn (its cost counts); without it the summary is the agent's final message, trimmed.
+    /// more turn (its cost counts); without it the summary is the task's answer, trimmed, then
+    /// what each repair changed.
     #[arg(long)]
     pub summary: bool,
 

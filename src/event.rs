@@ -402,15 +402,33 @@ pub enum EventKind {
     /// What the run changed in its git repository since it started, just before it ends.
     #[serde(rename = "changes")]
     Changes(Changes),
-    /// The agent's account of what it did: its final message, trimmed, or its answer when asked
-    /// for one (`--summary`).
+    /// What the whole run did, just before it ends: the task's answer, then what each repair
+    /// changed; or, for a run that did not complete, how it ended in runbook's words.
     #[serde(rename = "summary")]
     Summary {
-        /// A few sentences.
+        /// A few sentences on one line, for the whole run. A completed run: the answer of the
+        /// task's last turn (trimmed), then each repair attempt's answer labelled `Repair:` (or
+        /// `Repair 1:`, `Repair 2:`…); with `--summary`, the agent's answer to that question
+        /// instead. A run that did not complete (or `--plan-only`): `verdict`, followed with
+        /// `--summary` by the agent's summary labelled as such. Older runs' summaries are the
+        /// last turn's answer, whichever turn that was (a repair's, or a plan's).
         text: String,
         /// Whether the agent was asked for it in a turn of its own.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         asked: bool,
+        /// The answer of the task's last turn, trimmed (not a plan, a repair or `--summary`);
+        /// absent when the task never ran or said nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<String>,
+        /// Each repair attempt's answer, trimmed, in order (the first is attempt 1; empty when
+        /// that attempt said nothing).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        repairs: Vec<String>,
+        /// How a run that did not complete ended, in runbook's words (`The plan was not
+        /// approved; nothing was run.`, `Checks failed after 2 repair attempts: test`); `text`
+        /// begins with it instead of quoting the agent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        verdict: Option<String>,
     },
     /// The last event of every run.
     #[serde(rename = "run.finished")]

@@ -137,20 +137,61 @@ pub struct Receipt {
     /// What the run changed in that repository.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<Changes>,
-    /// The agent's account of what it did.
+    /// What the whole run did: the task's answer and what repair changed, or how a run that
+    /// did not complete ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
 }
 
-/// The agent's account of what it did.
+/// What the whole run did, in a few sentences. Receipts of older versions have only `text` and
+/// `asked`, and their `text` is the last turn's answer, whichever turn that was (a repair's, or
+/// the plan of a plan that was not approved).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Summary {
-    /// A few sentences.
+    /// A few sentences on one line, for the whole run. A completed run: the answer of the task's
+    /// last turn (trimmed), then each repair attempt's answer labelled `Repair:` (`Repair 1:`,
+    /// `Repair 2:`… when there were several); with `--summary`, the agent's answer to that
+    /// question instead. A run that did not complete, or `--plan-only`: `verdict`, followed
+    /// with `--summary` by the agent's summary labelled `The agent's summary:`.
     pub text: String,
-    /// Whether it was asked for in a turn of its own (`--summary`); else it is the agent's final
-    /// message, trimmed.
+    /// Whether the agent was asked for a summary in a turn of its own (`--summary`).
     pub asked: bool,
+    /// The answer of the task's last turn, trimmed (not a plan, a repair or `--summary`);
+    /// absent when the task never ran or said nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<String>,
+    /// Each repair attempt's answer, trimmed, in order (the first is attempt 1; empty when it
+    /// said nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) repairs: Vec<String>,
+    /// How a run that did not complete ended, in runbook's words (`The plan was not approved;
+    /// nothing was run.`, `Stopped: budget reached after 3 steps.`, `Checks failed after 2
+    /// repair attempts: test`); `text` begins with it instead of quoting the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) verdict: Option<String>,
+}
+
+impl Summary {
+    /// The summary a `summary` event told.
+    fn of(kind: &EventKind) -> Option<Self> {
+        match kind {
+            EventKind::Summary {
+                text,
+                asked,
+                task,
+                repairs,
+                verdict,
+            } => Some(Self {
+                text: text.clone(),
+                asked: *asked,
+                task: task.clone(),
+                repairs: repairs.clone(),
+                verdict: verdict.clone(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// What was refused, and the pass after it.
@@ -465,10 +506,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         observers: s.observers.clone(),
         git: info.git.as_deref().cloned(),
         changes: s.changes.clone(),
-        summary: s.summary.as_ref().map(|(text, asked)| Summary {
-            text: text.clone(),
-            asked: *asked,
-        }),
+        summary: s.summary.as_ref().and_then(Summary::of),
         provider_errors: s.provider_errors.clone(),
         agent_errors: s.agent_errors.clone(),
         unparsed_lines: UnparsedLines {
@@ -551,4 +589,24 @@ pub(crate) fn write_atomically(path: &Path, value: &impl Serialize) -> io::Resul
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     bytes.push(b'\n');
     crate::redact::write::atomically(path, "json.tmp", &crate::redact::current().mask(&bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receipt_of_an_older_version_whose_summary_has_only_text_and_asked_still_loads() {
+        let mut r: serde_json::Value =
+            serde_json::from_str(include_str!("../fixtures/receipt.json")).unwrap();
+        let old = serde_json::json!({"text": "Nothing more to do.", "asked": false});
+        r["summary"] = old.clone();
+        let receipt: Receipt = serde_json::from_value(r).unwrap();
+        let summary = receipt.summary.clone().unwrap();
+        assert_eq!(summary.text, "Nothing more to do.");
+        assert_eq!((summary.task, summary.verdict), (None, None));
+        assert!(summary.repairs.is_empty());
+        // Written back, it has no field it did not have.
+        assert_eq!(serde_json::to_value(&receipt).unwrap()["summary"], old);
+    }
 }

@@ -328,8 +328,8 @@ pub struct RunStats {
     pub observers: Vec<crate::event::ObserverReport>,
     /// What the run changed in its repository.
     pub changes: Option<crate::event::Changes>,
-    /// The agent's summary, and whether it was asked for.
-    pub summary: Option<(String, bool)>,
+    /// The run's `summary` event (an `EventKind::Summary`).
+    pub summary: Option<EventKind>,
     pub provider_errors: Vec<ProviderError>,
     pub agent_errors: Vec<String>,
     pub unparsed_lines: u64,
@@ -387,7 +387,7 @@ impl RunStats {
             }
             EventKind::ObserverFinished(report) => self.observers.push(report.clone()),
             EventKind::Changes(changes) => self.changes = Some(changes.clone()),
-            EventKind::Summary { text, asked } => self.summary = Some((text.clone(), *asked)),
+            EventKind::Summary { .. } => self.summary = Some(ev.kind.clone()),
             EventKind::TurnCompleted { .. } | EventKind::TurnFailed { .. } => {
                 if let Some(stall) = &mut self.stall
                     && stall.pass_turn == Some(ev.turn.index)

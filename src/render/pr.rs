@@ -24,6 +24,9 @@ pub(crate) struct Facts<'a> {
     agent: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
+    /// The task's prompt, secrets masked.
+    prompt: String,
+    /// What the whole run did (the receipt's `summary.text`).
     #[serde(skip_serializing_if = "Option::is_none")]
     summary: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -58,6 +61,7 @@ impl<'a> Facts<'a> {
             message: &r.message,
             agent: &r.agent.name,
             model: r.model.as_deref(),
+            prompt: masked(&r.prompt),
             summary: r.summary.as_ref().map(|s| s.text.as_str()),
             changes: r.changes.as_ref(),
             checks: last_checks(r),
@@ -83,15 +87,25 @@ fn last_checks(r: &Receipt) -> Vec<&CheckResult> {
         .collect()
 }
 
-/// The report as Markdown: runbook's own Markdown around foreign text (the summary, paths,
-/// commits, names, messages, even the receipt's run id and version) that renders as the text
-/// it is.
+/// `text` with the secrets this process knows masked: a receipt read back may hold one its
+/// run did not know of.
+fn masked(text: &str) -> String {
+    crate::redact::current().str(text).into_owned()
+}
+
+/// The report as Markdown: runbook's own Markdown around foreign text (the summary, the task's
+/// prompt, paths, commits, names, messages, even the receipt's run id and version) that renders
+/// as the text it is.
 pub(crate) fn markdown(r: &Receipt) -> String {
     let mut doc = Document::new();
     doc.heading("Summary");
     match &r.summary {
         Some(s) => doc.block(&Foreign::new(&s.text).md_paragraphs()),
         None => doc.paragraph(Inline::own("_The agent gave no summary._")),
+    }
+    if !r.prompt.trim().is_empty() {
+        doc.heading("Task");
+        doc.block(&Foreign::new(&masked(&r.prompt)).md_paragraphs());
     }
     if let Some(c) = &r.changes {
         doc.heading("Changes");
@@ -152,7 +166,7 @@ fn failed_output(doc: &mut Document, c: &CheckResult) {
                 .and(": its last ")
                 .then(Inline::made(&lines)),
         );
-        doc.block(&Foreign::new(&c.tail.join("\n")).md_block());
+        doc.block(&Foreign::new(&masked(&c.tail.join("\n"))).md_block());
     });
 }
 
@@ -291,6 +305,7 @@ mod tests {
         );
         assert_eq!(json["repair"]["stopped"], "passed");
         assert_eq!(json["outcome"], "completed");
+        assert_eq!(json["prompt"], r.prompt.as_str());
     }
 
     #[test]
@@ -314,6 +329,8 @@ mod tests {
             "@octocat <script>".to_owned(),
         ];
         r.message = "done | ok\n--- | ---".to_owned();
+        r.prompt =
+            "# Do it\n```\n</details><details open> @octocat\n\n| a | b |\n| - | - |".to_owned();
         r.model = Some("m<i>x</i>".to_owned());
         r.run_id = "id</sub><img src=x>".to_owned();
         insta::assert_snapshot!(markdown(&r));

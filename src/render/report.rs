@@ -244,7 +244,7 @@ fn cost(r: &Receipt) -> String {
     }
 }
 
-/// What the run produced: its changes to the repository and the agent's summary.
+/// What the run produced: its changes to the repository and the run's summary.
 fn produced(rows: &mut Rows<'_>, r: &Receipt) {
     if let Some(git) = &r.git {
         let commit = git

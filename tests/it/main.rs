@@ -40,6 +40,7 @@ mod run;
 mod stats;
 mod stats_page;
 mod status;
+mod summary;
 mod support;
 mod terminal;
 mod terminal_injection;

@@ -33,7 +33,9 @@ const SUBJECT: &str = "Fix **it** <b>now</b> @team #3 [x](http://e.example) `cod
 const CHECK_OUTPUT: &str =
     "</details><details open>\n`````\n<script>alert(1)</script>\n@octocat #4 `x`";
 
-/// A run in a repository whose agent commits [`SUBJECT`], adds [`PATH`] and says [`SUMMARY`].
+/// A run in a repository whose agent commits [`SUBJECT`], adds [`PATH`] and says [`SUMMARY`],
+/// also when asked for a summary (`--summary`), whose task's prompt is [`SUMMARY`] too, and
+/// whose checks fail.
 fn poisoned_run(ctx: &TestContext) {
     sh(
         &ctx.work,
@@ -50,6 +52,7 @@ fn poisoned_run(ctx: &TestContext) {
         "poisoner",
         &format!(
             "export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com\n\
+             echo '{{\"type\":\"session.started\",\"session_id\":\"s-1\"}}'\n\
              echo b >> a.txt && git commit -qa -F '{root}/subject.txt'\n\
              echo x > \"$(cat '{root}/path.txt')\"\n\
              cat '{root}/summary.json'\n\
@@ -65,7 +68,8 @@ fn poisoned_run(ctx: &TestContext) {
         "ok=true",
         "--check",
         &failing,
-        "go",
+        "--summary",
+        SUMMARY,
     ];
     support::run(&mut ctx.runbook(&args), Duration::from_secs(60)).assert_exit(9);
 }
@@ -97,7 +101,7 @@ fn a_report_of_hostile_text_renders_it_as_the_text_it_is() {
             _ => None,
         })
         .collect();
-    assert_eq!(headings, [HeadingLevel::H2; 4], "{}", report.stdout);
+    assert_eq!(headings, [HeadingLevel::H2; 5], "{}", report.stdout);
     let html: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
@@ -178,10 +182,17 @@ fn a_report_of_hostile_text_renders_it_as_the_text_it_is() {
         }
     }
     let seen = text.replace(NEUTRALISER, "");
-    // The receipt keeps the agent's last word as one line of prose; all of it is shown.
+    // The receipt keeps the agent's summary as one line of prose after how the run ended; all
+    // of it is shown, and so is the task's prompt, line by line.
     let summary = ctx.receipt().summary.expect("a summary").text;
+    assert!(
+        summary
+            .starts_with("Checks failed after 1 repair attempt: bad_check. The agent's summary: "),
+        "{summary}"
+    );
     assert!(summary.contains("</details><details open>") && summary.contains("@octocat"));
-    for said in summary.lines().chain([SUBJECT]) {
+    let prompt = SUMMARY.lines().filter(|l| !l.trim().is_empty());
+    for said in summary.lines().chain([SUBJECT]).chain(prompt) {
         assert!(seen.contains(said), "{said:?} not in {seen}");
     }
     for link in [

@@ -149,19 +149,21 @@ pub(crate) async fn execute(
     {
         ending.exit = exit;
     }
-    let summary = session.summary.take();
+    let answers = std::mem::take(&mut session.answers);
     drop(session);
     if let Some(changes) = git.as_ref().and_then(crate::git::changes) {
         dispatch.emit_now(SystemTime::now(), EventKind::Changes(changes));
-    }
-    if let Some(summary) = summary {
-        dispatch.emit_now(SystemTime::now(), summary);
     }
 
     // Everything is written out before the run's ending is told, so that a write that failed
     // (a full disk) is known by then.
     dispatch.flush();
     let ending = ending.unless_storage_failed(dispatch.totals().storage_error.as_ref());
+    // The summary speaks for the whole run, so it waits for how the run ended.
+    let told = summary::told(&answers, &ending, &dispatch.totals(), args.plan_only);
+    if let Some(told) = told {
+        dispatch.emit_now(SystemTime::now(), told);
+    }
     let answer = dispatch.totals().final_text.clone();
     let completed = ending.is_completed();
     let outcome = ending.outcome;

@@ -3,7 +3,7 @@
 //! `--repair-attempts` times, within the repair budget, and never twice for the same failures.
 
 use super::repair_policy::{Repair, Template};
-use super::session::Session;
+use super::session::{Role, Session};
 use crate::agent::Permissions;
 use crate::event::{CheckResult, EventKind, Outcome, RepairStop};
 use crate::foreign::Foreign;
@@ -63,7 +63,7 @@ pub(super) async fn checked(
         }
         session.supervisor.budget_name = "the repair budget, ending at";
         let prompt = prompt(&failures, attempt, repair);
-        let turn = session.turn(&prompt, permissions).await;
+        let turn = session.turn_as(Role::Repair, &prompt, permissions).await;
         session.supervisor.limits = limits;
         session.supervisor.budget_name = "--max-cost";
         made = attempt;

@@ -12,6 +12,31 @@ use crate::lifecycle::Ending;
 use crate::supervisor::check::{self, Check};
 use crate::supervisor::{Supervisor, TurnSpec};
 
+/// What a turn is for, which says whose answer it gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// The task: its prompt, a `--then` prompt, the execution of a plan, the pass after a
+    /// permission stall.
+    Task,
+    /// A read-only planning turn: its answer is a plan, not work done.
+    Plan,
+    /// A repair attempt of failed checks.
+    Repair,
+    /// The question of `--summary`.
+    Summary,
+}
+
+/// The answers of the run's turns, untrimmed.
+#[derive(Debug, Default)]
+pub(super) struct Answers {
+    /// The last answer of a turn of the task.
+    pub task: Option<String>,
+    /// Each repair attempt's answer, in order.
+    pub repairs: Vec<String>,
+    /// The agent's answer to `--summary`, when it gave one.
+    pub asked: Option<String>,
+}
+
 pub(super) struct Session<'a> {
     pub setup: &'a Setup,
     pub supervisor: Supervisor<'a>,
@@ -24,8 +49,8 @@ pub(super) struct Session<'a> {
     denials_before_turn: usize,
     /// What the pass after a permission stall spent, out of the repair budget.
     pub stall_spent_usd: f64,
-    /// The run's `summary` event, told at its very end.
-    pub summary: Option<EventKind>,
+    /// What the turns answered, for the run's summary.
+    pub answers: Answers,
     /// Whether a person at the terminal answers an ACP agent's permission requests.
     pub ask_person: bool,
 }
@@ -40,19 +65,38 @@ impl<'a> Session<'a> {
             turns: 0,
             denials_before_turn: 0,
             stall_spent_usd: 0.0,
-            summary: None,
+            answers: Answers::default(),
             ask_person: false,
         }
     }
 
-    /// Runs the next turn: the first starts the agent's session, the others resume it.
+    /// Runs the next turn of the task: the first starts the agent's session, the others resume
+    /// it. Its answer is the task's, unless a later turn of the task answers.
     pub(super) async fn turn(&mut self, prompt: &str, permissions: Permissions) -> Ending {
-        self.run_turn(prompt, permissions, false).await
+        self.turn_as(Role::Task, prompt, permissions).await
     }
 
     /// A read-only planning turn of `--plan`.
     pub(super) async fn planning_turn(&mut self, prompt: &str) -> Ending {
-        self.run_turn(prompt, Permissions::ReadOnly, true).await
+        self.turn_as(Role::Plan, prompt, Permissions::ReadOnly)
+            .await
+    }
+
+    /// Runs the next turn as `role`, and keeps its answer as that role's.
+    pub(super) async fn turn_as(
+        &mut self,
+        role: Role,
+        prompt: &str,
+        permissions: Permissions,
+    ) -> Ending {
+        let ending = self.run_turn(prompt, permissions, role == Role::Plan).await;
+        let answer = self.final_text();
+        match role {
+            Role::Task => self.answers.task = Some(answer),
+            Role::Repair => self.answers.repairs.push(answer),
+            Role::Plan | Role::Summary => {}
+        }
+        ending
     }
 
     async fn run_turn(&mut self, prompt: &str, permissions: Permissions, planning: bool) -> Ending {

@@ -1,5 +1,5 @@
 //! What the run produced, told just before its end: `± 3 files changed (+42 −7) · 1 commit`,
-//! the commits, and the agent's summary.
+//! the commits, and the run's summary.
 
 use super::Lines;
 use crate::event::{Changes, EventKind};
