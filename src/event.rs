@@ -1152,7 +1152,8 @@ pub struct ToolEnd {
     /// Bytes of output it returned, when the agent says.
     pub output_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// How long it took, in milliseconds, when the agent says.
+    /// How long it took, in milliseconds, when the agent says (over ACP, as runbook timed it
+    /// from reading the call's start to reading its end).
     pub duration_ms: Option<u64>,
 }
 

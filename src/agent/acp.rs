@@ -146,6 +146,10 @@ impl Adapter for Acp {
         self.tells_cost
     }
 
+    fn tells_tool_durations(&self) -> bool {
+        false
+    }
+
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
         Box::new(Parser::new(ctx))
     }

@@ -60,6 +60,8 @@ impl Supervisor<'_> {
     /// tree wrote has been read and nothing of the tree is left.
     pub(crate) async fn run_turn(&mut self, spec: TurnSpec<'_>) -> Ending {
         self.dispatch.set_turn(spec.turn);
+        self.dispatch
+            .time_tools(!spec.adapter.tells_tool_durations());
         let acp = spec.adapter.speaks_acp();
         let scope = Arc::clone(&self.scope);
         let keep_raw = self.dispatch.wants_raw();
