@@ -1231,6 +1231,18 @@ pub enum PermissionAnswerer {
     Timeout,
 }
 
+/// An ACP permission option's kind (`allow_once`, `reject_always`, …) in the words a person reads;
+/// `None` for a kind the protocol does not define.
+pub(crate) fn permission_option_words(kind: &str) -> Option<&'static str> {
+    match kind {
+        "allow_once" => Some("allow once"),
+        "allow_always" => Some("always allow"),
+        "reject_once" => Some("reject"),
+        "reject_always" => Some("always reject"),
+        _ => None,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 /// The agent's own final word on a turn.
 pub struct AgentResult {

@@ -342,6 +342,16 @@ impl Client {
         self.reply(ask, chosen.cloned(), by, out);
     }
 
+    /// Answers a permission request as cancelled: the prompt it belongs to is being cancelled.
+    pub(crate) fn cancel_ask(
+        &mut self,
+        ask: &Ask,
+        by: PermissionAnswerer,
+        out: &mut Vec<EventKind>,
+    ) {
+        self.reply(ask, None, by, out);
+    }
+
     fn reply(
         &mut self,
         ask: &Ask,

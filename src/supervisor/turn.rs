@@ -268,7 +268,7 @@ impl Supervisor<'_> {
     }
 
     /// Asks the person at the terminal to answer a permission request; a signal to runbook
-    /// meanwhile refuses it, and is handed on.
+    /// meanwhile (Ctrl-C at the question is one) cancels it, and is handed on.
     async fn ask_person(
         &mut self,
         ask: &Ask,
@@ -348,7 +348,12 @@ impl Supervisor<'_> {
                 let (option, by, signal) = self.ask_person(&ask).await;
                 let mut events = Vec::new();
                 if let Some(client) = agent.client.as_mut() {
-                    client.answer(&ask, option, by, &mut events);
+                    if signal.is_some() {
+                        // The prompt is being cancelled: so is the question.
+                        client.cancel_ask(&ask, by, &mut events);
+                    } else {
+                        client.answer(&ask, option, by, &mut events);
+                    }
                 }
                 for event in events {
                     self.dispatch.emit(SystemTime::now(), event);
