@@ -115,6 +115,13 @@ pub(crate) static CUSTOM: Acp = Acp {
     tells_cost: true,
 };
 
+impl Acp {
+    /// The arguments that put its binary in ACP mode (`acp` for `opencode acp`).
+    pub(crate) fn mode_args(&self) -> &'static [&'static str] {
+        self.args
+    }
+}
+
 impl Adapter for Acp {
     fn cli(&self) -> Cli {
         self.cli

@@ -19,7 +19,7 @@ use crate::event::{EventKind, PermissionAnswerer, ToolKind, ToolStart};
 use crate::redact::{Masked, MaskedWriter, Redactor};
 
 /// The protocol version runbook speaks.
-const PROTOCOL_VERSION: u64 = 1;
+pub(crate) const PROTOCOL_VERSION: u64 = 1;
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
 
