@@ -493,6 +493,12 @@ fn on_a_terminal_a_running_tool_is_on_the_status_line_with_its_clock_before_it_e
         "{}",
         screen.text()
     );
+    // OpenCode over ACP tells no duration: runbook timed the call from its start to its end.
+    let events = s.ctx.events();
+    let took = tool_ends(&events)[0].duration_ms.expect("a duration");
+    assert!(took >= 3000, "{took}ms: {}", screen.text());
+    let shown = format!("✓ bash sleep 4; echo slept {:.1}s", took as f64 / 1000.0);
+    assert!(screen.text().contains(&shown), "{shown}: {}", screen.text());
 }
 
 /// A permission asked on a terminal, answered by `key`; the receipt says who answered.
