@@ -40,7 +40,7 @@ struct Finding {
     via: &'static str,
     /// The arguments that put the binary in ACP mode (`acp` for `opencode acp`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    args: Vec<&'static str>,
+    args: Vec<String>,
     /// The ACP protocol version its answer to `initialize` named.
     #[serde(skip_serializing_if = "Option::is_none")]
     protocol_version: Option<u64>,
@@ -146,6 +146,11 @@ pub(crate) async fn doctor(
         acp_check::examine(agent, !custom && via_acp && agent == default, context)
     });
     findings.extend(futures_join(adapters).await);
+    if config.get(&keys::ACP_CMD).is_some() {
+        let named_by = config.setting(&keys::ACP_CMD).origin.file.as_ref();
+        let untrusted = named_by.filter(|f| untrusted.contains(f)).cloned();
+        findings.push(acp_check::custom(&config, untrusted).await);
+    }
     // Only the agent `runbook run` would start here must be installed.
     for f in &mut findings {
         if f.binary.is_none() && !f.default {
@@ -384,7 +389,7 @@ fn acp_line(f: &Finding, bin: &str) -> String {
     }
     parts.push(
         std::iter::once(bin)
-            .chain(f.args.iter().copied())
+            .chain(f.args.iter().map(String::as_str))
             .collect::<Vec<_>>()
             .join(" "),
     );

@@ -376,3 +376,37 @@ fn a_missing_or_mute_acp_adapter_is_told_with_what_to_do() {
         out.stdout
     );
 }
+
+#[test]
+fn doctor_asks_the_acp_cmd_agent_a_run_would_start_for_its_answer_to_initialize() {
+    let mut ctx = with_agents(Some("1.18.33"), None, None);
+    ctx.env("PATH", "/usr/bin:/bin");
+    let answer = acp_answer(r#"{"name":"mine","title":"My Agent","version":"0.3.0"}"#);
+    let mine = ctx.agent_script(
+        "my-acp-agent",
+        &format!("[ \"$1\" = --stdio ] || exit 9; read -r _; printf '%s\\n' '{answer}'; sleep 30"),
+    );
+    let cmd = format!("{mine} --stdio");
+    let out = ctx.run(&["doctor", "--acp-cmd", &cmd]);
+    out.assert_exit(0);
+    assert!(
+        out.stdout.contains(&format!(
+            "✓ acp_cmd over ACP (default): protocol 1 · My Agent 0.3.0 · {cmd}\n"
+        )),
+        "{}",
+        out.stdout
+    );
+    let out = ctx.run(&["doctor", "--acp-cmd", "no-such-acp-agent --stdio", "--json"]);
+    out.assert_exit(1);
+    let report: Value = serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+    let custom = adapter_finding(&report, "acp_cmd");
+    assert_eq!(custom["default"], true, "{custom}");
+    let what = custom["problems"][0]["what"].as_str().unwrap_or_default();
+    assert_eq!(what, "not found: no-such-acp-agent", "{custom}");
+    assert!(
+        custom["problems"][0]["todo"]
+            .as_str()
+            .is_some_and(|t| t.contains("--acp-cmd")),
+        "{custom}"
+    );
+}

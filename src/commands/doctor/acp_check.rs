@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::handshake::{self, Handshake};
 use super::{Context, Finding, Problem};
 use crate::agent::{Adapter, AgentKind, acp};
-use crate::commands::run::setup::resolve_program;
-use crate::config::keys;
+use crate::commands::run::setup::{resolve_agent, resolve_program};
+use crate::config::{Config, keys};
 use crate::exit::Error;
 
 /// How long an adapter may take to start and answer `initialize`: OpenCode loads its whole
@@ -42,11 +42,11 @@ pub(super) fn examine(
     }
     let untrusted = context.untrusted.filter(|_| bin.value.is_some());
     let found = resolve_program(acp, &bin);
-    let args = acp.mode_args();
+    let args: Vec<String> = acp.mode_args().iter().map(|&a| a.to_owned()).collect();
     let mut f = Finding {
         agent: acp.name(),
         via: "acp",
-        args: args.to_vec(),
+        args: args.clone(),
         protocol_version: None,
         agent_info: None,
         hint: None,
@@ -86,7 +86,58 @@ pub(super) fn examine(
                             format!("read {file}, then `runbook trust {file}`"),
                         ));
                     }
-                    None => try_it(&mut f, binary, args).await,
+                    None => try_it(&mut f, binary, &args).await,
+                }
+            }
+        }
+        f
+    }
+}
+
+/// The agent `acp_cmd` names, which a run here starts instead of any other: found as a run
+/// finds it, then asked `initialize` (unless an untrusted file names it).
+pub(super) fn custom(
+    config: &Config,
+    untrusted: Option<String>,
+) -> impl std::future::Future<Output = Finding> + Send + 'static {
+    let resolved = resolve_agent(config);
+    let mut f = Finding {
+        agent: "acp_cmd",
+        via: "acp",
+        args: Vec::new(),
+        protocol_version: None,
+        agent_info: None,
+        hint: None,
+        default: true,
+        binary: None,
+        version: None,
+        tested: None,
+        tested_versions: Vec::new(),
+        model: None,
+        model_from: None,
+        price: None,
+        problems: Vec::new(),
+    };
+    async move {
+        match resolved {
+            Err(Error::AgentNotFound { program, hint }) => f
+                .problems
+                .push(Problem::new(format!("not found: {program}"), hint)),
+            Err(other) => f.problems.push(Problem::new(other.to_string(), None)),
+            Ok(agent) => {
+                f.binary = Some(agent.program.display().to_string());
+                f.args.clone_from(&agent.extra_args);
+                match untrusted {
+                    Some(file) => {
+                        let file = crate::trust::escape(&file);
+                        f.problems.push(Problem::new(
+                            format!(
+                                "it is named by {file}, which is not trusted: doctor did not run it"
+                            ),
+                            format!("read {file}, then `runbook trust {file}`"),
+                        ));
+                    }
+                    None => try_it(&mut f, agent.program, &agent.extra_args).await,
                 }
             }
         }
@@ -95,9 +146,9 @@ pub(super) fn examine(
 }
 
 /// Starts the adapter and records what its answer to `initialize` says, or why there is none.
-async fn try_it(f: &mut Finding, binary: PathBuf, args: &'static [&'static str]) {
+async fn try_it(f: &mut Finding, binary: PathBuf, args: &[String]) {
     let command = std::iter::once(binary.display().to_string())
-        .chain(args.iter().map(|&a| a.to_owned()))
+        .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
     let timeout = INITIALIZE_TIMEOUT;

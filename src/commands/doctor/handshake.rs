@@ -64,7 +64,7 @@ fn foreign(text: &str) -> String {
 }
 
 /// Starts `program args` and makes the handshake, for at most `timeout`.
-pub(super) async fn initialize(program: &Path, args: &[&str], timeout: Duration) -> Handshake {
+pub(super) async fn initialize(program: &Path, args: &[String], timeout: Duration) -> Handshake {
     let spawned = tokio::process::Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
