@@ -213,6 +213,8 @@ struct Core {
     halt: Option<Halt>,
     /// Whether the closing of an output has been turned into a halt already.
     closed_seen: bool,
+    /// The durations of tool calls the agent does not time itself.
+    clock: crate::tool_clock::ToolClock,
 }
 
 /// What went wrong with consumers, as it was seen.
@@ -245,6 +247,7 @@ impl Dispatcher {
             faults: Faults::default(),
             halt: None,
             closed_seen: false,
+            clock: crate::tool_clock::ToolClock::default(),
         };
         Self {
             core: Arc::new(Mutex::new(core)),
@@ -261,6 +264,12 @@ impl Dispatcher {
             core: Arc::clone(&self.core),
             gate: Arc::default(),
         }
+    }
+
+    /// Whether the agent's tool calls are timed here, from the stamps of their start and end:
+    /// for an agent that does not tell how long a call took.
+    pub(crate) fn time_tools(&mut self, on: bool) {
+        self.core().clock.set(on);
     }
 
     /// Events from now on belong to `turn`.
@@ -398,6 +407,7 @@ impl Core {
 
     /// Like [`Core::emit`], but leaves the event's contents with the caller.
     fn emit_borrowed(&mut self, ts: SystemTime, kind: &mut EventKind, raw: Option<&str>) {
+        self.clock.time(ts, kind);
         // Moved in and out again: an empty `Text` holds nothing on the heap.
         let placeholder = EventKind::Text {
             text: String::new(),

@@ -1183,7 +1183,8 @@ pub struct ToolEnd {
     /// Bytes of output it returned, when the agent says.
     pub output_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// How long it took, in milliseconds, when the agent says.
+    /// How long it took, in milliseconds, when the agent says (over ACP, as runbook timed it
+    /// from reading the call's start to reading its end).
     pub duration_ms: Option<u64>,
 }
 
@@ -1259,6 +1260,18 @@ pub enum PermissionAnswerer {
     Person,
     /// Nobody answered within `--permission-timeout`: refused.
     Timeout,
+}
+
+/// An ACP permission option's kind (`allow_once`, `reject_always`, …) in the words a person reads;
+/// `None` for a kind the protocol does not define.
+pub(crate) fn permission_option_words(kind: &str) -> Option<&'static str> {
+    match kind {
+        "allow_once" => Some("allow once"),
+        "allow_always" => Some("always allow"),
+        "reject_once" => Some("reject"),
+        "reject_always" => Some("always reject"),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

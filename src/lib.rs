@@ -57,6 +57,7 @@ mod stats;
 mod store;
 mod supervisor;
 mod term;
+mod tool_clock;
 mod trust;
 mod warning;
 mod watchdog;

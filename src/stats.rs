@@ -14,8 +14,9 @@ use std::time::SystemTime;
 
 use crate::event::{
     AgentResult, CheckResult, CostIssue, CostSource, Decision, Diagnostic, Event, EventKind,
-    ExitInfo, Late, Outcome, PermissionAsked, PriceBasis, ProviderError, RepairStop, RunInfo,
-    StepUsage, Tokens, ToolEnd, ToolStart, ToolStatus, Turn, TurnKind, Unparsed, UnparsedReason,
+    ExitInfo, Late, Outcome, PermissionAnswerer, PermissionAsked, PriceBasis, ProviderError,
+    RepairStop, RunInfo, StepUsage, Tokens, ToolEnd, ToolStart, ToolStatus, Turn, TurnKind,
+    Unparsed, UnparsedReason,
 };
 
 /// How many stderr lines are kept for diagnostics.
@@ -310,6 +311,11 @@ pub struct RunStats {
     pub tools: BTreeMap<String, ToolTally>,
     pub subagents: u32,
     pub permission_denials: Vec<Denial>,
+    /// Of `permission_denials`, each by its index: whether it was a person's own answer at the
+    /// terminal (a choice, not a stall of a run nobody could ask).
+    pub(crate) denied_by_person: Vec<bool>,
+    /// The calls a person refused, by id, until their `permission.denied`.
+    refused_by_person: Vec<String>,
     /// The newest tool call started and not ended yet: its name and input.
     pub running_tool: Option<String>,
     /// The last `running_tool`'s memory, for the next call's.
@@ -533,20 +539,28 @@ impl RunStats {
     fn count_decision(&mut self, turn: Turn, kind: &EventKind) {
         match kind {
             EventKind::PermissionAnswered {
+                call_id,
                 tool,
                 input,
                 allowed,
                 option,
                 by,
-                ..
-            } if self.permissions_asked.len() < KEEP_DENIALS => {
-                self.permissions_asked.push(PermissionAsked {
-                    tool: tool.clone(),
-                    input: input.clone(),
-                    allowed: *allowed,
-                    option: option.clone(),
-                    by: *by,
-                });
+            } => {
+                if !allowed && *by == PermissionAnswerer::Person {
+                    if self.refused_by_person.len() >= KEEP_DENIALS {
+                        self.refused_by_person.remove(0);
+                    }
+                    self.refused_by_person.push(call_id.clone());
+                }
+                if self.permissions_asked.len() < KEEP_DENIALS {
+                    self.permissions_asked.push(PermissionAsked {
+                        tool: tool.clone(),
+                        input: input.clone(),
+                        allowed: *allowed,
+                        option: option.clone(),
+                        by: *by,
+                    });
+                }
             }
             EventKind::CheckFinished(check) => self.checks.push(check.clone()),
             EventKind::ObserverFailed { index, .. } => self.observers_told.push(*index),
@@ -598,11 +612,16 @@ impl RunStats {
             tally.errors = tally.errors.saturating_sub(1);
             tally.denied += 1;
         }
+        let by_person = call_id.is_some_and(|id| {
+            let i = self.refused_by_person.iter().position(|r| r == id);
+            i.map(|i| self.refused_by_person.remove(i)).is_some()
+        });
         if self.permission_denials.len() < KEEP_DENIALS {
             self.permission_denials.push(Denial {
                 tool: tool.to_owned(),
                 detail: detail.to_owned(),
             });
+            self.denied_by_person.push(by_person);
         }
     }
 

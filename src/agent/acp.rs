@@ -115,6 +115,13 @@ pub(crate) static CUSTOM: Acp = Acp {
     tells_cost: true,
 };
 
+impl Acp {
+    /// The arguments that put its binary in ACP mode (`acp` for `opencode acp`).
+    pub(crate) fn mode_args(&self) -> &'static [&'static str] {
+        self.args
+    }
+}
+
 impl Adapter for Acp {
     fn cli(&self) -> Cli {
         self.cli
@@ -144,6 +151,10 @@ impl Adapter for Acp {
 
     fn tells_cost(&self) -> bool {
         self.tells_cost
+    }
+
+    fn tells_tool_durations(&self) -> bool {
+        false
     }
 
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {

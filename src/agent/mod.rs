@@ -162,6 +162,11 @@ pub(crate) trait Adapter: Send + Sync {
     fn tells_cost(&self) -> bool {
         true
     }
+    /// Whether the agent says how long each tool call took, or its calls' ends are timed from
+    /// their starts as runbook read them (an ACP agent tells neither start time nor duration).
+    fn tells_tool_durations(&self) -> bool {
+        true
+    }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;
 }

@@ -1,6 +1,10 @@
 //! `runbook doctor`: each agent's binary (found as `runbook run` finds it), its version and
-//! whether runbook was tested with it, the model it would run and whether runbook can price it,
-//! and what to do about anything that is not right.
+//! whether runbook was tested with it, the model it would run and whether runbook can price it;
+//! each agent's ACP adapter (`--via acp`), found the same way and tried with the protocol's
+//! `initialize`; and what to do about anything that is not right.
+
+mod acp_check;
+mod handshake;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +16,7 @@ use serde::Serialize;
 use tokio::io::AsyncReadExt as _;
 
 use super::run::setup::resolve_program;
-use crate::agent::{AgentKind, versions};
+use crate::agent::{Adapter as _, AgentKind, versions};
 use crate::agent_env;
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config, Flags, keys};
@@ -28,10 +32,24 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most of a `--version` answer read.
 const VERSION_OUTPUT: u64 = 4096;
 
-/// What doctor found about one agent.
+/// What doctor found about one agent, or one agent's ACP adapter.
 #[derive(Debug, Serialize)]
 struct Finding {
     agent: &'static str,
+    /// How runbook starts it: `native` (the agent's own CLI) or `acp` (`--via acp`).
+    via: &'static str,
+    /// The arguments that put the binary in ACP mode (`acp` for `opencode acp`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    args: Vec<String>,
+    /// The ACP protocol version its answer to `initialize` named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<u64>,
+    /// Who the ACP adapter said it is in that answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_info: Option<handshake::AgentInfo>,
+    /// How to install it, when it is not found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
     /// Whether `runbook run` runs this agent by default here (the `agent` setting).
     default: bool,
     /// The binary `runbook run` would start; absent when none is found.
@@ -95,20 +113,44 @@ pub(crate) async fn doctor(
             .collect();
     let env = agent_env.pairs();
     let default = config.value(&keys::AGENT);
-    let custom = config.get(&keys::AGENT_CMD).is_some();
+    let custom = config.get(&keys::AGENT_CMD).is_some() || config.get(&keys::ACP_CMD).is_some();
+    let via_acp = config.value(&keys::VIA) == "acp";
     let prices = config.prices();
-    let checks = AgentKind::value_variants().iter().map(|&agent| {
+    let untrusted_bin = |agent| {
         let bin = config.agent_setting(agent, &keys::BIN);
-        let from = bin.origin.file.as_ref().filter(|f| untrusted.contains(f));
+        bin.origin
+            .file
+            .as_ref()
+            .filter(|f| untrusted.contains(f))
+            .cloned()
+    };
+    let checks = AgentKind::value_variants().iter().map(|&agent| {
         let context = Context {
             config: &config,
             env: &env,
             prices: &prices,
-            untrusted: from.cloned(),
+            untrusted: untrusted_bin(agent),
+            via_acp,
         };
-        examine(agent, !custom && agent == default, context)
+        examine(agent, !custom && !via_acp && agent == default, context)
     });
     let mut findings = futures_join(checks).await;
+    let adapters = AgentKind::value_variants().iter().map(|&agent| {
+        let context = Context {
+            config: &config,
+            env: &env,
+            prices: &prices,
+            untrusted: untrusted_bin(agent),
+            via_acp,
+        };
+        acp_check::examine(agent, !custom && via_acp && agent == default, context)
+    });
+    findings.extend(futures_join(adapters).await);
+    if config.get(&keys::ACP_CMD).is_some() {
+        let named_by = config.setting(&keys::ACP_CMD).origin.file.as_ref();
+        let untrusted = named_by.filter(|f| untrusted.contains(f)).cloned();
+        findings.push(acp_check::custom(&config, untrusted).await);
+    }
     // Only the agent `runbook run` would start here must be installed.
     for f in &mut findings {
         if f.binary.is_none() && !f.default {
@@ -154,6 +196,9 @@ struct Context<'a> {
     prices: &'a PriceTable,
     /// The untrusted repository file that names the agent's binary, if one does.
     untrusted: Option<String>,
+    /// Whether runs go over ACP (`--via acp`): the agent's `bin` setting then names its ACP
+    /// adapter.
+    via_acp: bool,
 }
 
 /// One agent: its binary, version, model and price.
@@ -167,10 +212,17 @@ fn examine(
         env,
         prices,
         untrusted,
+        via_acp,
     } = context;
     let adapter = agent.adapter();
     let name = adapter.name();
-    let found = resolve_program(adapter, config.agent_setting(agent, &keys::BIN));
+    // Runs over ACP start the adapter the `bin` setting names, not this CLI (unless they are one).
+    let mut bin = config.agent_setting(agent, &keys::BIN).clone();
+    if via_acp && acp_check::adapter(agent).program() != adapter.program() {
+        bin.value = None;
+    }
+    let untrusted = untrusted.filter(|_| bin.value.is_some());
+    let found = resolve_program(adapter, &bin);
     let asked = if default {
         config.get(&keys::MODEL)
     } else {
@@ -189,6 +241,11 @@ fn examine(
     async move {
         let mut f = Finding {
             agent: name,
+            via: "native",
+            args: Vec::new(),
+            protocol_version: None,
+            agent_info: None,
+            hint: None,
             default,
             binary: None,
             version: None,
@@ -320,6 +377,25 @@ async fn probe(binary: &Path, args: &[&str]) -> Option<String> {
     Some(crate::format::truncate(line, 200))
 }
 
+/// `protocol 1 · Claude Agent 0.23.1 · /path/claude-agent-acp`: an ACP adapter's answer to
+/// `initialize`, and the command that was asked.
+fn acp_line(f: &Finding, bin: &str) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = f.protocol_version {
+        parts.push(format!("protocol {v}"));
+    }
+    if let Some(who) = f.agent_info.as_ref().and_then(handshake::AgentInfo::line) {
+        parts.push(who);
+    }
+    parts.push(
+        std::iter::once(bin)
+            .chain(f.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    parts.join(" · ")
+}
+
 /// The findings as people read them: one block per agent, then what to do.
 fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
     let mut out = String::new();
@@ -332,8 +408,10 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
             s.dim.apply_to("-").to_string()
         };
         let default = if f.default { " (default)" } else { "" };
+        let over = if f.via == "acp" { " over ACP" } else { "" };
         let what = match (&f.binary, &f.version, f.tested) {
             (None, _, _) => "not installed".to_owned(),
+            (Some(bin), _, _) if f.via == "acp" => acp_line(f, bin),
             (Some(bin), None, _) => format!("version unknown · {bin}"),
             (Some(bin), Some(v), Some(true)) => format!("{v} · tested · {bin}"),
             (Some(bin), Some(v), _) => format!(
@@ -342,7 +420,7 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
             ),
         };
         out.push_str(&format!(
-            "{mark} {}{default}: {what}\n",
+            "{mark} {}{over}{default}: {what}\n",
             s.bold.apply_to(f.agent)
         ));
         let model = match (&f.model, &f.model_from, f.price) {
@@ -361,8 +439,11 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
             }
             _ => "model chosen by the agent at run time".to_owned(),
         };
-        if f.binary.is_some() || f.default {
+        if f.via == "native" && (f.binary.is_some() || f.default) {
             out.push_str(&format!("    {}\n", s.dim.apply_to(model)));
+        }
+        if let (Some(hint), true) = (&f.hint, f.problems.is_empty()) {
+            out.push_str(&format!("    {}\n", s.dim.apply_to(format!("→ {hint}"))));
         }
         for problem in &f.problems {
             out.push_str(&format!("    {}\n", s.warn.apply_to(&problem.what)));
@@ -372,7 +453,7 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
         }
     }
     if custom {
-        out.push_str("(`agent_cmd` is set: `runbook run` starts that command, not these agents)\n");
+        out.push_str("(`agent_cmd` or `acp_cmd` is set: `runbook run` starts that command, not these agents)\n");
     }
     out
 }

@@ -19,7 +19,7 @@ use crate::event::{EventKind, PermissionAnswerer, ToolKind, ToolStart};
 use crate::redact::{Masked, MaskedWriter, Redactor};
 
 /// The protocol version runbook speaks.
-const PROTOCOL_VERSION: u64 = 1;
+pub(crate) const PROTOCOL_VERSION: u64 = 1;
 /// JSON-RPC's "method not found".
 const METHOD_NOT_FOUND: i64 = -32601;
 
@@ -340,6 +340,16 @@ impl Client {
             .and_then(|i| ask.options.get(i))
             .or_else(|| pick(&ask.options, false));
         self.reply(ask, chosen.cloned(), by, out);
+    }
+
+    /// Answers a permission request as cancelled: the prompt it belongs to is being cancelled.
+    pub(crate) fn cancel_ask(
+        &mut self,
+        ask: &Ask,
+        by: PermissionAnswerer,
+        out: &mut Vec<EventKind>,
+    ) {
+        self.reply(ask, None, by, out);
     }
 
     fn reply(

@@ -26,6 +26,7 @@ mod tree;
 mod turn;
 mod version;
 
+pub(crate) use acp::PROTOCOL_VERSION as ACP_PROTOCOL_VERSION;
 pub(crate) use guardian::invocation as guardian_invocation;
 pub(crate) use raw::{RawFile, RawLogs};
 pub(crate) use scope::Scope;

@@ -60,6 +60,8 @@ impl Supervisor<'_> {
     /// tree wrote has been read and nothing of the tree is left.
     pub(crate) async fn run_turn(&mut self, spec: TurnSpec<'_>) -> Ending {
         self.dispatch.set_turn(spec.turn);
+        self.dispatch
+            .time_tools(!spec.adapter.tells_tool_durations());
         let acp = spec.adapter.speaks_acp();
         let scope = Arc::clone(&self.scope);
         let keep_raw = self.dispatch.wants_raw();
@@ -266,7 +268,7 @@ impl Supervisor<'_> {
     }
 
     /// Asks the person at the terminal to answer a permission request; a signal to runbook
-    /// meanwhile refuses it, and is handed on.
+    /// meanwhile (Ctrl-C at the question is one) cancels it, and is handed on.
     async fn ask_person(
         &mut self,
         ask: &Ask,
@@ -346,7 +348,12 @@ impl Supervisor<'_> {
                 let (option, by, signal) = self.ask_person(&ask).await;
                 let mut events = Vec::new();
                 if let Some(client) = agent.client.as_mut() {
-                    client.answer(&ask, option, by, &mut events);
+                    if signal.is_some() {
+                        // The prompt is being cancelled: so is the question.
+                        client.cancel_ask(&ask, by, &mut events);
+                    } else {
+                        client.answer(&ask, option, by, &mut events);
+                    }
                 }
                 for event in events {
                     self.dispatch.emit(SystemTime::now(), event);

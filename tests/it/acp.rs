@@ -493,6 +493,12 @@ fn on_a_terminal_a_running_tool_is_on_the_status_line_with_its_clock_before_it_e
         "{}",
         screen.text()
     );
+    // OpenCode over ACP tells no duration: runbook timed the call from its start to its end.
+    let events = s.ctx.events();
+    let took = tool_ends(&events)[0].duration_ms.expect("a duration");
+    assert!(took >= 3000, "{took}ms: {}", screen.text());
+    let shown = format!("✓ bash sleep 4; echo slept {:.1}s", took as f64 / 1000.0);
+    assert!(screen.text().contains(&shown), "{shown}: {}", screen.text());
 }
 
 /// A permission asked on a terminal, answered by `key`; the receipt says who answered.
@@ -501,7 +507,7 @@ fn answered_by_key(key: &str, allowed: bool) {
         return;
     };
     let mut pty = on_a_terminal(&s, &[], "Run echo hi.");
-    let asked = pty.wait_for("[a]llow once");
+    let asked = pty.wait_for("y allow once");
     assert!(
         asked.text().contains("bash echo hi: asks permission"),
         "the request shows the tool and its input:\n{}",
@@ -534,12 +540,119 @@ fn answered_by_key(key: &str, allowed: bool) {
 
 #[test]
 fn on_a_terminal_a_permission_is_allowed_by_a_key() {
-    answered_by_key("a", true);
+    answered_by_key("y", true);
 }
 
 #[test]
 fn on_a_terminal_a_permission_is_rejected_by_a_key() {
-    answered_by_key("r", false);
+    answered_by_key("n", false);
+}
+
+/// The number in `(rejected by itself in 29s)` on the screen, in seconds.
+fn seconds_left(screen: &crate::support::pty::Screen) -> Option<u64> {
+    let text = screen.text();
+    let at = text.find("rejected by itself in ")? + "rejected by itself in ".len();
+    let left: String = text[at..].chars().take_while(|c| *c != ')').collect();
+    match left.split_once(':') {
+        Some((m, s)) => Some(m.parse::<u64>().ok()? * 60 + s.parse::<u64>().ok()?),
+        None => left.strip_suffix('s')?.parse().ok(),
+    }
+}
+
+#[test]
+fn on_a_terminal_the_question_names_its_keys_in_words_counts_down_and_a_refusal_is_one_line() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let mut pty = on_a_terminal(&s, &["--permission-timeout", "2m"], "Run echo hi.");
+    let asked = pty.wait_for("rejected by itself in ");
+    let text = asked.text();
+    assert!(
+        text.contains("bash echo hi: asks permission (allow once · always allow · reject)")
+            && text.contains("y allow once · a always allow · n reject"),
+        "the options in words, each with its key:\n{text}"
+    );
+    assert!(!text.contains("allow_once"), "{text}");
+    let first = seconds_left(&asked).expect("a countdown");
+    assert!((100..=120).contains(&first), "{text}");
+    // It ticks.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let screen = pty.screen();
+        if seconds_left(&screen).is_some_and(|left| left < first) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no tick:\n{}",
+            screen.text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    pty.send("n");
+    let (status, screen) = pty.finish();
+    // Refused, OpenCode stops at the call: the run is truncated.
+    assert_eq!(status.code(), Some(1), "{}", screen.text());
+    let text = screen.text();
+    let refusals: Vec<&String> = screen.rows().iter().filter(|r| r.contains('⊘')).collect();
+    assert_eq!(refusals.len(), 1, "one line for the refusal:\n{text}");
+    assert!(
+        refusals[0].contains("bash echo hi: rejected by you"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("--retry-denied"),
+        "no advice to the person who said no:\n{text}"
+    );
+    assert!(
+        !text.contains("rejected by itself"),
+        "the question was taken off:\n{text}"
+    );
+    let events = s.ctx.events();
+    assert_eq!(
+        count(&events, "permission.stalled"),
+        0,
+        "a choice, not a stall"
+    );
+    let receipt = s.ctx.receipt();
+    let asked: Vec<(bool, Option<&str>, PermissionAnswerer)> = receipt
+        .permissions_asked
+        .iter()
+        .map(|p| (p.allowed, p.option.as_deref(), p.by))
+        .collect();
+    assert_eq!(
+        asked,
+        [(false, Some("reject_once"), PermissionAnswerer::Person)],
+        "{text}"
+    );
+}
+
+#[test]
+fn on_a_terminal_ctrl_c_at_the_question_interrupts_the_run_and_ends_the_agent() {
+    let Some(s) = asking_setup() else {
+        return;
+    };
+    let mut pty = on_a_terminal(&s, &[], "Run echo hi.");
+    pty.wait_for("y allow once");
+    pty.send("\x03");
+    let (status, screen) = pty.finish();
+    let text = screen.text();
+    assert_eq!(status.code(), Some(130), "{text}");
+    let events = s.ctx.events();
+    let receipt = s.ended_as(Outcome::Interrupted, &events, &text);
+    assert_eq!(receipt.permissions_asked.len(), 1, "{text}");
+    assert_eq!(receipt.permissions_asked[0].by, PermissionAnswerer::Person);
+    assert!(!receipt.permissions_asked[0].allowed, "{text}");
+    assert!(text.contains("bash echo hi: cancelled by you"), "{text}");
+    assert!(!text.contains("--retry-denied"), "{text}");
+    for e in &events {
+        if let EventKind::TurnStarted { pid, .. } = e.kind {
+            assert!(
+                !support::alive(pid as i32),
+                "the agent {pid} outlived runbook: {text}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -548,18 +661,18 @@ fn status_live_shows_a_permission_request_waiting_for_its_answer() {
         return;
     };
     let mut run = on_a_terminal(&s, &[], "Run echo hi.");
-    run.wait_for("[a]llow once");
+    run.wait_for("y allow once");
     let mut follow = s.ctx.runbook(&["status", "--live"]);
     follow.env("TERM", "xterm-256color");
     let follower = crate::support::pty::Pty::spawn(follow, 120);
     follower.wait_for("waiting for permission: bash echo hi");
-    run.send("a");
+    run.send("y");
     let (status, screen) = run.finish();
     assert_eq!(status.code(), Some(0), "{}", screen.text());
     let (status, screen) = follower.finish();
     assert_eq!(status.code(), Some(0), "{}", screen.text());
     assert!(
-        screen.text().contains("bash echo hi: allow_once by you"),
+        screen.text().contains("bash echo hi: allowed once by you"),
         "{}",
         screen.text()
     );
@@ -571,11 +684,13 @@ fn on_a_terminal_nobody_answering_within_the_permission_timeout_is_a_refusal() {
         return;
     };
     let pty = on_a_terminal(&s, &["--permission-timeout", "2s"], "Run echo hi.");
-    pty.wait_for("[a]llow once");
+    pty.wait_for("y allow once");
     let (status, screen) = pty.finish();
     assert_eq!(status.code(), Some(1), "{}", screen.text());
     assert!(
-        screen.text().contains("no answer: rejected"),
+        screen
+            .text()
+            .contains("bash echo hi: rejected: nobody answered in time"),
         "{}",
         screen.text()
     );

@@ -392,3 +392,70 @@ fn a_flood_cut_short_by_the_end_of_the_turn_is_still_counted() {
     );
     assert!(out.stderr.lines().count() < 15, "{}", out.stderr);
 }
+
+#[test]
+fn a_finished_tool_shows_how_long_it_took_from_its_start_and_end() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"IFS= read -r prompt
+update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 1"}}'
+update '{"sessionUpdate":"tool_call","toolCallId":"c2","title":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"true"}}'
+update '{"sessionUpdate":"tool_call_update","toolCallId":"c2","status":"completed","rawOutput":{"output":"","metadata":{"exit":0}}}'
+sleep 1
+update '{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":{"output":"","metadata":{"exit":0}}}'
+update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}'
+id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\n' "$id"
+IFS= read -r eof
+exit 0"#,
+    );
+    let out = run(&ctx, &agent, &["--inactivity-timeout", "10s"]);
+    out.assert_exit(0);
+    let events = ctx.events();
+    let at = |id: &str, started: bool| {
+        events
+            .iter()
+            .find(|e| match &e.kind {
+                EventKind::ToolStarted(t) => started && t.call_id == id,
+                EventKind::ToolCompleted(t) => !started && t.call_id == id,
+                _ => false,
+            })
+            .unwrap_or_else(|| panic!("{id}: {}", out.stderr))
+    };
+    for id in ["c1", "c2"] {
+        let (start, end) = (at(id, true), at(id, false));
+        let EventKind::ToolCompleted(t) = &end.kind else {
+            unreachable!()
+        };
+        // Read in one go, a call's start and end tell nothing of how long it took.
+        let line = if end.ts == start.ts {
+            assert_eq!(t.duration_ms, None, "{id}: {}", out.stderr);
+            format!("✓ bash {}", t.input)
+        } else {
+            // The log keeps times to the millisecond.
+            let between = end.ts.duration_since(start.ts).unwrap().as_millis() as u64;
+            let took = t.duration_ms.expect("a duration");
+            assert!(took.abs_diff(between) <= 1, "{id}: {took} {between}");
+            let shown = match took {
+                0..1000 => format!("{took}ms"),
+                _ => format!("{:.1}s", took as f64 / 1000.0),
+            };
+            format!("✓ bash {} {shown}", t.input)
+        };
+        assert!(
+            out.stderr
+                .lines()
+                .any(|l| l.trim_end().ends_with(&format!("] {line}"))),
+            "{line:?} in:\n{}",
+            out.stderr
+        );
+    }
+    let EventKind::ToolCompleted(slow) = &at("c1", false).kind else {
+        unreachable!()
+    };
+    // A second between the two, less what reading the start may have lagged.
+    assert!(slow.duration_ms.is_some_and(|ms| ms >= 500), "{slow:?}");
+    ctx.assert_agent_gone();
+}

@@ -11,9 +11,31 @@ const STEP_START: &str = r#"{"type":"step_start","timestamp":1,"sessionID":"ses_
 const TEXT: &str = r#"{"type":"text","timestamp":2,"sessionID":"ses_v","part":{"id":"p2","messageID":"m1","sessionID":"ses_v","type":"text","text":"Done.","time":{"start":1,"end":2}}}"#;
 const STEP_STOP: &str = r#"{"type":"step_finish","timestamp":3,"sessionID":"ses_v","part":{"id":"p3","reason":"stop","messageID":"m1","sessionID":"ses_v","type":"step-finish","tokens":{"total":1540,"input":1500,"output":40,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0.0051}}"#;
 
-/// A stand-in for an agent binary that answers `--version` with `version`.
+/// A stand-in for an agent binary that answers `--version` with `version`, and, started as an
+/// ACP server (`opencode acp`), answers `initialize` naming the same version.
 fn agent(ctx: &TestContext, name: &str, version: &str) -> String {
-    ctx.agent_script(name, &format!("echo '{version}'"))
+    let answer = acp_answer(&format!(r#"{{"name":"{name}","version":"{version}"}}"#));
+    ctx.agent_script(
+        name,
+        &format!("if [ \"$1\" = acp ]; then read -r _; printf '%s\\n' '{answer}'; else echo '{version}'; fi"),
+    )
+}
+
+/// An answer to ACP `initialize` (request id 1) with `agent_info` as the agent's info.
+fn acp_answer(agent_info: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":1,"agentInfo":{agent_info}}}}}"#
+    )
+}
+
+/// The finding about `agent`'s ACP adapter.
+fn adapter_finding<'a>(report: &'a Value, agent: &str) -> &'a Value {
+    report["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .find(|a| a["agent"] == agent && a["via"] == "acp")
+        .expect("the finding about the agent's ACP adapter")
 }
 
 /// A context whose three agents answer with the versions given (`None`: not installed).
@@ -224,4 +246,167 @@ fn a_run_of_an_untested_agent_version_warns_once_and_the_receipt_keeps_it() {
     out.assert_exit(0);
     assert!(!out.stderr.contains("not tested"), "{}", out.stderr);
     assert_eq!(ctx.receipt().warnings.count, 0);
+}
+
+#[test]
+fn doctor_starts_each_real_acp_adapter_and_reads_its_answer_to_initialize() {
+    let Some(claude) = crate::acp_adapters::adapter_bin("claude-agent-acp") else {
+        return;
+    };
+    let dir = claude.parent().expect("the adapters' directory").to_owned();
+    let mut ctx = with_agents(Some("1.18.33"), None, None);
+    let path = std::env::var("PATH").unwrap_or_default();
+    ctx.env("PATH", format!("{}:{path}", dir.display()));
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(0), "{report}");
+    for (agent, program) in [("claude", "claude-agent-acp"), ("codex", "codex-acp")] {
+        let f = adapter_finding(&report, agent);
+        assert_eq!(f["binary"], dir.join(program).display().to_string(), "{f}");
+        assert_eq!(f["protocol_version"], 1, "{f}");
+        let name = f["agent_info"]["name"].as_str().unwrap_or_default();
+        assert!(name.contains(agent), "{f}");
+        let version = f["agent_info"]["version"].as_str().unwrap_or_default();
+        assert!(
+            version.chars().next().is_some_and(|c| c.is_ascii_digit()),
+            "{f}"
+        );
+        assert_eq!(f["problems"], Value::Array(vec![]), "{f}");
+    }
+    // OpenCode's adapter is its own binary, `opencode acp`.
+    let opencode = adapter_finding(&report, "opencode");
+    assert_eq!(opencode["args"], serde_json::json!(["acp"]), "{opencode}");
+    assert_eq!(opencode["agent_info"]["version"], "1.18.33", "{opencode}");
+
+    let out = ctx.run(&["doctor"]);
+    out.assert_exit(0);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("✓ claude over ACP: protocol 1 · "))
+        .unwrap_or_else(|| panic!("no line for claude's adapter:\n{}", out.stdout));
+    assert!(line.ends_with(&format!("· {}", claude.display())), "{line}");
+    assert!(
+        out.stdout.contains(" acp\n") && out.stdout.contains("✓ opencode over ACP: protocol 1"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_missing_or_mute_acp_adapter_is_told_with_what_to_do() {
+    // OpenCode is there; no adapter is on PATH, and no setting names one.
+    let mut ctx = TestContext::new();
+    let opencode = agent(&ctx, "opencode", "1.18.33");
+    ctx.env("RUNBOOK_OPENCODE_BIN", opencode);
+    ctx.env("PATH", "/usr/bin:/bin");
+    let (code, report) = json(&ctx);
+    assert_eq!(
+        code,
+        Some(0),
+        "only what a run here starts must be installed: {report}"
+    );
+    let claude = adapter_finding(&report, "claude");
+    assert_eq!(claude["binary"], Value::Null, "{claude}");
+    let hint = claude["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("npm install -g @zed-industries/claude-agent-acp"),
+        "{claude}"
+    );
+    let out = ctx.run(&["doctor"]);
+    out.assert_exit(0);
+    assert!(out.stdout.contains("- claude over ACP: not installed\n    → install it with `npm install -g @zed-industries/claude-agent-acp`"), "{}", out.stdout);
+
+    // Runs go over ACP: the adapter they start must be there.
+    let out = ctx.run(&["doctor", "--via", "acp", "--agent", "codex"]);
+    out.assert_exit(1);
+    assert!(
+        out.stdout
+            .contains("! codex over ACP (default): not installed"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("not found: codex-acp (looked on PATH)\n    → install it with `npm install -g @zed-industries/codex-acp`"), "{}", out.stdout);
+
+    // One that starts but never answers, and one whose answer carries terminal controls.
+    let mute = ctx.agent_script("mute-acp", "read -r _; echo 'not JSON-RPC'; exit 3");
+    let out = ctx.run(&[
+        "doctor",
+        "--via",
+        "acp",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        &mute,
+    ]);
+    out.assert_exit(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "`{mute}` ended without answering ACP initialize (exit code 3)"
+        )),
+        "{}",
+        out.stdout
+    );
+    let evil = acp_answer(
+        r#"{"name":"x","title":"Evil\u001b]0;owned\u0007\u001b[2J\u202e","version":"9\n9"}"#,
+    );
+    let loud = ctx.agent_script(
+        "loud-acp",
+        &format!("read -r _; printf '%s\\n' '{evil}'; sleep 30"),
+    );
+    let out = ctx.run(&[
+        "doctor",
+        "--via",
+        "acp",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        &loud,
+    ]);
+    out.assert_exit(0);
+    assert!(
+        !out.stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{:?}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "✓ claude over ACP (default): protocol 1 · Evil\\e]0;owned\\a\\e[2J\\u{202e} 9\\n9 · "
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn doctor_asks_the_acp_cmd_agent_a_run_would_start_for_its_answer_to_initialize() {
+    let mut ctx = with_agents(Some("1.18.33"), None, None);
+    ctx.env("PATH", "/usr/bin:/bin");
+    let answer = acp_answer(r#"{"name":"mine","title":"My Agent","version":"0.3.0"}"#);
+    let mine = ctx.agent_script(
+        "my-acp-agent",
+        &format!("[ \"$1\" = --stdio ] || exit 9; read -r _; printf '%s\\n' '{answer}'; sleep 30"),
+    );
+    let cmd = format!("{mine} --stdio");
+    let out = ctx.run(&["doctor", "--acp-cmd", &cmd]);
+    out.assert_exit(0);
+    assert!(
+        out.stdout.contains(&format!(
+            "✓ acp_cmd over ACP (default): protocol 1 · My Agent 0.3.0 · {cmd}\n"
+        )),
+        "{}",
+        out.stdout
+    );
+    let out = ctx.run(&["doctor", "--acp-cmd", "no-such-acp-agent --stdio", "--json"]);
+    out.assert_exit(1);
+    let report: Value = serde_json::from_str(out.stdout.trim()).expect("one JSON object");
+    let custom = adapter_finding(&report, "acp_cmd");
+    assert_eq!(custom["default"], true, "{custom}");
+    let what = custom["problems"][0]["what"].as_str().unwrap_or_default();
+    assert_eq!(what, "not found: no-such-acp-agent", "{custom}");
+    assert!(
+        custom["problems"][0]["todo"]
+            .as_str()
+            .is_some_and(|t| t.contains("--acp-cmd")),
+        "{custom}"
+    );
 }

@@ -160,12 +160,16 @@ impl<'a> Session<'a> {
 
     /// The operations refused permission in the last turn (the first hundred of the run).
     pub(super) fn denied_in_last_turn(&self) -> Vec<Denial> {
+        // A refusal that was a person's own answer is their choice, not a stall.
         let totals = self.supervisor.dispatch.totals();
         totals
             .permission_denials
-            .get(self.denials_before_turn..)
-            .unwrap_or_default()
-            .to_vec()
+            .iter()
+            .zip(&totals.denied_by_person)
+            .skip(self.denials_before_turn)
+            .filter(|(_, by_person)| !**by_person)
+            .map(|(denial, _)| denial.clone())
+            .collect()
     }
 
     /// The final text of the last turn: its answer.

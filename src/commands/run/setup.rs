@@ -50,7 +50,7 @@ pub(super) struct Setup {
 }
 
 /// The agent to run: its adapter, its binary, and the arguments that come with it.
-pub(super) struct Agent {
+pub(crate) struct Agent {
     pub adapter: &'static dyn Adapter,
     pub program: PathBuf,
     pub extra_args: Vec<String>,
@@ -251,7 +251,7 @@ fn checks(configured: Vec<Check>, given: &[Check], timeout: Duration) -> Vec<Che
 
 /// The agent to run: `agent_cmd` (a command that prints universal events) when it is set, else
 /// the `agent` with its `bin` and `args`.
-fn resolve_agent(config: &Config) -> Result<Agent, Error> {
+pub(crate) fn resolve_agent(config: &Config) -> Result<Agent, Error> {
     let agent = config.value(&keys::AGENT);
     let args = config.agent_setting(agent, &keys::ARGS);
     let via = config.value(&keys::VIA);

@@ -6,8 +6,8 @@
 use super::session::{Answers, Role, Session};
 use crate::agent::Permissions;
 use crate::event::{EventKind, Outcome};
-use crate::lifecycle::Ending;
 use crate::format::plural;
+use crate::lifecycle::Ending;
 use crate::stats::RunStats;
 
 /// The most sentences of the final message a summary keeps.

@@ -163,7 +163,7 @@ impl Human {
             running_tool: None,
             asking: None,
             streaming: String::new(),
-            denial: tools::Shown::Nothing,
+            denial: tools::Shown::default(),
             refusals: refusals::Refusals::default(),
             last_prefix: String::new(),
             model: None,
@@ -211,8 +211,9 @@ impl Human {
             | K::PermissionDenied { .. }
             | K::PermissionRequested { .. }
             | K::PermissionAnswered { .. } => {
-                tools::show(&mut lines, &mut self.denial, kind);
-                self.refusals.hold(kind, &mut lines.out);
+                if tools::show(&mut lines, &mut self.denial, kind) {
+                    self.refusals.hold(kind, &mut lines.out);
+                }
             }
             K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => {
                 text::show(&mut lines, kind)

@@ -2,13 +2,15 @@
 //! calls nested under it), one line per denial, and the running call on the status line.
 
 use super::Lines;
-use crate::event::{EventKind, ToolEnd, ToolStart, ToolStatus};
+use crate::event::{
+    EventKind, PermissionAnswerer, ToolEnd, ToolStart, ToolStatus, permission_option_words,
+};
 use crate::format::{duration_ms, first_line};
 
 /// The last denial shown, so that the other event telling the same denial is not shown again.
 /// Agents tell a denial twice, as a denied call and as a `permission.denied`, in either order.
 #[derive(Debug, Default)]
-pub(super) enum Shown {
+pub(super) enum Last {
     #[default]
     Nothing,
     /// A call of this tool was shown as denied.
@@ -17,15 +19,44 @@ pub(super) enum Shown {
     Notice(String),
 }
 
-/// The lines of a tool, subagent or permission event.
-pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) {
+/// How many refusals told by their answer are remembered until their call ends.
+const ANSWERED: usize = 16;
+
+/// What was shown of denials, so that each is one line.
+#[derive(Debug, Default)]
+pub(super) struct Shown {
+    last: Last,
+    /// The calls whose refusal a person's answer (or their silence) told: by id, until the call
+    /// ends. Its `permission.denied` and its denied end add nothing to that line.
+    answered: Vec<String>,
+}
+
+impl Shown {
+    /// Whether the refusal of `call_id` was told by its answer; `done`: the call is over.
+    fn told_by_answer(&mut self, call_id: Option<&str>, done: bool) -> bool {
+        let Some(i) = call_id.and_then(|id| self.answered.iter().position(|a| a == id)) else {
+            return false;
+        };
+        if done {
+            self.answered.remove(i);
+        }
+        true
+    }
+}
+
+/// The lines of a tool, subagent or permission event; false when it is the echo of a refusal
+/// its answer told already (no line, and no more of a flood of refusals).
+pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) -> bool {
     match kind {
         EventKind::ToolCompleted(t) if t.status == ToolStatus::Denied => {
-            match std::mem::take(shown) {
+            if shown.told_by_answer(Some(&t.call_id), true) {
+                return false;
+            }
+            match std::mem::take(&mut shown.last) {
                 // Its denial was just told.
-                Shown::Notice(tool) if tool == t.name => {}
+                Last::Notice(tool) if tool == t.name => {}
                 _ => {
-                    *shown = Shown::Call(t.name.clone());
+                    shown.last = Last::Call(t.name.clone());
                     completed(l, t);
                 }
             }
@@ -46,45 +77,93 @@ pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) {
             ..
         } => {
             let s = l.s;
+            let options: Vec<&str> = options
+                .iter()
+                .map(|o| permission_option_words(o).unwrap_or(o.as_str()))
+                .collect();
             l.alert(format!(
                 "{} {} {input}: {} ({})",
                 s.warn.apply_to("?"),
                 s.bold.apply_to(tool),
                 s.warn.apply_to("asks permission"),
-                options.join(", ")
+                options.join(" · ")
             ));
         }
-        // A refusal is told by its `permission.denied`.
         EventKind::PermissionAnswered {
+            call_id,
             tool,
             input,
-            allowed: true,
+            allowed,
             option,
             by,
-            ..
         } => {
-            let s = l.s;
-            let by = match by {
-                crate::event::PermissionAnswerer::Policy => "by --permissions",
-                crate::event::PermissionAnswerer::Person => "by you",
-                crate::event::PermissionAnswerer::Timeout => "after the timeout",
-            };
-            let option = option.as_deref().unwrap_or("allow");
-            l.info(format!(
-                "{} {} {input}: {option} {by}",
-                s.ok.apply_to("✓"),
-                s.bold.apply_to(tool),
-            ));
-        }
-        EventKind::PermissionDenied { tool, detail, .. } => match std::mem::take(shown) {
-            // The denied call was just shown as such.
-            Shown::Call(called) if called == *tool => {}
-            _ => {
-                *shown = Shown::Notice(tool.clone());
-                permission_denied(l, tool, detail);
+            if !allowed && *by != PermissionAnswerer::Policy {
+                if shown.answered.len() >= ANSWERED {
+                    shown.answered.remove(0);
+                }
+                shown.answered.push(call_id.clone());
             }
-        },
+            answered(l, tool, input, *allowed, option.as_deref(), *by);
+        }
+        EventKind::PermissionDenied {
+            tool,
+            detail,
+            call_id,
+        } => {
+            if shown.told_by_answer(call_id.as_deref(), false) {
+                return false;
+            }
+            match std::mem::take(&mut shown.last) {
+                // The denied call was just shown as such.
+                Last::Call(called) if called == *tool => {}
+                _ => {
+                    shown.last = Last::Notice(tool.clone());
+                    permission_denied(l, tool, detail);
+                }
+            }
+        }
         _ => {}
+    }
+    true
+}
+
+/// `✓ bash ls: allowed once by you`, or a refusal a person's answer (or silence) made:
+/// `⊘ bash rm x: rejected by you`. A refusal by `--permissions` is told by its
+/// `permission.denied`.
+fn answered(
+    l: &mut Lines<'_>,
+    tool: &str,
+    input: &str,
+    allowed: bool,
+    option: Option<&str>,
+    by: PermissionAnswerer,
+) {
+    let s = l.s;
+    let what = match (allowed, option) {
+        (true, Some("allow_always")) => "always allowed",
+        (true, Some("allow_once")) => "allowed once",
+        (true, _) => "allowed",
+        (false, Some("reject_always")) => "always rejected",
+        (false, Some(_)) => "rejected",
+        (false, None) => "cancelled",
+    };
+    let who = match by {
+        PermissionAnswerer::Policy => " by --permissions",
+        PermissionAnswerer::Person => " by you",
+        PermissionAnswerer::Timeout => ": nobody answered in time",
+    };
+    let tool = s.bold.apply_to(tool);
+    if allowed {
+        l.info(format!(
+            "{} {tool} {input}: {what}{who}",
+            s.ok.apply_to("✓")
+        ));
+    } else if by != PermissionAnswerer::Policy {
+        l.alert(format!(
+            "{} {tool} {input}: {}",
+            s.warn.apply_to("⊘"),
+            s.warn.apply_to(format!("{what}{who}"))
+        ));
     }
 }
 
