@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::agent::AgentKind;
+use crate::config::keys::Heading;
 use crate::config::{self, Flags};
 use crate::event::Outcome;
 use crate::exit::EXIT_CODES_HELP;
@@ -12,13 +13,16 @@ use crate::supervisor::check::Check;
 
 /// Supervise a coding agent's headless run: live view, watchdog, budget, event log and receipt.
 #[derive(Debug, Parser)]
-#[command(name = "runbook", version, propagate_version = true, args_override_self = true, after_help = EXIT_CODES_HELP)]
+#[command(name = "runbook", version, propagate_version = true, args_override_self = true, after_long_help = EXIT_CODES_HELP)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Flags<config::Global>,
 
+    /// Lay the view out for this many columns.
+    ///
     /// Lay the view out for this many columns [default: $COLUMNS, else the terminal's width].
-    #[arg(long, global = true, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = parse_width)]
+    #[arg(long, global = true, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = parse_width,
+        help_heading = Heading::Output.title(), display_order = 6, hide_short_help = true)]
     pub width: Option<u16>,
 
     #[command(subcommand)]
@@ -28,31 +32,42 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run an agent on a task and supervise it to the end.
-    #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
     /// Show how a run went (the latest by default), or follow it live from another terminal.
     Status(StatusArgs),
     /// List runs, newest first.
     List(ListArgs),
+    /// The numbers over all runs: outcomes, cost, tokens, durations, failing tools.
+    ///
     /// The numbers over all runs (or those of the filters): outcomes, cost, tokens, durations,
     /// the tools that fail, per day, agent, model and project.
     Stats(StatsArgs),
+    /// Tell one run for a pull request, as Markdown or JSON.
+    ///
     /// Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or
     /// JSON.
     Report(ReportArgs),
     /// Show a recorded agent transcript or runbook event log as `runbook run` showed it.
     Replay(ReplayArgs),
-    /// Show the configuration in effect and where each value comes from; or write a starter
-    /// runbook.toml.
+    /// Show the configuration in effect and where each value comes from.
+    ///
+    /// Show the configuration in effect and where each value comes from; or list the keys a
+    /// configuration file, variable or flag can set; or write a starter runbook.toml.
     Config(ConfigArgs),
+    /// Check each agent: its binary, version, model and price.
+    ///
     /// Check each agent: its binary (found as `run` finds it), its version and whether runbook
     /// was tested with it, its model and whether runbook can price it, and what to do.
-    #[command(after_help = DOCTOR_EXIT_CODES)]
+    #[command(after_long_help = DOCTOR_EXIT_CODES)]
     Doctor(DoctorArgs),
+    /// Trust a repository's configuration files, so that the commands they set may run.
+    ///
     /// Trust a repository's runbook.toml, runbook.local.toml, .env and .env.local at their
     /// current content, so that the commands they set may run (a changed file needs trusting
     /// again); or list or forget trusted files.
     Trust(TrustArgs),
+    /// Print a shell completion script.
+    ///
     /// Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`).
     Completions {
         /// The shell to complete for.
@@ -64,26 +79,34 @@ pub enum Command {
 /// How much the human view shows.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct Verbosity {
+    /// Show only what needs attention.
+    ///
     /// Show only what needs attention: failures, denials, warnings and the summary.
-    #[arg(short, long, conflicts_with = "verbose")]
+    #[arg(short, long, conflicts_with = "verbose", help_heading = Heading::Output.title(), display_order = 2)]
     pub quiet: bool,
 
+    /// Show everything, the agent's reasoning too.
+    ///
     /// Show everything: all of the agent's text, reasoning, steps and the command line.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = Heading::Output.title(), display_order = 3)]
     pub verbose: bool,
 }
 
 /// Where the agent works, and more variables for it.
 #[derive(Debug, Args)]
 pub struct Workspace {
+    /// The directory the agent works in.
+    ///
     /// The directory the agent works in, and where runbook.toml is looked for [default: the
     /// current one].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = Heading::Agent.title(), display_order = 8)]
     pub cwd: Option<PathBuf>,
 
+    /// Read agent variables from FILE (repeatable).
+    ///
     /// Set the agent's variables from FILE, over .env, .env.local and the shell (repeatable: the
     /// last one wins).
-    #[arg(long = "env-file", value_name = "FILE")]
+    #[arg(long = "env-file", value_name = "FILE", help_heading = Heading::Agent.title(), display_order = 9)]
     pub env_files: Vec<PathBuf>,
 }
 
@@ -107,7 +130,7 @@ pub struct StatusArgs {
     pub here: bool,
 
     /// Print the receipt as JSON (with --live: every event as a JSON line, then the receipt).
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
@@ -148,11 +171,13 @@ pub struct StatsArgs {
     pub outcome: Vec<Outcome>,
 
     /// Print the numbers as JSON (docs/stats.schema.json).
-    #[arg(long, conflicts_with = "html")]
+    #[arg(long, conflicts_with = "html", help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
+    /// Write the numbers as one HTML page of charts and tables to this file.
+    ///
     /// Write the numbers as one self-contained HTML page of charts and tables to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = Heading::Output.title(), display_order = 2)]
     pub html: Option<PathBuf>,
 
     #[command(flatten)]
@@ -192,15 +217,20 @@ Exit codes:
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`,
-    /// `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`.
-    #[arg(long)]
-    pub json: bool,
-
     /// The options of `runbook run` (`--agent`, `--agent-bin`, `--model`, …): doctor answers
     /// for the run they would make.
     #[command(flatten)]
     pub options: Flags<config::Run>,
+
+    /// Print the findings as one JSON object.
+    ///
+    /// Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`,
+    /// `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`.
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
 }
 
 #[derive(Debug, Args)]
@@ -227,7 +257,7 @@ pub struct ListArgs {
     pub here: bool,
 
     /// One receipt per line, as JSON.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
@@ -259,7 +289,7 @@ pub struct ReplayArgs {
     pub instant: bool,
 
     /// Print the universal events as JSON lines instead.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
@@ -277,67 +307,94 @@ pub struct RunArgs {
     #[command(flatten)]
     pub options: Flags<config::Run>,
 
+    /// Then continue with this prompt (repeatable).
+    ///
     /// Once the agent has finished, continue its session with this prompt, as a new turn of the
     /// same run (repeatable; stops at the first turn that does not complete).
-    #[arg(long, value_name = "PROMPT")]
+    #[arg(long, value_name = "PROMPT", help_heading = Heading::Agent.title(), display_order = 11)]
     pub then: Vec<String>,
 
+    /// Pipe every event to this command (repeatable).
+    ///
     /// Start this command once for the run and write every event to its stdin as a JSON line,
     /// with `meta` (run id and name, agent, turn index and kind); best-effort: an observer that
     /// falls behind misses events, it never slows the run (repeatable; after those of
     /// `[[observers]]` in runbook.toml). E.g.
     /// `--on-event 'jq -c "select(.type==\"tool.completed\")" >> tools.log'`.
-    #[arg(long = "on-event", value_name = "CMD")]
+    #[arg(long = "on-event", value_name = "CMD", help_heading = Heading::Observers.title(), display_order = 1)]
     pub on_event: Vec<String>,
 
+    /// Ask for a summary of the work (one more turn).
+    ///
     /// Once the work is done, ask the same session for a 2–4 sentence summary of it, as one
     /// more turn (its cost counts); without it the summary is the agent's final message, trimmed.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 4)]
     pub summary: bool,
 
+    /// A name for the run [default: the run id].
+    ///
     /// A name for the run, in its record and in every observer line's `meta` [default: the run
     /// id].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = Heading::RunDir.title(), display_order = 2)]
     pub name: Option<String>,
 
+    /// Run this check when done (repeatable).
+    ///
     /// Once the task completed, run this project check in the agent's working directory
     /// (`sh -c`, repeatable, in the order given, after those of `[checks]` in runbook.toml; one
     /// of the same name replaces it): the run completes only if every check passes, else it ends
     /// `checks_failed`. E.g. `--check test='cargo test'`.
-    #[arg(long = "check", value_name = "NAME=CMD", value_parser = parse_check)]
+    #[arg(long = "check", value_name = "NAME=CMD", value_parser = parse_check,
+        help_heading = Heading::Checks.title(), display_order = 1)]
     pub checks: Vec<Check>,
 
+    /// Run no checks.
+    ///
     /// Run no checks, neither `--check` nor `[checks]` in runbook.toml.
-    #[arg(long, conflicts_with = "checks")]
+    #[arg(long, conflicts_with = "checks", help_heading = Heading::Checks.title(), display_order = 2)]
     pub no_checks: bool,
 
+    /// Print the plan and stop (implies --plan).
+    ///
     /// Stop after the plan (implies --plan): the plan goes to stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Plan.title(), display_order = 2)]
     pub plan_only: bool,
 
+    /// Execute the plan without asking.
+    ///
     /// Execute the plan without asking (what happens anyway without a terminal).
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = Heading::Plan.title(), display_order = 3)]
     pub yes: bool,
 
+    /// How many times a plan may be revised.
+    ///
     /// How many times a plan may be revised before only execute or abort is offered.
-    #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true, value_parser = parse_revisions)]
+    #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true, value_parser = parse_revisions,
+        help_heading = Heading::Plan.title(), display_order = 4, hide_short_help = true)]
     pub max_revisions: u32,
 
     #[command(flatten)]
     pub workspace: Workspace,
 
+    /// Trust the repository's config, for this run.
+    ///
     /// Trust this repository's runbook.toml, runbook.local.toml, .env and .env.local as they
     /// are, for this run only, without asking (for CI; `runbook trust` records trust). Or set
     /// RUNBOOK_TRUST to the files (or directories) to trust, separated by `:`.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Agent.title(), display_order = 10)]
     pub trust: bool,
 
+    /// Print events as JSON lines, then the receipt.
+    ///
     /// Print every event as a JSON line on stdout, then the receipt; nothing else on stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
     pub verbosity: Verbosity,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
 }
 
 #[derive(Debug, Args)]
@@ -359,12 +416,12 @@ pub struct TrustArgs {
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// Write a commented runbook.toml in the repository root (never over an existing one).
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, conflicts_with_all = ["json", "keys"])]
     pub init: bool,
 
-    /// Print the configuration as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// List the keys a configuration file can set, with their variables and flags.
+    #[arg(long, conflicts_with = "json")]
+    pub keys: bool,
 
     /// The options of `runbook run`: shown as the layer they are.
     #[command(flatten)]
@@ -372,6 +429,13 @@ pub struct ConfigArgs {
 
     #[command(flatten)]
     pub workspace: Workspace,
+
+    /// Print the configuration as JSON.
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
 }
 
 /// `7d` or `12h` ago, or a date (`2026-11-01`, midnight UTC) or RFC 3339 time.

@@ -8,8 +8,10 @@ mod error;
 mod file;
 mod flags;
 pub(crate) mod keys;
+mod listing;
 mod resolve;
 mod starter;
+pub(crate) mod suggest;
 mod value;
 
 pub(crate) use discover::{LOCAL_FILE, REPO_FILE, repository_root};
@@ -18,6 +20,7 @@ pub(crate) use error::{ConfigError, line_column};
 pub(crate) use file::parse as parse_file;
 pub(crate) use file::{Entry, EnvDefault};
 pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
+pub(crate) use listing::listing;
 pub(crate) use resolve::{Config, Setting, load, load_here};
 pub(crate) use starter::starter;
 pub(crate) use value::{ObserverSpec, Value};
