@@ -10,7 +10,8 @@ pub(crate) fn listing() -> String {
         .map(|key| (file_name(key), describe(key)))
         .chain(std::iter::once((
             "env.NAME".to_owned(),
-            "A variable for the agent's environment, under .env and the shell".to_owned(),
+            "A default for one of the agent's variables (.env and the shell override it)"
+                .to_owned(),
         )))
         .collect();
     let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
@@ -40,7 +41,8 @@ fn describe(key: &Key) -> String {
     }
     match key.flag {
         Flag::None => {}
-        Flag::Trailing => also.push("after `--`".to_owned()),
+        // The brief says so.
+        Flag::Trailing => {}
         Flag::Short(c) => also.push(format!("-{c}, --{}", key.long())),
         Flag::Run | Flag::Runs | Flag::Global => also.push(format!("--{}", key.long())),
     }

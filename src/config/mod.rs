@@ -13,6 +13,7 @@ mod resolve;
 mod starter;
 pub(crate) mod suggest;
 mod value;
+mod variables;
 
 pub(crate) use discover::{LOCAL_FILE, REPO_FILE, repository_root};
 pub(crate) use error::{ConfigError, line_column};

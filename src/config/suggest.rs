@@ -1,41 +1,49 @@
 //! "Did you mean …?": the one known name a misspelt one is close to, by Damerau-Levenshtein
 //! distance (a transposed pair of letters counts once), else the one it is a prefix of.
 
-/// The known name `given` most likely meant: the only one at the smallest distance within a
-/// bound that grows with its length, or failing that the only one it begins. Case, and `-` for
-/// `_`, are not told apart.
+/// The known name `given` most likely meant: the one [`near`] it, or failing that the only one
+/// it begins. Case, and `-` for `_`, are not told apart.
 pub(crate) fn closest<'a>(
     given: &str,
     known: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    let known: Vec<&str> = known.into_iter().collect();
+    if let Some(near) = near(given, known.iter().copied()) {
+        return Some(near);
+    }
     let given = normal(given);
-    let len = given.chars().count();
-    if len == 0 {
+    if given.chars().count() < 3 {
         return None;
     }
-    let bound = match len {
-        0..=4 => 1,
+    let mut begun = known
+        .into_iter()
+        .filter(|name| normal(name).starts_with(&given));
+    match (begun.next(), begun.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    }
+}
+
+/// The known name at the smallest Damerau-Levenshtein distance from `given`, if it is the only
+/// one there and within a bound that grows with the length of `given` (1 up to 4 characters, 2
+/// up to 8, else 3).
+pub(crate) fn near<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let given = normal(given);
+    let bound = match given.chars().count() {
+        0 => return None,
+        1..=4 => 1,
         5..=8 => 2,
         _ => 3,
     };
-    let known: Vec<&str> = known.into_iter().collect();
     let mut scored: Vec<(usize, &str)> = known
-        .iter()
-        .map(|name| (strsim::damerau_levenshtein(&given, &normal(name)), *name))
+        .into_iter()
+        .map(|name| (strsim::damerau_levenshtein(&given, &normal(name)), name))
         .filter(|(distance, _)| *distance <= bound)
         .collect();
     scored.sort_by_key(|(distance, _)| *distance);
     match scored.as_slice() {
-        [(_, only)] => return Some(only),
-        [(a, best), (b, _), ..] if a < b => return Some(best),
-        [_, _, ..] => return None,
-        [] => {}
-    }
-    let mut begun = known
-        .iter()
-        .filter(|name| len >= 3 && normal(name).starts_with(&given));
-    match (begun.next(), begun.next()) {
-        (Some(only), None) => Some(only),
+        [(_, only)] => Some(only),
+        [(a, best), (b, _), ..] if a < b => Some(best),
         _ => None,
     }
 }

@@ -749,6 +749,13 @@ fn a_misspelt_key_or_name_says_the_one_it_is_close_to_else_where_the_keys_are_li
         let out = refused(&ctx);
         out.assert_stderr_has(var).assert_stderr_has(needle);
     }
+    // A variable that misspells a key's is not read: said, with the one meant.
+    let mut ctx = TestContext::new();
+    ctx.env("RUNBOOK_INACTIVTY_TIMEOUT", "5m");
+    let out = ctx.run(&["config"]);
+    out.assert_exit(0).assert_stderr_has(
+        "warning: RUNBOOK_INACTIVTY_TIMEOUT is not a runbook variable, so it is ignored; did you mean RUNBOOK_INACTIVITY_TIMEOUT?",
+    );
     let ctx = TestContext::new();
     let out = ctx.run_fake(FINISHED, &["--via", "natve"]);
     out.assert_exit(2)
