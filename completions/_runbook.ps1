@@ -95,8 +95,8 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
             [CompletionResult]::new('--live', '--live', [CompletionResultType]::ParameterName, 'Follow the run as it happens, then exit with its exit code')
             [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'Wait for the next run to start, then follow it live (implies --live)')
-            [CompletionResult]::new('--here', '--here', [CompletionResultType]::ParameterName, 'Only runs started in the current directory: the latest of them, or with --next the next one')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)')
+            [CompletionResult]::new('--here', '--here', [CompletionResultType]::ParameterName, 'Only runs started in the current directory')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the receipt as JSON')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Show only what needs attention')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Show only what needs attention')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Show everything, the agent''s reasoning too')
@@ -110,7 +110,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
         'runbook;list' {
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Show at most this many runs')
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show at most this many runs')
-            [CompletionResult]::new('--outcome', '--outcome', [CompletionResultType]::ParameterName, 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned')
+            [CompletionResult]::new('--outcome', '--outcome', [CompletionResultType]::ParameterName, 'Only runs that ended so (repeatable)')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only runs of this agent')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
@@ -125,11 +125,11 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;stats' {
-            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`)')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only runs started since then: `7d`, `12h`, `2026-11-01`')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Only runs started before then: a time ago or a date')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only runs of this agent (repeatable)')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Only runs of this model, as the agent names it (repeatable)')
-            [CompletionResult]::new('--project', '--project', [CompletionResultType]::ParameterName, 'Only runs of this project: the git root of the directory they ran in')
+            [CompletionResult]::new('--project', '--project', [CompletionResultType]::ParameterName, 'Only runs of this project (its git root)')
             [CompletionResult]::new('--outcome', '--outcome', [CompletionResultType]::ParameterName, 'Only runs that ended so (repeatable)')
             [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Write the numbers as one HTML page of charts and tables to this file')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
@@ -154,9 +154,9 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;replay' {
-            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Read the file as this agent''s native output [default: detected from its content; a runbook events.ndjson is always recognised]')
-            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model the recording used, for estimating costs the agent did not report (Codex)')
-            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the recording used, for estimating costs the agent did not report (Codex)')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Read the file as this agent''s output [default: detected]')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model the recording used, to price it')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the recording used, to price it')
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Play the recording this many times faster (0.001 to 1000000)')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
@@ -197,8 +197,8 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
-            [CompletionResult]::new('--init', '--init', [CompletionResultType]::ParameterName, 'Write a commented runbook.toml in the repository root (never over an existing one)')
-            [CompletionResult]::new('--keys', '--keys', [CompletionResultType]::ParameterName, 'List the keys a configuration file can set, with their variables and flags')
+            [CompletionResult]::new('--init', '--init', [CompletionResultType]::ParameterName, 'Write a starter runbook.toml in the repository root')
+            [CompletionResult]::new('--keys', '--keys', [CompletionResultType]::ParameterName, 'List the keys a configuration file can set')
             [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Plan first, then execute on your approval')
             [CompletionResult]::new('--retry-denied', '--retry-denied', [CompletionResultType]::ParameterName, 'Retry once, without the refused tools')
             [CompletionResult]::new('--on-event-raw', '--on-event-raw', [CompletionResultType]::ParameterName, 'Add the agent''s own line to observer lines')
@@ -244,7 +244,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
         'runbook;trust' {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
-            [CompletionResult]::new('--show', '--show', [CompletionResultType]::ParameterName, 'List the trusted files and whether each still has the content that was trusted')
+            [CompletionResult]::new('--show', '--show', [CompletionResultType]::ParameterName, 'List the trusted files and whether they changed')
             [CompletionResult]::new('--forget', '--forget', [CompletionResultType]::ParameterName, 'Forget the trust in PATH (or in the repository''s files)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

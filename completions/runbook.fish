@@ -95,14 +95,14 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l live -d 'Follow the run as it happens, then exit with its exit code'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l next -d 'Wait for the next run to start, then follow it live (implies --live)'
-complete -c runbook -n "__fish_runbook_using_subcommand status" -l here -d 'Only runs started in the current directory: the latest of them, or with --next the next one'
-complete -c runbook -n "__fish_runbook_using_subcommand status" -l json -d 'Print the receipt as JSON (with --live: every event as a JSON line, then the receipt)'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l here -d 'Only runs started in the current directory'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l json -d 'Print the receipt as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s q -l quiet -d 'Show only what needs attention'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s v -l verbose -d 'Show everything, the agent\'s reasoning too'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s n -l limit -d 'Show at most this many runs' -r
-complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned' -r
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l agent -d 'Only runs of this agent' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
@@ -114,11 +114,11 @@ complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand stats" -l since -d 'Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l since -d 'Only runs started since then: `7d`, `12h`, `2026-11-01`' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l until -d 'Only runs started before then: a time ago or a date' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l agent -d 'Only runs of this agent (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l model -d 'Only runs of this model, as the agent names it (repeatable)' -r
-complete -c runbook -n "__fish_runbook_using_subcommand stats" -l project -d 'Only runs of this project: the git root of the directory they ran in' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l project -d 'Only runs of this project (its git root)' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l outcome -d 'Only runs that ended so (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l html -d 'Write the numbers as one HTML page of charts and tables to this file' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l runs-dir -d 'Where run directories go' -r
@@ -138,10 +138,10 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s native output [default: detected from its content; a runbook events.ndjson is always recognised]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s output [default: detected]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
-complete -c runbook -n "__fish_runbook_using_subcommand replay" -s m -l model -d 'The model the recording used, for estimating costs the agent did not report (Codex)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -s m -l model -d 'The model the recording used, to price it' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Play the recording this many times faster (0.001 to 1000000)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
@@ -183,8 +183,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l color -d 'Whe
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l width -d 'Lay the view out for this many columns' -r
-complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a commented runbook.toml in the repository root (never over an existing one)'
-complete -c runbook -n "__fish_runbook_using_subcommand config" -l keys -d 'List the keys a configuration file can set, with their variables and flags'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a starter runbook.toml in the repository root'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l keys -d 'List the keys a configuration file can set'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l on-event-raw -d 'Add the agent\'s own line to observer lines'
@@ -228,7 +228,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand trust" -l color -d 'When
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l width -d 'Lay the view out for this many columns' -r
-complete -c runbook -n "__fish_runbook_using_subcommand trust" -l show -d 'List the trusted files and whether each still has the content that was trusted'
+complete -c runbook -n "__fish_runbook_using_subcommand trust" -l show -d 'List the trusted files and whether they changed'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l forget -d 'Forget the trust in PATH (or in the repository\'s files)'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -s V -l version -d 'Print version'

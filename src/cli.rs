@@ -112,6 +112,8 @@ pub struct Workspace {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// A run id or a prefix of one, or a run directory [default: the latest].
+    ///
     /// A run id, a unique prefix of one (or of its random part), or a run directory [default:
     /// the latest run].
     pub run: Option<String>,
@@ -124,11 +126,15 @@ pub struct StatusArgs {
     #[arg(long, conflicts_with = "run")]
     pub next: bool,
 
+    /// Only runs started in the current directory.
+    ///
     /// Only runs started in the current directory: the latest of them, or with --next the next
     /// one.
     #[arg(long, conflicts_with = "run")]
     pub here: bool,
 
+    /// Print the receipt as JSON.
+    ///
     /// Print the receipt as JSON (with --live: every event as a JSON line, then the receipt).
     #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
@@ -142,10 +148,14 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
+    /// Runs directories to read [default: the configured one].
+    ///
     /// Runs directories to read, such as receipts copied from CI [default: the configured one].
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 
+    /// Only runs started since then: `7d`, `12h`, `2026-11-01`.
+    ///
     /// Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`).
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub since: Option<std::time::SystemTime>,
@@ -162,6 +172,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "MODEL")]
     pub model: Vec<String>,
 
+    /// Only runs of this project (its git root).
+    ///
     /// Only runs of this project: the git root of the directory they ran in.
     #[arg(long, value_name = "PATH")]
     pub project: Option<PathBuf>,
@@ -186,12 +198,14 @@ pub struct StatsArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// A run id or a prefix of one, or a run directory [default: the latest].
+    ///
     /// A run id, a unique prefix of one (or of its random part), or a run directory [default:
     /// the latest run].
     pub run: Option<String>,
 
     /// How to tell it.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Markdown)]
+    #[arg(long, value_enum, default_value_t = ReportFormat::Markdown, help_heading = Heading::Output.title(), display_order = 1)]
     pub format: ReportFormat,
 
     #[command(flatten)]
@@ -243,6 +257,8 @@ pub struct ListArgs {
     #[arg(long, conflicts_with = "limit")]
     pub all: bool,
 
+    /// Only runs that ended so (repeatable).
+    ///
     /// Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung,
     /// budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned.
     #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
@@ -266,16 +282,22 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
+    /// A run, an agent's recorded NDJSON stdout, or an events.ndjson.
+    ///
     /// A run (its id, a unique prefix of one, or its directory), an agent's recorded NDJSON
     /// stdout, or a runbook events.ndjson.
     #[arg(value_name = "RUN|FILE")]
     pub file: PathBuf,
 
+    /// Read the file as this agent's output [default: detected].
+    ///
     /// Read the file as this agent's native output [default: detected from its content; a
     /// runbook events.ndjson is always recognised].
     #[arg(long, value_enum)]
     pub agent: Option<AgentKind>,
 
+    /// The model the recording used, to price it.
+    ///
     /// The model the recording used, for estimating costs the agent did not report (Codex).
     #[arg(short, long)]
     pub model: Option<String>,
@@ -399,11 +421,15 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {
+    /// The file or repository to trust [default: the current one].
+    ///
     /// The file to trust, or a directory whose repository's files to trust [default: the
     /// repository of the current directory].
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
 
+    /// List the trusted files and whether they changed.
+    ///
     /// List the trusted files and whether each still has the content that was trusted.
     #[arg(long, conflicts_with_all = ["forget", "path"])]
     pub show: bool,
@@ -415,11 +441,16 @@ pub struct TrustArgs {
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
+    /// Write a starter runbook.toml in the repository root.
+    ///
     /// Write a commented runbook.toml in the repository root (never over an existing one).
     #[arg(long, conflicts_with_all = ["json", "keys"])]
     pub init: bool,
 
-    /// List the keys a configuration file can set, with their variables and flags.
+    /// List the keys a configuration file can set.
+    ///
+    /// List the keys a configuration file can set, with their defaults, variables and flags (it
+    /// reads no file, so it answers even when one is wrong).
     #[arg(long, conflicts_with = "json")]
     pub keys: bool,
 
