@@ -381,7 +381,8 @@ fn read_observer(value: &toml::Value) -> Result<ObserverSpec, Option<String>> {
                     ("raw", _) => return Err(Some("`raw` must be true or false".to_owned())),
                     _ => {
                         return Err(Some(format!(
-                            "unknown field `{field}` of an observer; expected command or raw"
+                            "unknown field `{field}` of an observer; {}",
+                            meant(field, &["command", "raw"])
                         )));
                     }
                 }
@@ -432,7 +433,8 @@ fn read_check(value: &toml::Value, dir: &Path) -> Result<Value, Option<String>> 
                     }
                     _ => {
                         return Err(Some(format!(
-                            "unknown field `{field}`; expected command, timeout or cwd"
+                            "unknown field `{field}`; {}",
+                            meant(field, &["command", "timeout", "cwd"])
                         )));
                     }
                 }
@@ -448,6 +450,14 @@ fn read_check(value: &toml::Value, dir: &Path) -> Result<Value, Option<String>> 
 }
 
 /// A value enum's value named `text`.
+/// `did you mean `x`?` for the field `given` is close to, else the fields expected.
+fn meant(given: &str, fields: &[&str]) -> String {
+    super::suggest::did_you_mean(given, fields.iter().copied()).unwrap_or_else(|| {
+        let (last, rest) = fields.split_last().expect("fields are named");
+        format!("expected {} or {last}", rest.join(", "))
+    })
+}
+
 fn choice<T: ValueEnum>(text: &str, wrap: fn(T) -> Value) -> Option<Value> {
     T::from_str(text, false).ok().map(wrap)
 }

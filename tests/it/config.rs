@@ -713,6 +713,25 @@ fn a_misspelt_key_or_name_says_the_one_it_is_close_to_else_where_the_keys_are_li
         let expected = format!("error: {}/{needle}\n", ctx.work.display());
         assert_eq!(out.stderr, expected, "{toml:?}");
     }
+    // The fields of a check's or an observer's table.
+    for (toml, needle) in [
+        (
+            "[checks]\ntest = { command = \"x\", timout = \"1m\" }\n",
+            "unknown field `timout`; did you mean `timeout`?",
+        ),
+        (
+            "[[observers]]\ncomand = \"cat\"\n",
+            "unknown field `comand` of an observer; did you mean `command`?",
+        ),
+        (
+            "[[observers]]\nprogram = \"cat\"\n",
+            "unknown field `program` of an observer; expected command or raw",
+        ),
+    ] {
+        let ctx = TestContext::new();
+        ctx.write_work("runbook.toml", toml);
+        refused(&ctx).assert_stderr_has(needle);
+    }
     // The list of keys is where the error says, and it answers although the file is wrong.
     let ctx = TestContext::new();
     ctx.write_work("runbook.toml", "frobnicate = 1\n");
