@@ -486,9 +486,30 @@ fn parse_when(s: &str) -> Result<std::time::SystemTime, String> {
         .map_err(|_| format!("`{s}` is neither a time ago (`7d`, `12h`) nor a date (`2026-11-01`)"))
 }
 
+/// The outcomes `--outcome` takes, as runs record them.
+const OUTCOMES: [&str; 13] = [
+    "completed",
+    "truncated",
+    "agent_error",
+    "killed",
+    "hung",
+    "budget_exceeded",
+    "timed_out",
+    "interrupted",
+    "aborted",
+    "checks_failed",
+    "storage_error",
+    "running",
+    "abandoned",
+];
+
 fn parse_outcome(s: &str) -> Result<Outcome, String> {
-    serde_json::from_value(serde_json::Value::String(s.replace('-', "_")))
-        .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned)"))
+    serde_json::from_value(serde_json::Value::String(s.replace('-', "_"))).map_err(|_| {
+        match config::suggest::did_you_mean(s, OUTCOMES) {
+            Some(meant) => format!("`{s}` is not an outcome; {meant}"),
+            None => format!("`{s}` is not an outcome ({})", OUTCOMES.join(", ")),
+        }
+    })
 }
 
 /// The slowest and fastest replay: beyond them a recording's waits are either longer than any
@@ -589,6 +610,24 @@ mod tests {
                 "{args:?} suggests passing the value on: {err}"
             );
         }
+    }
+
+    #[test]
+    fn every_outcome_named_is_one_and_a_misspelt_one_is_told_the_one_meant() {
+        for name in OUTCOMES {
+            assert!(parse_outcome(name).is_ok(), "{name}");
+        }
+        let err = Cli::try_parse_from(["runbook", "list", "--outcome", "complted"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`complted` is not an outcome; did you mean `completed`?"),
+            "{err}"
+        );
+        let err = Cli::try_parse_from(["runbook", "stats", "--outcome", "x"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("(completed, truncated,"), "{err}");
     }
 
     #[test]

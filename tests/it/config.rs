@@ -780,6 +780,9 @@ fn a_misspelt_key_or_name_says_the_one_it_is_close_to_else_where_the_keys_are_li
     out.assert_exit(2)
         .assert_stderr_has("--via is \"natve\"; use native or acp (did you mean `native`?)");
     assert!(ctx.run_dirs().is_empty(), "nothing was started");
+    let out = ctx.run(&["list", "--outcome", "complted"]);
+    out.assert_exit(2)
+        .assert_stderr_has("`complted` is not an outcome; did you mean `completed`?");
     let out = ctx.run(&["run", "--agent", "claud", "x"]);
     out.assert_exit(2)
         .assert_stderr_has("a similar value exists: 'claude'");
