@@ -133,7 +133,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --cwd --env-file --color --width --help --version"
+            opts="-m -h -V --init --keys --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -141,18 +141,6 @@ _runbook() {
             case "${prev}" in
                 --agent)
                     COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
-                    return 0
-                    ;;
-                --agent-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --via)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --acp-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -171,19 +159,15 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --inactivity-timeout)
+                --agent-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --kill-grace)
+                --via)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --finish-grace)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --permission-timeout)
+                --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -192,6 +176,22 @@ _runbook() {
                     return 0
                     ;;
                 --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inactivity-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --permission-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kill-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --finish-grace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -211,15 +211,15 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --runs-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --cwd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --env-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -239,7 +239,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__doctor)
-            opts="-m -h -V --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --color --width --help --version"
+            opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -247,18 +247,6 @@ _runbook() {
             case "${prev}" in
                 --agent)
                     COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
-                    return 0
-                    ;;
-                --agent-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --via)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --acp-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -277,19 +265,15 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --inactivity-timeout)
+                --agent-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --kill-grace)
+                --via)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --finish-grace)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --permission-timeout)
+                --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -298,6 +282,22 @@ _runbook() {
                     return 0
                     ;;
                 --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inactivity-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --permission-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kill-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --finish-grace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -619,7 +619,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -627,18 +627,6 @@ _runbook() {
             case "${prev}" in
                 --agent)
                     COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
-                    return 0
-                    ;;
-                --agent-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --via)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --acp-cmd)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -657,19 +645,15 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --inactivity-timeout)
+                --agent-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --kill-grace)
+                --via)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --finish-grace)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --permission-timeout)
+                --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -678,6 +662,22 @@ _runbook() {
                     return 0
                     ;;
                 --max-cost)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inactivity-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --permission-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kill-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --finish-grace)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -694,10 +694,6 @@ _runbook() {
                     return 0
                     ;;
                 --events-to)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --runs-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -726,6 +722,10 @@ _runbook() {
                     return 0
                     ;;
                 --env-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

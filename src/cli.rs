@@ -6,19 +6,23 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::agent_kind::AgentKind;
 use crate::config::check::Check;
+use crate::config::keys::Heading;
 use crate::config::{self, Flags};
 use crate::event::Outcome;
 use crate::exit::EXIT_CODES_HELP;
 
 /// Supervise a coding agent's headless run: live view, watchdog, budget, event log and receipt.
 #[derive(Debug, Parser)]
-#[command(name = "runbook", version, propagate_version = true, args_override_self = true, after_help = EXIT_CODES_HELP)]
+#[command(name = "runbook", version, propagate_version = true, args_override_self = true, after_long_help = EXIT_CODES_HELP)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Flags<config::Global>,
 
+    /// Lay the view out for this many columns.
+    ///
     /// Lay the view out for this many columns [default: $COLUMNS, else the terminal's width].
-    #[arg(long, global = true, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = parse_width)]
+    #[arg(long, global = true, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = parse_width,
+        help_heading = Heading::Output.title(), display_order = 6, hide_short_help = true)]
     pub width: Option<u16>,
 
     #[command(subcommand)]
@@ -28,31 +32,42 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run an agent on a task and supervise it to the end.
-    #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
     /// Show how a run went (the latest by default), or follow it live from another terminal.
     Status(StatusArgs),
     /// List runs, newest first.
     List(ListArgs),
+    /// The numbers over all runs: outcomes, cost, tokens, durations, failing tools.
+    ///
     /// The numbers over all runs (or those of the filters): outcomes, cost, tokens, durations,
     /// the tools that fail, per day, agent, model and project.
     Stats(StatsArgs),
+    /// Tell one run for a pull request, as Markdown or JSON.
+    ///
     /// Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or
     /// JSON.
     Report(ReportArgs),
     /// Show a recorded agent transcript or runbook event log as `runbook run` showed it.
     Replay(ReplayArgs),
-    /// Show the configuration in effect and where each value comes from; or write a starter
-    /// runbook.toml.
+    /// Show the configuration in effect and where each value comes from.
+    ///
+    /// Show the configuration in effect and where each value comes from; or list the keys a
+    /// configuration file, variable or flag can set; or write a starter runbook.toml.
     Config(ConfigArgs),
+    /// Check each agent: its binary, version, model and price.
+    ///
     /// Check each agent: its binary (found as `run` finds it), its version and whether runbook
     /// was tested with it, its model and whether runbook can price it, and what to do.
-    #[command(after_help = DOCTOR_EXIT_CODES)]
+    #[command(after_long_help = DOCTOR_EXIT_CODES)]
     Doctor(DoctorArgs),
+    /// Trust a repository's configuration files, so that the commands they set may run.
+    ///
     /// Trust a repository's runbook.toml, runbook.local.toml, .env and .env.local at their
     /// current content, so that the commands they set may run (a changed file needs trusting
     /// again); or list or forget trusted files.
     Trust(TrustArgs),
+    /// Print a shell completion script.
+    ///
     /// Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`).
     Completions {
         /// The shell to complete for.
@@ -64,12 +79,16 @@ pub enum Command {
 /// How much the human view shows.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct Verbosity {
+    /// Show only what needs attention.
+    ///
     /// Show only what needs attention: failures, denials, warnings and the summary.
-    #[arg(short, long, conflicts_with = "verbose")]
+    #[arg(short, long, conflicts_with = "verbose", help_heading = Heading::Output.title(), display_order = 2)]
     pub quiet: bool,
 
+    /// Show everything, the agent's reasoning too.
+    ///
     /// Show everything: all of the agent's text, reasoning, steps and the command line.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = Heading::Output.title(), display_order = 3)]
     pub verbose: bool,
 }
 
@@ -85,19 +104,25 @@ impl From<Verbosity> for crate::render::Verbosity {
 /// Where the agent works, and more variables for it.
 #[derive(Debug, Args)]
 pub struct Workspace {
+    /// The directory the agent works in.
+    ///
     /// The directory the agent works in, and where runbook.toml is looked for [default: the
     /// current one].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = Heading::Agent.title(), display_order = 8)]
     pub cwd: Option<PathBuf>,
 
+    /// Read agent variables from FILE (repeatable).
+    ///
     /// Set the agent's variables from FILE, over .env, .env.local and the shell (repeatable: the
     /// last one wins).
-    #[arg(long = "env-file", value_name = "FILE")]
+    #[arg(long = "env-file", value_name = "FILE", help_heading = Heading::Agent.title(), display_order = 9)]
     pub env_files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// A run id or a prefix of one, or a run directory [default: the latest].
+    ///
     /// A run id, a unique prefix of one (or of its random part), or a run directory [default:
     /// the latest run].
     pub run: Option<String>,
@@ -110,13 +135,17 @@ pub struct StatusArgs {
     #[arg(long, conflicts_with = "run")]
     pub next: bool,
 
+    /// Only runs started in the current directory.
+    ///
     /// Only runs started in the current directory: the latest of them, or with --next the next
     /// one.
     #[arg(long, conflicts_with = "run")]
     pub here: bool,
 
+    /// Print the receipt as JSON.
+    ///
     /// Print the receipt as JSON (with --live: every event as a JSON line, then the receipt).
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
@@ -128,10 +157,14 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
+    /// Runs directories to read [default: the configured one].
+    ///
     /// Runs directories to read, such as receipts copied from CI [default: the configured one].
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 
+    /// Only runs started since then: `7d`, `12h`, `2026-11-01`.
+    ///
     /// Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`).
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub since: Option<std::time::SystemTime>,
@@ -148,6 +181,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "MODEL")]
     pub model: Vec<String>,
 
+    /// Only runs of this project (its git root).
+    ///
     /// Only runs of this project: the git root of the directory they ran in.
     #[arg(long, value_name = "PATH")]
     pub project: Option<PathBuf>,
@@ -157,11 +192,13 @@ pub struct StatsArgs {
     pub outcome: Vec<Outcome>,
 
     /// Print the numbers as JSON (docs/stats.schema.json).
-    #[arg(long, conflicts_with = "html")]
+    #[arg(long, conflicts_with = "html", help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
+    /// Write the numbers as one HTML page of charts and tables to this file.
+    ///
     /// Write the numbers as one self-contained HTML page of charts and tables to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = Heading::Output.title(), display_order = 2)]
     pub html: Option<PathBuf>,
 
     #[command(flatten)]
@@ -170,12 +207,14 @@ pub struct StatsArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// A run id or a prefix of one, or a run directory [default: the latest].
+    ///
     /// A run id, a unique prefix of one (or of its random part), or a run directory [default:
     /// the latest run].
     pub run: Option<String>,
 
     /// How to tell it.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Markdown)]
+    #[arg(long, value_enum, default_value_t = ReportFormat::Markdown, help_heading = Heading::Output.title(), display_order = 1)]
     pub format: ReportFormat,
 
     #[command(flatten)]
@@ -201,15 +240,20 @@ Exit codes:
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`,
-    /// `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`.
-    #[arg(long)]
-    pub json: bool,
-
     /// The options of `runbook run` (`--agent`, `--agent-bin`, `--model`, …): doctor answers
     /// for the run they would make.
     #[command(flatten)]
     pub options: Flags<config::Run>,
+
+    /// Print the findings as one JSON object.
+    ///
+    /// Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`,
+    /// `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`.
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +266,8 @@ pub struct ListArgs {
     #[arg(long, conflicts_with = "limit")]
     pub all: bool,
 
+    /// Only runs that ended so (repeatable).
+    ///
     /// Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung,
     /// budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned.
     #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
@@ -236,7 +282,7 @@ pub struct ListArgs {
     pub here: bool,
 
     /// One receipt per line, as JSON.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
@@ -245,16 +291,22 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
+    /// A run, an agent's recorded NDJSON stdout, or an events.ndjson.
+    ///
     /// A run (its id, a unique prefix of one, or its directory), an agent's recorded NDJSON
     /// stdout, or a runbook events.ndjson.
     #[arg(value_name = "RUN|FILE")]
     pub file: PathBuf,
 
+    /// Read the file as this agent's output [default: detected].
+    ///
     /// Read the file as this agent's native output [default: detected from its content; a
     /// runbook events.ndjson is always recognised].
     #[arg(long, value_enum)]
     pub agent: Option<AgentKind>,
 
+    /// The model the recording used, to price it.
+    ///
     /// The model the recording used, for estimating costs the agent did not report (Codex).
     #[arg(short, long)]
     pub model: Option<String>,
@@ -268,7 +320,7 @@ pub struct ReplayArgs {
     pub instant: bool,
 
     /// Print the universal events as JSON lines instead.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
@@ -286,77 +338,108 @@ pub struct RunArgs {
     #[command(flatten)]
     pub options: Flags<config::Run>,
 
+    /// Then continue with this prompt (repeatable).
+    ///
     /// Once the agent has finished, continue its session with this prompt, as a new turn of the
     /// same run (repeatable; stops at the first turn that does not complete).
-    #[arg(long, value_name = "PROMPT")]
+    #[arg(long, value_name = "PROMPT", help_heading = Heading::Agent.title(), display_order = 11)]
     pub then: Vec<String>,
 
+    /// Pipe every event to this command (repeatable).
+    ///
     /// Start this command once for the run and write every event to its stdin as a JSON line,
     /// with `meta` (run id and name, agent, turn index and kind); best-effort: an observer that
     /// falls behind misses events, it never slows the run (repeatable; after those of
     /// `[[observers]]` in runbook.toml). E.g.
     /// `--on-event 'jq -c "select(.type==\"tool.completed\")" >> tools.log'`.
-    #[arg(long = "on-event", value_name = "CMD")]
+    #[arg(long = "on-event", value_name = "CMD", help_heading = Heading::Observers.title(), display_order = 1)]
     pub on_event: Vec<String>,
 
+    /// Ask for a summary of the work (one more turn).
+    ///
     /// Once the work is done, ask the same session for a 2–4 sentence summary of it, as one
     /// more turn (its cost counts); without it the summary is the task's answer, trimmed, then
     /// what each repair changed.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 4)]
     pub summary: bool,
 
+    /// A name for the run [default: the run id].
+    ///
     /// A name for the run, in its record and in every observer line's `meta` [default: the run
     /// id].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = Heading::RunDir.title(), display_order = 2)]
     pub name: Option<String>,
 
+    /// Run this check when done (repeatable).
+    ///
     /// Once the task completed, run this project check in the agent's working directory
     /// (`sh -c`, repeatable, in the order given, after those of `[checks]` in runbook.toml; one
     /// of the same name replaces it): the run completes only if every check passes, else it ends
     /// `checks_failed`. E.g. `--check test='cargo test'`.
-    #[arg(long = "check", value_name = "NAME=CMD", value_parser = parse_check)]
+    #[arg(long = "check", value_name = "NAME=CMD", value_parser = parse_check,
+        help_heading = Heading::Checks.title(), display_order = 1)]
     pub checks: Vec<Check>,
 
+    /// Run no checks.
+    ///
     /// Run no checks, neither `--check` nor `[checks]` in runbook.toml.
-    #[arg(long, conflicts_with = "checks")]
+    #[arg(long, conflicts_with = "checks", help_heading = Heading::Checks.title(), display_order = 2)]
     pub no_checks: bool,
 
+    /// Print the plan and stop (implies --plan).
+    ///
     /// Stop after the plan (implies --plan): the plan goes to stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Plan.title(), display_order = 2)]
     pub plan_only: bool,
 
+    /// Execute the plan without asking.
+    ///
     /// Execute the plan without asking (what happens anyway without a terminal).
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = Heading::Plan.title(), display_order = 3)]
     pub yes: bool,
 
+    /// How many times a plan may be revised.
+    ///
     /// How many times a plan may be revised before only execute or abort is offered.
-    #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true, value_parser = parse_revisions)]
+    #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true, value_parser = parse_revisions,
+        help_heading = Heading::Plan.title(), display_order = 4, hide_short_help = true)]
     pub max_revisions: u32,
 
     #[command(flatten)]
     pub workspace: Workspace,
 
+    /// Trust the repository's config, for this run.
+    ///
     /// Trust this repository's runbook.toml, runbook.local.toml, .env and .env.local as they
     /// are, for this run only, without asking (for CI; `runbook trust` records trust). Or set
     /// RUNBOOK_TRUST to the files (or directories) to trust, separated by `:`.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Agent.title(), display_order = 10)]
     pub trust: bool,
 
+    /// Print events as JSON lines, then the receipt.
+    ///
     /// Print every event as a JSON line on stdout, then the receipt; nothing else on stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
     #[command(flatten)]
     pub verbosity: Verbosity,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
 }
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {
+    /// The file or repository to trust [default: the current one].
+    ///
     /// The file to trust, or a directory whose repository's files to trust [default: the
     /// repository of the current directory].
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
 
+    /// List the trusted files and whether they changed.
+    ///
     /// List the trusted files and whether each still has the content that was trusted.
     #[arg(long, conflicts_with_all = ["forget", "path"])]
     pub show: bool,
@@ -368,13 +451,18 @@ pub struct TrustArgs {
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
+    /// Write a starter runbook.toml in the repository root.
+    ///
     /// Write a commented runbook.toml in the repository root (never over an existing one).
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, conflicts_with_all = ["json", "keys"])]
     pub init: bool,
 
-    /// Print the configuration as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// List the keys a configuration file can set.
+    ///
+    /// List the keys a configuration file can set, with their defaults, variables and flags (it
+    /// reads no file, so it answers even when one is wrong).
+    #[arg(long, conflicts_with = "json")]
+    pub keys: bool,
 
     /// The options of `runbook run`: shown as the layer they are.
     #[command(flatten)]
@@ -382,6 +470,13 @@ pub struct ConfigArgs {
 
     #[command(flatten)]
     pub workspace: Workspace,
+
+    /// Print the configuration as JSON.
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
 }
 
 /// `7d` or `12h` ago, or a date (`2026-11-01`, midnight UTC) or RFC 3339 time.
@@ -401,9 +496,30 @@ fn parse_when(s: &str) -> Result<std::time::SystemTime, String> {
         .map_err(|_| format!("`{s}` is neither a time ago (`7d`, `12h`) nor a date (`2026-11-01`)"))
 }
 
+/// The outcomes `--outcome` takes, as runs record them.
+const OUTCOMES: [&str; 13] = [
+    "completed",
+    "truncated",
+    "agent_error",
+    "killed",
+    "hung",
+    "budget_exceeded",
+    "timed_out",
+    "interrupted",
+    "aborted",
+    "checks_failed",
+    "storage_error",
+    "running",
+    "abandoned",
+];
+
 fn parse_outcome(s: &str) -> Result<Outcome, String> {
-    serde_json::from_value(serde_json::Value::String(s.replace('-', "_")))
-        .map_err(|_| format!("`{s}` is not an outcome (completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned)"))
+    serde_json::from_value(serde_json::Value::String(s.replace('-', "_"))).map_err(|_| {
+        match config::suggest::did_you_mean(s, OUTCOMES) {
+            Some(meant) => format!("`{s}` is not an outcome; {meant}"),
+            None => format!("`{s}` is not an outcome ({})", OUTCOMES.join(", ")),
+        }
+    })
 }
 
 /// The slowest and fastest replay: beyond them a recording's waits are either longer than any
@@ -504,6 +620,24 @@ mod tests {
                 "{args:?} suggests passing the value on: {err}"
             );
         }
+    }
+
+    #[test]
+    fn every_outcome_named_is_one_and_a_misspelt_one_is_told_the_one_meant() {
+        for name in OUTCOMES {
+            assert!(parse_outcome(name).is_ok(), "{name}");
+        }
+        let err = Cli::try_parse_from(["runbook", "list", "--outcome", "complted"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`complted` is not an outcome; did you mean `completed`?"),
+            "{err}"
+        );
+        let err = Cli::try_parse_from(["runbook", "stats", "--outcome", "x"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("(completed, truncated,"), "{err}");
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use crate::event::Outcome;
 
-/// runbook's exit codes. Documented in the README and `runbook run --help`; scripts rely on them.
+/// runbook's exit codes. Documented in the README, `runbook --help` and `man runbook`; scripts rely on them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
     /// The agent completed its work.
@@ -77,7 +77,7 @@ impl Error {
     }
 }
 
-/// The exit-code table shown in `--help`.
+/// The exit-code table shown in `runbook --help` and its man page.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    completed: the agent finished its work

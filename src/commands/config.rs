@@ -1,5 +1,5 @@
 //! `runbook config`: the configuration `runbook run` would use here and where each value comes
-//! from; `--init` writes a commented `runbook.toml` starter.
+//! from; `--keys` lists the keys; `--init` writes a commented `runbook.toml` starter.
 
 use std::io;
 use std::path::Path;
@@ -21,11 +21,23 @@ pub(crate) fn config(
     args: &ConfigArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
+    if args.keys {
+        // Reads no file: it answers even when one names a key that does not exist.
+        out::print(&config::listing())?;
+        return Ok(ExitStatus::Completed);
+    }
     let dir = resolve_cwd(args.workspace.cwd.as_deref())?;
     if args.init {
         return init(&dir);
     }
-    let config = config::load(&dir, global.values().iter().chain(args.options.values()))?;
+    let config = config::load(
+        &dir,
+        global
+            .values()
+            .iter()
+            .chain(args.options.values())
+            .chain(args.runs_dir.values()),
+    )?;
     let env = agent_env::load(&config, &args.workspace.env_files)?;
     let trust = trust_rows(&config, &env);
     if args.json {

@@ -101,7 +101,13 @@ pub(crate) async fn doctor(
     args: &DoctorArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
-    let config = config::load_here(global.values().iter().chain(args.options.values()))?;
+    let config = config::load_here(
+        global
+            .values()
+            .iter()
+            .chain(args.options.values())
+            .chain(args.runs_dir.values()),
+    )?;
     let agent_env = agent_env::load(&config, &[])?;
     // An agent's binary that an untrusted repository file names is not run, not even for
     // `--version`.

@@ -10,6 +10,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::error::{ConfigError, line_column};
 use super::keys::{self, Slot, agent_name, agent_names, agents};
+use super::suggest;
 use super::value::{Kind, Value};
 use crate::digest::Digest;
 use crate::files::{self, Links};
@@ -142,11 +143,7 @@ impl Reader<'_> {
         entries: &mut Vec<Entry>,
     ) -> Result<(), ConfigError> {
         let Some(declared) = keys::find(key.get_ref()) else {
-            let message = format!(
-                "unknown key `{}`; expected one of {}",
-                key.get_ref(),
-                top_level_names()
-            );
+            let message = unknown_top_level(key.get_ref());
             return Err(self.error(key.span().start, message));
         };
         if !declared.kind.is_table() {
@@ -184,21 +181,28 @@ impl Reader<'_> {
             self.table(key, value, "a table per agent, such as [agents.opencode]")?
         {
             let Some(agent) = agents().find(|a| agent_name(*a) == name.get_ref().as_ref()) else {
-                let message = format!(
-                    "unknown agent `{}`; expected one of {}",
-                    name.get_ref(),
-                    agent_names()
-                );
+                let given = name.get_ref();
+                let message = match suggest::did_you_mean(given, agents().map(agent_name)) {
+                    Some(meant) => format!("unknown agent `{given}`; {meant}"),
+                    None => format!("unknown agent `{given}`; expected one of {}", agent_names()),
+                };
                 return Err(self.error(name.span().start, message));
             };
             for (name, value) in self.table(name, table, "a table of the agent's settings")? {
                 let Some(declared) = keys::find_per_agent(name.get_ref()) else {
-                    let message = format!(
-                        "unknown key `{}` in [agents.{}]; expected one of {}",
-                        name.get_ref(),
-                        agent_name(agent),
-                        per_agent_names()
-                    );
+                    let given = name.get_ref();
+                    let per_agent = keys::all().filter(|k| k.per_agent).map(|k| k.name);
+                    let message = match suggest::did_you_mean(given, per_agent) {
+                        Some(meant) => format!(
+                            "unknown key `{given}` in [agents.{}]; {meant}",
+                            agent_name(agent)
+                        ),
+                        None => format!(
+                            "unknown key `{given}` in [agents.{}]; expected one of {}",
+                            agent_name(agent),
+                            per_agent_names()
+                        ),
+                    };
                     return Err(self.error(name.span().start, message));
                 };
                 entries.push(self.entry(Slot::agents(declared, Some(agent)), name, value)?);
@@ -266,23 +270,24 @@ fn to_toml(value: &Spanned<DeValue<'_>>) -> Result<toml::Value, String> {
     toml::Value::deserialize(value.clone().into_deserializer()).map_err(|e| e.message().to_owned())
 }
 
-/// The names a file may use at the top level, for "unknown key" errors.
-fn top_level_names() -> String {
-    let mut names: Vec<String> = keys::all()
-        .filter(|k| !k.per_agent && !k.kind.is_table())
-        .map(|k| k.name.to_owned())
-        .collect();
-    names.push("[agents.NAME]".to_owned());
-    names.extend(
-        keys::all()
-            .filter(|k| k.kind.is_table())
-            .map(|k| match k.kind {
-                Kind::Check => format!("[{}]", k.name),
-                _ => format!("[{}.\"MODEL\"]", k.name),
-            }),
-    );
-    names.push("[env]".to_owned());
-    names.join(", ")
+/// An unknown top-level key: the one it is close to, else where the keys are listed (not
+/// the whole list: it would bury the line).
+fn unknown_top_level(given: &str) -> String {
+    let per_agent = keys::find_per_agent(&given.to_lowercase().replace('-', "_"));
+    if let Some(key) = per_agent {
+        return format!(
+            "unknown key `{given}`; `{}` is set per agent, under [agents.NAME]",
+            key.name
+        );
+    }
+    let names = keys::all()
+        .filter(|k| !k.per_agent)
+        .map(|k| k.name)
+        .chain(["agents", "env"]);
+    match suggest::did_you_mean(given, names) {
+        Some(meant) => format!("unknown key `{given}`; {meant}"),
+        None => format!("unknown key `{given}`; `runbook config --keys` lists the keys"),
+    }
 }
 
 fn per_agent_names() -> String {

@@ -33,7 +33,9 @@ pub(crate) struct Global;
 /// Flags of the commands that read run directories.
 #[derive(Debug)]
 pub(crate) struct Runs;
-/// Flags of `runbook run` (and `runbook config`, which shows what a run would use).
+/// Flags of `runbook run` (and `runbook config`, which shows what a run would use), but for
+/// those of [`Runs`], which the commands flatten after their own so that `--help` keeps its
+/// headings in order.
 #[derive(Debug)]
 pub(crate) struct Run;
 
@@ -51,10 +53,7 @@ impl Scope for Runs {
 
 impl Scope for Run {
     fn has(flag: Flag) -> bool {
-        matches!(
-            flag,
-            Flag::Run | Flag::Short(_) | Flag::Runs | Flag::Trailing
-        )
+        matches!(flag, Flag::Run | Flag::Short(_) | Flag::Trailing)
     }
 }
 
@@ -76,8 +75,12 @@ impl<S> fmt::Debug for Flags<S> {
     }
 }
 
+/// The keys of the scope, by their heading in `--help`: a heading is shown where its first
+/// flag is, so the flags come in the order of the headings.
 fn keys<S: Scope>() -> impl Iterator<Item = &'static Key> {
-    keys::all().filter(|k| S::has(k.flag))
+    let mut keys: Vec<_> = keys::all().filter(|k| S::has(k.flag)).collect();
+    keys.sort_by_key(|k| k.heading);
+    keys.into_iter()
 }
 
 impl<S: Scope> Args for Flags<S> {
@@ -133,8 +136,19 @@ pub(crate) fn color_flag(global: &Flags<Global>) -> ColorChoice {
         .unwrap_or_default()
 }
 
-/// The key's flag, with the key's help, default and environment variable in `--help`.
+/// How long a brief may be to fit one line of `-h` on an 80-column terminal.
+const BRIEF: usize = 45;
+
+/// The key's flag: its brief in `-h`, under its heading; its whole help, default, environment
+/// variable and values in `--help`.
 fn arg(key: &'static Key) -> Arg {
+    let values: Vec<String> = match key.kind {
+        Kind::Agent | Kind::Color | Kind::Permissions => parser(key.kind)
+            .possible_values()
+            .map(|values| values.map(|v| v.get_name().to_owned()).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let mut help = key.help.to_owned();
     if let Some(default) = key.default {
         help.push_str(&format!(" [default: {default}]"));
@@ -142,7 +156,24 @@ fn arg(key: &'static Key) -> Arg {
     if let Some(var) = key.env_help() {
         help.push_str(&format!(" [env: {var}]"));
     }
-    let mut arg = Arg::new(key.long()).help(help);
+    let mut brief = key.brief.unwrap_or(key.help).to_owned();
+    if !values.is_empty() {
+        // Said here rather than by clap, whose list would not fit `-h`'s one line: there the
+        // values are named only when they fit.
+        help.push_str(&format!(" [possible values: {}]", values.join(", ")));
+        let listed = format!("{brief}: {}", values.join(", "));
+        if listed.chars().count() <= BRIEF {
+            brief = listed;
+        }
+    }
+    let mut arg = Arg::new(key.long())
+        .help(brief)
+        .long_help(help)
+        .hide_possible_values(!values.is_empty())
+        .hide_short_help(key.advanced);
+    if let Some((heading, place)) = key.heading {
+        arg = arg.help_heading(heading.title()).display_order(place);
+    }
     if let Some(other) = key.conflicts_with {
         arg = arg.conflicts_with(other);
     }
@@ -188,5 +219,25 @@ fn parser(kind: Kind) -> ValueParser {
             .into(),
         Kind::Bool => ValueParser::bool(),
         kind => ValueParser::new(move |text: &str| kind.parse(text)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_has_a_heading_and_a_brief_that_fits_a_line() {
+        for key in keys::all().filter(|k| !matches!(k.flag, Flag::None | Flag::Trailing)) {
+            assert!(key.heading.is_some(), "{} has no heading", key.name);
+            let brief = key.brief.unwrap_or(key.help);
+            assert!(
+                brief.chars().count() <= BRIEF,
+                "{}: {brief:?} is longer than {BRIEF}",
+                key.name
+            );
+        }
+        let titles: Vec<_> = keys::Heading::ALL.iter().map(|h| h.title()).collect();
+        assert_eq!(titles.len(), 7);
     }
 }

@@ -34,7 +34,9 @@ pub(crate) static AGENT: Defaulted<AgentKind> = Defaulted::new(
     Key::new("agent", Kind::Agent, "Which agent to run")
         .default("opencode")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("Which agent to run")
+        .heading(Heading::Agent, 1),
 );
 pub(crate) static AGENT_CMD: Typed<String> = Typed::new(
     Key::new("agent_cmd", Kind::Text, "Run this command instead, an agent that prints runbook's universal events as NDJSON (docs/events.md); the prompt is its last argument. E.g. `--agent-cmd 'uvx my-agent --fast'`")
@@ -42,13 +44,17 @@ pub(crate) static AGENT_CMD: Typed<String> = Typed::new(
         .env()
         .flag(Flag::Run)
         .conflicts_with("agent-bin")
-        .trust(Trust::Runs),
+        .trust(Trust::Runs)
+        .brief("Run this command instead; it prints events")
+        .heading(Heading::Agent, 5),
 );
 pub(crate) static VIA: Defaulted<String> = Defaulted::new(
     Key::new("via", Kind::Text, "How runbook talks to the agent: native (its own headless JSON output) or acp (the Agent Client Protocol, on the agent's stdin and stdout: tools shown as they start, permissions asked live)")
         .default("native")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("How to talk to the agent: native or acp")
+        .heading(Heading::Agent, 6),
 );
 pub(crate) static ACP_CMD: Typed<String> = Typed::new(
     Key::new("acp_cmd", Kind::Text, "Run this command instead, an agent that speaks the Agent Client Protocol on its stdin and stdout. E.g. `--acp-cmd 'npx my-acp-agent'`")
@@ -56,7 +62,9 @@ pub(crate) static ACP_CMD: Typed<String> = Typed::new(
         .env()
         .flag(Flag::Run)
         .conflicts_with("agent-cmd")
-        .trust(Trust::Runs),
+        .trust(Trust::Runs)
+        .brief("Run this command instead, an ACP agent")
+        .heading(Heading::Agent, 7),
 );
 pub(crate) static MODEL: Typed<String> = Typed::new(
     Key::new(
@@ -66,14 +74,18 @@ pub(crate) static MODEL: Typed<String> = Typed::new(
     )
     .example("\"anthropic/claude-sonnet-4-5\"")
     .env()
-    .flag(Flag::Short('m')),
+    .flag(Flag::Short('m'))
+    .brief("The model, as the agent names it")
+    .heading(Heading::Agent, 2),
 );
 pub(crate) static PERMISSIONS: Defaulted<Permissions> = Defaulted::new(
     Key::new("permissions", Kind::Permissions, "What the agent may do without asking: agent (its own settings), read-only, workspace (edit files and run commands in the work dir) or bypass (everything; throwaway machines only)")
         .default("agent")
         .env()
         .flag(Flag::Run)
-        .trust(Trust::Runs),
+        .trust(Trust::Runs)
+        .brief("What the agent may do without asking")
+        .heading(Heading::Agent, 3),
 );
 pub(crate) static BIN: Typed<PathBuf> = Typed::new(
     Key::new(
@@ -85,14 +97,17 @@ pub(crate) static BIN: Typed<PathBuf> = Typed::new(
     .example("\"/usr/local/bin/opencode\"")
     .env()
     .flag(Flag::Run)
-    .trust(Trust::Runs),
+    .trust(Trust::Runs)
+    .brief("The agent's binary [default: on PATH]")
+    .heading(Heading::Agent, 4),
 );
 pub(crate) static ARGS: Typed<Vec<String>> = Typed::new(
     Key::new("args", Kind::Args, "Extra arguments for the agent, before the prompt (on the command line: after `--`, e.g. `-- --agent plan`)")
         .per_agent()
         .example("[\"--agent\", \"plan\"]")
         .flag(Flag::Trailing)
-        .trust(Trust::Runs),
+        .trust(Trust::Runs)
+        .brief("Extra arguments for the agent (after `--`)"),
 );
 pub(crate) static INACTIVITY_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     Key::new(
@@ -102,7 +117,9 @@ pub(crate) static INACTIVITY_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     )
     .default("3m")
     .env()
-    .flag(Flag::Run),
+    .flag(Flag::Run)
+        .brief("Stop after this long idle, or `off`")
+        .heading(Heading::Limits, 3),
 );
 pub(crate) static KILL_GRACE: Defaulted<Duration> = Defaulted::new(
     Key::new(
@@ -112,13 +129,19 @@ pub(crate) static KILL_GRACE: Defaulted<Duration> = Defaulted::new(
     )
     .default("10s")
     .env()
-    .flag(Flag::Run),
+    .flag(Flag::Run)
+    .brief("Time between SIGTERM and SIGKILL")
+    .heading(Heading::Limits, 5)
+    .advanced(),
 );
 pub(crate) static FINISH_GRACE: Defaulted<Duration> = Defaulted::new(
     Key::new("finish_grace", Kind::Duration, "How long an agent that printed its final result may take to exit before it is ended (its turn still counts as completed)")
         .default("5s")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("Time to exit after the final result")
+        .heading(Heading::Limits, 6)
+        .advanced(),
 );
 pub(crate) static PERMISSION_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     Key::new(
@@ -128,7 +151,10 @@ pub(crate) static PERMISSION_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     )
     .default("5m")
     .env()
-    .flag(Flag::Run),
+    .flag(Flag::Run)
+        .brief("Time to answer a permission request (ACP)")
+        .heading(Heading::Limits, 4)
+        .advanced(),
 );
 pub(crate) static TIMEOUT: Typed<Duration> = Typed::new(
     Key::new(
@@ -138,7 +164,9 @@ pub(crate) static TIMEOUT: Typed<Duration> = Typed::new(
     )
     .example("\"30m\"")
     .env()
-    .flag(Flag::Run),
+    .flag(Flag::Run)
+    .brief("Stop the run after this long")
+    .heading(Heading::Limits, 1),
 );
 pub(crate) static MAX_COST: Typed<f64> = Typed::new(
     Key::new(
@@ -148,13 +176,17 @@ pub(crate) static MAX_COST: Typed<f64> = Typed::new(
     )
     .example("5.0")
     .env()
-    .flag(Flag::Run),
+    .flag(Flag::Run)
+    .brief("Stop once it cost this many US dollars")
+    .heading(Heading::Limits, 2),
 );
 pub(crate) static PLAN: Defaulted<bool> = Defaulted::new(
     Key::new("plan", Kind::Bool, "Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session")
         .default("false")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("Plan first, then execute on your approval")
+        .heading(Heading::Plan, 1),
 );
 pub(crate) static CHECKS: Typed<Option<CheckSpec>> = Typed::new(
     Key::new("checks", Kind::Check, "Project checks that run, in order, once the task completed (`[checks]`, a command or a table with `command`, `timeout` and `cwd`; `false` turns off one a lower layer set): the run completes only if they pass")
@@ -169,19 +201,25 @@ pub(crate) static CHECK_TIMEOUT: Defaulted<Duration> = Defaulted::new(
     )
     .default("30m")
     .env()
-    .flag(Flag::Run),
+    .flag(Flag::Run)
+        .brief("End a check that runs longer than this")
+        .heading(Heading::Checks, 3),
 );
 pub(crate) static REPAIR_ATTEMPTS: Defaulted<u32> = Defaulted::new(
     Key::new("repair_attempts", Kind::Count, "When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never)")
         .default("2")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("Times to resume the session to fix checks")
+        .heading(Heading::Checks, 4),
 );
 pub(crate) static REPAIR_BUDGET: Typed<f64> = Typed::new(
     Key::new("repair_budget", Kind::Usd, "What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap]")
         .example("1.0")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("What repairs may spend, on top of the task")
+        .heading(Heading::Checks, 5),
 );
 pub(crate) static REPAIR_PROMPT: Typed<String> = Typed::new(
     Key::new("repair_prompt", Kind::Text, "The repair prompt, a template: {failures} is replaced by the failing checks (each with its command, how it ended and the end of its output), {attempt} and {attempts} by the attempt's number and how many there may be")
@@ -192,7 +230,9 @@ pub(crate) static RETRY_DENIED: Defaulted<bool> = Defaulted::new(
     Key::new("retry_denied", Kind::Bool, "When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs)")
         .default("false")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("Retry once, without the refused tools")
+        .heading(Heading::Checks, 6),
 );
 pub(crate) static OBSERVERS: Typed<Vec<ObserverSpec>> = Typed::new(
     Key::new("observers", Kind::Observers, "Programs started for each run that get every event on their stdin as JSON lines (`[[observers]]` with `command` and optionally `raw`); `--on-event` adds more")
@@ -203,14 +243,19 @@ pub(crate) static ON_EVENT_RAW: Defaulted<bool> = Defaulted::new(
     Key::new("on_event_raw", Kind::Bool, "Each line to an `--on-event` observer also holds `raw`, the agent's own line the event came from")
         .default("false")
         .env()
-        .flag(Flag::Run),
+        .flag(Flag::Run)
+        .brief("Add the agent's own line to observer lines")
+        .heading(Heading::Observers, 2)
+        .advanced(),
 );
 pub(crate) static EVENTS_TO: Typed<PathBuf> = Typed::new(
     Key::new("events_to", Kind::File, "Append every event as a JSON line to this file, or write it to this FIFO without ever waiting for its reader")
         .example("\"/tmp/runbook-events.fifo\"")
         .env()
         .flag(Flag::Run)
-        .trust(Trust::WritesOutside),
+        .trust(Trust::WritesOutside)
+        .brief("Write every event to this file or FIFO")
+        .heading(Heading::Observers, 3),
 );
 pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     Key::new(
@@ -221,13 +266,17 @@ pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     .example("\"~/.local/state/runbook/runs\"")
     .env()
     .flag(Flag::Runs)
-    .trust(Trust::WritesOutside),
+    .trust(Trust::WritesOutside)
+    .brief("Where run directories go")
+    .heading(Heading::RunDir, 1),
 );
 pub(crate) static COLOR: Defaulted<ColorChoice> = Defaulted::new(
     Key::new("color", Kind::Color, "When to use colour")
         .default("auto")
         .env()
-        .flag(Flag::Global),
+        .flag(Flag::Global)
+        .brief("When to use colour")
+        .heading(Heading::Output, 5),
 );
 pub(crate) static PRICES: Typed<Price> = Typed::new(
     Key::new(
@@ -337,6 +386,50 @@ pub(crate) struct Key {
     pub conflicts_with: Option<&'static str>,
     /// Whether a repository's file may set it before the file is trusted.
     pub trust: Trust,
+    /// The flag's one-line help in `-h`; `help` is the whole of it, in `--help`.
+    pub brief: Option<&'static str>,
+    /// The heading `--help` shows the flag under, and its place there.
+    pub heading: Option<(Heading, usize)>,
+    /// Seldom needed: the flag is left out of `-h` (`--help` shows it).
+    pub advanced: bool,
+}
+
+/// The headings `--help` groups options under, in the order it shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Heading {
+    Agent,
+    Limits,
+    Plan,
+    Checks,
+    Observers,
+    Output,
+    RunDir,
+}
+
+impl Heading {
+    /// Every heading, in the order `--help` shows them.
+    #[cfg(test)]
+    pub(crate) const ALL: [Heading; 7] = [
+        Heading::Agent,
+        Heading::Limits,
+        Heading::Plan,
+        Heading::Checks,
+        Heading::Observers,
+        Heading::Output,
+        Heading::RunDir,
+    ];
+
+    pub(crate) const fn title(self) -> &'static str {
+        match self {
+            Heading::Agent => "Agent",
+            Heading::Limits => "Limits",
+            Heading::Plan => "Plan",
+            Heading::Checks => "Checks and repair",
+            Heading::Observers => "Observers",
+            Heading::Output => "Output",
+            Heading::RunDir => "Run directory",
+        }
+    }
 }
 
 /// What a value of a key set in a repository's file (`runbook.toml`, `runbook.local.toml`) can
@@ -384,6 +477,30 @@ impl Key {
             per_agent: false,
             conflicts_with: None,
             trust: Trust::Never,
+            brief: None,
+            heading: None,
+            advanced: false,
+        }
+    }
+
+    const fn brief(self, brief: &'static str) -> Self {
+        Self {
+            brief: Some(brief),
+            ..self
+        }
+    }
+
+    const fn heading(self, heading: Heading, place: usize) -> Self {
+        Self {
+            heading: Some((heading, place)),
+            ..self
+        }
+    }
+
+    const fn advanced(self) -> Self {
+        Self {
+            advanced: true,
+            ..self
         }
     }
 

@@ -85,12 +85,12 @@ pub(crate) fn load<'a>(
             content,
         });
     }
-    Ok(resolve(
-        places.root,
-        files,
-        &|name| std::env::var(name).ok(),
-        flags,
-    )?)
+    let config = resolve(places.root, files, &|name| std::env::var(name).ok(), flags)?;
+    let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
+    for warning in super::variables::misspelt(names) {
+        crate::term::print::warn(warning);
+    }
+    Ok(config)
 }
 
 /// [`load`] for work in the current directory.

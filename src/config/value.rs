@@ -147,13 +147,29 @@ impl Kind {
         }
     }
 
+    /// A value that is none of an enumeration's, with the one it is close to.
+    fn not_one_of<T: ValueEnum>(self, text: &str) -> String {
+        let mut message = format!("expected {}, found {text:?}", self.expected());
+        let known: Vec<String> = T::value_variants().iter().map(name).collect();
+        if let Some(meant) = super::suggest::did_you_mean(text, known.iter().map(String::as_str)) {
+            message.push_str(&format!("; {meant}"));
+        }
+        message
+    }
+
     /// Reads a value as written in an environment variable or on the command line.
     pub(crate) fn parse(self, text: &str) -> Result<Value, String> {
         let wrong = || Err(format!("expected {}, found {text:?}", self.expected()));
         match self {
-            Kind::Agent => choice(text, Value::Agent).map_or_else(wrong, Ok),
-            Kind::Color => choice(text, Value::Color).map_or_else(wrong, Ok),
-            Kind::Permissions => choice(text, Value::Permissions).map_or_else(wrong, Ok),
+            Kind::Agent => {
+                choice(text, Value::Agent).ok_or_else(|| self.not_one_of::<AgentKind>(text))
+            }
+            Kind::Color => {
+                choice(text, Value::Color).ok_or_else(|| self.not_one_of::<ColorChoice>(text))
+            }
+            Kind::Permissions => {
+                choice(text, Value::Permissions).ok_or_else(|| self.not_one_of::<Permissions>(text))
+            }
             Kind::Text => Ok(Value::Text(text.to_owned())),
             Kind::Dir | Kind::Program | Kind::File => Ok(Value::Path(expand_home(text))),
             Kind::Duration => duration::parse(text)
@@ -365,7 +381,8 @@ fn read_observer(value: &toml::Value) -> Result<ObserverSpec, Option<String>> {
                     ("raw", _) => return Err(Some("`raw` must be true or false".to_owned())),
                     _ => {
                         return Err(Some(format!(
-                            "unknown field `{field}` of an observer; expected command or raw"
+                            "unknown field `{field}` of an observer; {}",
+                            meant(field, &["command", "raw"])
                         )));
                     }
                 }
@@ -416,7 +433,8 @@ fn read_check(value: &toml::Value, dir: &Path) -> Result<Value, Option<String>> 
                     }
                     _ => {
                         return Err(Some(format!(
-                            "unknown field `{field}`; expected command, timeout or cwd"
+                            "unknown field `{field}`; {}",
+                            meant(field, &["command", "timeout", "cwd"])
                         )));
                     }
                 }
@@ -432,6 +450,14 @@ fn read_check(value: &toml::Value, dir: &Path) -> Result<Value, Option<String>> 
 }
 
 /// A value enum's value named `text`.
+/// `did you mean `x`?` for the field `given` is close to, else the fields expected.
+fn meant(given: &str, fields: &[&str]) -> String {
+    super::suggest::did_you_mean(given, fields.iter().copied()).unwrap_or_else(|| {
+        let (last, rest) = fields.split_last().expect("fields are named");
+        format!("expected {} or {last}", rest.join(", "))
+    })
+}
+
 fn choice<T: ValueEnum>(text: &str, wrap: fn(T) -> Value) -> Option<Value> {
     T::from_str(text, false).ok().map(wrap)
 }

@@ -600,7 +600,7 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
     let cases: &[(&str, &str)] = &[
         (
             "modle = \"x\"\n",
-            "runbook.toml:1:1: unknown key `modle`; expected one of agent, agent_cmd, via, acp_cmd, model, permissions,",
+            "runbook.toml:1:1: unknown key `modle`; did you mean `model`?\n",
         ),
         (
             "model = \"x\"\nmax_cost = true\n",
@@ -656,6 +656,136 @@ fn bad_configuration_is_one_line_saying_where_and_what_was_expected() {
             out.stderr.trim()
         );
     }
+}
+
+#[test]
+fn a_misspelt_key_or_name_says_the_one_it_is_close_to_else_where_the_keys_are_listed() {
+    let files: &[(&str, &str)] = &[
+        (
+            "inactivty_timeout = \"5m\"\n",
+            "runbook.toml:1:1: unknown key `inactivty_timeout`; did you mean `inactivity_timeout`?",
+        ),
+        (
+            "model = \"m\"\nmax-cost = 2\n",
+            "runbook.toml:2:1: unknown key `max-cost`; did you mean `max_cost`?",
+        ),
+        (
+            "Timout = \"5m\"\n",
+            "runbook.toml:1:1: unknown key `Timout`; did you mean `timeout`?",
+        ),
+        (
+            "[chekcs]\ntest = \"true\"\n",
+            "runbook.toml:1:2: unknown key `chekcs`; did you mean `checks`?",
+        ),
+        (
+            "[agents.claud]\nbin = \"x\"\n",
+            "runbook.toml:1:9: unknown agent `claud`; did you mean `claude`?",
+        ),
+        (
+            "[agents.claude]\nbni = \"x\"\n",
+            "runbook.toml:2:1: unknown key `bni` in [agents.claude]; did you mean `bin`?",
+        ),
+        (
+            "agent = \"claud\"\n",
+            "runbook.toml:1:9: `agent`: expected one of \"opencode\", \"claude\", \"codex\", found \"claud\"; did you mean `claude`?",
+        ),
+        (
+            "permissions = \"readonly\"\n",
+            "runbook.toml:1:15: `permissions`: expected one of \"agent\", \"read-only\", \"workspace\", \"bypass\", found \"readonly\"; did you mean `read-only`?",
+        ),
+        (
+            "bin = \"/usr/bin/x\"\n",
+            "runbook.toml:1:1: unknown key `bin`; `bin` is set per agent, under [agents.NAME]",
+        ),
+        (
+            "frobnicate = 1\n",
+            "runbook.toml:1:1: unknown key `frobnicate`; `runbook config --keys` lists the keys",
+        ),
+        (
+            "repair = 1\n",
+            "runbook.toml:1:1: unknown key `repair`; `runbook config --keys` lists the keys",
+        ),
+    ];
+    for (toml, needle) in files {
+        let ctx = TestContext::new();
+        ctx.write_work("runbook.toml", toml);
+        let out = refused(&ctx);
+        let expected = format!("error: {}/{needle}\n", ctx.work.display());
+        assert_eq!(out.stderr, expected, "{toml:?}");
+    }
+    // The fields of a check's or an observer's table.
+    for (toml, needle) in [
+        (
+            "[checks]\ntest = { command = \"x\", timout = \"1m\" }\n",
+            "unknown field `timout`; did you mean `timeout`?",
+        ),
+        (
+            "[[observers]]\ncomand = \"cat\"\n",
+            "unknown field `comand` of an observer; did you mean `command`?",
+        ),
+        (
+            "[[observers]]\nprogram = \"cat\"\n",
+            "unknown field `program` of an observer; expected command or raw",
+        ),
+    ] {
+        let ctx = TestContext::new();
+        ctx.write_work("runbook.toml", toml);
+        refused(&ctx).assert_stderr_has(needle);
+    }
+    // The list of keys is where the error says, and it answers although the file is wrong.
+    let ctx = TestContext::new();
+    ctx.write_work("runbook.toml", "frobnicate = 1\n");
+    let keys = ctx.run(&["config", "--keys"]);
+    keys.assert_exit(0);
+    for key in [
+        "inactivity_timeout",
+        "max_cost",
+        "agents.NAME.bin",
+        "checks.NAME",
+    ] {
+        assert!(
+            keys.stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{key} "))),
+            "{key}: {}",
+            keys.stdout
+        );
+    }
+
+    // Variables and flags whose values runbook checks itself.
+    for (var, value, needle) in [
+        ("RUNBOOK_AGENT", "claud", "did you mean `claude`?"),
+        (
+            "RUNBOOK_PERMISSIONS",
+            "readonly",
+            "did you mean `read-only`?",
+        ),
+        ("RUNBOOK_COLOR", "allways", "did you mean `always`?"),
+        ("RUNBOOK_VIA", "acpp", "did you mean `acp`?"),
+    ] {
+        let mut ctx = TestContext::new();
+        ctx.env(var, value);
+        let out = refused(&ctx);
+        out.assert_stderr_has(var).assert_stderr_has(needle);
+    }
+    // A variable that misspells a key's is not read: said, with the one meant.
+    let mut ctx = TestContext::new();
+    ctx.env("RUNBOOK_INACTIVTY_TIMEOUT", "5m");
+    let out = ctx.run(&["config"]);
+    out.assert_exit(0).assert_stderr_has(
+        "warning: RUNBOOK_INACTIVTY_TIMEOUT is not a runbook variable, so it is ignored; did you mean RUNBOOK_INACTIVITY_TIMEOUT?",
+    );
+    let ctx = TestContext::new();
+    let out = ctx.run_fake(FINISHED, &["--via", "natve"]);
+    out.assert_exit(2)
+        .assert_stderr_has("--via is \"natve\"; use native or acp (did you mean `native`?)");
+    assert!(ctx.run_dirs().is_empty(), "nothing was started");
+    let out = ctx.run(&["list", "--outcome", "complted"]);
+    out.assert_exit(2)
+        .assert_stderr_has("`complted` is not an outcome; did you mean `completed`?");
+    let out = ctx.run(&["run", "--agent", "claud", "x"]);
+    out.assert_exit(2)
+        .assert_stderr_has("a similar value exists: 'claude'");
 }
 
 #[test]

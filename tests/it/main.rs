@@ -24,6 +24,7 @@ mod faults_observers;
 mod faults_procs;
 mod faults_storage;
 mod generic;
+mod help;
 mod idle_cpu;
 mod live;
 mod live_codex;

@@ -70,7 +70,14 @@ impl Setup {
         }
         let cwd = resolve_cwd(args.workspace.cwd.as_deref())?;
         // Everything that can be wrong with the configuration is found before anything starts.
-        let config = config::load(&cwd, global.values().iter().chain(args.options.values()))?;
+        let config = config::load(
+            &cwd,
+            global
+                .values()
+                .iter()
+                .chain(args.options.values())
+                .chain(args.runs_dir.values()),
+        )?;
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         // What a repository's files would start or write takes effect only once they are trusted.
         let given = crate::trust::Given::from_env(args.trust);
@@ -260,8 +267,11 @@ pub(crate) fn resolve_agent(config: &Config) -> Result<Agent, Error> {
         "acp" => true,
         other => {
             let given_by = config.setting(&keys::VIA.0).given_by();
+            let meant = config::suggest::did_you_mean(other, ["native", "acp"])
+                .map(|meant| format!(" ({meant})"))
+                .unwrap_or_default();
             return Err(Error::Usage(format!(
-                "{given_by} is {other:?}; use native or acp"
+                "{given_by} is {other:?}; use native or acp{meant}"
             )));
         }
     };
