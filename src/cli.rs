@@ -155,6 +155,10 @@ pub struct StatsArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
+    /// Show every column whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long)]
+    pub wide: bool,
+
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
 }
@@ -226,9 +230,14 @@ pub struct ListArgs {
     #[arg(long)]
     pub here: bool,
 
-    /// One receipt per line, as JSON.
+    /// One receipt per line, as JSON; when `-n` (20 by default) left runs out, a last line
+    /// `{"type":"list.limited","shown":20,"total":33}` says so.
     #[arg(long)]
     pub json: bool,
+
+    /// Show every column whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long)]
+    pub wide: bool,
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
@@ -354,6 +363,10 @@ pub struct TrustArgs {
     /// Forget the trust in PATH (or in the repository's files).
     #[arg(long)]
     pub forget: bool,
+
+    /// With --show: every column whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long, requires = "show")]
+    pub wide: bool,
 }
 
 #[derive(Debug, Args)]
@@ -365,6 +378,10 @@ pub struct ConfigArgs {
     /// Print the configuration as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Show every value whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long, conflicts_with = "json")]
+    pub wide: bool,
 
     /// The options of `runbook run`: shown as the layer they are.
     #[command(flatten)]
