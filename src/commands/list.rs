@@ -73,8 +73,12 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
         let term = TermEnv::detect();
         let styles = Styles::new(term.color_stdout(color));
         let width = crate::term::table_width(args.wide);
-        let fitted = list_table::table(&rows, &styles, SystemTime::now(), width);
+        let mut fitted = list_table::table(&rows, &styles, SystemTime::now(), width);
         out::print(&fitted.text())?;
+        // Columns left out are told to a person looking at the table, not to a pipe.
+        if !term.stdout_is_terminal {
+            fitted.left_out.clear();
+        }
         if let Some(footer) = footer(limited.as_ref(), &fitted, width) {
             note(footer);
         }

@@ -37,19 +37,19 @@ impl Row {
     }
 }
 
-/// The columns, and which give way first on a narrow terminal: the model, the steps, the
-/// agent, the checks, the time, the start (shortened to its age first), the cost; the run, its
-/// outcome and (cut) its prompt stay.
+/// The columns, and which give way first on a narrow terminal: the model; the start, shortened
+/// to its age (the run's id tells the time it started); the steps, the agent, the checks, the
+/// time, the cost, then the age. The run, its outcome and (cut) its prompt stay.
 const COLUMNS: [Column; 10] = [
     Column::new("RUN"),
-    Column::new("STARTED (UTC)").rank(6).or("AGE", 8),
-    Column::new("AGENT").rank(3),
+    Column::new("STARTED (UTC)").rank(2).or("AGE", 8),
+    Column::new("AGENT").rank(4),
     Column::new("MODEL").rank(1).fit(Fit::Cut { min: 10 }),
     Column::new("OUTCOME"),
-    Column::new("TIME").rank(5),
-    Column::new("STEPS").rank(2),
+    Column::new("TIME").rank(6),
+    Column::new("STEPS").rank(3),
     Column::new("COST").rank(7),
-    Column::new("CHECKS").rank(4),
+    Column::new("CHECKS").rank(5),
     Column::new("PROMPT").rank(9).fit(Fit::Cut { min: 16 }),
 ];
 
