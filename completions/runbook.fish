@@ -111,7 +111,8 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l all -d 'Show every run'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only runs started in the current directory'
-complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON; when `-n` (20 by default) left runs out, a last line `{"type":"list.limited","shown":20,"total":33}` says so'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l wide -d 'Show every column whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l since -d 'Only runs started since then: a time ago (`7d`, `12h`) or a date (`2026-11-01`)' -r
@@ -127,6 +128,7 @@ always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l json -d 'Print the numbers as JSON (docs/stats.schema.json)'
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l wide -d 'Show every column whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l format -d 'How to tell it' -r -f -a "markdown\t'Paste-ready Markdown, without links'
@@ -185,6 +187,7 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a commented runbook.toml in the repository root (never over an existing one)'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l json -d 'Print the configuration as JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l wide -d 'Show every value whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session [default: false] [env: RUNBOOK_PLAN]'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l retry-denied -d 'When the agent stalls because its tools were refused permission, give its session one more pass that names what was refused and asks it to reach the goal without them (or to say what it needs) [default: false] [env: RUNBOOK_RETRY_DENIED]'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l on-event-raw -d 'Each line to an `--on-event` observer also holds `raw`, the agent\'s own line the event came from [default: false] [env: RUNBOOK_ON_EVENT_RAW]'
@@ -229,6 +232,7 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l width -d 'Lay the view out for this many columns [default: $COLUMNS, else the terminal\'s width]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l show -d 'List the trusted files and whether each still has the content that was trusted'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l forget -d 'Forget the trust in PATH (or in the repository\'s files)'
+complete -c runbook -n "__fish_runbook_using_subcommand trust" -l wide -d 'With --show: every column whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l color -d 'When to use colour [default: auto] [env: RUNBOOK_COLOR]' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
