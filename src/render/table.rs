@@ -158,9 +158,25 @@ impl Table {
         self
     }
 
-    /// Adds a row; missing cells are empty, extra ones are ignored.
+    /// Adds a row; missing cells are empty, extra ones are ignored. A cell is one line: a line
+    /// break in it is shown as a space.
     pub(crate) fn row<C: Into<Cell>>(&mut self, cells: impl IntoIterator<Item = C>) {
-        let mut cells: Vec<Cell> = cells.into_iter().map(Into::into).collect();
+        let one_line = |text: &mut String| {
+            if text.contains(['\n', '\r']) {
+                *text = text.replace(['\n', '\r'], " ");
+            }
+        };
+        let mut cells: Vec<Cell> = cells
+            .into_iter()
+            .map(|c| {
+                let mut c: Cell = c.into();
+                one_line(&mut c.full);
+                if let Some(short) = &mut c.short {
+                    one_line(short);
+                }
+                c
+            })
+            .collect();
         cells.resize_with(self.columns.len(), Cell::default);
         self.rows.push(cells);
     }
