@@ -282,7 +282,7 @@ impl Table {
     }
 
     /// The widths of the columns shown: whole columns as wide as their cells, the others their
-    /// least, then what is left given to them, most needed first, up to their natural width.
+    /// least, then what is left given to them, up to their natural width.
     /// When even that is too wide, the columns that may be cut are cut further.
     fn widths(&self, form: &[usize], width: usize) -> Vec<Shown> {
         let mut shown: Vec<Shown> = form
@@ -298,8 +298,17 @@ impl Table {
             + shown.iter().map(|s| s.width).sum::<usize>()
             + GAP * visible.saturating_sub(1);
         let flexible = |c: usize| shown_flexible(&self.columns[c], form[c]);
+        // Room goes to the most needed first, of equals the rightmost (what a row ends with
+        // tells where it came from: a file, a line); a column that breaks into rows last.
         let mut order: Vec<usize> = (0..shown.len()).filter(|&c| flexible(c)).collect();
-        order.sort_by_key(|&c| (std::cmp::Reverse(self.rank(c, form[c])), c));
+        order.sort_by_key(|&c| {
+            let wraps = matches!(self.columns[c].fit, Fit::Wrap { .. });
+            (
+                wraps,
+                std::cmp::Reverse(self.rank(c, form[c])),
+                std::cmp::Reverse(c),
+            )
+        });
         if used <= width {
             let mut room = width - used;
             for &c in &order {
