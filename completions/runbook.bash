@@ -133,7 +133,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --keys --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
+            opts="-m -h -V --init --keys --wide --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -505,7 +505,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__list)
-            opts="-n -h -V --limit --all --outcome --agent --here --json --runs-dir --color --width --help --version"
+            opts="-n -h -V --limit --all --outcome --agent --here --json --wide --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -745,7 +745,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__stats)
-            opts="-h -V --since --until --agent --model --project --outcome --json --html --runs-dir --color --width --help --version"
+            opts="-h -V --since --until --agent --model --project --outcome --json --html --wide --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -825,7 +825,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__trust)
-            opts="-h -V --show --forget --color --width --help --version"
+            opts="-h -V --show --forget --wide --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

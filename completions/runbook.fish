@@ -112,6 +112,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand list" -l width -d 'Lay t
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l all -d 'Show every run'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l here -d 'Only runs started in the current directory'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l json -d 'One receipt per line, as JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand list" -l wide -d 'Show every column whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l since -d 'Only runs started since then: `7d`, `12h`, `2026-11-01`' -r
@@ -127,6 +128,7 @@ always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -l json -d 'Print the numbers as JSON (docs/stats.schema.json)'
+complete -c runbook -n "__fish_runbook_using_subcommand stats" -l wide -d 'Show every column whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand stats" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l format -d 'How to tell it' -r -f -a "markdown\t'Paste-ready Markdown, without links'
@@ -185,6 +187,7 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a starter runbook.toml in the repository root'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l keys -d 'List the keys a configuration file can set'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l wide -d 'Show every value whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l on-event-raw -d 'Add the agent\'s own line to observer lines'
@@ -230,6 +233,7 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l show -d 'List the trusted files and whether they changed'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -l forget -d 'Forget the trust in PATH (or in the repository\'s files)'
+complete -c runbook -n "__fish_runbook_using_subcommand trust" -l wide -d 'With --show: every column whole, however wide [default: fit the terminal, or 80 columns]'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand trust" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'

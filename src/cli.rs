@@ -201,6 +201,10 @@ pub struct StatsArgs {
     #[arg(long, value_name = "FILE", help_heading = Heading::Output.title(), display_order = 2)]
     pub html: Option<PathBuf>,
 
+    /// Show every column whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 3)]
+    pub wide: bool,
+
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
 }
@@ -282,8 +286,15 @@ pub struct ListArgs {
     pub here: bool,
 
     /// One receipt per line, as JSON.
+    ///
+    /// One receipt per line, as JSON; when `-n` (20 by default) left runs out, a last line
+    /// `{"type":"list.limited","shown":20,"total":33}` says so.
     #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
+
+    /// Show every column whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 3)]
+    pub wide: bool,
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
@@ -447,6 +458,10 @@ pub struct TrustArgs {
     /// Forget the trust in PATH (or in the repository's files).
     #[arg(long)]
     pub forget: bool,
+
+    /// With --show: every column whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long, requires = "show")]
+    pub wide: bool,
 }
 
 #[derive(Debug, Args)]
@@ -463,6 +478,10 @@ pub struct ConfigArgs {
     /// reads no file, so it answers even when one is wrong).
     #[arg(long, conflicts_with = "json")]
     pub keys: bool,
+
+    /// Show every value whole, however wide [default: fit the terminal, or 80 columns].
+    #[arg(long, conflicts_with = "json", help_heading = Heading::Output.title(), display_order = 2)]
+    pub wide: bool,
 
     /// The options of `runbook run`: shown as the layer they are.
     #[command(flatten)]

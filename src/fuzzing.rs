@@ -41,7 +41,7 @@ use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
 use crate::provenance::Layer;
 use crate::receipt::Receipt;
 use crate::redact::Redactor;
-use crate::render::{Styles, report, settings, table};
+use crate::render::{Styles, list, report, settings};
 use crate::rundir::{EVENTS, RECEIPT};
 use crate::stats::RunStats;
 
@@ -137,7 +137,7 @@ pub fn receipt(data: &[u8]) {
     let dir = Scratch::new("receipt");
     fs::write(dir.join(RECEIPT), data).expect("write the scratch receipt");
     if let Ok((row, _cwd)) = crate::commands::list::summary(&dir) {
-        table::table(&[row], &Styles::plain(), SystemTime::UNIX_EPOCH, 100);
+        list::table(&[row], &Styles::plain(), SystemTime::UNIX_EPOCH, Some(100));
     }
     if let Ok(state) = crate::runs::load(&dir) {
         check_receipt(&state.receipt);
@@ -178,7 +178,7 @@ pub fn config(data: &[u8]) {
     let _ = config.prices();
     let records = config.records();
     serde_json::to_vec(&records).expect("setting records serialize");
-    settings::human(&config, &[], &[], &Styles::plain());
+    settings::human(&config, &[], &[], &Styles::plain(), Some(80));
     serde_json::to_vec(&settings::Report::new(&config, Vec::new(), Vec::new()))
         .expect("the report serializes");
     match crate::agent_env::load(&config, &[]) {

@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use crate::event::{Event, Outcome};
 use crate::exit::Error;
 use crate::files::{self, Links};
+use crate::format::running_for;
 use crate::lines::{LineReader, MAX_LINE_BYTES};
 use crate::linux::procfs;
 use crate::receipt::Receipt;
@@ -206,14 +207,34 @@ pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
             run_dir.display()
         );
     };
+    let now = SystemTime::now();
     let (outcome, message) = if procfs::is_alive(info.pid, info.pid_start) {
-        (Outcome::Running, "the run is in progress".to_owned())
+        (Outcome::Running, in_progress(&stats, now))
     } else {
         (Outcome::Abandoned, abandoned_message(info.pid))
     };
-    let receipt = Receipt::unfinished(&stats, outcome, message, SystemTime::now())
+    let receipt = Receipt::unfinished(&stats, outcome, message, now)
         .ok_or_else(|| anyhow::anyhow!("{} has no run.started event", run_dir.display()))?;
     Ok(RunState { receipt, warnings })
+}
+
+/// What a running run is doing, as its live status line tells it: the permission request
+/// waiting for an answer, else the tool call or check running, each with how long it has
+/// waited or run.
+pub(crate) fn in_progress(stats: &RunStats, now: SystemTime) -> String {
+    let since = |t: SystemTime| running_for(now.duration_since(t).unwrap_or_default());
+    if let Some((asking, at)) = &stats.asking {
+        format!(
+            "waiting for permission: {asking} (asked {} ago)",
+            since(*at)
+        )
+    } else if let (Some(tool), Some(at)) = (&stats.running_tool, stats.running_since) {
+        format!("running {tool} for {}", since(at))
+    } else if let Some((check, at)) = &stats.running_check {
+        format!("running {check} for {}", since(*at))
+    } else {
+        "the run is in progress".to_owned()
+    }
 }
 
 /// The bytes of a run's receipt; `None` when the run has none (yet). A receipt that is not a

@@ -322,6 +322,12 @@ pub struct RunStats {
     spare_tool: String,
     /// The observers whose failure was told as it happened (`observer.failed`).
     pub(crate) observers_told: Vec<u32>,
+    /// When the running tool call started.
+    pub running_since: Option<SystemTime>,
+    /// The check running (`check test`), and since when.
+    pub running_check: Option<(String, SystemTime)>,
+    /// A permission request waiting for its answer (`bash echo hi`), and since when.
+    pub asking: Option<(String, SystemTime)>,
     /// The permissions an ACP agent asked for, each with its answer (the first hundred).
     pub permissions_asked: Vec<PermissionAsked>,
     /// The project's checks, every attempt, in the order they ran.
@@ -391,10 +397,22 @@ impl RunStats {
                     plan.feedback.extend(d.feedback.clone());
                 }
             }
+            EventKind::ToolStarted(_) => self.running_since = Some(ev.ts),
+            EventKind::ToolCompleted(_) => self.running_since = None,
+            EventKind::CheckStarted { name, .. } => {
+                self.running_check = Some((format!("check {name}"), ev.ts));
+            }
+            EventKind::CheckFinished(_) => self.running_check = None,
+            EventKind::PermissionRequested { tool, input, .. } => {
+                self.asking = Some((format!("{tool} {input}").trim().to_owned(), ev.ts));
+            }
+            EventKind::PermissionAnswered { .. } => self.asking = None,
             EventKind::ObserverFinished(report) => self.observers.push(report.clone()),
             EventKind::Changes(changes) => self.changes = Some(changes.clone()),
             EventKind::Summary { .. } => self.summary = Some(ev.kind.clone()),
             EventKind::TurnCompleted { .. } | EventKind::TurnFailed { .. } => {
+                // A question left unanswered at the end of its turn is not asked any more.
+                self.asking = None;
                 if let Some(stall) = &mut self.stall
                     && stall.pass_turn == Some(ev.turn.index)
                 {

@@ -45,7 +45,14 @@ pub(crate) fn config(
     } else {
         let color = config.value(&config::keys::COLOR);
         let styles = Styles::new(TermEnv::detect().color_stdout(color));
-        out::print(&settings::human(&config, &env.records(), &trust, &styles))?;
+        let width = crate::term::table_width(args.wide);
+        out::print(&settings::human(
+            &config,
+            &env.records(),
+            &trust,
+            &styles,
+            width,
+        ))?;
     }
     Ok(ExitStatus::Completed)
 }

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cli::ListArgs;
 use crate::config::{self, Flags};
@@ -13,15 +13,14 @@ use crate::exit::ExitStatus;
 use crate::format::thousands;
 use crate::receipt::Receipt;
 use crate::render::Styles;
-use crate::render::table::{self, Row};
+use crate::render::list::{self as list_table, Row};
+use crate::render::table::Fitted;
+use crate::render::wrap::wrap;
 use crate::rundir::{self, RECEIPT};
 use crate::runs::{self, Runs};
 use crate::term::TermEnv;
 use crate::term::out;
-use crate::term::print::warn;
-
-/// Table width when stdout is not a terminal.
-const PLAIN_WIDTH: usize = 160;
+use crate::term::print::{note, warn};
 
 pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
@@ -32,42 +31,26 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
     } else {
         None
     };
-    let limit = if args.all { usize::MAX } else { args.limit };
-
-    let mut rows = Vec::new();
-    let mut receipts = Vec::new();
-    let mut seen = 0;
-    for id in runs.ids()?.iter().rev() {
-        if rows.len() >= limit {
-            break;
-        }
-        let dir = runs.path(id);
-        let found = if args.json {
-            load(&dir).map(|r| (row_of(&r), Some(r)))
-        } else {
-            summary(&dir).map(|r| (r, None))
-        };
-        let (row, cwd, receipt) = match found {
-            Ok(((row, cwd), receipt)) => (row, cwd, receipt),
-            Err(e) => {
-                warn(format!("skipping {id}: {e:#}"));
-                continue;
-            }
-        };
-        seen += 1;
-        let wanted = (args.outcome.is_empty() || args.outcome.contains(&row.outcome))
-            && args.agent.as_deref().is_none_or(|a| a == row.agent)
-            && here.as_deref().is_none_or(|h| Path::new(&cwd) == h);
-        if wanted {
-            rows.push(row);
-            receipts.extend(receipt);
-        }
-    }
+    let Found {
+        rows,
+        receipts,
+        seen,
+        more,
+    } = scan(&runs, args, here.as_deref())?;
+    let limited = (more > 0).then(|| Limited {
+        kind: "list.limited",
+        shown: rows.len(),
+        total: rows.len() + more,
+    });
 
     if args.json {
         let mut out = out::json_stdout();
         for r in &receipts {
             serde_json::to_writer(&mut out, r)?;
+            out.write_all(b"\n")?;
+        }
+        if let Some(limited) = &limited {
+            serde_json::to_writer(&mut out, limited)?;
             out.write_all(b"\n")?;
         }
         out.flush()?;
@@ -81,7 +64,7 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
             )),
             n => warn(format!(
                 "none of the {} runs in {dir} match {}",
-                thousands(n),
+                thousands(n as u64),
                 filters(args, here.as_deref())
             )),
         }
@@ -89,14 +72,115 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
     } else {
         let term = TermEnv::detect();
         let styles = Styles::new(term.color_stdout(color));
-        let width = if term.stdout_is_terminal {
-            out::columns(out::Stream::Stdout).unwrap_or(PLAIN_WIDTH)
-        } else {
-            PLAIN_WIDTH
-        };
-        out::print(&table::table(&rows, &styles, SystemTime::now(), width))?;
+        let width = crate::term::table_width(args.wide);
+        let mut fitted = list_table::table(&rows, &styles, SystemTime::now(), width);
+        out::print(&fitted.text())?;
+        // Columns left out are told to a person looking at the table, not to a pipe.
+        if !term.stdout_is_terminal {
+            fitted.left_out.clear();
+        }
+        if let Some(footer) = footer(limited.as_ref(), &fitted, width) {
+            note(footer);
+        }
     }
     Ok(ExitStatus::Completed)
+}
+
+/// The runs a listing shows, and how many more match past its limit.
+struct Found {
+    rows: Vec<Row>,
+    /// With `--json`: each row's whole receipt.
+    receipts: Vec<Receipt>,
+    /// Runs read (before the filters).
+    seen: usize,
+    /// Runs that match but are past the limit.
+    more: usize,
+}
+
+/// Reads the runs newest first: up to the limit, the runs the filters keep; past it, only how
+/// many more there are (without filters, the run directories left, not read at all).
+fn scan(runs: &Runs, args: &ListArgs, here: Option<&Path>) -> anyhow::Result<Found> {
+    let limit = if args.all { usize::MAX } else { args.limit };
+    let filtered = !args.outcome.is_empty() || args.agent.is_some() || here.is_some();
+    let wanted = |row: &Row, cwd: &Path| {
+        (args.outcome.is_empty() || args.outcome.contains(&row.outcome))
+            && args.agent.as_deref().is_none_or(|a| a == row.agent)
+            && here.is_none_or(|h| cwd == h)
+    };
+    let ids = runs.ids()?;
+    let mut found = Found {
+        rows: Vec::new(),
+        receipts: Vec::new(),
+        seen: 0,
+        more: 0,
+    };
+    for (i, id) in ids.iter().rev().enumerate() {
+        let dir = runs.path(id);
+        if found.rows.len() >= limit {
+            if !filtered {
+                found.more = ids.len() - i;
+                break;
+            }
+            found.more += usize::from(summary(&dir).is_ok_and(|(row, cwd)| wanted(&row, &cwd)));
+            continue;
+        }
+        let read = if args.json {
+            load(&dir).map(|r| (row_of(&r), Some(r)))
+        } else {
+            summary(&dir).map(|r| (r, None))
+        };
+        let ((row, cwd), receipt) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                warn(format!("skipping {id}: {e:#}"));
+                continue;
+            }
+        };
+        found.seen += 1;
+        if wanted(&row, &cwd) {
+            found.rows.push(row);
+            found.receipts.extend(receipt);
+        }
+    }
+    Ok(found)
+}
+
+/// The line `list --json` ends with when the limit left runs out.
+#[derive(Serialize)]
+struct Limited {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// The runs listed.
+    shown: usize,
+    /// The runs that match (every run, without filters).
+    total: usize,
+}
+
+/// What the table does not show, and how to see it: `20 of 33 runs (--all for every run)`,
+/// the columns left out to fit; broken between words to the width.
+fn footer(limited: Option<&Limited>, fitted: &Fitted, width: Option<usize>) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(l) = limited {
+        parts.push(format!(
+            "{} of {} runs (--all for every run)",
+            thousands(l.shown as u64),
+            thousands(l.total as u64)
+        ));
+    }
+    match fitted.left_out.len() {
+        0 => {}
+        1 => parts.push(format!(
+            "{} left out to fit (--wide shows it)",
+            fitted.left_out[0]
+        )),
+        n => parts.push(format!("{n} columns left out to fit (--wide shows them)")),
+    }
+    let line = parts.join(" · ");
+    match width {
+        _ if parts.is_empty() => None,
+        Some(width) => Some(wrap(&line, width, 0, 2).join("\n")),
+        None => Some(line),
+    }
 }
 
 /// The filters given, as they were typed: `--outcome hung --here (/src/app)`.

@@ -70,7 +70,8 @@ pub(crate) fn stats(
             || !args.model.is_empty()
             || args.project.is_some()
             || !args.outcome.is_empty();
-        let text = overview::text(&figures, &dirs, &styles, charts, filtered);
+        let width = crate::term::table_width(args.wide);
+        let text = overview::text(&figures, &dirs, &styles, charts, filtered, width);
         out::print(&text)?;
     }
     Ok(ExitStatus::Completed)

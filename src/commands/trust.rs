@@ -10,7 +10,7 @@ use crate::config::{self, LOCAL_FILE, REPO_FILE};
 use crate::digest::Digest;
 use crate::exit::{Error, ExitStatus};
 use crate::files::{self, Links};
-use crate::render::settings::columns;
+use crate::render::table::{Column, Fit, Table};
 use crate::term::out;
 use crate::trust::{self, RepoFile, escape, store};
 
@@ -19,7 +19,7 @@ const NAMES: [&str; 4] = [REPO_FILE, LOCAL_FILE, ".env", ".env.local"];
 
 pub(crate) fn trust(args: &TrustArgs) -> anyhow::Result<ExitStatus> {
     if args.show {
-        return show();
+        return show(crate::term::table_width(args.wide));
     }
     let (root, only) = targets(args.path.as_deref())?;
     if args.forget {
@@ -118,7 +118,7 @@ fn forget(root: &Path, only: Option<&Path>) -> anyhow::Result<ExitStatus> {
 
 /// Every trusted file, and whether it still has the content that was trusted (`matches`), has
 /// changed since (and so is not trusted), or is gone.
-fn show() -> anyhow::Result<ExitStatus> {
+fn show(width: Option<usize>) -> anyhow::Result<ExitStatus> {
     let store = store::Store::load()?;
     let mut out = String::new();
     if store.records().is_empty() {
@@ -130,11 +130,11 @@ fn show() -> anyhow::Result<ExitStatus> {
         out::print(&out)?;
         return Ok(ExitStatus::Completed);
     }
-    let mut rows = vec![vec![
-        "STATUS".to_owned(),
-        "TRUSTED AT".to_owned(),
-        "FILE".to_owned(),
-    ]];
+    let mut table = Table::new(&[
+        Column::new("STATUS"),
+        Column::new("TRUSTED AT").rank(1),
+        Column::new("FILE").fit(Fit::CutStart { min: 24 }),
+    ]);
     for (key, record) in store.records() {
         let status = match files::read(Path::new(key), files::CONFIG_LIMIT, Links::Follow) {
             Ok(bytes) if Some(Digest::of(&bytes)) == Digest::from_hex(&record.sha256) => "matches",
@@ -142,15 +142,9 @@ fn show() -> anyhow::Result<ExitStatus> {
             Err(e) if e.is_not_found() => "missing",
             Err(_) => "unreadable",
         };
-        rows.push(vec![
-            status.to_owned(),
-            escape(&record.trusted_at),
-            escape(key),
-        ]);
+        table.row([status.to_owned(), escape(&record.trusted_at), escape(key)]);
     }
-    for line in columns(&rows) {
-        writeln!(out, "{line}")?;
-    }
+    out.push_str(&table.fit(width).text());
     out::print(&out)?;
     Ok(ExitStatus::Completed)
 }

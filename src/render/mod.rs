@@ -5,6 +5,7 @@ pub(crate) mod dashboard;
 pub(crate) mod document;
 pub(crate) mod human;
 pub(crate) mod json;
+pub(crate) mod list;
 mod markdown;
 pub(crate) mod overview;
 pub(crate) mod pr;

@@ -4,43 +4,55 @@
 use std::path::PathBuf;
 
 use super::Styles;
-use super::settings::columns;
+use super::report::token_kinds;
+use super::table::{Column, Fit, KEEP, Table};
+use super::wrap::wrap;
 use crate::format::{duration_ms, money, money_of, plural, short_count};
 use crate::overview::{Figures, Group};
 
 /// The widest bar of the per-day chart, in cells.
 const BAR: usize = 30;
 
-/// The whole text; `filtered`: some filter was given.
+/// The whole text, fitted to `width` columns (`None`: lines as long as they are);
+/// `filtered`: some filter was given.
 pub(crate) fn text(
     f: &Figures,
     dirs: &[PathBuf],
     s: &Styles,
     charts: bool,
     filtered: bool,
+    width: Option<usize>,
 ) -> String {
     let mut out = String::new();
+    // A line of prose, broken between words to the width.
+    let mut say = |line: String| {
+        match width {
+            Some(width) => out.push_str(&wrap(&line, width, 0, 2).join("\n")),
+            None => out.push_str(&line),
+        }
+        out.push('\n');
+    };
     let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     let span = match (&f.first, &f.last) {
         (Some(first), Some(last)) => format!(", {} to {}", &first[..10], &last[..10]),
         _ => String::new(),
     };
-    out.push_str(&format!(
-        "{} in {}{span}\n",
+    say(format!(
+        "{} in {}{span}",
         s.bold.apply_to(plural(u64::from(f.runs), "run")),
         dirs.join(", ")
     ));
     if !f.skipped.is_empty() {
         let total: u32 = f.skipped.values().sum();
         let why: Vec<String> = f.skipped.iter().map(|(w, n)| format!("{n} {w}")).collect();
-        out.push_str(&format!(
-            "{}\n",
-            s.warn.apply_to(format!(
+        say(s
+            .warn
+            .apply_to(format!(
                 "{} skipped: {}",
                 plural(u64::from(total), "receipt"),
                 why.join(", ")
             ))
-        ));
+            .to_string());
     }
     for i in &f.implausible {
         let whose = if i.runs == 1 {
@@ -48,25 +60,42 @@ pub(crate) fn text(
         } else {
             format!("{} runs' {}", i.runs, i.figure)
         };
-        out.push_str(&format!(
-            "{}\n",
-            s.warn.apply_to(format!(
+        say(s
+            .warn
+            .apply_to(format!(
                 "{whose} skipped: implausible ({}; {})",
                 i.example, i.bound
             ))
-        ));
+            .to_string());
     }
     if f.runs == 0 && f.running == 0 && f.abandoned == 0 {
-        out.push_str(if filtered {
-            "No runs match: widen the filters, or name other runs directories.\n"
+        say(if filtered {
+            "No runs match: widen the filters, or name other runs directories.".to_owned()
         } else {
-            "No runs yet: `runbook run` makes the first.\n"
+            "No runs yet: `runbook run` makes the first.".to_owned()
         });
         return out;
     }
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut row =
-        |label: &str, value: String| rows.push(vec![s.dim.apply_to(label).to_string(), value]);
+    out.push_str(&headline(f, s, width));
+    out.push('\n');
+    out.push_str(&per_day(&f.per_day, s, charts, width));
+    for (title, groups) in [
+        ("AGENT", &f.per_agent),
+        ("MODEL", &f.per_model),
+        ("PROJECT", &f.per_project),
+    ] {
+        out.push('\n');
+        out.push_str(&table(title, groups, s, width));
+    }
+    out
+}
+
+/// The headline numbers: one labelled row each, broken under the label when too long.
+fn headline(f: &Figures, s: &Styles, width: Option<usize>) -> String {
+    let mut rows = Table::new(&[Column::new(""), Column::new("").fit(Fit::Wrap { min: 20 })]);
+    let mut row = |label: &str, value: String| {
+        rows.row([s.dim.apply_to(label).to_string(), value]);
+    };
     let rate = f
         .success_rate
         .map_or_else(String::new, |r| format!("{:.1}% completed · ", r * 100.0));
@@ -90,20 +119,7 @@ pub(crate) fn text(
             c.p90_usd.map_or("-".to_owned(), money)
         ),
     );
-    let t = &f.tokens;
-    row(
-        "tokens",
-        format!(
-            "{}{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
-            if t.incomplete { "at least " } else { "" },
-            short_count(t.total),
-            short_count(t.input),
-            short_count(t.output),
-            short_count(t.reasoning),
-            short_count(t.cache_read),
-            short_count(t.cache_write)
-        ),
-    );
+    row("tokens", token_kinds(&f.tokens, short_count));
     row(
         "duration",
         format!(
@@ -140,21 +156,7 @@ pub(crate) fn text(
     if !f.denials.is_empty() {
         row("denied", counted(&f.denials, "time"));
     }
-    for line in columns(&rows) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out.push('\n');
-    out.push_str(&per_day(&f.per_day, s, charts));
-    for (title, groups) in [
-        ("AGENT", &f.per_agent),
-        ("MODEL", &f.per_model),
-        ("PROJECT", &f.per_project),
-    ] {
-        out.push('\n');
-        out.push_str(&table(title, groups, s));
-    }
-    out
+    rows.fit(width).text()
 }
 
 /// `bash 22 · write 4`.
@@ -166,55 +168,71 @@ fn counted(items: &[(String, u32)], unit: &str) -> String {
     items.join(" · ")
 }
 
-/// Each day: runs (and failures), cost; with a bar of runs on a terminal.
-fn per_day(days: &[Group], s: &Styles, charts: bool) -> String {
-    let most = days.iter().map(|d| d.runs).max().unwrap_or(0).max(1) as usize;
-    let mut rows = vec![vec![
-        s.bold.apply_to("DAY").to_string(),
-        s.bold.apply_to("RUNS").to_string(),
-        s.bold.apply_to("FAILED").to_string(),
-        s.bold.apply_to("COST").to_string(),
-        String::new(),
-    ]];
+/// Each day: runs (and failures), cost; with a bar of runs on a terminal, in the room the
+/// numbers leave (at most [`BAR`] cells).
+fn per_day(days: &[Group], s: &Styles, charts: bool, width: Option<usize>) -> String {
+    let mut table = Table::new(&[
+        Column::new("DAY"),
+        Column::new("RUNS"),
+        Column::new("FAILED").rank(2),
+        Column::new("COST").rank(3),
+    ]);
     for d in days {
-        let bar = if charts {
-            let ok = d.completed as usize * BAR / most;
-            let failed = (d.runs - d.completed) as usize * BAR / most;
-            format!(
-                "{}{}",
-                s.ok.apply_to("█".repeat(ok.max(usize::from(d.completed > 0)))),
-                s.error
-                    .apply_to("█".repeat(failed.max(usize::from(d.runs > d.completed))))
-            )
-        } else {
-            String::new()
-        };
-        rows.push(vec![
+        table.row([
             d.key.clone(),
             d.runs.to_string(),
             (d.runs - d.completed).to_string(),
             money_of(d.cost_usd, d.known_cost_usd),
-            bar,
         ]);
     }
-    let mut out = String::new();
-    for line in columns(&rows) {
-        out.push_str(line.trim_end());
+    let fitted = table.fit(width);
+    let used = fitted
+        .header
+        .iter()
+        .chain(&fitted.rows)
+        .map(|r| console::measure_text_width(r))
+        .max()
+        .unwrap_or(0);
+    let room = width.map_or(BAR, |w| w.saturating_sub(used + 2)).min(BAR);
+    let most = days.iter().map(|d| d.runs).max().unwrap_or(0).max(1) as usize;
+    let mut out = bold(fitted.header.as_deref(), s);
+    for (row, d) in fitted.rows.iter().zip(days) {
+        out.push_str(row);
+        // Bars too short to compare are left out.
+        if charts && room >= 5 {
+            let ok = d.completed as usize * room / most;
+            let failed = (d.runs - d.completed) as usize * room / most;
+            let pad = used - console::measure_text_width(row) + 2;
+            out.push_str(&format!(
+                "{}{}{}",
+                " ".repeat(pad),
+                s.ok.apply_to("█".repeat(ok.max(usize::from(d.completed > 0)))),
+                s.error
+                    .apply_to("█".repeat(failed.max(usize::from(d.runs > d.completed))))
+            ));
+        }
         out.push('\n');
     }
     out
 }
 
-/// Per agent, model or project: runs, success, cost, median duration.
-fn table(title: &str, groups: &[Group], s: &Styles) -> String {
-    let mut rows = vec![
-        [title, "RUNS", "COMPLETED", "COST", "MEDIAN TIME"]
-            .iter()
-            .map(|h| s.bold.apply_to(*h).to_string())
-            .collect::<Vec<_>>(),
-    ];
+/// Per agent, model or project: runs, success, cost, median duration; a long name cut (a
+/// project's at its start, where its path is least telling).
+fn table(title: &'static str, groups: &[Group], s: &Styles, width: Option<usize>) -> String {
+    let name = if title == "PROJECT" {
+        Fit::CutStart { min: 16 }
+    } else {
+        Fit::Cut { min: 16 }
+    };
+    let mut table = Table::new(&[
+        Column::new(title).fit(name).rank(KEEP),
+        Column::new("RUNS"),
+        Column::new("COMPLETED").rank(4).or("OK", 6),
+        Column::new("COST").rank(5),
+        Column::new("MEDIAN TIME").rank(3).or("MEDIAN", 4),
+    ]);
     for g in groups {
-        rows.push(vec![
+        table.row([
             g.key.clone(),
             g.runs.to_string(),
             format!(
@@ -226,10 +244,16 @@ fn table(title: &str, groups: &[Group], s: &Styles) -> String {
                 .map_or_else(|| "unknown".to_owned(), duration_ms),
         ]);
     }
-    let mut out = String::new();
-    for line in columns(&rows) {
-        out.push_str(&line);
+    let fitted = table.fit(width);
+    let mut out = bold(fitted.header.as_deref(), s);
+    for row in &fitted.rows {
+        out.push_str(row);
         out.push('\n');
     }
     out
+}
+
+/// A table's header row, bold, and its newline.
+fn bold(header: Option<&str>, s: &Styles) -> String {
+    header.map_or_else(String::new, |h| format!("{}\n", s.bold.apply_to(h)))
 }

@@ -210,25 +210,7 @@ fn work(rows: &mut Rows<'_>, r: &Receipt) {
             )
         ),
     );
-    let t = &r.tokens;
-    rows.row(
-        "tokens",
-        format!(
-            "{} · input {} · output {} · reasoning {} · cache read {} · cache write {}",
-            if t.incomplete && t.total == 0 {
-                "unknown".to_owned()
-            } else if t.incomplete {
-                format!("unknown (at least {})", thousands(t.total))
-            } else {
-                thousands(t.total)
-            },
-            thousands(t.input),
-            thousands(t.output),
-            thousands(t.reasoning),
-            thousands(t.cache_read),
-            thousands(t.cache_write)
-        ),
-    );
+    rows.row("tokens", token_kinds(&r.tokens, thousands));
     rows.row("cost", cost(r));
 }
 
@@ -392,6 +374,29 @@ fn watchdog(d: &Diagnostic) -> String {
     )
 }
 
+/// `5,215 · input 1,900 · output 115 · reasoning 0 · cache read 3,200 · cache write 0`: tokens
+/// by kind, each count written by `count`. With some unknown: `unknown` when none are known,
+/// else `at least` what is known and only the kinds seen, for a kind at 0 is then not known to
+/// be 0: never `input 0` for tokens nobody counted.
+pub(crate) fn token_kinds(t: &crate::receipt::TokenTotals, count: fn(u64) -> String) -> String {
+    if t.incomplete && t.total == 0 {
+        return "unknown".to_owned();
+    }
+    let kinds: Vec<String> = [
+        ("input", t.input),
+        ("output", t.output),
+        ("reasoning", t.reasoning),
+        ("cache read", t.cache_read),
+        ("cache write", t.cache_write),
+    ]
+    .into_iter()
+    .filter(|&(_, n)| !t.incomplete || n > 0)
+    .map(|(kind, n)| format!("{kind} {}", count(n)))
+    .collect();
+    let least = if t.incomplete { "at least " } else { "" };
+    format!("{least}{} · {}", count(t.total), kinds.join(" · "))
+}
+
 /// An outcome, coloured by how good it is.
 pub(crate) fn outcome(o: Outcome, s: &Styles) -> String {
     let style = match Tone::of(o) {
@@ -422,6 +427,30 @@ mod tests {
     /// A little over an hour after the sample run started.
     fn now() -> SystemTime {
         humantime::parse_rfc3339("2026-11-22T06:30:00Z").unwrap()
+    }
+
+    #[test]
+    fn unknown_tokens_are_never_shown_as_zero() {
+        let mut t = crate::receipt::TokenTotals {
+            input: 1500,
+            output: 40,
+            total: 1540,
+            ..Default::default()
+        };
+        assert_eq!(
+            token_kinds(&t, thousands),
+            "1,540 · input 1,500 · output 40 · reasoning 0 · cache read 0 · cache write 0"
+        );
+        t.incomplete = true;
+        assert_eq!(
+            token_kinds(&t, thousands),
+            "at least 1,540 · input 1,500 · output 40"
+        );
+        t = crate::receipt::TokenTotals {
+            incomplete: true,
+            ..Default::default()
+        };
+        assert_eq!(token_kinds(&t, thousands), "unknown");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::Styles;
+use super::table::{Column, Fit, Table};
 use crate::config::Config;
 use crate::provenance::{EnvVarRecord, Layer, SettingRecord};
 
@@ -64,27 +65,28 @@ impl Report {
 }
 
 /// The configuration as a table: the files read, every key's value and where it came from,
-/// and the agent's variables.
+/// and the agent's variables; fitted to `width` columns (`None`: every value whole).
 pub(crate) fn human(
     config: &Config,
     env: &[EnvVarRecord],
     trust: &[TrustRow],
     styles: &Styles,
+    width: Option<usize>,
 ) -> String {
-    let mut out = files(config, styles);
+    let mut out = files(config, styles, width);
     out.push('\n');
     if !trust.is_empty() {
-        out.push_str(&trusted(trust, styles));
+        out.push_str(&trusted(trust, styles, width));
         out.push('\n');
     }
-    out.push_str(&settings(config, styles));
+    out.push_str(&settings(config, styles, width));
     out.push('\n');
-    out.push_str(&variables(env, styles));
+    out.push_str(&variables(env, styles, width));
     out
 }
 
 /// The configuration files, lowest layer first, and whether each was found.
-fn files(config: &Config, styles: &Styles) -> String {
+fn files(config: &Config, styles: &Styles, width: Option<usize>) -> String {
     let mut out = String::new();
     out.push_str(
         &styles
@@ -93,26 +95,26 @@ fn files(config: &Config, styles: &Styles) -> String {
             .to_string(),
     );
     out.push('\n');
-    let files: Vec<Vec<String>> = config
-        .files
-        .iter()
-        .map(|f| {
-            let found = if f.content.is_some() { "" } else { "not found" };
-            vec![
-                f.layer.as_str().to_owned(),
-                f.path.display().to_string(),
-                found.to_owned(),
-            ]
-        })
-        .collect();
-    for line in columns(&files) {
-        out.push_str(&format!("  {line}\n"));
+    let mut files = Table::new(&[
+        Column::new(""),
+        Column::new("").fit(Fit::CutStart { min: 16 }),
+        Column::new(""),
+    ])
+    .indent(2);
+    for f in &config.files {
+        let found = if f.content.is_some() { "" } else { "not found" };
+        files.row([
+            f.layer.as_str().to_owned(),
+            f.path.display().to_string(),
+            found.to_owned(),
+        ]);
     }
+    out.push_str(&files.fit(width).text());
     out
 }
 
 /// The repository's files, whether each is trusted, and what in it needs trust.
-fn trusted(rows: &[TrustRow], styles: &Styles) -> String {
+fn trusted(rows: &[TrustRow], styles: &Styles, width: Option<usize>) -> String {
     let mut out = styles
         .bold
         .apply_to(
@@ -120,44 +122,48 @@ fn trusted(rows: &[TrustRow], styles: &Styles) -> String {
         )
         .to_string();
     out.push('\n');
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let needs = if r.needs.is_empty() {
-                String::new()
-            } else {
-                format!("sets {}", r.needs.join(", "))
-            };
-            vec![r.path.clone(), r.describe.clone(), needs]
-        })
-        .collect();
-    for (row, line) in rows.iter().zip(columns(&table)) {
+    let mut table = Table::new(&[
+        Column::new("").fit(Fit::CutStart { min: 16 }),
+        Column::new("").fit(Fit::Cut { min: 16 }),
+        Column::new("").fit(Fit::Wrap { min: 12 }),
+    ])
+    .indent(2);
+    for r in rows {
+        let needs = if r.needs.is_empty() {
+            String::new()
+        } else {
+            format!("sets {}", r.needs.join(", "))
+        };
+        table.row([r.path.clone(), r.describe.clone(), needs]);
+    }
+    for (row, line) in rows.iter().zip(table.fit(width).rows) {
         let style = if row.trusted {
             &styles.dim
         } else {
             &styles.warn
         };
-        out.push_str(&format!("  {}\n", style.apply_to(line)));
+        out.push_str(&format!("{}\n", style.apply_to(line)));
     }
     out
 }
 
 /// Every key with its value and the layer that set it; defaults dim, the rest highlighted.
-fn settings(config: &Config, styles: &Styles) -> String {
+fn settings(config: &Config, styles: &Styles, width: Option<usize>) -> String {
     let mut out = String::new();
-    let mut rows = vec![vec![
-        "KEY".to_owned(),
-        "VALUE".to_owned(),
-        "FROM".to_owned(),
-    ]];
-    rows.extend(config.settings().iter().map(|s| {
+    let mut table = Table::new(&[
+        Column::new("KEY"),
+        Column::new("VALUE").fit(Fit::Cut { min: 16 }),
+        Column::new("FROM").fit(Fit::CutStart { min: 16 }),
+    ]);
+    for s in config.settings() {
         let value = s
             .value
             .as_ref()
             .map_or_else(|| "-".to_owned(), |v| v.to_toml().to_string());
-        vec![s.slot.name(), value, s.origin.to_string()]
-    }));
-    for (i, line) in columns(&rows).into_iter().enumerate() {
+        table.row([s.slot.name(), value, s.origin.to_string()]);
+    }
+    let fitted = table.fit(width);
+    for (i, line) in fitted.header.iter().chain(&fitted.rows).enumerate() {
         let style = match i {
             0 => &styles.bold,
             i if config.settings()[i - 1].origin.layer == Layer::Default => &styles.dim,
@@ -170,7 +176,7 @@ fn settings(config: &Config, styles: &Styles) -> String {
 }
 
 /// The agent's variables and where each came from, never their values.
-fn variables(env: &[EnvVarRecord], styles: &Styles) -> String {
+fn variables(env: &[EnvVarRecord], styles: &Styles, width: Option<usize>) -> String {
     if env.is_empty() {
         return "Agent environment: nothing set ([env], .env, .env.local, --env-file).\n"
             .to_owned();
@@ -183,8 +189,11 @@ fn variables(env: &[EnvVarRecord], styles: &Styles) -> String {
             .to_string(),
     );
     out.push('\n');
-    let mut rows = vec![vec!["NAME".to_owned(), "FROM".to_owned()]];
-    rows.extend(env.iter().map(|v| {
+    let mut table = Table::new(&[
+        Column::new("NAME"),
+        Column::new("FROM").fit(Fit::Wrap { min: 16 }),
+    ]);
+    for v in env {
         let mut from = v.layer.as_str().to_owned();
         if let Some(file) = &v.file {
             from.push_str(&format!(" {file}"));
@@ -192,39 +201,8 @@ fn variables(env: &[EnvVarRecord], styles: &Styles) -> String {
         if let Some(line) = v.line {
             from.push_str(&format!(":{line}"));
         }
-        vec![v.name.clone(), from]
-    }));
-    for line in columns(&rows) {
-        out.push_str(&line);
-        out.push('\n');
+        table.row([v.name.clone(), from]);
     }
+    out.push_str(&table.fit(width).text());
     out
-}
-
-/// Rows as lines with their columns aligned (the last column is not padded).
-pub(crate) fn columns(rows: &[Vec<String>]) -> Vec<String> {
-    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..count)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| console::measure_text_width(cell))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (c, cell) in row.iter().enumerate() {
-                if c + 1 == row.len() {
-                    line.push_str(cell);
-                } else {
-                    let pad = widths[c] - console::measure_text_width(cell);
-                    line.push_str(&format!("{cell}{}  ", " ".repeat(pad)));
-                }
-            }
-            line.trim_end().to_owned()
-        })
-        .collect()
 }

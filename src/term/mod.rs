@@ -123,6 +123,16 @@ pub(crate) fn stdout_width() -> Option<usize> {
     width_of(out::Stream::Stdout)
 }
 
+/// How wide the tables people read (`list`, `stats`, `config`, `trust --show`) are when stdout
+/// is not a terminal and neither `--width` nor `COLUMNS` says.
+pub(crate) const TABLE_WIDTH: usize = 80;
+
+/// The columns a table on stdout is fitted to: [`stdout_width`], else [`TABLE_WIDTH`]; `None`
+/// with `--wide` (every column shown whole, however wide).
+pub(crate) fn table_width(wide: bool) -> Option<usize> {
+    (!wide).then(|| stdout_width().unwrap_or(TABLE_WIDTH))
+}
+
 fn width_of(stream: out::Stream) -> Option<usize> {
     let given = WIDTH_FLAG.get().map(|&w| usize::from(w)).or_else(|| {
         std::env::var("COLUMNS")

@@ -393,6 +393,128 @@ fn a_flood_cut_short_by_the_end_of_the_turn_is_still_counted() {
     assert!(out.stderr.lines().count() < 15, "{}", out.stderr);
 }
 
+/// `runbook status` in a terminal `cols` wide, to its end: the screen a person sees.
+fn status_on_a_terminal(ctx: &TestContext, cols: u16) -> crate::support::pty::Screen {
+    let mut cmd = ctx.runbook(&["status"]);
+    cmd.env("TERM", "xterm-256color");
+    let (status, screen) = crate::support::pty::Pty::spawn(cmd, cols).finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    screen
+}
+
+/// What `status` says of a running run, and of its tokens: never `input 0` for tokens no one
+/// has reported yet.
+#[track_caller]
+fn says_running(screen: &crate::support::pty::Screen, doing: &str) {
+    let text = screen.text();
+    let outcome = screen
+        .rows()
+        .iter()
+        .find(|r| r.starts_with("outcome"))
+        .unwrap_or_else(|| panic!("no outcome row:\n{text}"));
+    assert!(
+        outcome.contains(&format!("running · {doing}")),
+        "the outcome row says what the run is doing:\n{text}"
+    );
+    assert!(!text.contains("in progress"), "{text}");
+    let tokens = screen
+        .rows()
+        .iter()
+        .find(|r| r.starts_with("tokens"))
+        .unwrap_or_else(|| panic!("no tokens row:\n{text}"));
+    assert!(
+        !tokens.contains(" 0"),
+        "tokens nobody reported are not 0:\n{text}"
+    );
+    assert!(screen.wrapped_rows().is_empty(), "{text}");
+}
+
+#[test]
+fn status_of_a_run_waiting_for_permission_shows_the_request_and_how_long_it_waited() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"IFS= read -r prompt
+update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","rawInput":{"command":"echo hi"}}'
+printf '%s\n' '{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1"},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}'
+IFS= read -r reply
+update '{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed"}'
+id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\n' "$id"
+IFS= read -r eof
+exit 0"#,
+    );
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--acp-cmd",
+        &agent,
+        "--inactivity-timeout",
+        "1m",
+        "do the thing",
+    ]);
+    cmd.env("TERM", "xterm-256color");
+    let mut run = crate::support::pty::Pty::spawn(cmd, 80);
+    run.wait_for("[a]llow once");
+    std::thread::sleep(Duration::from_millis(1100));
+    for cols in [80, 200] {
+        let screen = status_on_a_terminal(&ctx, cols);
+        says_running(&screen, "waiting for permission: bash echo hi (asked ");
+        assert!(
+            screen.has_row(|r| r.contains("(asked 1s ago)")
+                || r.contains("(asked 2s ago)")
+                || r.contains("(asked 3s ago)")),
+            "with how long it has waited:\n{}",
+            screen.text()
+        );
+    }
+    run.send("a");
+    let (status, screen) = run.finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    let done = status_on_a_terminal(&ctx, 80);
+    assert!(
+        done.has_row(|r| r.starts_with("outcome   completed")),
+        "{}",
+        done.text()
+    );
+}
+
+#[test]
+fn status_of_a_run_with_a_long_tool_shows_the_tool_and_its_clock() {
+    let ctx = TestContext::new();
+    let agent = acp_agent(
+        &ctx,
+        "agent.sh",
+        r#"IFS= read -r prompt
+update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"in_progress","rawInput":{"command":"sleep 30"}}'
+exec sleep 60"#,
+    );
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--acp-cmd",
+        &agent,
+        "--inactivity-timeout",
+        "1m",
+        "--kill-grace",
+        "1s",
+        "do the thing",
+    ]);
+    let writer = ctx.spawn_until(&mut cmd, "tool.started");
+    std::thread::sleep(Duration::from_millis(2100));
+    let screen = status_on_a_terminal(&ctx, 80);
+    kill(Pid::from_raw(writer.id() as i32), Signal::SIGINT).unwrap();
+    support::finish(writer, LIMIT).assert_exit(130);
+    says_running(&screen, "running bash sleep 30 for ");
+    assert!(
+        screen.has_row(|r| ["2s", "3s", "4s", "5s"]
+            .iter()
+            .any(|s| r.contains(&format!("bash sleep 30 for {s}")))),
+        "with its clock:\n{}",
+        screen.text()
+    );
+    ctx.assert_agent_gone();
+}
+
 #[test]
 fn a_finished_tool_shows_how_long_it_took_from_its_start_and_end() {
     let ctx = TestContext::new();

@@ -94,7 +94,7 @@ fn a_failing_check_ends_the_run_checks_failed_with_its_last_lines() {
         receipt.checks[1]
     );
     // `list` says how many of the checks passed.
-    let list = ctx.run(&["list"]);
+    let list = ctx.run(&["list", "--wide"]);
     let header = list.stdout.lines().next().unwrap_or_default();
     let row = list.stdout.lines().nth(1).unwrap_or_default();
     let column = header.find("CHECKS").expect("a CHECKS column");
@@ -520,7 +520,7 @@ lint = "echo linted"
 "#,
     );
     // `runbook config` shows them, in order, with the file and line that set each.
-    let config = ctx.run(&["config"]);
+    let config = ctx.run(&["config", "--wide"]);
     config.assert_exit(0);
     let rows: Vec<&str> = config
         .stdout

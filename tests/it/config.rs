@@ -363,7 +363,7 @@ fn runbook_config_shows_every_value_and_where_it_was_set() {
     ctx.write_work(".env.local", "# mine\nACME_API_KEY=sk-acme-local-0123\n");
     ctx.env("RUNBOOK_TIMEOUT", "20m");
     ctx.env("RUNBOOK_RUNS_DIR", "/srv/runbook/runs");
-    let out = ctx.run(&["config", "--kill-grace", "3s"]);
+    let out = ctx.run(&["config", "--wide", "--kill-grace", "3s"]);
     out.assert_exit(0);
     assert!(out.stderr.is_empty(), "{}", out.stderr);
     assert!(

@@ -282,7 +282,7 @@ fn filters_narrow_every_figure() {
 fn the_text_reads_at_a_glance_and_bad_input_is_one_line() {
     let ctx = TestContext::new();
     let runs = runs(&ctx);
-    let out = ctx.run(&["stats", runs.to_str().unwrap()]);
+    let out = ctx.run(&["stats", "--wide", runs.to_str().unwrap()]);
     out.assert_exit(0)
         .assert_stdout_has("5 runs in ")
         .assert_stdout_has(
@@ -403,7 +403,7 @@ fn a_duration_or_tool_count_beyond_its_bound_is_unknown_never_a_figure() {
         .map(|i| i["figure"].as_str().unwrap())
         .collect();
     assert_eq!(figures, ["duration", "tool calls"]);
-    let out = ctx.run(&["stats", runs.to_str().unwrap()]);
+    let out = ctx.run(&["stats", "--wide", runs.to_str().unwrap()]);
     out.assert_exit(0)
         .assert_stdout_has("1 run's duration skipped: implausible (18446744073709551615 ms; a run takes at most a year)")
         .assert_stdout_has("median - · p90 -");

@@ -322,6 +322,9 @@ fn status_and_list_read_well() {
         (r"took \d+(ms|\.\ds)", "took [TIME]"),
         (r"  \d+(ms|\.\ds) +", "  [TIME]  "),
         (r"TIME +STEPS", "TIME  STEPS"),
+        (r"TIME +COST", "TIME  COST"),
+        (r"AGE +OUTCOME", "AGE  OUTCOME"),
+        (r"(just now|\d+m ago) +", "[AGE]  "),
         (r"/\S*/(work|runs)", "[TMP]/$1"),
     ];
     insta::with_settings!({ filters => filters }, {
@@ -509,4 +512,158 @@ fn five_thousand_refusals_from_opencode_are_a_few_lines_and_a_count() {
     let lines = out.stderr.lines().count();
     assert!(lines < 20, "{lines} lines:\n{}", out.stderr);
     out.assert_stderr_has("… and 4,997 more refused (bash)");
+}
+
+/// `runbook ARGS` in a terminal `cols` wide, to its end: the screen a person sees.
+fn on_a_terminal(ctx: &TestContext, args: &[&str], cols: u16) -> support::pty::Screen {
+    let mut cmd = ctx.runbook(args);
+    cmd.env("TERM", "xterm-256color");
+    let (status, screen) = support::pty::Pty::spawn(cmd, cols).finish();
+    assert_eq!(status.code(), Some(0), "{}", screen.text());
+    screen
+}
+
+/// One real run, then 32 more receipts like it, of outcomes with long names, long prompts and
+/// a long model name: 33 runs in all.
+fn many_runs(ctx: &TestContext) {
+    ctx.run_fake(
+        &chatty(1, 0),
+        &["-m", "fake/a-model-with-a-rather-long-name"],
+    )
+    .assert_exit(0);
+    let template: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(ctx.run_dir().join("result.json")).unwrap())
+            .unwrap();
+    let outcomes = [
+        "checks_failed",
+        "agent_error",
+        "budget_exceeded",
+        "completed",
+    ];
+    for i in 0..32 {
+        let id = format!("20250101-0000{i:02}-aaaaa");
+        let mut r = template.clone();
+        r["run_id"] = id.clone().into();
+        r["outcome"] = outcomes[i % 4].into();
+        r["prompt"] =
+            format!("Fix the flaky parser test number {i} and explain why it failed on CI").into();
+        let dir = ctx.runs.join(&id);
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("result.json"), r.to_string()).unwrap();
+    }
+}
+
+/// Every word of the screen is a word of `whole` (the same output with every column whole)
+/// or of `also`, or ends in `…` (a cut cell): no word is broken across rows.
+#[track_caller]
+fn words_are_whole(screen: &support::pty::Screen, whole: &str, also: &[&str]) {
+    let known: std::collections::HashSet<&str> = whole
+        .split_whitespace()
+        .chain(also.iter().copied())
+        .collect();
+    assert!(
+        screen.wrapped_rows().is_empty(),
+        "rows ran past the edge:\n{}",
+        screen.text()
+    );
+    for word in screen.text().split_whitespace() {
+        let bar = word.chars().all(|c| c == '█');
+        let number = word.chars().all(|c| c.is_ascii_digit());
+        assert!(
+            bar || number || word.ends_with('…') || known.contains(word),
+            "{word:?} is not a whole word of the output:\n{}",
+            screen.text()
+        );
+    }
+}
+
+#[test]
+fn list_and_stats_fit_the_terminal_without_breaking_a_word() {
+    let ctx = TestContext::new();
+    many_runs(&ctx);
+    let wide = ctx.run(&["list", "--all", "--wide"]);
+    let limited = ctx.run(&["list", "--wide"]);
+    let whole = format!("{} {}", wide.stdout, limited.stderr);
+    let note = [
+        "AGE", "·", "columns", "left", "out", "to", "fit", "(--wide", "shows", "them)", "it)",
+    ];
+    for cols in [80, 200] {
+        let list = on_a_terminal(&ctx, &["list"], cols);
+        words_are_whole(&list, &whole, &note);
+        let rows = list.rows().iter().filter(|r| r.starts_with("202")).count();
+        assert_eq!(rows, 20, "{}", list.text());
+        assert!(
+            list.has_row(|r| r.starts_with("20 of 33 runs (--all for every run)")),
+            "{}",
+            list.text()
+        );
+        for outcome in ["checks_failed", "agent_error", "budget_exceeded"] {
+            assert!(list.text().contains(outcome), "{}", list.text());
+        }
+        let stats = on_a_terminal(&ctx, &["stats"], cols);
+        let stats_wide = ctx.run(&["stats", "--wide"]);
+        words_are_whole(&stats, &stats_wide.stdout, &["OK", "MEDIAN"]);
+        assert!(stats.text().contains("agent_error 8"), "{}", stats.text());
+    }
+    let narrow = on_a_terminal(&ctx, &["list"], 80);
+    assert!(
+        !narrow.text().contains("MODEL") && narrow.has_row(|r| r.contains("columns left out")),
+        "{}",
+        narrow.text()
+    );
+    let roomy = on_a_terminal(&ctx, &["list"], 200);
+    assert!(
+        roomy.has_row(|r| ["MODEL", "STEPS", "CHECKS", "STARTED (UTC)"]
+            .iter()
+            .all(|h| r.contains(h)))
+            && roomy.has_row(|r| r.contains("fake/a-model-with")
+                && r.ends_with(
+                    "Fix the flaky parser test number 31 and explain why it failed on CI"
+                )),
+        "{}",
+        roomy.text()
+    );
+    // Not a terminal: 80 columns, or as many as COLUMNS says.
+    let piped = ctx.run(&["list"]);
+    assert!(
+        piped.stdout.lines().all(|l| l.chars().count() <= 80),
+        "{}",
+        piped.stdout
+    );
+    piped.assert_stderr_has("20 of 33 runs (--all for every run)");
+    let mut cmd = ctx.runbook(&["list"]);
+    let columns = run(cmd.env("COLUMNS", "200"), LIMIT);
+    assert!(columns.stdout.starts_with("RUN  ") && columns.stdout.contains("MODEL"));
+    assert!(
+        wide.stdout.lines().any(|l| l.chars().count() > 200),
+        "{}",
+        wide.stdout
+    );
+}
+
+#[test]
+fn list_json_ends_with_a_line_saying_the_limit_left_runs_out() {
+    let ctx = TestContext::new();
+    many_runs(&ctx);
+    let json = ctx.run(&["list", "--json"]);
+    let lines: Vec<&str> = json.stdout.lines().collect();
+    assert_eq!(lines.len(), 21, "{}", json.stdout);
+    for line in &lines[..20] {
+        serde_json::from_str::<Receipt>(line).expect("a receipt");
+    }
+    let last: serde_json::Value = serde_json::from_str(lines[20]).unwrap();
+    assert_eq!(
+        last,
+        serde_json::json!({"type": "list.limited", "shown": 20, "total": 33})
+    );
+    let filtered = ctx.run(&["list", "--json", "-n", "2", "--outcome", "agent_error"]);
+    let last: serde_json::Value =
+        serde_json::from_str(filtered.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last,
+        serde_json::json!({"type": "list.limited", "shown": 2, "total": 8})
+    );
+    let all = ctx.run(&["list", "--json", "--all"]);
+    assert_eq!(all.stdout.lines().count(), 33);
+    assert!(!all.stdout.contains("list.limited"));
 }

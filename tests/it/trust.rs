@@ -297,7 +297,7 @@ fn runbook_config_shows_each_files_trust() {
     let ctx = TestContext::new();
     let file = ctx.write_work("runbook.toml", "[checks]\ntest = \"make test\"\n");
     ctx.write_work(".env", "ACME_API_KEY=sk-acme-0123456789\n");
-    let out = ctx.run(&["config"]);
+    let out = ctx.run(&["config", "--wide"]);
     out.assert_exit(0);
     let row = |text: &str, path: &Path| {
         text.lines()

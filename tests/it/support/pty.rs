@@ -339,6 +339,16 @@ impl Screen {
         &self.rows
     }
 
+    /// The rows the terminal wrapped because they ran past its last column.
+    pub fn wrapped_rows(&self) -> Vec<&str> {
+        self.rows
+            .iter()
+            .zip(&self.wrapped)
+            .filter(|(_, w)| **w)
+            .map(|(r, _)| r.as_str())
+            .collect()
+    }
+
     /// Whether some row is as `wanted` says.
     pub fn has_row(&self, wanted: impl Fn(&str) -> bool) -> bool {
         self.rows.iter().any(|r| wanted(r))
