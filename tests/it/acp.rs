@@ -422,7 +422,7 @@ fn ctrl_c_cancels_the_prompt_before_any_signal() {
 /// there is no prompt to cancel, and its start-up is silent, with stretches under the watchdog's
 /// 20% of a core.
 #[test]
-fn a_stalled_provider_is_stopped_by_the_watchdog_which_asks_to_cancel_first() {
+fn agent_timing_a_stalled_provider_is_stopped_by_the_watchdog_which_asks_to_cancel_first() {
     let Some(s) = Setup::new(vec![Reply::StallBeforeHeaders]) else {
         return;
     };
@@ -450,7 +450,7 @@ fn on_a_terminal(s: &Setup, extra: &[&str], prompt: &str) -> crate::support::pty
 }
 
 #[test]
-fn on_a_terminal_a_running_tool_is_on_the_status_line_with_its_clock_before_it_ends() {
+fn agent_timing_on_a_terminal_a_running_tool_is_on_the_status_line_with_its_clock_before_it_ends() {
     let Some(s) = Setup::new(vec![
         Reply::tool_calls(
             None,

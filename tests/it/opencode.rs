@@ -549,13 +549,13 @@ fn a_provider_error_fails_the_run_with_the_served_status_and_message() {
 /// CPU on a loaded machine, counted as work) and then waits (a percent or two, silence), only its
 /// CPU use tells the two apart. The timeout leaves room for the start-up on a loaded machine.
 #[test]
-fn a_stalled_provider_is_stopped_by_the_watchdog_and_nothing_is_left_running() {
+fn agent_timing_a_stalled_provider_is_stopped_by_the_watchdog_and_nothing_is_left_running() {
     assert_a_stall_is_stopped(5, 2);
 }
 
 /// The same with a longer timeout: CPU samples of 1.6 s.
 #[test]
-fn a_stalled_provider_is_stopped_by_the_watchdog_with_a_longer_timeout() {
+fn agent_timing_a_stalled_provider_is_stopped_by_the_watchdog_with_a_longer_timeout() {
     assert_a_stall_is_stopped(8, 2);
 }
 
@@ -626,7 +626,7 @@ fn assert_a_stall_is_stopped(timeout_secs: u64, grace_secs: u64) {
 /// the provider's last words, or of the end of OpenCode's own work after them (its tree's CPU,
 /// sampled from /proc by the test, under the watchdog's threshold from then on).
 #[test]
-fn a_provider_that_stalls_mid_stream_is_stopped_within_the_timeout_and_one_sample() {
+fn agent_timing_a_provider_that_stalls_mid_stream_is_stopped_within_the_timeout_and_one_sample() {
     let Some(s) = Setup::with(OpencodeConfig::default(), |work| {
         let readme = work.join("README.md").to_string_lossy().into_owned();
         vec![
