@@ -42,4 +42,5 @@ mod support;
 mod terminal;
 mod terminal_injection;
 mod trust;
+mod view;
 mod watchdog_cpu;

@@ -68,6 +68,10 @@ pub(crate) struct Human {
     /// A planning turn's latest text, not shown yet.
     held: Option<Held>,
     quiet_for: Duration,
+    /// Someone else has the terminal (a question): ticks draw nothing meanwhile.
+    paused: bool,
+    /// The run has finished: its summary says it all, and no tick brings the status line back.
+    finished: bool,
 }
 
 /// How a line may be fitted to the window.
@@ -170,6 +174,8 @@ impl Human {
             planning: false,
             held: None,
             quiet_for: Duration::ZERO,
+            paused: false,
+            finished: false,
         }
     }
 
@@ -436,7 +442,10 @@ impl Consumer for Human {
         if matches!(self.sink, Sink::Live(_)) {
             // The summary says it all once the run is over.
             let status = match ev.kind {
-                EventKind::RunFinished { .. } => String::new(),
+                EventKind::RunFinished { .. } => {
+                    self.finished = true;
+                    String::new()
+                }
                 _ => self.status_line(ev.ts, totals),
             };
             if let Sink::Live(live) = &mut self.sink {
@@ -452,6 +461,9 @@ impl Consumer for Human {
 
     fn tick(&mut self, tick: &Tick<'_>) -> io::Result<()> {
         self.quiet_for = tick.quiet_for;
+        if self.paused || self.finished {
+            return Ok(());
+        }
         if let Sink::Live(live) = &mut self.sink {
             live.spin();
             let status = self.status_line(tick.now, tick.totals);
@@ -461,6 +473,7 @@ impl Consumer for Human {
     }
 
     fn pause(&mut self, paused: bool) {
+        self.paused = paused;
         let width = self.width.unwrap_or(80);
         if let Sink::Live(live) = &mut self.sink {
             // The terminal is the person's: a failed draw shows up at the next one.
