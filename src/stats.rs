@@ -901,6 +901,7 @@ mod tests {
             pid: 1,
             planning: false,
             steps_unreported: true,
+            prompt: None,
         }
     }
 
@@ -958,6 +959,7 @@ mod tests {
             pid: 1,
             planning: false,
             steps_unreported: false,
+            prompt: None,
         }));
         assert_eq!(s.steps(), Some(0));
         assert!(!s.tokens_incomplete());

@@ -345,6 +345,7 @@ async fn native(
         pid: 0,
         planning: false,
         steps_unreported: !adapter.reports_steps(),
+        prompt: None,
     };
     dispatch.emit(base, turn);
     dispatch.flush();

@@ -92,6 +92,7 @@ impl Supervisor<'_> {
                 pid: agent.pid,
                 planning: spec.planning,
                 steps_unreported: !spec.adapter.reports_steps(),
+                prompt: Some(self.redactor.str(spec.prompt).into_owned()),
             },
         );
         if let Some(client) = &mut agent.client {

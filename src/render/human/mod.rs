@@ -11,6 +11,7 @@ mod lifecycle;
 mod plan;
 mod produced;
 mod refusals;
+mod said;
 mod text;
 mod tools;
 mod warnings;
@@ -72,6 +73,11 @@ pub(crate) struct Human {
     paused: bool,
     /// The run has finished: its summary says it all, and no tick brings the status line back.
     finished: bool,
+    /// Why the run is ending, as far as the view has said it.
+    said: said::Said,
+    /// The agent's last whole text, shown as `│` lines: a summary that says the same is not
+    /// shown again.
+    last_text: String,
 }
 
 /// How a line may be fitted to the window.
@@ -176,6 +182,8 @@ impl Human {
             quiet_for: Duration::ZERO,
             paused: false,
             finished: false,
+            said: said::Said::default(),
+            last_text: String::new(),
         }
     }
 
@@ -195,6 +203,19 @@ impl Human {
         };
         let kind = &ev.kind;
         match kind {
+            K::RunFinished {
+                outcome,
+                message,
+                duration_ms,
+                ..
+            } => {
+                let why = self.said.unsaid(*outcome, message);
+                lifecycle::run_finished(&mut lines, *outcome, why.as_deref(), *duration_ms);
+            }
+            // The agent's last text, shown whole, says it already word for word.
+            K::Summary { text, .. }
+                if produced::repeats(text, &self.last_text)
+                    && text::shown_whole(&self.last_text, self.verbose, lines.width) => {}
             K::RunStarted(_)
             | K::TurnStarted { .. }
             | K::AgentVersion { .. }
@@ -202,8 +223,7 @@ impl Human {
             | K::StopRequested { .. }
             | K::SignalSent { .. }
             | K::TurnCompleted { .. }
-            | K::TurnFailed { .. }
-            | K::RunFinished { .. } => lifecycle::show(&mut lines, kind),
+            | K::TurnFailed { .. } => lifecycle::show(&mut lines, kind),
             K::ModelAnnounced { model, .. } => {
                 if self.model.as_ref() != Some(model) {
                     self.model = Some(model.clone());
@@ -271,9 +291,14 @@ impl Human {
                 self.asking = None;
             }
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
-            EventKind::Text { .. } | EventKind::StepFinished(_) => self.streaming.clear(),
+            EventKind::Text { text } => {
+                self.streaming.clear();
+                self.last_text.clone_from(text);
+            }
+            EventKind::StepFinished(_) => self.streaming.clear(),
             _ => {}
         }
+        self.said.note(kind);
         if kind.is_from_agent() {
             self.quiet_for = Duration::ZERO;
         }
@@ -313,10 +338,12 @@ impl Human {
         } else {
             st.steps_finished.to_string()
         };
-        let tokens = if st.tokens_incomplete() && st.tokens.total() == 0 {
-            "?".to_owned()
-        } else {
-            short_count(st.tokens.total())
+        // The summary's figures, short: what is known, `≥` when more is not, `?` when nothing
+        // is.
+        let tokens = match (st.tokens.total(), st.tokens_incomplete()) {
+            (0, true) => "?".to_owned(),
+            (n, true) => format!("≥{}", short_count(n)),
+            (n, false) => short_count(n),
         };
         // Nothing known of a cost that is not all known is `$?`, never `$0.0000`.
         let cost = if st.cost_incomplete() && st.known_cost() <= 0.0 {
@@ -340,7 +367,13 @@ impl Human {
         } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
             let width = self.width.unwrap_or(80);
             let room = width.saturating_sub(msg.len() + 8).max(10);
-            let shown = last_chars(tail.trim(), room);
+            // Its newest words; where the rest was cut, an ellipsis says so.
+            let tail = tail.trim();
+            let shown = if tail.chars().count() <= room {
+                tail.to_owned()
+            } else {
+                format!("…{}", last_chars(tail, room.saturating_sub(1)))
+            };
             msg.push_str(&format!(
                 " · {}",
                 self.styles.dim.apply_to(format!("│ {shown}"))
