@@ -13,8 +13,10 @@ use std::io;
 use std::ops::Deref;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::event::{Event, EventKind, Outcome, Turn};
 use crate::redact::Masked;
@@ -107,6 +109,56 @@ pub(crate) struct Tick<'a> {
 /// reentrant). Two `totals` at once would wait for each other: take them one at a time.
 pub(crate) struct Dispatcher {
     core: Arc<Mutex<Core>>,
+    /// The run's own clock, once started: it ticks the consumers whatever the run is doing.
+    heartbeat: Option<Heartbeat>,
+}
+
+/// How often the heartbeat ticks.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// A thread of its own that ticks the consumers about once a second for as long as the run
+/// goes on: in a turn, while a check runs, while a person is asked, between turns. Nothing the
+/// run waits for can stop the status line's clock, because nothing the run does runs on it.
+struct Heartbeat {
+    /// Dropped to stop it.
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    fn start(core: Arc<Mutex<Core>>) -> io::Result<Self> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("heartbeat".to_owned())
+            .spawn(move || {
+                let mut next = Instant::now() + HEARTBEAT;
+                loop {
+                    let wait = next.saturating_duration_since(Instant::now());
+                    if stopped.recv_timeout(wait) != Err(RecvTimeoutError::Timeout) {
+                        return;
+                    }
+                    // A tick late (a busy machine) is not made up for: the next is a beat on.
+                    next = (next + HEARTBEAT).max(Instant::now());
+                    let mut core = lock(&core);
+                    let quiet_for = core.quiet_since.map_or(Duration::ZERO, |t| t.elapsed());
+                    core.tick(SystemTime::now(), quiet_for);
+                }
+            })?;
+        Ok(Self {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Heartbeat {
+    /// Stops the thread and waits for a tick under way to end.
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// The agent's lines that made a batch's events, each with the index of its first event.
@@ -215,6 +267,8 @@ struct Core {
     closed_seen: bool,
     /// The durations of tool calls the agent does not time itself.
     clock: crate::tool_clock::ToolClock,
+    /// Since when the agent of the turn under way has shown no activity; `None` between turns.
+    quiet_since: Option<Instant>,
 }
 
 /// What went wrong with consumers, as it was seen.
@@ -248,10 +302,28 @@ impl Dispatcher {
             halt: None,
             closed_seen: false,
             clock: crate::tool_clock::ToolClock::default(),
+            quiet_since: None,
         };
         Self {
             core: Arc::new(Mutex::new(core)),
+            heartbeat: None,
         }
+    }
+
+    /// Starts the run's heartbeat: from now until [`Dispatcher::close`], the consumers are
+    /// ticked about once a second whatever the run is doing. A heartbeat that cannot be started
+    /// leaves the run without a ticking status line, and is told.
+    pub(crate) fn start_heartbeat(&mut self) -> io::Result<()> {
+        if self.heartbeat.is_none() {
+            self.heartbeat = Some(Heartbeat::start(Arc::clone(&self.core))?);
+        }
+        Ok(())
+    }
+
+    /// Since when the agent has been quiet (`None`: no agent at work), for the heartbeat's
+    /// ticks.
+    pub(crate) fn quiet_since(&mut self, since: Option<Instant>) {
+        self.core().quiet_since = since;
     }
 
     fn core(&mut self) -> MutexGuard<'_, Core> {
@@ -350,6 +422,8 @@ impl Dispatcher {
     /// Closes every consumer, in order: a file that cannot be written as the run closes (the
     /// receipt) is still announced to the consumers after it.
     pub(crate) fn close(mut self) -> Closed {
+        // No tick after the consumers are closed.
+        drop(self.heartbeat.take());
         let mut core = self.core();
         let core = &mut *core;
         core.flush();

@@ -1071,6 +1071,7 @@ mod tests {
                 pid: 3,
                 planning: true,
                 steps_unreported: true,
+                prompt: Some("fix\nit".into()),
             },
             EventKind::WatchdogWarning {
                 quiet_ms: 1,

@@ -85,6 +85,10 @@ pub enum EventKind {
         /// total arrives.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         steps_unreported: bool,
+        /// The prompt the turn sends the agent (secrets masked): the task, a plan's, a
+        /// repair's, a `--then` prompt or the request for a summary.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
     },
     /// The agent's own version, asked of its binary alongside the run.
     #[serde(rename = "agent.version")]

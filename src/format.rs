@@ -92,8 +92,12 @@ pub(crate) fn short_count(n: u64) -> String {
 }
 
 /// `1 step`, `3 steps`, `1,200 steps`.
-/// `2 files changed (+4 −2) · 1 commit`.
+/// `2 files changed (+4 −2) · 1 commit`, or `no files changed` when the run changed nothing:
+/// the same words in every view.
 pub(crate) fn changes(c: &crate::event::Changes) -> String {
+    if c.files_changed == 0 && c.commits_total == 0 {
+        return "no files changed".to_owned();
+    }
     let mut line = format!(
         "{} changed (+{} −{})",
         plural(u64::from(c.files_changed), "file"),

@@ -348,6 +348,7 @@ impl Run {
                 pid: 2,
                 planning: false,
                 steps_unreported: false,
+                prompt: None,
             },
         ]);
         run

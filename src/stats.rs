@@ -957,6 +957,7 @@ mod tests {
             pid: 1,
             planning: false,
             steps_unreported: true,
+            prompt: None,
         }
     }
 
@@ -1014,6 +1015,7 @@ mod tests {
             pid: 1,
             planning: false,
             steps_unreported: false,
+            prompt: None,
         }));
         assert_eq!(s.steps(), Some(0));
         assert!(!s.tokens_incomplete());

@@ -391,6 +391,7 @@ fn start_turn(dispatch: &mut Dispatcher, base: SystemTime, info: RunInfo, adapte
         pid: 0,
         planning: false,
         steps_unreported: !adapter.reports_steps(),
+        prompt: None,
     };
     dispatch.emit(base, turn);
     dispatch.flush();

@@ -94,6 +94,7 @@ impl Supervisor<'_> {
                 pid: agent.pid,
                 planning: spec.planning,
                 steps_unreported: !spec.adapter.reports_steps(),
+                prompt: Some(self.redactor.str(spec.prompt).into_owned()),
             },
         );
         if let Some(client) = &mut agent.client {
@@ -145,8 +146,9 @@ impl Supervisor<'_> {
                     None
                 }
                 _ = ticker.tick() => {
-                    self.dispatch.tick(SystemTime::now(), machine.quiet_for(Instant::now()));
-                    // Orphans of a tree that forks a lot would pile up as zombies meanwhile.
+                    // The view's clock is the run's heartbeat's; this wakes the loop for the
+                    // halts a tick may raise. Orphans of a tree that forks a lot would pile up
+                    // as zombies meanwhile.
                     agent.tree.reap_orphans();
                     None
                 }
@@ -163,6 +165,9 @@ impl Supervisor<'_> {
                     self.step(&mut machine, Input::Answered, &mut agent).await;
                 }
             }
+            self.dispatch.quiet_since(
+                std::time::Instant::now().checked_sub(machine.quiet_for(Instant::now())),
+            );
             self.dispatch.flush();
             self.check_raw_logs();
             if let Some(halt) = self.dispatch.take_halt() {
@@ -180,6 +185,8 @@ impl Supervisor<'_> {
             }
         }
         agent.lane.set_open(false);
+        // No agent at work until the next turn: nothing is quiet.
+        self.dispatch.quiet_since(None);
 
         if machine.answered() {
             // The agent lives on for the next prompt.

@@ -8,6 +8,7 @@
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::fit;
 use super::out::{Control, Terminal};
@@ -17,11 +18,24 @@ use super::style::Style;
 /// erase it first (the next draw puts it back under them).
 static DRAWN: AtomicBool = AtomicBool::new(false);
 
-/// Erases the status line if one is drawn; for a message about to be written to stderr.
-pub(crate) fn erase_for_message<W: Write>(out: &mut Terminal<W>) {
+/// Held while the status line is drawn, and while a message is written in its place: the
+/// view's heartbeat draws from a thread of its own, and a draw in the middle of a message would
+/// leave the status row under it, or the message over the row.
+static SCREEN: Mutex<()> = Mutex::new(());
+
+fn screen() -> MutexGuard<'static, ()> {
+    SCREEN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Erases the status line if one is drawn, and writes `text` in its place, then flushes; for a
+/// message on stderr. The next draw puts the status back under it.
+pub(crate) fn message<W: Write>(out: &mut Terminal<W>, text: &str) -> io::Result<()> {
+    let _screen = screen();
     if DRAWN.swap(false, Ordering::AcqRel) {
         out.control(Control::Erase);
     }
+    out.line(text);
+    out.flush()
 }
 
 /// Spinner frames, one a redraw tick.
@@ -86,6 +100,7 @@ impl<W: Write> StatusLine<W> {
         if self.lines.is_empty() && row == self.drawn {
             return Ok(());
         }
+        let _screen = screen();
         if self.drawn.is_some() {
             self.out.control(Control::Erase);
         }

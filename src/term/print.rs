@@ -27,7 +27,5 @@ pub(crate) fn error(message: impl Display, color: bool) {
 /// Writes one whole line; a closed or broken stderr is not worth failing over.
 fn line(text: &str) {
     let mut err = super::out::stderr();
-    super::live::erase_for_message(&mut err);
-    err.line(text);
-    let _ = err.flush();
+    let _ = super::live::message(&mut err, text);
 }

@@ -46,4 +46,5 @@ mod support;
 mod terminal;
 mod terminal_injection;
 mod trust;
+mod view;
 mod watchdog_cpu;

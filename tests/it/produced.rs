@@ -84,8 +84,15 @@ fn summary_asks_the_same_session_in_one_more_turn_whose_cost_counts() {
         &mut ctx.runbook(&["run", "--agent-cmd", &agent, "--summary", "fix it"]),
         Duration::from_secs(60),
     );
+    // The answer is the summary: shown once, as the agent's words, not again as `summary:`.
     out.assert_exit(0)
-        .assert_stderr_has("summary: I made the retry wait for the lock. I added a test.");
+        .assert_stderr_has("│ I made the retry wait for the lock. I added a test.");
+    assert_eq!(
+        out.stderr.matches("I made the retry wait").count(),
+        1,
+        "{}",
+        out.stderr
+    );
     let receipt = ctx.ended_as(Outcome::Completed);
     assert_eq!(
         receipt.turns.len(),

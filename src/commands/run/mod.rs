@@ -106,6 +106,12 @@ pub(crate) async fn execute(
         consumers(&run_dir, &setup, &args, &redactor, host, &scope)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
     let mut dispatch = Dispatcher::new(consumers);
+    // The view's clock ticks through every phase of the run, not only while an agent is at work.
+    if let Err(e) = dispatch.start_heartbeat() {
+        print::warn(format_args!(
+            "cannot start the status line's clock: {e}; the run goes on without it"
+        ));
+    }
     // What the repository was before the agent touched it.
     let git = crate::git::start(&setup.cwd);
     let info = setup.run_info(

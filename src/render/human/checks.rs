@@ -31,14 +31,12 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             ));
         }
         EventKind::RepairFinished { attempts, stopped } => {
-            let attempts = plural(u64::from(*attempts), "attempt");
             if *stopped == RepairStop::Passed {
+                let attempts = plural(u64::from(*attempts), "attempt");
                 l.info(format!("{} repaired in {attempts}", l.s.ok.apply_to("✓")));
             } else {
-                l.alert(l.s.error.apply_to(format!(
-                    "✗ repair stopped after {attempts}: {}",
-                    stopped.describe()
-                )));
+                let text = format!("✗ {}", repair_stopped(*attempts, *stopped));
+                l.alert(l.s.error.apply_to(text));
             }
         }
         EventKind::PermissionStalled {
@@ -48,6 +46,12 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         } => stalled(l, denied, *retry, *budget_usd),
         _ => {}
     }
+}
+
+/// `repair stopped after 2 attempts: its budget was spent`.
+pub(super) fn repair_stopped(attempts: u32, stopped: RepairStop) -> String {
+    let attempts = plural(u64::from(attempts), "attempt");
+    format!("repair stopped after {attempts}: {}", stopped.describe())
 }
 
 /// How many refused operations the line of a stalled turn names.
@@ -110,8 +114,9 @@ fn finished(l: &mut Lines<'_>, c: &CheckResult) {
         s.error.apply_to(why)
     ));
     let shown = c.tail.len().saturating_sub(FAILURE_LINES);
+    // What failed is the text to read: drawn as it is, only its margin dim.
     for line in &c.tail[shown..] {
-        l.alert(s.dim.apply_to(format!("  │ {line}")));
+        l.alert(format!("  {} {line}", s.dim.apply_to("│")));
     }
     l.alert(s.dim.apply_to(format!("  log: {}", c.log)));
 }

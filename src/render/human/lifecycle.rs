@@ -3,14 +3,14 @@
 
 use super::Lines;
 use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
-use crate::format::{duration_ms, money, steps, tokens, tool_calls};
+use crate::format::{duration_ms, money, steps, tokens, tool_calls, truncate};
 
 /// The lines of a run or turn event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
     let s = l.s;
     match kind {
         EventKind::RunStarted(info) => run_started(l, info),
-        EventKind::TurnStarted { argv, .. } => turn_started(l, argv),
+        EventKind::TurnStarted { argv, prompt, .. } => turn_started(l, argv, prompt.as_deref()),
         EventKind::AgentVersion { version, .. } => {
             if l.verbose {
                 l.info(s.dim.apply_to(format!("  agent version {version}")));
@@ -47,12 +47,6 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
                     .apply_to(format!("  turn {turn} {outcome}: {message}")),
             );
         }
-        EventKind::RunFinished {
-            outcome,
-            message,
-            duration_ms,
-            ..
-        } => run_finished(l, *outcome, message, *duration_ms),
         _ => {}
     }
 }
@@ -74,29 +68,54 @@ fn run_started(l: &mut Lines<'_>, info: &RunInfo) {
     ));
 }
 
-/// A turn after the first, and with `-v` the agent's command line.
-fn turn_started(l: &mut Lines<'_>, argv: &[String]) {
+/// The most characters of a turn's prompt its line shows.
+const PROMPT_CHARS: usize = 100;
+
+/// A turn after the first, with the prompt it sends on one row, and with `-v` the agent's
+/// command line.
+fn turn_started(l: &mut Lines<'_>, argv: &[String], prompt: Option<&str>) {
     let s = l.s;
     if l.turn.index > 0 {
         let kind = match l.turn.kind {
             TurnKind::Start => "start",
             TurnKind::Resume => "resume",
         };
-        l.info(format!(
+        let head = format!(
             "{} turn {} ({kind})",
             s.accent.apply_to("▶"),
-            l.turn.index + 1,
-        ));
+            l.turn.index + 1
+        );
+        match prompt.map(one_row).filter(|p| !p.is_empty()) {
+            Some(prompt) => l.preview(format!("{head}: {}", truncate(&prompt, PROMPT_CHARS))),
+            None => l.info(head),
+        }
     }
     if l.verbose {
         l.info(s.dim.apply_to(format!("  $ {}", argv.join(" "))));
     }
 }
 
-/// The summary, and where the receipt is.
-fn run_finished(l: &mut Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) {
-    let summary = summary(l, outcome, message, took_ms);
+/// A prompt's words on one row: its lines and runs of spaces joined by one space.
+fn one_row(prompt: &str) -> String {
+    prompt.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The summary, why the run ended on a line of its own (what of it the view has not said
+/// already: `None` when it said it all), and where the receipt is.
+pub(super) fn run_finished(
+    l: &mut Lines<'_>,
+    outcome: Outcome,
+    message: Option<&str>,
+    took_ms: u64,
+) {
+    let summary = summary(l, outcome, took_ms);
     l.alert(summary);
+    // Not on the line of the figures, which it would seem to explain (`cost unknown: …`).
+    if outcome != Outcome::Completed
+        && let Some(message) = message.filter(|m| !m.trim().is_empty())
+    {
+        l.alert(format!("  {message}"));
+    }
     if let Some(info) = l.totals.info.as_ref().filter(|i| !i.run_dir.is_empty()) {
         l.alert(
             l.s.dim
@@ -106,7 +125,7 @@ fn run_finished(l: &mut Lines<'_>, outcome: Outcome, message: &str, took_ms: u64
 }
 
 /// `✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033`, or how it ended.
-fn summary(l: &Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) -> String {
+fn summary(l: &Lines<'_>, outcome: Outcome, took_ms: u64) -> String {
     let (s, st) = (l.s, l.totals);
     let tools = tool_calls(
         u64::from(st.tool_calls),
@@ -139,7 +158,7 @@ fn summary(l: &Lines<'_>, outcome: Outcome, message: &str, took_ms: u64) -> Stri
         )
     } else {
         format!(
-            "{} {} after {facts}: {message}",
+            "{} {} after {facts}",
             s.error.apply_to("✗"),
             s.error.apply_to(outcome.as_str())
         )

@@ -11,6 +11,7 @@ mod lifecycle;
 mod plan;
 mod produced;
 mod refusals;
+mod said;
 mod text;
 mod tools;
 mod warnings;
@@ -68,6 +69,15 @@ pub(crate) struct Human {
     /// A planning turn's latest text, not shown yet.
     held: Option<Held>,
     quiet_for: Duration,
+    /// Someone else has the terminal (a question): ticks draw nothing meanwhile.
+    paused: bool,
+    /// The run has finished: its summary says it all, and no tick brings the status line back.
+    finished: bool,
+    /// Why the run is ending, as far as the view has said it.
+    said: said::Said,
+    /// The agent's last whole text, shown as `│` lines: a summary that says the same is not
+    /// shown again.
+    last_text: String,
 }
 
 /// How a line may be fitted to the window.
@@ -170,6 +180,10 @@ impl Human {
             planning: false,
             held: None,
             quiet_for: Duration::ZERO,
+            paused: false,
+            finished: false,
+            said: said::Said::default(),
+            last_text: String::new(),
         }
     }
 
@@ -189,6 +203,19 @@ impl Human {
         };
         let kind = &ev.kind;
         match kind {
+            K::RunFinished {
+                outcome,
+                message,
+                duration_ms,
+                ..
+            } => {
+                let why = self.said.unsaid(*outcome, message);
+                lifecycle::run_finished(&mut lines, *outcome, why.as_deref(), *duration_ms);
+            }
+            // The agent's last text, shown whole, says it already word for word.
+            K::Summary { text, .. }
+                if produced::repeats(text, &self.last_text)
+                    && text::shown_whole(&self.last_text, self.verbose, lines.width) => {}
             K::RunStarted(_)
             | K::TurnStarted { .. }
             | K::AgentVersion { .. }
@@ -196,8 +223,7 @@ impl Human {
             | K::StopRequested { .. }
             | K::SignalSent { .. }
             | K::TurnCompleted { .. }
-            | K::TurnFailed { .. }
-            | K::RunFinished { .. } => lifecycle::show(&mut lines, kind),
+            | K::TurnFailed { .. } => lifecycle::show(&mut lines, kind),
             K::ModelAnnounced { model, .. } => {
                 if self.model.as_ref() != Some(model) {
                     self.model = Some(model.clone());
@@ -267,9 +293,14 @@ impl Human {
                 self.asking = None;
             }
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
-            EventKind::Text { .. } | EventKind::StepFinished(_) => self.streaming.clear(),
+            EventKind::Text { text } => {
+                self.streaming.clear();
+                self.last_text.clone_from(text);
+            }
+            EventKind::StepFinished(_) => self.streaming.clear(),
             _ => {}
         }
+        self.said.note(kind);
         if kind.is_from_agent() {
             self.quiet_for = Duration::ZERO;
         }
@@ -309,10 +340,12 @@ impl Human {
         } else {
             st.steps_finished.to_string()
         };
-        let tokens = if st.tokens_incomplete() && st.tokens.total() == 0 {
-            "?".to_owned()
-        } else {
-            short_count(st.tokens.total())
+        // The summary's figures, short: what is known, `≥` when more is not, `?` when nothing
+        // is.
+        let tokens = match (st.tokens.total(), st.tokens_incomplete()) {
+            (0, true) => "?".to_owned(),
+            (n, true) => format!("≥{}", short_count(n)),
+            (n, false) => short_count(n),
         };
         // Nothing known of a cost that is not all known is `$?`, never `$0.0000`.
         let cost = if st.cost_incomplete() && st.known_cost() <= 0.0 {
@@ -336,7 +369,13 @@ impl Human {
         } else if let Some(tail) = self.streaming.lines().rev().find(|l| !l.trim().is_empty()) {
             let width = self.width.unwrap_or(80);
             let room = width.saturating_sub(msg.len() + 8).max(10);
-            let shown = last_chars(tail.trim(), room);
+            // Its newest words; where the rest was cut, an ellipsis says so.
+            let tail = tail.trim();
+            let shown = if tail.chars().count() <= room {
+                tail.to_owned()
+            } else {
+                format!("…{}", last_chars(tail, room.saturating_sub(1)))
+            };
             msg.push_str(&format!(
                 " · {}",
                 self.styles.dim.apply_to(format!("│ {shown}"))
@@ -438,7 +477,10 @@ impl Consumer for Human {
         if matches!(self.sink, Sink::Live(_)) {
             // The summary says it all once the run is over.
             let status = match ev.kind {
-                EventKind::RunFinished { .. } => String::new(),
+                EventKind::RunFinished { .. } => {
+                    self.finished = true;
+                    String::new()
+                }
                 _ => self.status_line(ev.ts, totals),
             };
             if let Sink::Live(live) = &mut self.sink {
@@ -454,6 +496,9 @@ impl Consumer for Human {
 
     fn tick(&mut self, tick: &Tick<'_>) -> io::Result<()> {
         self.quiet_for = tick.quiet_for;
+        if self.paused || self.finished {
+            return Ok(());
+        }
         if let Sink::Live(live) = &mut self.sink {
             live.spin();
             let status = self.status_line(tick.now, tick.totals);
@@ -463,6 +508,7 @@ impl Consumer for Human {
     }
 
     fn pause(&mut self, paused: bool) {
+        self.paused = paused;
         let width = self.width.unwrap_or(80);
         if let Sink::Live(live) = &mut self.sink {
             // The terminal is the person's: a failed draw shows up at the next one.

@@ -3,7 +3,7 @@
 use super::Lines;
 use crate::event::{DecidedBy, Decision, EventKind, PlanDecision};
 use crate::foreign::Foreign;
-use crate::format::first_line;
+use crate::format::first_line_and_more;
 use crate::render::markdown;
 
 /// The lines of a plan event; both always need attention.
@@ -43,9 +43,12 @@ fn decided(l: &mut Lines<'_>, d: &PlanDecision) {
         Decision::Revise => format!(
             "{} revising the plan: {}",
             s.accent.apply_to("↻"),
-            first_line(d.feedback.as_deref().unwrap_or_default())
+            first_line_and_more(d.feedback.as_deref().unwrap_or_default())
         ),
-        Decision::Abort => format!("{} plan not approved{who}", s.error.apply_to("✗")),
+        Decision::Abort => format!(
+            "{} plan not approved{who}; nothing will be executed",
+            s.error.apply_to("✗")
+        ),
         Decision::Stop => format!("{} stopping at the plan (--plan-only)", s.ok.apply_to("✓")),
     };
     l.alert(text);

@@ -3,7 +3,7 @@
 
 use super::Lines;
 use crate::event::{Changes, EventKind};
-use crate::format::{plural, thousands};
+use crate::format::{changes as changes_line, plural, thousands};
 
 /// How many of the run's commits are listed.
 const SHOWN_COMMITS: usize = 5;
@@ -19,20 +19,42 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
     }
 }
 
+/// Whether a summary says word for word what the agent's last text, shown already, said
+/// (list markers, headings and code fences aside, as a summary is made of it).
+pub(super) fn repeats(summary: &str, shown: &str) -> bool {
+    let words = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with('#') && !l.starts_with("```"))
+            .flat_map(str::split_whitespace)
+            .filter(|w| !w.chars().all(|c| matches!(c, '-' | '*' | '>' | '`')))
+            .map(str::to_owned)
+            .collect()
+    };
+    let said = words(summary);
+    !said.is_empty() && said == words(shown)
+}
+
 fn changes(l: &mut Lines<'_>, c: &Changes) {
     let s = l.s;
     if c.files_changed == 0 && c.commits_total == 0 {
-        l.info(s.dim.apply_to("± the repository is as the run found it"));
+        l.info(s.dim.apply_to(format!("± {}", changes_line(c))));
         return;
     }
+    // A count of nought is no news: only lines added or removed are coloured.
+    let count = |n: u64, style: &crate::term::style::Style, sign: &str| {
+        if n == 0 {
+            format!("{sign}0")
+        } else {
+            format!("{}{}", style.apply_to(sign), style.apply_to(thousands(n)))
+        }
+    };
     let mut line = format!(
-        "{} {} changed ({}{} {}{})",
+        "{} {} changed ({} {})",
         s.accent.apply_to("±"),
         plural(u64::from(c.files_changed), "file"),
-        s.ok.apply_to("+"),
-        s.ok.apply_to(thousands(c.insertions)),
-        s.error.apply_to("−"),
-        s.error.apply_to(thousands(c.deletions)),
+        count(c.insertions, &s.ok, "+"),
+        count(c.deletions, &s.error, "−"),
     );
     if c.commits_total > 0 {
         line.push_str(&format!(

@@ -47,6 +47,20 @@ fn text_lines(l: &mut Lines<'_>, text: &str) {
     }
 }
 
+/// Whether [`text_lines`] shows all of `text`: no line left for `-v`, none cut to the `width`
+/// columns a line has after its time.
+pub(super) fn shown_whole(text: &str, verbose: bool, width: usize) -> bool {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    verbose
+        || (lines.len() <= TEXT_LINES
+            && lines
+                .iter()
+                .all(|line| console::measure_text_width(line) + 2 <= width))
+}
+
 /// Adds a streamed piece to `streaming`, dropping what the status line will never show.
 pub(super) fn stream(streaming: &mut String, piece: &str) {
     streaming.push_str(piece);

@@ -5,7 +5,7 @@ use super::Lines;
 use crate::event::{
     EventKind, PermissionAnswerer, ToolEnd, ToolStart, ToolStatus, permission_option_words,
 };
-use crate::format::{duration_ms, first_line};
+use crate::format::{duration_ms, first_line_and_more};
 
 /// The last denial shown, so that the other event telling the same denial is not shown again.
 /// Agents tell a denial twice, as a denied call and as a `permission.denied`, in either order.
@@ -186,7 +186,11 @@ fn completed(l: &mut Lines<'_>, t: &ToolEnd) {
         .duration_ms
         .map(|ms| format!(" {}", s.dim.apply_to(duration_ms(ms))))
         .unwrap_or_default();
-    let first = t.error.as_deref().map(first_line).unwrap_or_default();
+    let first = t
+        .error
+        .as_deref()
+        .map(first_line_and_more)
+        .unwrap_or_default();
     let name = s.bold.apply_to(&t.name);
     match t.status {
         ToolStatus::Ok => l.info(format!("{nest}{} {name}{input}{took}", s.ok.apply_to("✓"))),

@@ -6,7 +6,7 @@ use super::Lines;
 use crate::event::{
     ActivitySign, Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason,
 };
-use crate::format::{duration_ms, first_line, money, plural, thousands};
+use crate::format::{duration_ms, first_line_and_more, money, plural, thousands};
 
 /// The lines of a warning or error event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
@@ -15,11 +15,11 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         EventKind::ProviderError(e) => provider_error(l, e),
         EventKind::ProviderRetry(r) => provider_retry(l, r),
         EventKind::AgentWarning { message } => {
-            let text = format!("⚠ agent warning: {}", first_line(message));
+            let text = format!("⚠ agent warning: {}", first_line_and_more(message));
             l.alert(s.warn.apply_to(text));
         }
         EventKind::AgentError { name, message } => {
-            let text = format!("✗ agent error: {name}: {}", first_line(message));
+            let text = format!("✗ agent error: {name}: {}", first_line_and_more(message));
             l.alert(s.error.apply_to(text));
         }
         EventKind::Stderr { line } => l.info(s.dim.apply_to(format!("stderr: {line}"))),
@@ -104,7 +104,7 @@ fn provider_error(l: &mut Lines<'_>, e: &ProviderError) {
     let text = format!(
         "⚠ provider error: {}{status}: {}{retry}",
         e.name,
-        first_line(&e.message)
+        first_line_and_more(&e.message)
     );
     l.alert(l.s.warn.apply_to(text));
 }
@@ -120,7 +120,7 @@ fn provider_retry(l: &mut Lines<'_>, r: &ProviderRetry) {
     let text = format!(
         "⟳ provider retry {}{of}{delay}: {}{status}",
         r.attempt,
-        first_line(&r.message)
+        first_line_and_more(&r.message)
     );
     l.info(l.s.warn.apply_to(text));
 }
@@ -143,7 +143,7 @@ fn unparsed(l: &mut Lines<'_>, u: &Unparsed) {
             format!(
                 "⚠ output of a kind runbook does not know ({} bytes; kept and counted): {}",
                 thousands(u.bytes),
-                first_line(&u.head)
+                first_line_and_more(&u.head)
             )
         }
     } else {
@@ -151,7 +151,7 @@ fn unparsed(l: &mut Lines<'_>, u: &Unparsed) {
             "⚠ unreadable output line ({}, {} bytes): {}",
             reason_name(u.reason),
             thousands(u.bytes),
-            first_line(&u.head)
+            first_line_and_more(&u.head)
         )
     };
     l.alert(l.s.warn.apply_to(text));

@@ -237,6 +237,7 @@ pub struct Cell {
     pub fg: vt100::Color,
     pub bg: vt100::Color,
     pub bold: bool,
+    pub dim: bool,
     pub inverse: bool,
     pub underline: bool,
 }
@@ -299,6 +300,7 @@ impl Screen {
                         fg: c.fgcolor(),
                         bg: c.bgcolor(),
                         bold: c.bold(),
+                        dim: c.dim(),
                         inverse: c.inverse(),
                         underline: c.underline(),
                     })

@@ -298,6 +298,7 @@ fn a_cost_not_yet_known_is_a_question_mark_on_the_status_line_never_zero() {
         pid: 1,
         planning: false,
         steps_unreported: true,
+        prompt: None,
     };
     feed(&mut human, &mut totals, 0, at(0), Turn::FIRST, started);
     let line = human.status_line(at(10), &totals);
@@ -421,4 +422,109 @@ fn a_withdrawn_watchdog_warning_says_what_activity_withdrew_it() {
         );
         assert!(lines[1].contains("activity again: output"), "{out}");
     }
+}
+
+#[test]
+fn the_status_line_tells_tokens_as_the_summary_does() {
+    let mut human = Human::new(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        crate::term::out::Terminal::to(Box::new(Shared::default())),
+        || None,
+    );
+    let mut totals = RunStats::default();
+    let turn = |steps_unreported: bool| EventKind::TurnStarted {
+        argv: vec!["agent".to_owned()],
+        pid: 1,
+        planning: false,
+        steps_unreported,
+        prompt: None,
+    };
+    let second = Turn {
+        index: 1,
+        kind: TurnKind::Resume,
+    };
+    feed(&mut human, &mut totals, 0, at(0), Turn::FIRST, turn(false));
+    let step = EventKind::StepFinished(StepUsage {
+        id: None,
+        reason: "stop".into(),
+        tokens: Tokens {
+            input: 5000,
+            output: 215,
+            reasoning: 0,
+            cache_read: 0,
+            cache_write: 0,
+        },
+        cost_usd: Some(0.01),
+        cost_source: Some(CostSource::Reported),
+        cost_rejected: None,
+        tokens_unreadable: false,
+    });
+    feed(&mut human, &mut totals, 1, at(1), Turn::FIRST, step);
+    let line = human.status_line(at(2), &totals);
+    assert!(line.contains(" · 5.2k tokens · "), "{line}");
+    // A turn whose tokens are not known yet: what is known is at least the first turn's.
+    feed(&mut human, &mut totals, 2, at(3), second, turn(true));
+    let line = human.status_line(at(4), &totals);
+    assert!(line.contains(" · ≥5.2k tokens · "), "{line}");
+    let summary = crate::format::tokens(totals.tokens.total(), totals.tokens_incomplete());
+    assert_eq!(summary, "at least 5,215 tokens");
+}
+
+#[test]
+fn a_summary_the_last_text_said_word_for_word_is_not_shown_again() {
+    let text = |t: &str| EventKind::Text { text: t.to_owned() };
+    let summary = |t: &str| EventKind::Summary {
+        text: t.to_owned(),
+        asked: false,
+        task: Some(t.to_owned()),
+        repairs: Vec::new(),
+        verdict: None,
+    };
+    let out = render(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        &[
+            (10, text("## Done\n\n- Fixed the race.\n- Added a test.")),
+            (20, summary("Fixed the race. Added a test.")),
+        ],
+    );
+    assert!(!out.contains("summary:"), "{out}");
+    let out = render(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        &[
+            (10, text("Fixed the race.")),
+            (20, summary("Fixed the race in the retry loop.")),
+        ],
+    );
+    assert!(
+        out.contains("summary: Fixed the race in the retry loop."),
+        "{out}"
+    );
+    // Text not shown whole (a line left for `-v`): the summary is what there is to read.
+    let out = render(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        &[
+            (
+                10,
+                text(
+                    "Fixed the race.
+Added a test.
+Ran it.
+All pass.",
+                ),
+            ),
+            (
+                20,
+                summary("Fixed the race. Added a test. Ran it. All pass."),
+            ),
+        ],
+    );
+    assert!(out.contains("summary: Fixed the race."), "{out}");
 }

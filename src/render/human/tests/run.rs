@@ -36,6 +36,7 @@ pub(super) fn start() -> Timed {
                 pid: 42,
                 planning: false,
                 steps_unreported: false,
+                prompt: Some("fix the flaky test".into()),
             },
         ),
         (
