@@ -133,7 +133,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --cwd --env-file --color --width --help --version"
+            opts="-m -h -V --init --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --cwd --env-file --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -193,6 +193,10 @@ _runbook() {
                     ;;
                 --max-cost)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck)
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
                     return 0
                     ;;
                 --check-timeout)
@@ -239,7 +243,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__doctor)
-            opts="-m -h -V --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --color --width --help --version"
+            opts="-m -h -V --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -299,6 +303,10 @@ _runbook() {
                     ;;
                 --max-cost)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck)
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
                     return 0
                     ;;
                 --check-timeout)
@@ -619,7 +627,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -679,6 +687,10 @@ _runbook() {
                     ;;
                 --max-cost)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck)
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
                     return 0
                     ;;
                 --check-timeout)

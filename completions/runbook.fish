@@ -59,6 +59,9 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck -d 'What to do about an agent going round in circles (the same call with the same result, the same failure after each patch, two calls in turn, empty steps): off, warn, or stop it (the run ends `stuck`, exit code 10) [default: stop] [env: RUNBOOK_STUCK]' -r -f -a "off\t'Nothing: no rule is looked at'
+warn\t'Warn, and let the agent go on'
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never) [default: 2] [env: RUNBOOK_REPAIR_ATTEMPTS]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-budget -d 'What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap] [env: RUNBOOK_REPAIR_BUDGET]' -r
@@ -172,6 +175,9 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace 
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck -d 'What to do about an agent going round in circles (the same call with the same result, the same failure after each patch, two calls in turn, empty steps): off, warn, or stop it (the run ends `stuck`, exit code 10) [default: stop] [env: RUNBOOK_STUCK]' -r -f -a "off\t'Nothing: no rule is looked at'
+warn\t'Warn, and let the agent go on'
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never) [default: 2] [env: RUNBOOK_REPAIR_ATTEMPTS]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-budget -d 'What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap] [env: RUNBOOK_REPAIR_BUDGET]' -r
@@ -208,6 +214,9 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l finish-grace 
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l permission-timeout -d 'Over ACP at a terminal: how long a permission request waits for a key before it is refused [default: 5m] [env: RUNBOOK_PERMISSION_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l timeout -d 'Stop the agent when the whole run has taken this long [env: RUNBOOK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l max-cost -d 'Stop the agent once its reported cost crosses this many US dollars [env: RUNBOOK_MAX_COST]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck -d 'What to do about an agent going round in circles (the same call with the same result, the same failure after each patch, two calls in turn, empty steps): off, warn, or stop it (the run ends `stuck`, exit code 10) [default: stop] [env: RUNBOOK_STUCK]' -r -f -a "off\t'Nothing: no rule is looked at'
+warn\t'Warn, and let the agent go on'
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l check-timeout -d 'End a check that runs longer than this, with its whole tree (unless the check sets its own) [default: 30m] [env: RUNBOOK_CHECK_TIMEOUT]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-attempts -d 'When checks fail after a completed task, resume the same session this many times to fix them, running the checks again after each (0: never) [default: 2] [env: RUNBOOK_REPAIR_ATTEMPTS]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-budget -d 'What repair attempts and the pass after a permission stall may spend together, on top of the task [default with --max-cost B: the larger of 0.2 × B and $1; without: no cap] [env: RUNBOOK_REPAIR_BUDGET]' -r

@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 use crate::event::{Event, EventKind, Outcome, Turn};
 use crate::redact::Masked;
 use crate::stats::{RunStats, Spent};
+use crate::stuck::{self, Detector, Verdict};
 
 /// One event as a consumer receives it.
 pub(crate) struct Delivery<'a> {
@@ -208,6 +209,8 @@ struct Core {
     halt: Option<Halt>,
     /// Whether the closing of an output has been turned into a halt already.
     closed_seen: bool,
+    /// Watches the agent's events for it going round in circles; `None`: `--stuck off`.
+    stuck: Option<Detector>,
 }
 
 /// What went wrong with consumers, as it was seen.
@@ -240,6 +243,7 @@ impl Dispatcher {
             faults: Faults::default(),
             halt: None,
             closed_seen: false,
+            stuck: None,
         };
         Self {
             core: Arc::new(Mutex::new(core)),
@@ -256,6 +260,11 @@ impl Dispatcher {
             core: Arc::clone(&self.core),
             gate: Arc::default(),
         }
+    }
+
+    /// Watches the agent's events from now on for it going round in circles (`--stuck`).
+    pub(crate) fn watch_for_loops(&mut self, detector: Option<Detector>) {
+        self.core().stuck = detector;
     }
 
     /// Events from now on belong to `turn`.
@@ -404,7 +413,30 @@ impl Core {
             kind: std::mem::replace(kind, placeholder),
         };
         self.forward_raw(&ev, raw, true);
+        let verdict = self.stuck.as_mut().and_then(|d| d.observe(&ev));
         *kind = ev.kind;
+        if let Some(verdict) = verdict {
+            self.stuck(ts, verdict);
+        }
+    }
+
+    /// Says that the agent goes round in circles and, at a stop, has the supervisor stop it.
+    fn stuck(&mut self, ts: SystemTime, verdict: Verdict) {
+        match verdict {
+            Verdict::Warning(s) => self.emit(ts, EventKind::StuckWarning(Box::new(s))),
+            Verdict::Stop(s) => {
+                let message = format!(
+                    "the agent went round in circles: {} ({})",
+                    stuck::describe(&s),
+                    s.rule.as_str()
+                );
+                self.emit(ts, EventKind::StuckDetected(Box::new(s)));
+                self.halt.get_or_insert(Halt {
+                    outcome: Outcome::Stuck,
+                    message,
+                });
+            }
+        }
     }
 
     /// Hands on a stamped event, with the agent's line it came from. Its JSON line is masked:

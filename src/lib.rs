@@ -24,6 +24,7 @@ mod encode;
 pub mod event;
 mod exit;
 mod files;
+mod fingerprint;
 mod follow;
 mod foreign;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -53,6 +54,7 @@ mod rundir;
 mod runs;
 mod stats;
 mod store;
+mod stuck;
 mod supervisor;
 mod term;
 mod trust;

@@ -52,6 +52,14 @@ pub(crate) async fn replay(
     };
     let consumers = render::views(color, args.json, args.verbosity);
     let mut dispatch = Dispatcher::new(consumers);
+    // An agent's own output is judged as a live run would judge it; an event log already holds
+    // what was judged live.
+    if !matches!(format, Format::Events) {
+        dispatch.watch_for_loops(crate::stuck::Detector::new(
+            config.value(&config::keys::STUCK),
+            crate::stuck::Thresholds::default(),
+        ));
+    }
     let pace = Pace {
         start: Instant::now(),
         speed: (!args.instant).then_some(args.speed),

@@ -186,6 +186,9 @@ fn parser(kind: Kind) -> ValueParser {
         Kind::Permissions => EnumValueParser::<Permissions>::new()
             .map(Value::Permissions)
             .into(),
+        Kind::Stuck => EnumValueParser::<crate::stuck::Mode>::new()
+            .map(Value::Stuck)
+            .into(),
         Kind::Bool => ValueParser::bool(),
         kind => ValueParser::new(move |text: &str| kind.parse(text)),
     }

@@ -150,6 +150,12 @@ pub(crate) static MAX_COST: Typed<f64> = Typed::new(
     .env()
     .flag(Flag::Run),
 );
+pub(crate) static STUCK: Defaulted<crate::stuck::Mode> = Defaulted::new(
+    Key::new("stuck", Kind::Stuck, "What to do about an agent going round in circles (the same call with the same result, the same failure after each patch, two calls in turn, empty steps): off, warn, or stop it (the run ends `stuck`, exit code 10)")
+        .default("stop")
+        .env()
+        .flag(Flag::Run),
+);
 pub(crate) static PLAN: Defaulted<bool> = Defaulted::new(
     Key::new("plan", Kind::Bool, "Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session")
         .default("false")
@@ -239,7 +245,7 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 27] = [
+static KEYS: [&Key; 28] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
     &VIA.0.key,
@@ -254,6 +260,7 @@ static KEYS: [&Key; 27] = [
     &PERMISSION_TIMEOUT.0.key,
     &TIMEOUT.key,
     &MAX_COST.key,
+    &STUCK.0.key,
     &PLAN.0.key,
     &CHECKS.key,
     &CHECK_TIMEOUT.0.key,

@@ -38,6 +38,7 @@ mod report_markdown;
 mod run;
 mod stats;
 mod status;
+mod stuck;
 mod support;
 mod terminal;
 mod terminal_injection;

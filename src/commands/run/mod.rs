@@ -106,6 +106,10 @@ pub(crate) async fn execute(
         consumers(&run_dir, &setup, &args, &redactor, host, &scope)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
     let mut dispatch = Dispatcher::new(consumers);
+    dispatch.watch_for_loops(crate::stuck::Detector::new(
+        setup.stuck,
+        crate::stuck::Thresholds::default(),
+    ));
     // What the repository was before the agent touched it.
     let git = crate::git::start(&setup.cwd);
     let info = setup.run_info(

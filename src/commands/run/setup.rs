@@ -41,6 +41,8 @@ pub(super) struct Setup {
     pub repair: Repair,
     /// Whether a turn that stalled on refused permissions gets one more pass.
     pub retry_denied: bool,
+    /// What to do about an agent going round in circles (`--stuck`).
+    pub stuck: crate::stuck::Mode,
     /// The programs that get every event: `[[observers]]`, then `--on-event`.
     pub observers: Vec<ObserverSpec>,
     /// The file or FIFO every event goes to as well.
@@ -138,6 +140,7 @@ impl Setup {
                 template,
             ),
             retry_denied: config.value(&keys::RETRY_DENIED),
+            stuck: config.value(&keys::STUCK),
             permission_timeout: config.value(&keys::PERMISSION_TIMEOUT),
             observers: observers(&config, &args.on_event),
             events_to: config.get(&keys::EVENTS_TO),

@@ -229,6 +229,8 @@ impl Human {
             | K::WatchdogWarning { .. }
             | K::WatchdogResumed { .. }
             | K::WatchdogFired(_)
+            | K::StuckWarning(_)
+            | K::StuckDetected(_)
             | K::StorageFailed { .. }
             | K::ObserverFinished(_)
             | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),

@@ -47,6 +47,17 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             l.alert(s.ok.apply_to(text));
         }
         EventKind::WatchdogFired(d) => watchdog_fired(l, d),
+        EventKind::StuckWarning(stuck) => {
+            let text = format!("⟳ {}", crate::stuck::describe(stuck));
+            l.alert(s.warn.apply_to(text));
+        }
+        EventKind::StuckDetected(stuck) => {
+            let text = format!(
+                "✗ stuck: {}; stopping the agent",
+                crate::stuck::describe(stuck)
+            );
+            l.alert(s.error.apply_to(text));
+        }
         EventKind::ObserverFinished(o) if o.dropped > 0 || o.problem.is_some() => {
             let mut missed = Vec::new();
             if o.dropped > 0 {
