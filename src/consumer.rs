@@ -413,11 +413,7 @@ impl Core {
             kind: std::mem::replace(kind, placeholder),
         };
         self.forward_raw(&ev, raw, true);
-        let verdict = self.stuck.as_mut().and_then(|d| d.observe(&ev));
         *kind = ev.kind;
-        if let Some(verdict) = verdict {
-            self.stuck(ts, verdict);
-        }
     }
 
     /// Says that the agent goes round in circles and, at a stop, has the supervisor stop it.
@@ -474,6 +470,9 @@ impl Core {
             self.any_json = self.consumers.iter().any(|c| c.wants_json());
         }
         self.raise();
+        if let Some(verdict) = self.stuck.as_mut().and_then(|d| d.observe(ev)) {
+            self.stuck(ev.ts, verdict);
+        }
     }
 
     fn flush(&mut self) {

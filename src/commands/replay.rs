@@ -16,7 +16,9 @@ use crate::agent::{StderrFeed, StdoutFeed};
 use crate::cli::ReplayArgs;
 use crate::config::{self, Config, Flags};
 use crate::consumer::Dispatcher;
-use crate::event::{Event, EventKind, ExitInfo, Limits, RunInfo, SCHEMA_VERSION, Stream, Turn};
+use crate::event::{
+    Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
+};
 use crate::exit::{Error, ExitStatus};
 use crate::files::{self, FileError, Links};
 use crate::lifecycle::Ending;
@@ -418,7 +420,13 @@ async fn native(
         // Neither a code nor a signal: never a clean exit.
         Recorded::Unreadable => ExitInfo::default(),
     };
-    let ending = Ending::of_agent(stream_end, exit);
+    // Stopped for going round in circles, as the live run was.
+    let ending = match dispatch.take_halt() {
+        Some(halt) if halt.outcome == Outcome::Stuck => {
+            Ending::new(halt.outcome, halt.message, exit)
+        }
+        _ => Ending::of_agent(stream_end, exit),
+    };
     dispatch.emit(end, ending.turn_event());
     dispatch.emit(end, ending.run_event(play.last));
     dispatch.flush();

@@ -82,6 +82,10 @@ fn five_identical_calls_warn_at_three_and_stop_the_agent_at_five() {
         stuck_events(&events),
         [(false, StuckRule::Repeat, 3), (true, StuckRule::Repeat, 5)]
     );
+    // The stop goes through the phase machine, as a budget's does.
+    let kinds = types(&events);
+    let detected = kinds.iter().position(|t| *t == "stuck.detected").unwrap();
+    assert_eq!(kinds.get(detected + 1), Some(&"stop.requested"), "{kinds:?}");
     // The fingerprints are in the log; the output they were made of is not.
     let completed = events.iter().find_map(|e| match &e.kind {
         EventKind::ToolCompleted(end) => Some(end.clone()),
@@ -299,7 +303,12 @@ fn a_replayed_transcript_gets_the_same_verdict() {
     ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
     let log = ctx.run_dir().join("stdout.log");
     let out = ctx.run(&["replay", log.to_str().unwrap(), "--instant", "--json"]);
-    let events = crate::support::parse_events(&out.stdout);
+    let (events, receipt) = crate::support::events_and_receipt(&out.stdout);
+    assert_eq!(receipt.outcome, Outcome::Stuck, "{}", receipt.message);
+    let stuck = receipt
+        .stuck
+        .expect("the replay's receipt says what was repeated");
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::Repeat, 5));
     assert_eq!(
         stuck_events(&events),
         [(false, StuckRule::Repeat, 3), (true, StuckRule::Repeat, 5)],
