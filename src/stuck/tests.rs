@@ -296,3 +296,50 @@ fn no_recorded_transcript_trips_a_rule() {
     assert!(transcripts >= 37, "only {transcripts} transcripts");
     assert!(printed > 0, "no tool call with fingerprints");
 }
+
+/// What an adapter makes of `lines`, judged.
+fn judged(adapter: &dyn crate::agent::Adapter, lines: &[String]) -> Vec<(StuckRule, u32, bool)> {
+    let mut parser = adapter.stdout_parser(crate::agent::ParseContext::new("/w".into()));
+    let mut kinds = Vec::new();
+    for line in lines {
+        parser.line(line.as_bytes(), &mut kinds);
+    }
+    let mut run = Run::new(Mode::Stop);
+    for kind in kinds {
+        run.feed(kind);
+    }
+    run.said
+}
+
+#[test]
+fn claude_code_calls_are_judged_as_any_others() {
+    let mut lines = vec![
+        r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s","model":"claude-sonnet-4-5"}"#.to_owned(),
+    ];
+    for i in 0..5 {
+        lines.push(format!(
+            r#"{{"type":"assistant","message":{{"id":"m{i}","model":"claude-sonnet-4-5","content":[{{"type":"tool_use","id":"t{i}","name":"Bash","input":{{"description":"Run tests","command":"cargo test"}}}}],"usage":{{"input_tokens":3,"output_tokens":1}}}},"parent_tool_use_id":null,"session_id":"s"}}"#
+        ));
+        lines.push(format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{i}","content":"test adds ... FAILED in 0.{i}s","is_error":true}}]}},"session_id":"s"}}"#
+        ));
+    }
+    assert_eq!(
+        judged(&crate::agent::Claude, &lines),
+        [(StuckRule::SameError, 3, true)]
+    );
+}
+
+#[test]
+fn codex_commands_are_judged_as_any_others() {
+    let mut lines = vec![r#"{"type":"thread.started","thread_id":"t"}"#.to_owned()];
+    for i in 0..6 {
+        lines.push(format!(
+            r#"{{"type":"item.completed","item":{{"id":"item_{i}","type":"command_execution","command":"/bin/bash -lc 'git log -1'","aggregated_output":"commit abc\n","exit_code":0,"status":"completed"}}}}"#
+        ));
+    }
+    assert_eq!(
+        judged(&crate::agent::Codex, &lines),
+        [(StuckRule::Repeat, 3, false), (StuckRule::Repeat, 5, true)]
+    );
+}
