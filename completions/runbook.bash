@@ -133,7 +133,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --cwd --env-file --color --width --help --version"
+            opts="-m -h -V --init --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --cwd --env-file --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -197,6 +197,26 @@ _runbook() {
                     ;;
                 --stuck)
                     COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --stuck-repeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-failure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-error)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-ping-pong)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-monologue)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --check-timeout)
@@ -243,7 +263,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__doctor)
-            opts="-m -h -V --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --color --width --help --version"
+            opts="-m -h -V --json --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -307,6 +327,26 @@ _runbook() {
                     ;;
                 --stuck)
                     COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --stuck-repeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-failure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-error)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-ping-pong)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-monologue)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --check-timeout)
@@ -627,7 +667,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --agent-cmd --via --acp-cmd --model --permissions --agent-bin --inactivity-timeout --kill-grace --finish-grace --permission-timeout --timeout --max-cost --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --runs-dir --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -691,6 +731,26 @@ _runbook() {
                     ;;
                 --stuck)
                     COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --stuck-repeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-failure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-error)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-ping-pong)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-monologue)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --check-timeout)

@@ -59,7 +59,7 @@ pub(crate) async fn replay(
     if !matches!(format, Format::Events) {
         dispatch.watch_for_loops(crate::stuck::Detector::new(
             config.value(&config::keys::STUCK),
-            crate::stuck::Thresholds::default(),
+            crate::commands::run::setup::stuck_thresholds(&config),
         ));
     }
     let pace = Pace {

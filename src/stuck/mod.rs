@@ -50,13 +50,52 @@ pub(crate) struct Level {
 
 impl Default for Thresholds {
     fn default() -> Self {
-        let level = |warn, stop| Level { warn, stop };
+        Self::with_stops(Stops::default())
+    }
+}
+
+/// The count at which each rule stops the agent (0: never), as configured; the warnings follow
+/// from them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stops {
+    pub repeat: u32,
+    pub same_failure: u32,
+    pub same_error: u32,
+    pub ping_pong: u32,
+    pub monologue: u32,
+}
+
+impl Default for Stops {
+    fn default() -> Self {
         Self {
-            repeat: level(Some(3), Some(5)),
-            same_failure: level(Some(3), Some(5)),
-            same_error: level(None, Some(3)),
-            ping_pong: level(None, Some(3)),
-            monologue: level(None, Some(3)),
+            repeat: 5,
+            same_failure: 5,
+            same_error: 3,
+            ping_pong: 3,
+            monologue: 3,
+        }
+    }
+}
+
+impl Thresholds {
+    /// Each rule stopping at its count in `stops`; `repeat` and `same_failure` warn two before
+    /// (when that is 2 or more), the others stop without a warning.
+    pub(crate) fn with_stops(stops: Stops) -> Self {
+        let stop = |n: u32| (n > 0).then_some(n);
+        let warned = |n: u32| Level {
+            warn: n.checked_sub(2).filter(|w| *w >= 2),
+            stop: stop(n),
+        };
+        let unwarned = |n: u32| Level {
+            warn: None,
+            stop: stop(n),
+        };
+        Self {
+            repeat: warned(stops.repeat),
+            same_failure: warned(stops.same_failure),
+            same_error: unwarned(stops.same_error),
+            ping_pong: unwarned(stops.ping_pong),
+            monologue: unwarned(stops.monologue),
         }
     }
 }

@@ -321,3 +321,35 @@ fn a_replayed_transcript_gets_the_same_verdict() {
         types(&events)
     );
 }
+
+#[test]
+fn each_rule_stops_where_the_configuration_says() {
+    let ctx = TestContext::new();
+    ctx.write_global_config("stuck_repeat = 4\n");
+    let steps: Vec<String> = (0..4).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
+    assert_eq!(
+        stuck_events(&ctx.events()),
+        [(false, StuckRule::Repeat, 2), (true, StuckRule::Repeat, 4)]
+    );
+
+    // 0 turns a rule off: three identical errors are then only a repeat, warned of.
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..3)
+        .map(|i| {
+            call(
+                i,
+                "read",
+                r#"{"filePath":"/w/missing.rs"}"#,
+                1,
+                "File not found",
+            )
+        })
+        .collect();
+    ctx.run_fake(&scenario(&steps, ""), &["--stuck-same-error", "0"])
+        .assert_exit(0);
+    assert_eq!(stuck_events(&ctx.events()), [(false, StuckRule::Repeat, 3)]);
+
+    let out = ctx.run_fake(&scenario(&[], ""), &["--stuck-repeat", "99"]);
+    out.assert_exit(2).assert_stderr_has("99");
+}

@@ -108,7 +108,7 @@ pub(crate) async fn execute(
     let mut dispatch = Dispatcher::new(consumers);
     dispatch.watch_for_loops(crate::stuck::Detector::new(
         setup.stuck,
-        crate::stuck::Thresholds::default(),
+        setup.stuck_thresholds,
     ));
     // What the repository was before the agent touched it.
     let git = crate::git::start(&setup.cwd);
