@@ -50,6 +50,8 @@ pub(crate) struct Human {
     width_fresh: bool,
     /// The tool or check running, and since when.
     running_tool: Option<(String, SystemTime)>,
+    /// The turn's last warning that the agent goes round in circles.
+    stuck: Option<String>,
     /// A permission request waiting for its answer: the tool and its input.
     asking: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
@@ -161,6 +163,7 @@ impl Human {
             width: width(),
             width_fresh: true,
             running_tool: None,
+            stuck: None,
             asking: None,
             streaming: String::new(),
             denial: tools::Shown::Nothing,
@@ -266,6 +269,10 @@ impl Human {
             | EventKind::TurnFailed { .. } => {
                 self.asking = None;
             }
+            EventKind::StuckWarning(stuck) => {
+                self.stuck = Some(format!("⟳ {}", crate::stuck::describe(stuck)));
+            }
+            EventKind::TurnStarted { .. } => self.stuck = None,
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
             EventKind::Text { .. } | EventKind::StepFinished(_) => self.streaming.clear(),
             _ => {}
@@ -344,6 +351,9 @@ impl Human {
         }
         if self.quiet_for >= Duration::from_secs(5) {
             msg.push_str(&format!(" · quiet {}", duration(self.quiet_for)));
+        }
+        if let Some(stuck) = &self.stuck {
+            msg.push_str(&format!(" · {}", self.styles.warn.apply_to(stuck)));
         }
         msg
     }
