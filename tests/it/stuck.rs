@@ -106,6 +106,24 @@ fn five_identical_calls_warn_at_three_and_stop_the_agent_at_five() {
     ctx.assert_agent_gone();
 }
 
+/// `list` and `stats` tell a stuck run, and what it spent before it was stopped.
+#[test]
+fn a_stuck_run_is_listed_and_counted_with_what_it_spent() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..5).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
+    let list = ctx.run(&["list"]);
+    let row = list.stdout.lines().nth(1).unwrap_or_default();
+    assert!(row.contains("stuck"), "{}", list.stdout);
+    let runs = ctx.run_dir();
+    let runs = runs.parent().unwrap().to_str().unwrap();
+    let out = ctx.run(&["stats", runs, "--json"]);
+    out.assert_exit(0);
+    let stats: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(stats["outcomes"], serde_json::json!({"stuck": 1}));
+    assert_eq!(stats["cost"]["total_usd"], 0.005, "{stats}");
+}
+
 #[test]
 fn the_same_test_failing_the_same_way_after_each_edit_is_stuck() {
     let ctx = TestContext::new();
