@@ -616,6 +616,8 @@ pub enum RepairStop {
     Budget,
     /// The agent's repair turn did not complete.
     AgentFailed,
+    /// The agent went round in circles during an attempt and was stopped (`--stuck`).
+    Stuck,
     /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
     Interrupted,
     /// The run reached its `--timeout`.
@@ -631,6 +633,7 @@ impl RepairStop {
             RepairStop::SameFailures => "the last attempt left the same failures",
             RepairStop::Budget => "its budget was spent",
             RepairStop::AgentFailed => "the agent's repair turn did not complete",
+            RepairStop::Stuck => "the agent went round in circles and was stopped",
             RepairStop::Interrupted => "it was interrupted",
             RepairStop::TimedOut => "the run reached its --timeout",
         }

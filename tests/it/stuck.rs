@@ -371,3 +371,36 @@ fn each_rule_stops_where_the_configuration_says() {
     let out = ctx.run_fake(&scenario(&[], ""), &["--stuck-repeat", "99"]);
     out.assert_exit(2).assert_stderr_has("99");
 }
+
+/// A repair turn that goes round in circles ends the repair, and the run ends on the checks
+/// that still fail; an `--agent-cmd` agent's own fingerprints are judged like any others.
+#[test]
+fn a_repair_attempt_that_gets_stuck_ends_the_repair_not_the_run() {
+    let ctx = TestContext::new();
+    let agent = ctx.recorded_agent_script(
+        "looper",
+        r#"prompt="$(eval echo \"\${$#}\")"
+echo '{"type":"session.started","session_id":"s-1"}'
+case "$prompt" in
+  *"checks fail"*)
+    for i in 1 2 3; do
+      echo "{\"type\":\"tool.started\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cargo test\"}"
+      echo "{\"type\":\"tool.completed\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cargo test\",\"status\":\"error\",\"input_hash\":\"00aa\",\"result_hash\":\"00bb\"}"
+    done
+    sleep 30 ;;
+esac
+echo '{"type":"step.finished","reason":"stop","tokens":{"input":10,"output":1,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.01}'
+echo '{"type":"agent.result","ok":true}'"#,
+    );
+    let out = ctx.run_agent_cmd(
+        &agent,
+        &["--check", "test=echo 'left: 3'; exit 1", "fix the test"],
+    );
+    out.assert_exit(9)
+        .assert_stderr_has("stuck: bash cargo test: same error 3×");
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    let repair = receipt.repair.expect("a repair record");
+    assert_eq!(repair.stopped, Some(runbook::event::RepairStop::Stuck));
+    assert_eq!(repair.attempts.len(), 1);
+    ctx.assert_agent_gone();
+}
