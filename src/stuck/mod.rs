@@ -171,13 +171,17 @@ impl Detector {
                 self.monologue.text(text);
                 Vec::new()
             }
-            EventKind::ProviderError(_) | EventKind::ProviderRetry(_) => {
-                self.monologue.provider_trouble();
+            EventKind::ProviderError(_)
+            | EventKind::ProviderRetry(_)
+            | EventKind::Reasoning { .. } => {
+                self.monologue.pass_over();
                 Vec::new()
             }
-            EventKind::StepFinished(_) => {
-                self.monologue.step_finished(ev.seq).into_iter().collect()
-            }
+            EventKind::StepFinished(step) => self
+                .monologue
+                .step_finished(ev.seq, &step.reason)
+                .into_iter()
+                .collect(),
             _ => return None,
         };
         self.judge(reached)

@@ -1,6 +1,8 @@
 //! The `monologue` rule: steps that end without a tool call, one after another, each saying
-//! nothing or the same as the one before. A step in which the provider failed or was retried
-//! is passed over: a storm of 429s is not the agent's doing.
+//! nothing or the same as the one before. Passed over (neither counted nor ending a streak): a
+//! step in which the provider failed or was retried (a storm of 429s is not the agent's doing),
+//! one that ended asking for tools or cut at the token limit (its calls, if any, come later),
+//! and one with visible reasoning (it was thinking, not repeating itself).
 
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
@@ -30,7 +32,8 @@ impl Monologue {
         self.tool = true;
     }
 
-    pub(super) fn provider_trouble(&mut self) {
+    /// Something that makes the step not count: provider trouble, reasoning.
+    pub(super) fn pass_over(&mut self) {
         self.trouble = true;
     }
 
@@ -42,8 +45,12 @@ impl Monologue {
     }
 
     /// A step ended: the streak it makes, if it is idle.
-    pub(super) fn step_finished(&mut self, seq: u64) -> Option<Reached> {
-        let (tool, trouble) = (self.tool, self.trouble);
+    pub(super) fn step_finished(&mut self, seq: u64, reason: &str) -> Option<Reached> {
+        let asked = matches!(
+            reason,
+            "tool-calls" | "tool_calls" | "tool_use" | "length" | "max_tokens"
+        );
+        let (tool, trouble) = (self.tool, self.trouble || asked);
         let text = self.text.take().map(|h| h.finish());
         self.step_started();
         if trouble {

@@ -222,6 +222,26 @@ fn steps_that_say_nothing_new_without_a_tool_call_stop() {
 }
 
 #[test]
+fn steps_that_ask_for_tools_or_think_are_no_monologue() {
+    let mut run = Run::new(Mode::Stop);
+    for _ in 0..5 {
+        run.feed(EventKind::StepStarted { id: None });
+        run.feed(EventKind::StepFinished(StepUsage {
+            reason: "tool-calls".into(),
+            ..finished()
+        }));
+    }
+    for _ in 0..5 {
+        run.feed(EventKind::StepStarted { id: None });
+        run.feed(EventKind::Reasoning {
+            text: "Let me think.".into(),
+        });
+        run.feed(EventKind::StepFinished(finished()));
+    }
+    assert_eq!(run.said, []);
+}
+
+#[test]
 fn provider_retries_are_no_monologue() {
     let mut run = Run::new(Mode::Stop);
     for _ in 0..10 {
