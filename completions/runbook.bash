@@ -133,7 +133,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --keys --wide --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
+            opts="-m -h -V --init --keys --wide --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -192,6 +192,30 @@ _runbook() {
                     return 0
                     ;;
                 --finish-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck)
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --stuck-repeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-failure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-error)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-ping-pong)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-monologue)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -239,7 +263,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__doctor)
-            opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --json --runs-dir --color --width --help --version"
+            opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -298,6 +322,30 @@ _runbook() {
                     return 0
                     ;;
                 --finish-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck)
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --stuck-repeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-failure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-error)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-ping-pong)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-monologue)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -619,7 +667,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --runs-dir --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -678,6 +726,30 @@ _runbook() {
                     return 0
                     ;;
                 --finish-grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck)
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --stuck-repeat)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-failure)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-same-error)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-ping-pong)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-monologue)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -59,6 +59,14 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeo
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l permission-timeout -d 'Time to answer a permission request (ACP)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'Time between SIGTERM and SIGKILL' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'Time to exit after the final result' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
+warn\t'Warn, and let the agent go on'
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-repeat -d 'Stop at this many same calls and results' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-ping-pong -d 'Stop at this many A, B, A, B cycles' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-monologue -d 'Stop at this many empty or same steps' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d 'End a check that runs longer than this' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-attempts -d 'Times to resume the session to fix checks' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-budget -d 'What repairs may spend, on top of the task' -r
@@ -174,6 +182,14 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l inactivity-ti
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l permission-timeout -d 'Time to answer a permission request (ACP)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l kill-grace -d 'Time between SIGTERM and SIGKILL' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace -d 'Time to exit after the final result' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
+warn\t'Warn, and let the agent go on'
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-repeat -d 'Stop at this many same calls and results' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-ping-pong -d 'Stop at this many A, B, A, B cycles' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-monologue -d 'Stop at this many empty or same steps' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l check-timeout -d 'End a check that runs longer than this' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-attempts -d 'Times to resume the session to fix checks' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-budget -d 'What repairs may spend, on top of the task' -r
@@ -212,6 +228,14 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l inactivity-ti
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l permission-timeout -d 'Time to answer a permission request (ACP)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l kill-grace -d 'Time between SIGTERM and SIGKILL' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l finish-grace -d 'Time to exit after the final result' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
+warn\t'Warn, and let the agent go on'
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-repeat -d 'Stop at this many same calls and results' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-ping-pong -d 'Stop at this many A, B, A, B cycles' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-monologue -d 'Stop at this many empty or same steps' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l check-timeout -d 'End a check that runs longer than this' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-attempts -d 'Times to resume the session to fix checks' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-budget -d 'What repairs may spend, on top of the task' -r

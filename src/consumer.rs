@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::event::{Event, EventKind, Outcome, Turn};
 use crate::redact::Masked;
 use crate::stats::{RunStats, Spent};
+use crate::stuck::{self, Detector, Verdict};
 
 /// One event as a consumer receives it.
 pub(crate) struct Delivery<'a> {
@@ -269,6 +270,8 @@ struct Core {
     clock: crate::tool_clock::ToolClock,
     /// Since when the agent of the turn under way has shown no activity; `None` between turns.
     quiet_since: Option<Instant>,
+    /// Watches the agent's events for it going round in circles; `None`: `--stuck off`.
+    stuck: Option<Detector>,
 }
 
 /// What went wrong with consumers, as it was seen.
@@ -303,6 +306,7 @@ impl Dispatcher {
             closed_seen: false,
             clock: crate::tool_clock::ToolClock::default(),
             quiet_since: None,
+            stuck: None,
         };
         Self {
             core: Arc::new(Mutex::new(core)),
@@ -342,6 +346,11 @@ impl Dispatcher {
     /// for an agent that does not tell how long a call took.
     pub(crate) fn time_tools(&mut self, on: bool) {
         self.core().clock.set(on);
+    }
+
+    /// Watches the agent's events from now on for it going round in circles (`--stuck`).
+    pub(crate) fn watch_for_loops(&mut self, detector: Option<Detector>) {
+        self.core().stuck = detector;
     }
 
     /// Events from now on belong to `turn`.
@@ -496,6 +505,25 @@ impl Core {
         *kind = ev.kind;
     }
 
+    /// Says that the agent goes round in circles and, at a stop, has the supervisor stop it.
+    fn stuck(&mut self, ts: SystemTime, verdict: Verdict) {
+        match verdict {
+            Verdict::Warning(s) => self.emit(ts, EventKind::StuckWarning(Box::new(s))),
+            Verdict::Stop(s) => {
+                let message = format!(
+                    "the agent went round in circles: {} ({})",
+                    stuck::describe(&s),
+                    s.rule.as_str()
+                );
+                self.emit(ts, EventKind::StuckDetected(Box::new(s)));
+                self.halt.get_or_insert(Halt {
+                    outcome: Outcome::Stuck,
+                    message,
+                });
+            }
+        }
+    }
+
     /// Hands on a stamped event, with the agent's line it came from. Its JSON line is masked:
     /// an event of the agent's (`from_agent`) was made of lines the line feed masked already
     /// (masking it again would scan every event twice); runbook's own events, which may hold
@@ -531,6 +559,9 @@ impl Core {
             self.any_json = self.consumers.iter().any(|c| c.wants_json());
         }
         self.raise();
+        if let Some(verdict) = self.stuck.as_mut().and_then(|d| d.observe(ev)) {
+            self.stuck(ev.ts, verdict);
+        }
     }
 
     fn flush(&mut self) {

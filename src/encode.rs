@@ -136,6 +136,8 @@ fn common_kind(out: &mut Vec<u8>, kind: &EventKind) -> bool {
                 error,
                 output_bytes,
                 duration_ms,
+                input_hash,
+                result_hash,
             } = end;
             out.extend_from_slice(b",\"type\":\"tool.completed\"");
             tool_call(out, call_id, name, *kind, input, parent.as_deref());
@@ -155,6 +157,15 @@ fn common_kind(out: &mut Vec<u8>, kind: &EventKind) -> bool {
                 if let Some(value) = value {
                     out.extend_from_slice(key);
                     itoa_like::Integer::write(*value, out);
+                }
+            }
+            for (key, value) in [
+                (&b",\"input_hash\":"[..], input_hash),
+                (b",\"result_hash\":", result_hash),
+            ] {
+                if let Some(value) = value {
+                    out.extend_from_slice(key);
+                    string(out, value);
                 }
             }
         }
@@ -947,6 +958,8 @@ mod tests {
                     error: (j > 0).then(|| text.to_owned()),
                     output_bytes: (i % 3 == j).then_some(u64::MAX - j as u64),
                     duration_ms: (j != 1).then_some(i as u64),
+                    input_hash: (j != 0).then(|| format!("{text}{j}")),
+                    result_hash: (i % 2 == j % 2).then(|| text.to_owned()),
                     ..start.clone().end(status)
                 }));
             }

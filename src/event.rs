@@ -359,6 +359,13 @@ pub enum EventKind {
     /// The watchdog decided the agent hung and is stopping it.
     #[serde(rename = "watchdog.fired")]
     WatchdogFired(Box<Diagnostic>),
+    /// The agent is doing the same thing again and again (`--stuck`): a warning; the run goes on.
+    #[serde(rename = "stuck.warning")]
+    StuckWarning(Box<Stuck>),
+    /// The agent went round in circles until a stop threshold (`--stuck stop`): it is stopped,
+    /// and the run ends `stuck`.
+    #[serde(rename = "stuck.detected")]
+    StuckDetected(Box<Stuck>),
     /// runbook decided to stop the agent for a reason other than the watchdog.
     #[serde(rename = "stop.requested")]
     StopRequested {
@@ -491,6 +498,8 @@ impl EventKind {
             EventKind::WatchdogWarning { .. } => "watchdog.warning",
             EventKind::WatchdogResumed { .. } => "watchdog.resumed",
             EventKind::WatchdogFired(_) => "watchdog.fired",
+            EventKind::StuckWarning(_) => "stuck.warning",
+            EventKind::StuckDetected(_) => "stuck.detected",
             EventKind::StopRequested { .. } => "stop.requested",
             EventKind::StorageFailed { .. } => "storage.failed",
             EventKind::SignalSent { .. } => "signal.sent",
@@ -510,6 +519,8 @@ impl EventKind {
                 | EventKind::WatchdogWarning { .. }
                 | EventKind::WatchdogResumed { .. }
                 | EventKind::WatchdogFired(_)
+                | EventKind::StuckWarning(_)
+                | EventKind::StuckDetected(_)
                 | EventKind::StopRequested { .. }
                 | EventKind::SignalSent { .. }
                 | EventKind::StorageFailed { .. }
@@ -640,6 +651,8 @@ pub enum RepairStop {
     Budget,
     /// The agent's repair turn did not complete.
     AgentFailed,
+    /// The agent went round in circles during an attempt and was stopped (`--stuck`).
+    Stuck,
     /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
     Interrupted,
     /// The run reached its `--timeout`.
@@ -655,6 +668,7 @@ impl RepairStop {
             RepairStop::SameFailures => "the last attempt left the same failures",
             RepairStop::Budget => "its budget was spent",
             RepairStop::AgentFailed => "the agent's repair turn did not complete",
+            RepairStop::Stuck => "the agent went round in circles and was stopped",
             RepairStop::Interrupted => "it was interrupted",
             RepairStop::TimedOut => "the run reached its --timeout",
         }
@@ -1088,6 +1102,8 @@ impl ToolStart {
             error: None,
             output_bytes: None,
             duration_ms: None,
+            input_hash: None,
+            result_hash: None,
         }
     }
 }
@@ -1190,6 +1206,14 @@ pub struct ToolEnd {
     /// How long it took, in milliseconds, when the agent says (over ACP, as runbook timed it
     /// from reading the call's start to reading its end).
     pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The fingerprint of the call's whole input (its canonical JSON, keys sorted, hashed):
+    /// equal for two calls with the same input. Only the hash is kept, never the input.
+    pub input_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The fingerprint of how the call ended: its status, exit code and output, with terminal
+    /// escapes, durations, timestamps, temporary paths and process ids taken out, hashed.
+    pub result_hash: Option<String>,
 }
 
 impl ToolEnd {
@@ -1375,6 +1399,54 @@ pub struct Unparsed {
 /// How much of an unreadable line is kept.
 pub const UNPARSED_HEAD_BYTES: usize = 256;
 
+/// What the agent repeated, and how often (`stuck.warning`, `stuck.detected`, the receipt).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Stuck {
+    /// The rule that saw it.
+    pub rule: StuckRule,
+    /// How many times in a row the agent did it (for `ping_pong`, the calls of the cycles).
+    pub count: u32,
+    /// The tool it called, when the rule is about tool calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// What it called the tool on, in a short line (secrets masked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// The event of the first repetition.
+    pub first_seq: u64,
+    /// The event of the last.
+    pub last_seq: u64,
+}
+
+/// A way of going round in circles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StuckRule {
+    /// The same tool call with the same result, one after another.
+    Repeat,
+    /// The same shell command failing the same way within a turn, whatever ran between.
+    SameFailure,
+    /// The same tool call ending in the same error, one after another.
+    SameError,
+    /// Two calls in turn (A, B, A, B, …), each with the same result as before.
+    PingPong,
+    /// Steps without a tool call, their text empty or the same.
+    Monologue,
+}
+
+impl StuckRule {
+    /// The rule as it is serialized and configured: `repeat`, `same_failure`, ….
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StuckRule::Repeat => "repeat",
+            StuckRule::SameFailure => "same_failure",
+            StuckRule::SameError => "same_error",
+            StuckRule::PingPong => "ping_pong",
+            StuckRule::Monologue => "monologue",
+        }
+    }
+}
+
 /// How a run (or a turn) ended. Fail closed: only `completed` means the agent finished its work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -1391,6 +1463,9 @@ pub enum Outcome {
     Hung,
     /// `--max-cost` was crossed.
     BudgetExceeded,
+    /// The agent went round in circles (the same call with the same result, the same failure
+    /// again and again) and was stopped (`--stuck`).
+    Stuck,
     /// `--timeout` was reached.
     TimedOut,
     /// Ctrl-C (or SIGTERM/SIGHUP to runbook).
@@ -1419,6 +1494,7 @@ impl Outcome {
             Outcome::Killed => "killed",
             Outcome::Hung => "hung",
             Outcome::BudgetExceeded => "budget_exceeded",
+            Outcome::Stuck => "stuck",
             Outcome::TimedOut => "timed_out",
             Outcome::Interrupted => "interrupted",
             Outcome::Aborted => "aborted",
@@ -1590,6 +1666,8 @@ mod tests {
                 error: Some("File not found".into()),
                 output_bytes: None,
                 duration_ms: Some(9),
+                input_hash: None,
+                result_hash: None,
             }),
         };
         let json = serde_json::to_string(&ev).unwrap();

@@ -28,6 +28,8 @@ pub enum ExitStatus {
     Aborted = 8,
     /// The task completed, but a project check failed (`--check`).
     ChecksFailed = 9,
+    /// The agent went round in circles and was stopped (`--stuck`).
+    Stuck = 10,
     /// The agent's binary was not found.
     AgentNotFound = 127,
     /// Interrupted by Ctrl-C, SIGTERM or SIGHUP.
@@ -42,6 +44,7 @@ impl ExitStatus {
             Outcome::Truncated | Outcome::AgentError | Outcome::Killed => Self::AgentFailed,
             Outcome::Hung => Self::Hung,
             Outcome::BudgetExceeded => Self::Budget,
+            Outcome::Stuck => Self::Stuck,
             Outcome::TimedOut => Self::Timeout,
             Outcome::Interrupted => Self::Interrupted,
             Outcome::Running => Self::Completed,
@@ -91,5 +94,6 @@ Exit codes:
   7    abandoned: the supervising runbook process died (runbook status --live)
   8    aborted: the plan was not approved (--plan)
   9    checks failed: the task completed, but a --check did not pass
+  10   stuck: the agent went round in circles and was stopped (--stuck)
   127  agent not found
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";

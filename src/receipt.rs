@@ -107,6 +107,10 @@ pub struct Receipt {
     pub after_final_word: AfterFinalWord,
     /// Why the watchdog stopped the agent, when it did.
     pub watchdog: Option<Diagnostic>,
+    /// What the agent repeated when it was stopped for going round in circles (`stuck`), or
+    /// the last repetition it was warned of; absent when neither happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<crate::event::Stuck>,
     /// The limits the run was held to.
     pub limits: Limits,
     /// The settings that did not come from runbook's defaults, and where each was set.
@@ -520,6 +524,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         warnings: s.warnings.clone(),
         after_final_word: s.after_final_word,
         watchdog: s.watchdog.clone(),
+        stuck: s.stuck.clone(),
         limits: info.limits,
         plan: s.plan.as_ref().map(|plan| {
             let (tokens, cost_usd) = s.planning_totals().unwrap_or_default();

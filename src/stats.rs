@@ -288,6 +288,8 @@ pub struct RunStats {
     pub agent_version: Option<String>,
     /// Why the watchdog stopped the agent, if it did.
     pub watchdog: Option<Diagnostic>,
+    /// What the agent repeated: the stop for it, or else the last warning (`stuck.*`).
+    pub stuck: Option<crate::event::Stuck>,
     pub plan: Option<PlanState>,
     pub finish: Option<Finish>,
     /// The first write to the run directory that failed, as one line. The run then ends as
@@ -377,6 +379,10 @@ impl RunStats {
             }
             EventKind::AgentVersion { version, .. } => self.agent_version = Some(version.clone()),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
+            // Nothing is said after a stop: the last said is the stop, or the last warning.
+            EventKind::StuckDetected(s) | EventKind::StuckWarning(s) => {
+                self.stuck = Some((**s).clone());
+            }
             EventKind::StorageFailed { path, error } => {
                 self.storage_error
                     .get_or_insert_with(|| format!("cannot write {path}: {error}"));
@@ -898,6 +904,8 @@ mod tests {
             error: None,
             output_bytes: None,
             duration_ms: None,
+            input_hash: None,
+            result_hash: None,
         })
     }
 
@@ -1035,6 +1043,8 @@ mod tests {
                 error: None,
                 output_bytes: None,
                 duration_ms: None,
+                input_hash: None,
+                result_hash: None,
             })));
         }
         assert_eq!(

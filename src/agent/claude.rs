@@ -32,6 +32,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::late::AfterFinal;
+use super::prints::InputPrints;
 use super::reported::{self, Cost, Count};
 use super::scan::Name;
 use super::summary::{self, InputFields};
@@ -167,6 +168,8 @@ struct Parser {
     streaming: bool,
     step: Option<Step>,
     calls: OpenCalls,
+    /// The input fingerprints of the calls in flight.
+    prints: InputPrints,
     denied: HashSet<String>,
     /// Calls Claude said it refused (`system/permission_denied`), until their result arrives.
     refused: HashSet<String>,
@@ -482,6 +485,9 @@ impl Parser {
                     let name = block.name.unwrap_or_else(|| "unknown".to_owned());
                     let input = summarize(&name, block.input.as_ref(), &self.cwd);
                     let id = block.id.unwrap_or_default();
+                    if let Some(value) = &block.input {
+                        self.prints.start(&id, &name, value);
+                    }
                     self.calls
                         .start(tools::start(&id, &name, input, parent), out);
                 }
@@ -528,6 +534,7 @@ impl Parser {
                 Ending::ok(bytes)
             };
             let status = ending.status;
+            let at = out.len();
             let Some(call) = self.calls.finish(&id, ending, out) else {
                 continue;
             };
@@ -543,6 +550,7 @@ impl Parser {
                     call_id: Some(id.clone()),
                 });
             }
+            self.prints.finish(&id, None, &text, &mut out[at..]);
             if kind == ToolKind::Subagent {
                 out.push(EventKind::SubagentFinished {
                     call_id: id,

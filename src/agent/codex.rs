@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::late::AfterFinal;
+use super::prints;
 use super::reported::Count;
 use super::scan::{self, Name};
 use super::summary::{self, InputFields};
@@ -340,7 +341,23 @@ impl Parser {
     fn finish(&mut self, item: &Item<'_>, out: &mut Vec<EventKind>) {
         let ending = self.ending(item);
         let status = ending.status;
+        let at = out.len();
         self.calls.finish(&item.id, ending, out);
+        // Only a command is told whole: a file change names its paths, not what changed.
+        if item.kind == "command_execution"
+            && let Some(command) = item.command.as_deref()
+        {
+            let input = serde_json::json!({ "command": command });
+            let output = item.aggregated_output.as_deref().unwrap_or_default();
+            prints::whole(
+                &item.id,
+                "shell",
+                &input,
+                item.exit_code,
+                output,
+                &mut out[at..],
+            );
+        }
         if item.kind == "collab_tool_call" {
             self.subagent(item, status, out);
         }

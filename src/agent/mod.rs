@@ -7,6 +7,7 @@ mod feed;
 mod generic;
 mod late;
 mod opencode;
+mod prints;
 mod reported;
 mod scan;
 mod summary;

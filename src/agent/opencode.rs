@@ -6,6 +6,7 @@
 //! ended with a reason other than `tool-calls` (or `length`, an answer cut by the output limit).
 
 mod fast;
+mod prints;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use fast::agrees as fast_path_agrees;
@@ -132,7 +133,11 @@ impl StdoutParser for Parser {
                     text: part.text.unwrap_or_default().into_owned(),
                 });
             }
-            ("tool_use", Some(part), _) => self.tool_use(part, out),
+            ("tool_use", Some(part), _) => {
+                let at = out.len();
+                self.tool_use(part, out);
+                prints::stamp(line, &mut out[at..]);
+            }
             ("error", _, Some(err)) => self.error(err, out),
             _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }

@@ -16,7 +16,9 @@ use crate::agent::{StderrFeed, StdoutFeed};
 use crate::cli::ReplayArgs;
 use crate::config::{self, Config, Flags};
 use crate::consumer::Dispatcher;
-use crate::event::{Event, EventKind, ExitInfo, Limits, RunInfo, SCHEMA_VERSION, Stream, Turn};
+use crate::event::{
+    Event, EventKind, ExitInfo, Limits, Outcome, RunInfo, SCHEMA_VERSION, Stream, Turn,
+};
 use crate::exit::{Error, ExitStatus};
 use crate::files::{self, FileError, Links};
 use crate::lifecycle::Ending;
@@ -52,6 +54,14 @@ pub(crate) async fn replay(
     };
     let consumers = render::views(color, args.json, args.verbosity.into());
     let mut dispatch = Dispatcher::new(consumers);
+    // An agent's own output is judged as a live run would judge it; an event log already holds
+    // what was judged live.
+    if !matches!(format, Format::Events) {
+        dispatch.watch_for_loops(crate::stuck::Detector::new(
+            config.value(&config::keys::STUCK),
+            crate::commands::run::setup::stuck_thresholds(&config),
+        ));
+    }
     let pace = Pace {
         start: Instant::now(),
         speed: (!args.instant).then_some(args.speed),
@@ -471,7 +481,13 @@ impl Player<'_> {
             // Neither a code nor a signal: never a clean exit.
             Recorded::Unreadable => ExitInfo::default(),
         };
-        let ending = Ending::of_agent(stream_end, exit);
+        // Stopped for going round in circles, as the live run was.
+        let ending = match dispatch.take_halt() {
+            Some(halt) if halt.outcome == Outcome::Stuck => {
+                Ending::new(halt.outcome, halt.message, exit)
+            }
+            _ => Ending::of_agent(stream_end, exit),
+        };
         dispatch.emit(end, ending.turn_event());
         dispatch.emit(end, ending.run_event(self.last));
         dispatch.flush();

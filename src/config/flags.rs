@@ -143,7 +143,7 @@ const BRIEF: usize = 45;
 /// variable and values in `--help`.
 fn arg(key: &'static Key) -> Arg {
     let values: Vec<String> = match key.kind {
-        Kind::Agent | Kind::Color | Kind::Permissions => parser(key.kind)
+        Kind::Agent | Kind::Color | Kind::Permissions | Kind::Stuck => parser(key.kind)
             .possible_values()
             .map(|values| values.map(|v| v.get_name().to_owned()).collect())
             .unwrap_or_default(),
@@ -216,6 +216,9 @@ fn parser(kind: Kind) -> ValueParser {
             .into(),
         Kind::Permissions => EnumValueParser::<Permissions>::new()
             .map(Value::Permissions)
+            .into(),
+        Kind::Stuck => EnumValueParser::<crate::stuck::Mode>::new()
+            .map(Value::Stuck)
             .into(),
         Kind::Bool => ValueParser::bool(),
         kind => ValueParser::new(move |text: &str| kind.parse(text)),

@@ -180,6 +180,59 @@ pub(crate) static MAX_COST: Typed<f64> = Typed::new(
     .brief("Stop once it cost this many US dollars")
     .heading(Heading::Limits, 2),
 );
+pub(crate) static STUCK: Defaulted<crate::stuck::Mode> = Defaulted::new(
+    Key::new("stuck", Kind::Stuck, "What to do about an agent going round in circles (the same call with the same result, the same failure after each patch, two calls in turn, empty steps): off, warn, or stop it (the run ends `stuck`, exit code 10)")
+        .default("stop")
+        .env()
+        .flag(Flag::Run)
+        .brief("When the agent goes round in circles")
+        .heading(Heading::Limits, 20),
+);
+pub(crate) static STUCK_REPEAT: Defaulted<u32> = Defaulted::new(
+    Key::new("stuck_repeat", Kind::Count, "Stop the agent when it makes the same call with the same result this many times in a row, with a warning two before (0: never)")
+        .default("5")
+        .env()
+        .flag(Flag::Run)
+        .brief("Stop at this many same calls and results")
+        .heading(Heading::Limits, 21)
+        .advanced(),
+);
+pub(crate) static STUCK_SAME_FAILURE: Defaulted<u32> = Defaulted::new(
+    Key::new("stuck_same_failure", Kind::Count, "Stop the agent when a shell command fails the same way this many times in a turn, whatever ran between, with a warning two before (0: never)")
+        .default("5")
+        .env()
+        .flag(Flag::Run)
+        .brief("Stop at this many same shell failures")
+        .heading(Heading::Limits, 22)
+        .advanced(),
+);
+pub(crate) static STUCK_SAME_ERROR: Defaulted<u32> = Defaulted::new(
+    Key::new("stuck_same_error", Kind::Count, "Stop the agent when the same call ends in the same error this many times in a row (0: never)")
+        .default("3")
+        .env()
+        .flag(Flag::Run)
+        .brief("Stop at this many same errors in a row")
+        .heading(Heading::Limits, 23)
+        .advanced(),
+);
+pub(crate) static STUCK_PING_PONG: Defaulted<u32> = Defaulted::new(
+    Key::new("stuck_ping_pong", Kind::Count, "Stop the agent after this many cycles of two calls in turn (A, B, A, B, …) with unchanged results (0: never)")
+        .default("3")
+        .env()
+        .flag(Flag::Run)
+        .brief("Stop at this many A, B, A, B cycles")
+        .heading(Heading::Limits, 24)
+        .advanced(),
+);
+pub(crate) static STUCK_MONOLOGUE: Defaulted<u32> = Defaulted::new(
+    Key::new("stuck_monologue", Kind::Count, "Stop the agent after this many steps in a row without a tool call whose text is empty or the same (0: never)")
+        .default("3")
+        .env()
+        .flag(Flag::Run)
+        .brief("Stop at this many empty or same steps")
+        .heading(Heading::Limits, 25)
+        .advanced(),
+);
 pub(crate) static PLAN: Defaulted<bool> = Defaulted::new(
     Key::new("plan", Kind::Bool, "Plan first: a read-only turn that writes a plan, your decision (execute, revise, abort), then execution in the same agent session")
         .default("false")
@@ -288,7 +341,7 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 27] = [
+static KEYS: [&Key; 33] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
     &VIA.0.key,
@@ -303,6 +356,12 @@ static KEYS: [&Key; 27] = [
     &PERMISSION_TIMEOUT.0.key,
     &TIMEOUT.key,
     &MAX_COST.key,
+    &STUCK.0.key,
+    &STUCK_REPEAT.0.key,
+    &STUCK_SAME_FAILURE.0.key,
+    &STUCK_SAME_ERROR.0.key,
+    &STUCK_PING_PONG.0.key,
+    &STUCK_MONOLOGUE.0.key,
     &PLAN.0.key,
     &CHECKS.key,
     &CHECK_TIMEOUT.0.key,

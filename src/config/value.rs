@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use super::duration;
 use crate::agent_kind::{AgentKind, Permissions};
 use crate::prices::Price;
+use crate::stuck::Mode as StuckMode;
 use crate::term::ColorChoice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,8 @@ pub(crate) enum Kind {
     Color,
     /// What the agent may do without asking.
     Permissions,
+    /// What to do about an agent going round in circles: `off`, `warn` or `stop`.
+    Stuck,
     /// A list of command-line arguments (files only).
     Args,
     /// A model's prices (files only).
@@ -80,6 +83,7 @@ pub(crate) enum Value {
     Bool(bool),
     Color(ColorChoice),
     Permissions(Permissions),
+    Stuck(StuckMode),
     Args(Vec<String>),
     Price(Price),
     Count(u32),
@@ -108,6 +112,7 @@ impl Kind {
             Kind::Bool => "true or false".to_owned(),
             Kind::Color => format!("one of {}", names::<ColorChoice>()),
             Kind::Permissions => format!("one of {}", names::<Permissions>()),
+            Kind::Stuck => format!("one of {}", names::<StuckMode>()),
             Kind::Args => "an array of strings".to_owned(),
             Kind::Price => {
                 "a table of USD per million tokens: input, cached_input, output and optionally cache_write"
@@ -137,7 +142,7 @@ impl Kind {
             Kind::Usd => "USD",
             Kind::Bool => "BOOL",
             Kind::Color => "WHEN",
-            Kind::Permissions => "MODE",
+            Kind::Permissions | Kind::Stuck => "MODE",
             Kind::Args => "ARGS",
             Kind::Price => "PRICE",
             Kind::Count => "N",
@@ -169,6 +174,9 @@ impl Kind {
             }
             Kind::Permissions => {
                 choice(text, Value::Permissions).ok_or_else(|| self.not_one_of::<Permissions>(text))
+            }
+            Kind::Stuck => {
+                choice(text, Value::Stuck).ok_or_else(|| self.not_one_of::<StuckMode>(text))
             }
             Kind::Text => Ok(Value::Text(text.to_owned())),
             Kind::Dir | Kind::Program | Kind::File => Ok(Value::Path(expand_home(text))),
@@ -269,6 +277,7 @@ impl Value {
             Value::Agent(a) => toml::Value::String(name(a)),
             Value::Color(c) => toml::Value::String(name(c)),
             Value::Permissions(p) => toml::Value::String(name(p)),
+            Value::Stuck(m) => toml::Value::String(name(m)),
             Value::Text(s) => toml::Value::String(s.clone()),
             Value::Path(p) => toml::Value::String(p.display().to_string()),
             Value::Duration(d) => toml::Value::String(duration::format(*d)),
@@ -353,6 +362,7 @@ from_value!(
     Bool [Bool] => bool,
     Color [Color] => ColorChoice,
     Permissions [Permissions] => Permissions,
+    Stuck [Stuck] => StuckMode,
     Args [Args] => Vec<String>,
     Price [Price] => Price,
     Count [Count] => u32,

@@ -41,6 +41,7 @@ mod run;
 mod stats;
 mod stats_page;
 mod status;
+mod stuck;
 mod summary;
 mod support;
 mod terminal;

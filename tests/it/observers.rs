@@ -183,8 +183,8 @@ fn observers_that_crash_or_stop_reading_are_told_once_and_the_run_completes() {
     assert!(closed.problem.is_some(), "{closed:?}");
     assert_eq!(
         out.stderr.matches("observer 1 (").count(),
-        2,
-        "told once, and in the summary: {}",
+        1,
+        "told once, where it happened: {}",
         out.stderr
     );
     let log = std::fs::read_to_string(ctx.run_dir().join("observers/1.stderr.log")).unwrap();

@@ -112,6 +112,10 @@ pub(crate) async fn execute(
             "cannot start the status line's clock: {e}; the run goes on without it"
         ));
     }
+    dispatch.watch_for_loops(crate::stuck::Detector::new(
+        setup.stuck,
+        setup.stuck_thresholds,
+    ));
     // What the repository was before the agent touched it.
     let git = crate::git::start(&setup.cwd);
     let info = setup.run_info(

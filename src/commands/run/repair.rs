@@ -72,6 +72,7 @@ pub(super) async fn checked(
                 Outcome::BudgetExceeded => RepairStop::Budget,
                 Outcome::Interrupted => RepairStop::Interrupted,
                 Outcome::TimedOut => RepairStop::TimedOut,
+                Outcome::Stuck => RepairStop::Stuck,
                 _ => RepairStop::AgentFailed,
             };
             // Stopped from outside, the run ends so; else the checks still fail.

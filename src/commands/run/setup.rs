@@ -41,6 +41,9 @@ pub(super) struct Setup {
     pub repair: Repair,
     /// Whether a turn that stalled on refused permissions gets one more pass.
     pub retry_denied: bool,
+    /// What to do about an agent going round in circles (`--stuck`), and when.
+    pub stuck: crate::stuck::Mode,
+    pub stuck_thresholds: crate::stuck::Thresholds,
     /// The programs that get every event: `[[observers]]`, then `--on-event`.
     pub observers: Vec<ObserverSpec>,
     /// The file or FIFO every event goes to as well.
@@ -126,6 +129,8 @@ impl Setup {
                 template,
             ),
             retry_denied: config.value(&keys::RETRY_DENIED),
+            stuck: config.value(&keys::STUCK),
+            stuck_thresholds: stuck_thresholds(&config),
             permission_timeout: config.value(&keys::PERMISSION_TIMEOUT),
             observers: observers(&config, &args.on_event),
             events_to: config.get(&keys::EVENTS_TO),
@@ -402,4 +407,15 @@ fn redact_records(mut records: Vec<SettingRecord>, redactor: &Redactor) -> Vec<S
         }
     }
     records
+}
+
+/// When each loop rule warns and stops, as configured (`stuck_*`).
+pub(crate) fn stuck_thresholds(config: &Config) -> crate::stuck::Thresholds {
+    crate::stuck::Thresholds::with_stops(crate::stuck::Stops {
+        repeat: config.value(&keys::STUCK_REPEAT),
+        same_failure: config.value(&keys::STUCK_SAME_FAILURE),
+        same_error: config.value(&keys::STUCK_SAME_ERROR),
+        ping_pong: config.value(&keys::STUCK_PING_PONG),
+        monologue: config.value(&keys::STUCK_MONOLOGUE),
+    })
 }

@@ -118,6 +118,7 @@ fn verdict(ending: &Ending, totals: &RunStats, plan_only: bool) -> String {
             None => "Stopped: budget reached (steps unknown).".to_owned(),
         },
         Outcome::ChecksFailed => checks_failed(totals, message),
+        Outcome::Stuck => format!("Stopped, going round in circles: {message}."),
         Outcome::Hung
         | Outcome::TimedOut
         | Outcome::Interrupted

@@ -51,6 +51,8 @@ pub(crate) struct Human {
     width_fresh: bool,
     /// The tool or check running, and since when.
     running_tool: Option<(String, SystemTime)>,
+    /// The turn's last warning that the agent goes round in circles.
+    stuck: Option<String>,
     /// A permission request waiting for its answer: the tool and its input.
     asking: Option<String>,
     /// The answer text streaming in, shown on the status line until the whole text arrives.
@@ -171,6 +173,7 @@ impl Human {
             width: width(),
             width_fresh: true,
             running_tool: None,
+            stuck: None,
             asking: None,
             streaming: String::new(),
             denial: tools::Shown::default(),
@@ -256,6 +259,8 @@ impl Human {
             | K::WatchdogWarning { .. }
             | K::WatchdogResumed { .. }
             | K::WatchdogFired(_)
+            | K::StuckWarning(_)
+            | K::StuckDetected(_)
             | K::StorageFailed { .. }
             | K::ObserverFinished(_)
             | K::ObserverFailed { .. }
@@ -292,6 +297,10 @@ impl Human {
             | EventKind::TurnFailed { .. } => {
                 self.asking = None;
             }
+            EventKind::StuckWarning(stuck) => {
+                self.stuck = Some(format!("⟳ {}", crate::stuck::describe(stuck)));
+            }
+            EventKind::TurnStarted { .. } => self.stuck = None,
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
             EventKind::Text { text } => {
                 self.streaming.clear();
@@ -383,6 +392,9 @@ impl Human {
         }
         if self.quiet_for >= Duration::from_secs(5) {
             msg.push_str(&format!(" · quiet {}", duration(self.quiet_for)));
+        }
+        if let Some(stuck) = &self.stuck {
+            msg.push_str(&format!(" · {}", self.styles.warn.apply_to(stuck)));
         }
         msg
     }

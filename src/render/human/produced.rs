@@ -12,8 +12,16 @@ const SHOWN_COMMITS: usize = 5;
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
     match kind {
         EventKind::Changes(c) => changes(l, c),
-        EventKind::Summary { text, .. } => {
-            l.info(format!("{} {text}", l.s.dim.apply_to("summary:")));
+        EventKind::Summary { text, verdict, .. } => {
+            // How a run that did not complete ended is said where it happened, and on its last
+            // line: only what follows it (the agent's summary, when asked) is news here.
+            let text = match verdict {
+                Some(verdict) => text.strip_prefix(verdict.as_str()).unwrap_or(text).trim(),
+                None => text.as_str(),
+            };
+            if !text.is_empty() {
+                l.info(format!("{} {text}", l.s.dim.apply_to("summary:")));
+            }
         }
         _ => {}
     }

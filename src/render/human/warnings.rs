@@ -57,6 +57,17 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             );
             l.alert(s.warn.apply_to(text));
         }
+        EventKind::StuckWarning(stuck) => {
+            let text = format!("⟳ {}", crate::stuck::describe(stuck));
+            l.alert(s.warn.apply_to(text));
+        }
+        EventKind::StuckDetected(stuck) => {
+            let text = format!(
+                "✗ stuck: {}; stopping the agent",
+                crate::stuck::describe(stuck)
+            );
+            l.alert(s.error.apply_to(text));
+        }
         EventKind::ObserverFinished(o) if o.dropped > 0 || o.problem.is_some() => {
             // A failure told as it happened is not news at the end.
             let told = l.totals.observers_told.contains(&o.index);

@@ -528,3 +528,39 @@ All pass.",
     );
     assert!(out.contains("summary: Fixed the race."), "{out}");
 }
+
+#[test]
+fn a_loop_warning_stays_on_the_status_line_until_the_next_turn() {
+    let mut human = Human::new(
+        Display::Lines,
+        Styles::plain(),
+        false,
+        crate::term::out::Terminal::to(Box::new(Shared::default())),
+        || None,
+    );
+    let mut totals = RunStats::default();
+    let stuck = crate::event::Stuck {
+        rule: crate::event::StuckRule::SameFailure,
+        count: 3,
+        tool: Some("bash".into()),
+        input: Some("cargo test".into()),
+        first_seq: 1,
+        last_seq: 7,
+    };
+    let warning = EventKind::StuckWarning(Box::new(stuck));
+    feed(&mut human, &mut totals, 8, at(8), Turn::FIRST, warning);
+    let line = human.status_line(at(10), &totals);
+    assert!(
+        line.ends_with("· ⟳ bash cargo test: same failure 3×"),
+        "{line}"
+    );
+    let next = EventKind::TurnStarted {
+        argv: vec!["opencode".into()],
+        pid: 1,
+        planning: false,
+        steps_unreported: false,
+        prompt: None,
+    };
+    feed(&mut human, &mut totals, 9, at(9), Turn::FIRST, next);
+    assert!(!human.status_line(at(10), &totals).contains('⟳'));
+}

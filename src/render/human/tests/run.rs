@@ -140,6 +140,8 @@ fn tool(name: &str, input: &str, status: ToolStatus, error: Option<&str>) -> [Ev
             error: error.map(Into::into),
             output_bytes: Some(120),
             duration_ms: Some(42),
+            input_hash: None,
+            result_hash: None,
         }),
     ]
 }
@@ -164,6 +166,8 @@ fn subagent() -> Timed {
         error: None,
         output_bytes: None,
         duration_ms: None,
+        input_hash: None,
+        result_hash: None,
     };
     vec![
         (

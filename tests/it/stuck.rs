@@ -1,0 +1,406 @@
+//! Loop and stuck detection through the real binary, with the fake agent printing OpenCode's
+//! lines: each rule stops (or warns) where it should, and the runs that only look alike never
+//! trip one.
+
+use runbook::event::{Event, EventKind, Outcome, StuckRule};
+
+use crate::support::{TestContext, types};
+
+const START: &str = r#"{"type":"step_start","sessionID":"ses_s","part":{"messageID":"msg_1"}}"#;
+const MORE: &str = r#"{"type":"step_finish","sessionID":"ses_s","part":{"messageID":"msg_1","reason":"tool-calls","tokens":{"input":10,"output":1},"cost":0.001}}"#;
+const DONE: &str = r#"{"type":"text","sessionID":"ses_s","part":{"text":"All done."}}"#;
+const STOP: &str = r#"{"type":"step_finish","sessionID":"ses_s","part":{"messageID":"msg_1","reason":"stop","tokens":{"input":10,"output":1},"cost":0.001}}"#;
+const HANG: &str = r#"{"$hang": true}"#;
+
+/// One step that calls `tool` with `input` (JSON), ending as `status` with `output` or `error`.
+fn call(n: usize, tool: &str, input: &str, exit: i32, output: &str) -> String {
+    let output = serde_json::to_string(output).unwrap();
+    let state = if exit == 0 {
+        format!(r#""status":"completed","input":{input},"output":{output},"metadata":{{"exit":0}}"#)
+    } else if tool == "bash" {
+        format!(
+            r#""status":"completed","input":{input},"output":{output},"metadata":{{"exit":{exit}}}"#
+        )
+    } else {
+        format!(r#""status":"error","input":{input},"error":{output}"#)
+    };
+    let line = format!(
+        r#"{{"type":"tool_use","sessionID":"ses_s","part":{{"tool":"{tool}","callID":"call_{n}","state":{{{state},"time":{{"start":{n},"end":{}}}}}}}}}"#,
+        n * 7 + 3
+    );
+    [START, &line, MORE].join("\n")
+}
+
+fn scenario(steps: &[String], end: &str) -> String {
+    let mut lines: Vec<&str> = steps.iter().map(String::as_str).collect();
+    let tail = [START, DONE, STOP];
+    if end == HANG {
+        lines.push(HANG);
+    } else {
+        lines.extend(tail);
+    }
+    lines.join("\n") + "\n"
+}
+
+fn stuck_events(events: &[Event]) -> Vec<(bool, StuckRule, u32)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::StuckWarning(s) => Some((false, s.rule, s.count)),
+            EventKind::StuckDetected(s) => Some((true, s.rule, s.count)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn cat(n: usize) -> String {
+    call(
+        n,
+        "bash",
+        r#"{"command":"cat notes.txt","description":"Show notes"}"#,
+        0,
+        "remember the milk\n",
+    )
+}
+
+#[test]
+fn five_identical_calls_warn_at_three_and_stop_the_agent_at_five() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..5).map(cat).collect();
+    let out = ctx.run_fake(&scenario(&steps, HANG), &[]);
+    out.assert_exit(10)
+        .assert_stderr_has("⟳ bash cat notes.txt: same call, same result 3×")
+        .assert_stderr_has("stuck: bash cat notes.txt: same call, same result 5×");
+    let receipt = ctx.ended_as(Outcome::Stuck);
+    let stuck = receipt.stuck.expect("the receipt says what was repeated");
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::Repeat, 5));
+    assert_eq!(stuck.tool.as_deref(), Some("bash"));
+    assert_eq!(stuck.input.as_deref(), Some("cat notes.txt"));
+    assert!(stuck.first_seq < stuck.last_seq);
+    let events = ctx.events();
+    assert_eq!(
+        stuck_events(&events),
+        [(false, StuckRule::Repeat, 3), (true, StuckRule::Repeat, 5)]
+    );
+    // The stop goes through the phase machine, as a budget's does.
+    let kinds = types(&events);
+    let detected = kinds.iter().position(|t| *t == "stuck.detected").unwrap();
+    let stop = kinds.iter().position(|t| *t == "stop.requested");
+    assert!(stop.is_some_and(|stop| stop > detected), "{kinds:?}");
+    assert!(
+        !kinds[detected..].contains(&"tool.started"),
+        "no call after the stop: {kinds:?}"
+    );
+    // The fingerprints are in the log; the output they were made of is not.
+    let completed = events.iter().find_map(|e| match &e.kind {
+        EventKind::ToolCompleted(end) => Some(end.clone()),
+        _ => None,
+    });
+    let completed = completed.expect("a tool call");
+    assert_eq!(completed.input_hash.as_deref().map(str::len), Some(16));
+    assert_eq!(completed.result_hash.as_deref().map(str::len), Some(16));
+    for file in ["events.ndjson", "result.json"] {
+        let text = std::fs::read_to_string(ctx.run_dir().join(file)).unwrap();
+        assert!(!text.contains("remember the milk"), "{file}");
+    }
+    ctx.assert_agent_gone();
+}
+
+/// `list` and `stats` tell a stuck run, and what it spent before it was stopped.
+#[test]
+fn a_stuck_run_is_listed_and_counted_with_what_it_spent() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..5).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
+    let list = ctx.run(&["list"]);
+    let row = list.stdout.lines().nth(1).unwrap_or_default();
+    assert!(row.contains("stuck"), "{}", list.stdout);
+    let runs = ctx.run_dir();
+    let runs = runs.parent().unwrap().to_str().unwrap();
+    let out = ctx.run(&["stats", runs, "--json"]);
+    out.assert_exit(0);
+    let stats: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(stats["outcomes"], serde_json::json!({"stuck": 1}));
+    assert_eq!(stats["cost"]["total_usd"], 0.005, "{stats}");
+}
+
+#[test]
+fn the_same_test_failing_the_same_way_after_each_edit_is_stuck() {
+    let ctx = TestContext::new();
+    let mut steps = Vec::new();
+    for i in 0..5 {
+        let output = format!(
+            "\u{1b}[31mtest adds ... FAILED\u{1b}[0m\nleft: 3, right: 4\nfinished in 0.{i}{}s",
+            i * 3
+        );
+        steps.push(call(
+            2 * i,
+            "bash",
+            r#"{"command":"cargo test"}"#,
+            101,
+            &output,
+        ));
+        let edit = format!(r#"{{"filePath":"/w/src/lib.rs","oldString":"a","newString":"b{i}"}}"#);
+        steps.push(call(2 * i + 1, "edit", &edit, 0, "Edit applied."));
+    }
+    let out = ctx.run_fake(&scenario(&steps, HANG), &[]);
+    out.assert_exit(10)
+        .assert_stderr_has("⟳ bash cargo test: same failure 3×");
+    let receipt = ctx.ended_as(Outcome::Stuck);
+    let stuck = receipt.stuck.expect("what was repeated");
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::SameFailure, 5));
+    assert_eq!(
+        stuck_events(&ctx.events()),
+        [
+            (false, StuckRule::SameFailure, 3),
+            (true, StuckRule::SameFailure, 5)
+        ]
+    );
+}
+
+#[test]
+fn calls_in_turn_with_unchanged_results_are_stuck() {
+    let ctx = TestContext::new();
+    let mut steps = Vec::new();
+    for i in 0..3 {
+        steps.push(call(
+            2 * i,
+            "read",
+            r#"{"filePath":"/w/a.rs"}"#,
+            0,
+            "fn a() {}",
+        ));
+        steps.push(call(
+            2 * i + 1,
+            "read",
+            r#"{"filePath":"/w/b.rs"}"#,
+            0,
+            "fn b() {}",
+        ));
+    }
+    ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
+    let stuck = ctx
+        .ended_as(Outcome::Stuck)
+        .stuck
+        .expect("what was repeated");
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::PingPong, 3));
+}
+
+#[test]
+fn the_same_error_three_times_in_a_row_is_stuck() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..3)
+        .map(|i| {
+            call(
+                i,
+                "read",
+                r#"{"filePath":"/w/missing.rs"}"#,
+                1,
+                "File not found: /w/missing.rs",
+            )
+        })
+        .collect();
+    ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
+    let stuck = ctx
+        .ended_as(Outcome::Stuck)
+        .stuck
+        .expect("what was repeated");
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::SameError, 3));
+}
+
+#[test]
+fn with_stuck_warn_the_agent_is_warned_and_goes_on() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..6).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, ""), &["--stuck", "warn"])
+        .assert_exit(0)
+        .assert_stderr_has("⟳ bash cat notes.txt: same call, same result 5×");
+    ctx.ended_as(Outcome::Completed);
+    assert_eq!(
+        stuck_events(&ctx.events()),
+        [(false, StuckRule::Repeat, 3), (false, StuckRule::Repeat, 5)]
+    );
+}
+
+#[test]
+fn with_stuck_off_nothing_is_said() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..6).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, ""), &["--stuck", "off"])
+        .assert_exit(0);
+    assert_eq!(stuck_events(&ctx.events()), []);
+}
+
+#[test]
+fn a_bad_stuck_mode_is_refused_with_what_it_may_be() {
+    let ctx = TestContext::new();
+    let out = ctx.run_fake(&scenario(&[], ""), &["--stuck", "sometimes"]);
+    out.assert_exit(2).assert_stderr_has("sometimes");
+    let mut ctx = TestContext::new();
+    ctx.env("RUNBOOK_STUCK", "loud");
+    let out = ctx.run_fake(&scenario(&[], ""), &[]);
+    out.assert_exit(2)
+        .assert_stderr_has("RUNBOOK_STUCK")
+        .assert_stderr_has("\"off\", \"warn\", \"stop\"");
+}
+
+/// Runs that look like loops and are not: none may warn.
+#[test]
+fn work_that_only_looks_alike_never_trips_a_rule() {
+    let ctx = TestContext::new();
+    let mut steps = Vec::new();
+    let mut n = 0;
+    let mut next = |tool: &str, input: &str, exit: i32, output: &str| {
+        n += 1;
+        call(n, tool, input, exit, output)
+    };
+    // Polling whose output changes.
+    for pct in [10, 30, 55, 80, 95, 100] {
+        steps.push(next(
+            "bash",
+            r#"{"command":"gh run view 7"}"#,
+            0,
+            &format!("in progress: {pct}%"),
+        ));
+    }
+    // A TDD loop: fail A, edit, fail B, edit, pass.
+    steps.push(next(
+        "bash",
+        r#"{"command":"cargo test"}"#,
+        101,
+        "left: 1, right: 2",
+    ));
+    steps.push(next(
+        "edit",
+        r#"{"filePath":"/w/src/lib.rs","newString":"1"}"#,
+        0,
+        "ok",
+    ));
+    steps.push(next(
+        "bash",
+        r#"{"command":"cargo test"}"#,
+        101,
+        "left: 2, right: 3",
+    ));
+    steps.push(next(
+        "edit",
+        r#"{"filePath":"/w/src/lib.rs","newString":"2"}"#,
+        0,
+        "ok",
+    ));
+    steps.push(next(
+        "bash",
+        r#"{"command":"cargo test"}"#,
+        0,
+        "test result: ok",
+    ));
+    // Twenty edits to twenty files, each with the same answer.
+    for i in 0..20 {
+        let input = format!(r#"{{"filePath":"/w/src/m{i}.rs","oldString":"x","newString":"y"}}"#);
+        steps.push(next("edit", &input, 0, "Edit applied successfully."));
+    }
+    // The same `ls` twice, with a file created between.
+    steps.push(next("bash", r#"{"command":"ls"}"#, 0, "a\n"));
+    steps.push(next(
+        "write",
+        r#"{"filePath":"/w/b","content":""}"#,
+        0,
+        "Wrote file",
+    ));
+    steps.push(next("bash", r#"{"command":"ls"}"#, 0, "a\nb\n"));
+    // A call refused five times is the stall logic's to judge, not a loop.
+    for _ in 0..5 {
+        steps.push(START.to_owned() + "\n" + r#"{"type":"tool_use","sessionID":"ses_s","part":{"tool":"bash","callID":"call_d","state":{"status":"error","input":{"command":"rm -rf /"},"error":"The user rejected permission to use this specific tool call."}}}"# + "\n" + MORE);
+    }
+    ctx.run_fake(&scenario(&steps, ""), &["--permissions", "workspace"])
+        .assert_exit(0);
+    ctx.ended_as(Outcome::Completed);
+    assert_eq!(stuck_events(&ctx.events()), []);
+}
+
+/// The run's own output, replayed, is judged the same way as it was live.
+#[test]
+fn a_replayed_transcript_gets_the_same_verdict() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..5).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
+    let log = ctx.run_dir().join("stdout.log");
+    let out = ctx.run(&["replay", log.to_str().unwrap(), "--instant", "--json"]);
+    let (events, receipt) = crate::support::events_and_receipt(&out.stdout);
+    assert_eq!(receipt.outcome, Outcome::Stuck, "{}", receipt.message);
+    let stuck = receipt
+        .stuck
+        .expect("the replay's receipt says what was repeated");
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::Repeat, 5));
+    assert_eq!(
+        stuck_events(&events),
+        [(false, StuckRule::Repeat, 3), (true, StuckRule::Repeat, 5)],
+        "{:?}",
+        types(&events)
+    );
+}
+
+#[test]
+fn each_rule_stops_where_the_configuration_says() {
+    let ctx = TestContext::new();
+    ctx.write_global_config("stuck_repeat = 4\n");
+    let steps: Vec<String> = (0..4).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, HANG), &[]).assert_exit(10);
+    assert_eq!(
+        stuck_events(&ctx.events()),
+        [(false, StuckRule::Repeat, 2), (true, StuckRule::Repeat, 4)]
+    );
+
+    // 0 turns a rule off: three identical errors are then only a repeat, warned of.
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..3)
+        .map(|i| {
+            call(
+                i,
+                "read",
+                r#"{"filePath":"/w/missing.rs"}"#,
+                1,
+                "File not found",
+            )
+        })
+        .collect();
+    ctx.run_fake(&scenario(&steps, ""), &["--stuck-same-error", "0"])
+        .assert_exit(0);
+    assert_eq!(stuck_events(&ctx.events()), [(false, StuckRule::Repeat, 3)]);
+
+    let out = ctx.run_fake(&scenario(&[], ""), &["--stuck-repeat", "99"]);
+    out.assert_exit(2).assert_stderr_has("99");
+}
+
+/// A repair turn that goes round in circles ends the repair, and the run ends on the checks
+/// that still fail; an `--agent-cmd` agent's own fingerprints are judged like any others.
+#[test]
+fn a_repair_attempt_that_gets_stuck_ends_the_repair_not_the_run() {
+    let ctx = TestContext::new();
+    let agent = ctx.recorded_agent_script(
+        "looper",
+        r#"prompt="$(eval echo \"\${$#}\")"
+echo '{"type":"session.started","session_id":"s-1"}'
+case "$prompt" in
+  *"checks fail"*)
+    for i in 1 2 3; do
+      echo "{\"type\":\"tool.started\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cargo test\"}"
+      echo "{\"type\":\"tool.completed\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cargo test\",\"status\":\"error\",\"input_hash\":\"00aa\",\"result_hash\":\"00bb\"}"
+    done
+    sleep 30 ;;
+esac
+echo '{"type":"step.finished","reason":"stop","tokens":{"input":10,"output":1,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.01}'
+echo '{"type":"agent.result","ok":true}'"#,
+    );
+    let out = ctx.run_agent_cmd(
+        &agent,
+        &["--check", "test=echo 'left: 3'; exit 1", "fix the test"],
+    );
+    out.assert_exit(9)
+        .assert_stderr_has("stuck: bash cargo test: same error 3×");
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    let repair = receipt.repair.expect("a repair record");
+    assert_eq!(repair.stopped, Some(runbook::event::RepairStop::Stuck));
+    assert_eq!(repair.attempts.len(), 1);
+    ctx.assert_agent_gone();
+}
