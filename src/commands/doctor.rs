@@ -17,7 +17,7 @@ use tokio::io::AsyncReadExt as _;
 
 use super::run::setup::resolve_program;
 use crate::agent::{Adapter as _, AgentKind, versions};
-use crate::agent_env;
+use crate::agent_env::{self, AgentEnv};
 use crate::cli::DoctorArgs;
 use crate::config::{self, Config, Flags, keys};
 use crate::exit::{Error, ExitStatus};
@@ -109,14 +109,7 @@ pub(crate) async fn doctor(
             .chain(args.runs_dir.values()),
     )?;
     let agent_env = agent_env::load(&config, &[])?;
-    // An agent's binary that an untrusted repository file names is not run, not even for
-    // `--version`.
-    let untrusted: Vec<String> =
-        trust::examine(&config, &agent_env, &trust::Given::from_env(false))?
-            .into_iter()
-            .filter(|(_, status)| !status.allows())
-            .map(|(f, _)| f.path.display().to_string())
-            .collect();
+    let untrusted = untrusted_files(&config, &agent_env)?;
     let env = agent_env.pairs();
     let default = config.value(&keys::AGENT);
     let custom = config.get(&keys::AGENT_CMD).is_some() || config.get(&keys::ACP_CMD).is_some();
@@ -163,16 +156,38 @@ pub(crate) async fn doctor(
             f.problems.clear();
         }
     }
+    tell(&findings, args.json, custom, &config)
+}
+
+/// The repository files not trusted: an agent's binary one of them names is not run, not even
+/// for `--version`.
+fn untrusted_files(config: &Config, agent_env: &AgentEnv) -> anyhow::Result<Vec<String>> {
+    Ok(
+        trust::examine(config, agent_env, &trust::Given::from_env(false))?
+            .into_iter()
+            .filter(|(_, status)| !status.allows())
+            .map(|(f, _)| f.path.display().to_string())
+            .collect(),
+    )
+}
+
+/// Prints the findings (as JSON with `json`); exits 0 only when nothing needs attention.
+fn tell(
+    findings: &[Finding],
+    json: bool,
+    custom: bool,
+    config: &Config,
+) -> anyhow::Result<ExitStatus> {
     let ok = findings.iter().all(|f| f.problems.is_empty());
-    if args.json {
+    if json {
         let report = Report {
             ok,
-            agents: &findings,
+            agents: findings,
         };
         out::print_json(&report, false)?;
     } else {
         let styles = Styles::new(TermEnv::detect().color_stdout(config.value(&keys::COLOR)));
-        out::print(&human(&findings, custom, &styles))?;
+        out::print(&human(findings, custom, &styles))?;
     }
     Ok(if ok {
         ExitStatus::Completed
@@ -281,52 +296,54 @@ fn examine(
                 ));
                 f.binary = Some(binary.display().to_string());
             }
-            Ok(binary) => {
-                f.version = probe(&binary, version_args).await;
-                f.binary = Some(binary.display().to_string());
-                match &f.version {
-                    None => {
-                        f.problems.push(Problem::new(
-                            format!(
-                                "`{} --version` gave no answer within {}s",
-                                binary.display(),
-                                VERSION_TIMEOUT.as_secs()
-                            ),
-                            "check that the binary runs; runbook cannot tell which version it is"
-                                .to_owned(),
-                        ));
-                    }
-                    Some(version) => {
-                        let tested = versions::is_tested(agent, version);
-                        f.tested = Some(tested);
-                        if !tested {
-                            f.problems.push(Problem::new(
-                                format!(
-                                    "runbook was not tested with this version (tested: {})",
-                                    f.tested_versions.join(", ")
-                                ),
-                                format!(
-                                "its output may have changed in ways runbook misreads (each run warns): \
-                                 install a tested version ({}), or compare this one with the \
-                                 recordings (the drift check in runbook's docs/development.md)",
-                                    f.tested_versions.join(", ")
-                                ),
-                            ));
-                        }
-                    }
-                }
-            }
+            Ok(binary) => probed(&mut f, agent, &binary, version_args).await,
         }
-        if let (Some(model), Some("unknown")) = (&f.model, f.price) {
-            f.problems.push(Problem::new(
-                format!("model {model} has no price: its cost will be unknown"),
-                format!(
-                    "add its price to your configuration: [prices.\"{model}\"] input = …, \
-                     cached_input = …, output = … (USD per million tokens; see docs/prices.md)"
-                ),
-            ));
-        }
+        unpriced(&mut f);
         f
+    }
+}
+
+/// Asks the agent's binary its version, and says when it gives none or one runbook was not
+/// tested with.
+async fn probed(f: &mut Finding, agent: AgentKind, binary: &Path, version_args: &[&str]) {
+    f.version = probe(binary, version_args).await;
+    f.binary = Some(binary.display().to_string());
+    let Some(version) = &f.version else {
+        f.problems.push(Problem::new(
+            format!(
+                "`{} --version` gave no answer within {}s",
+                binary.display(),
+                VERSION_TIMEOUT.as_secs()
+            ),
+            "check that the binary runs; runbook cannot tell which version it is".to_owned(),
+        ));
+        return;
+    };
+    let tested = versions::is_tested(agent, version);
+    f.tested = Some(tested);
+    if !tested {
+        let versions = f.tested_versions.join(", ");
+        f.problems.push(Problem::new(
+            format!("runbook was not tested with this version (tested: {versions})"),
+            format!(
+                "its output may have changed in ways runbook misreads (each run warns): \
+                 install a tested version ({versions}), or compare this one with the \
+                 recordings (the drift check in runbook's docs/development.md)"
+            ),
+        ));
+    }
+}
+
+/// A model without a price is a problem: its runs' cost would be unknown.
+fn unpriced(f: &mut Finding) {
+    if let (Some(model), Some("unknown")) = (&f.model, f.price) {
+        f.problems.push(Problem::new(
+            format!("model {model} has no price: its cost will be unknown"),
+            format!(
+                "add its price to your configuration: [prices.\"{model}\"] input = …, \
+                 cached_input = …, output = … (USD per million tokens; see docs/prices.md)"
+            ),
+        ));
     }
 }
 

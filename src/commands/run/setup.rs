@@ -66,11 +66,7 @@ impl Setup {
         global: &Flags<config::Global>,
         ask: bool,
     ) -> anyhow::Result<Self> {
-        let prompts = std::iter::once(&args.prompt).chain(&args.then);
-        if prompts.into_iter().any(|p| p.trim().is_empty()) {
-            let message = "the prompt is empty: say what the agent should do";
-            return Err(Error::Usage(message.to_owned()).into());
-        }
+        no_empty_prompt(args)?;
         let cwd = resolve_cwd(args.workspace.cwd.as_deref())?;
         // Everything that can be wrong with the configuration is found before anything starts.
         let config = config::load(
@@ -103,13 +99,7 @@ impl Setup {
             Some(_) => None,
             None => agent.adapter.configured_model(&agent_env.pairs()),
         };
-        let limits = Limits {
-            inactivity_timeout: config.value(&keys::INACTIVITY_TIMEOUT),
-            kill_grace: config.value(&keys::KILL_GRACE),
-            finish_grace: config.value(&keys::FINISH_GRACE),
-            timeout: config.get(&keys::TIMEOUT),
-            max_cost_usd: config.get(&keys::MAX_COST),
-        };
+        let limits = limits(&config);
         budget_can_hold(&config, &agent)?;
         let template = repair_template(&config)?;
         Ok(Self {
@@ -198,6 +188,27 @@ impl Setup {
             settings: redact_records(self.config.records(), redactor),
             env: self.agent_env.records(),
         }
+    }
+}
+
+/// A prompt (the task's or a `--then`) that says nothing is refused before anything starts.
+fn no_empty_prompt(args: &RunArgs) -> Result<(), Error> {
+    let mut prompts = std::iter::once(&args.prompt).chain(&args.then);
+    if prompts.any(|p| p.trim().is_empty()) {
+        let message = "the prompt is empty: say what the agent should do";
+        return Err(Error::Usage(message.to_owned()));
+    }
+    Ok(())
+}
+
+/// The run's limits as configured.
+fn limits(config: &Config) -> Limits {
+    Limits {
+        inactivity_timeout: config.value(&keys::INACTIVITY_TIMEOUT),
+        kill_grace: config.value(&keys::KILL_GRACE),
+        finish_grace: config.value(&keys::FINISH_GRACE),
+        timeout: config.get(&keys::TIMEOUT),
+        max_cost_usd: config.get(&keys::MAX_COST),
     }
 }
 

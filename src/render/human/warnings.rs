@@ -4,7 +4,8 @@
 
 use super::Lines;
 use crate::event::{
-    ActivitySign, Diagnostic, EventKind, ProviderError, ProviderRetry, Unparsed, UnparsedReason,
+    ActivitySign, Diagnostic, EventKind, ObserverReport, ProviderError, ProviderRetry, Unparsed,
+    UnparsedReason,
 };
 use crate::format::{duration_ms, first_line_and_more, money, plural, thousands};
 
@@ -35,17 +36,7 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             );
             l.alert(s.warn.apply_to(text));
         }
-        EventKind::WatchdogResumed { by, cpu_percent } => {
-            // Said wherever the warning was: a warning that no longer holds says so.
-            let what = match (by, cpu_percent) {
-                (ActivitySign::Cpu, Some(p)) => format!("cpu {p}%"),
-                (ActivitySign::Cpu, None) => "cpu".to_owned(),
-                (ActivitySign::Stdout, _) => "output".to_owned(),
-                (ActivitySign::Stderr, _) => "stderr".to_owned(),
-            };
-            let text = format!("✓ activity again: {what}; the watchdog's warning is withdrawn");
-            l.alert(s.ok.apply_to(text));
-        }
+        EventKind::WatchdogResumed { by, cpu_percent } => resumed(l, *by, *cpu_percent),
         EventKind::WatchdogFired(d) => watchdog_fired(l, d),
         EventKind::ObserverFailed {
             index,
@@ -68,29 +59,7 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             );
             l.alert(s.error.apply_to(text));
         }
-        EventKind::ObserverFinished(o) if o.dropped > 0 || o.problem.is_some() => {
-            // A failure told as it happened is not news at the end.
-            let told = l.totals.observers_told.contains(&o.index);
-            if o.dropped == 0 && told {
-                return;
-            }
-            let mut missed = Vec::new();
-            if o.dropped > 0 {
-                missed.push(format!(
-                    "{} of {} dropped",
-                    plural(o.dropped, "event"),
-                    thousands(o.dropped + o.queued)
-                ));
-            }
-            missed.extend(o.problem.clone().filter(|_| !told));
-            let text = format!(
-                "⚠ observer {} ({}): {}",
-                o.index,
-                o.target,
-                missed.join(" · ")
-            );
-            l.alert(s.warn.apply_to(text));
-        }
+        EventKind::ObserverFinished(o) => observer_finished(l, o),
         EventKind::StorageFailed { path, error } => {
             let text = format!("✗ cannot write {path}: {error}");
             l.alert(s.error.apply_to(text));
@@ -102,6 +71,45 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         }
         _ => {}
     }
+}
+
+/// `✓ activity again: cpu 42%`: said wherever the watchdog's warning was, since a warning that
+/// no longer holds says so.
+fn resumed(l: &mut Lines<'_>, by: ActivitySign, cpu_percent: Option<u32>) {
+    let what = match (by, cpu_percent) {
+        (ActivitySign::Cpu, Some(p)) => format!("cpu {p}%"),
+        (ActivitySign::Cpu, None) => "cpu".to_owned(),
+        (ActivitySign::Stdout, _) => "output".to_owned(),
+        (ActivitySign::Stderr, _) => "stderr".to_owned(),
+    };
+    let text = format!("✓ activity again: {what}; the watchdog's warning is withdrawn");
+    l.alert(l.s.ok.apply_to(text));
+}
+
+/// What an observer missed, at the end of the run: events dropped, and why it got no more
+/// unless that was told as it happened.
+fn observer_finished(l: &mut Lines<'_>, o: &ObserverReport) {
+    let told = l.totals.observers_told.contains(&o.index);
+    let problem = o.problem.clone().filter(|_| !told);
+    let mut missed = Vec::new();
+    if o.dropped > 0 {
+        missed.push(format!(
+            "{} of {} dropped",
+            plural(o.dropped, "event"),
+            thousands(o.dropped + o.queued)
+        ));
+    }
+    missed.extend(problem);
+    if missed.is_empty() {
+        return;
+    }
+    let text = format!(
+        "⚠ observer {} ({}): {}",
+        o.index,
+        o.target,
+        missed.join(" · ")
+    );
+    l.alert(l.s.warn.apply_to(text));
 }
 
 /// `⚠ provider error: APIError 429: rate limited (retryable)`.
