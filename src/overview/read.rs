@@ -225,21 +225,9 @@ fn read_one(dir: &Path) -> Read {
         Err(FileError::TooLarge(_)) => return Read::Skipped("too large".to_owned()),
         Err(_) => return Read::Skipped("unreadable".to_owned()),
     };
-    let slim: Slim = match serde_json::from_slice(&bytes) {
+    let slim = match parse(&bytes) {
         Ok(slim) => slim,
-        Err(e) if e.is_eof() => return Read::Skipped("cut short".to_owned()),
-        Err(_) => {
-            // A receipt of another schema version says so, whatever else it holds.
-            let version = serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .and_then(|v| v["schema_version"].as_u64());
-            return match version {
-                Some(v) if v != u64::from(SCHEMA_VERSION) => {
-                    Read::Skipped(format!("of schema version {v}"))
-                }
-                _ => Read::Skipped("not a receipt".to_owned()),
-            };
-        }
+        Err(why) => return Read::Skipped(why),
     };
     if slim.schema_version != SCHEMA_VERSION {
         return Read::Skipped(format!("of schema version {}", slim.schema_version));
@@ -247,15 +235,7 @@ fn read_one(dir: &Path) -> Read {
     let Ok(started_at) = humantime::parse_rfc3339_weak(&slim.started_at) else {
         return Read::Skipped("not a receipt".to_owned());
     };
-    let first = slim.checks.iter().map(|c| c.attempt).min();
-    let last = slim.checks.iter().map(|c| c.attempt).max();
-    let passed = |attempt: Option<u32>| {
-        slim.checks
-            .iter()
-            .filter(|c| Some(c.attempt) == attempt)
-            .all(|c| c.passed)
-    };
-    let checks = first.map(|_| (!passed(first), passed(last)));
+    let checks = checks(&slim);
     let mut out_of_bounds = Vec::new();
     let cost_usd = slim.cost.usd.and_then(|usd| {
         bounds::cost(usd)
@@ -294,14 +274,7 @@ fn read_one(dir: &Path) -> Read {
         tokens,
         out_of_bounds,
         tools,
-        provider_errors: slim
-            .provider_errors
-            .into_iter()
-            .map(|e| match e.status {
-                Some(status) => format!("{} ({status})", e.name),
-                None => e.name,
-            })
-            .collect(),
+        provider_errors: provider_errors(slim.provider_errors),
         denials: slim
             .permission_denials
             .into_iter()
@@ -310,6 +283,49 @@ fn read_one(dir: &Path) -> Read {
         checks,
         repaired: slim.repair.and_then(|r| r.stopped),
     }))
+}
+
+/// A receipt's bytes read for the figures, or why the run is skipped: cut short, of another
+/// schema version (said whatever else it holds), or not a receipt.
+fn parse(bytes: &[u8]) -> Result<Slim, String> {
+    match serde_json::from_slice(bytes) {
+        Ok(slim) => Ok(slim),
+        Err(e) if e.is_eof() => Err("cut short".to_owned()),
+        Err(_) => {
+            let version = serde_json::from_slice::<serde_json::Value>(bytes)
+                .ok()
+                .and_then(|v| v["schema_version"].as_u64());
+            Err(match version {
+                Some(v) if v != u64::from(SCHEMA_VERSION) => format!("of schema version {v}"),
+                _ => "not a receipt".to_owned(),
+            })
+        }
+    }
+}
+
+/// Whether the run's checks failed at first, and whether they passed in the end; `None`
+/// without checks.
+fn checks(slim: &Slim) -> Option<(bool, bool)> {
+    let first = slim.checks.iter().map(|c| c.attempt).min();
+    let last = slim.checks.iter().map(|c| c.attempt).max();
+    let passed = |attempt: Option<u32>| {
+        slim.checks
+            .iter()
+            .filter(|c| Some(c.attempt) == attempt)
+            .all(|c| c.passed)
+    };
+    first.map(|_| (!passed(first), passed(last)))
+}
+
+/// Each provider error as `name (status)`.
+fn provider_errors(errors: Vec<SlimProviderError>) -> Vec<String> {
+    errors
+        .into_iter()
+        .map(|e| match e.status {
+            Some(status) => format!("{} ({status})", e.name),
+            None => e.name,
+        })
+        .collect()
 }
 
 /// The first non-empty line of a text, trimmed.

@@ -112,7 +112,18 @@ struct Lines<'a> {
     out: Vec<Line>,
 }
 
-impl Lines<'_> {
+impl<'a> Lines<'a> {
+    fn new(s: &'a Styles, verbose: bool, width: usize, turn: Turn, totals: &'a RunStats) -> Self {
+        Lines {
+            s,
+            verbose,
+            width,
+            turn,
+            totals,
+            out: Vec::new(),
+        }
+    }
+
     /// A line that only informs; `--quiet` leaves it out.
     fn info(&mut self, text: impl std::fmt::Display) {
         self.push(false, Fold::Wrap, text);
@@ -194,16 +205,10 @@ impl Human {
     /// the file of its family. Every kind is named, so a new one has to be given a place.
     fn lines(&mut self, ev: &Event, totals: &RunStats) -> Vec<Line> {
         use EventKind as K;
-        let mut lines = Lines {
-            s: &self.styles,
-            verbose: self.verbose,
-            width: self
-                .width
-                .map_or(usize::MAX, |w| w.saturating_sub(PREFIX_WIDTH)),
-            turn: ev.turn,
-            totals,
-            out: Vec::new(),
-        };
+        let width = self
+            .width
+            .map_or(usize::MAX, |w| w.saturating_sub(PREFIX_WIDTH));
+        let mut lines = Lines::new(&self.styles, self.verbose, width, ev.turn, totals);
         let kind = &ev.kind;
         match kind {
             K::RunFinished {
@@ -227,11 +232,11 @@ impl Human {
             | K::SignalSent { .. }
             | K::TurnCompleted { .. }
             | K::TurnFailed { .. } => lifecycle::show(&mut lines, kind),
+            // Said once, unless the model changes.
+            K::ModelAnnounced { model, .. } if self.model.as_ref() == Some(model) => {}
             K::ModelAnnounced { model, .. } => {
-                if self.model.as_ref() != Some(model) {
-                    self.model = Some(model.clone());
-                    lifecycle::show(&mut lines, kind);
-                }
+                self.model = Some(model.clone());
+                lifecycle::show(&mut lines, kind);
             }
             K::ToolStarted(_)
             | K::ToolCompleted(_)
@@ -240,9 +245,7 @@ impl Human {
             | K::PermissionDenied { .. }
             | K::PermissionRequested { .. }
             | K::PermissionAnswered { .. } => {
-                if tools::show(&mut lines, &mut self.denial, kind) {
-                    self.refusals.hold(kind, &mut lines.out);
-                }
+                tools::show_held(&mut lines, &mut self.denial, &mut self.refusals, kind);
             }
             K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => {
                 text::show(&mut lines, kind)

@@ -44,6 +44,18 @@ impl Shown {
     }
 }
 
+/// [`show`], a refusal held back by `refusals` (a flood of them is told in one line).
+pub(super) fn show_held(
+    l: &mut Lines<'_>,
+    denial: &mut Shown,
+    refusals: &mut super::refusals::Refusals,
+    kind: &EventKind,
+) {
+    if show(l, denial, kind) {
+        refusals.hold(kind, &mut l.out);
+    }
+}
+
 /// The lines of a tool, subagent or permission event; false when it is the echo of a refusal
 /// its answer told already (no line, and no more of a flood of refusals).
 pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) -> bool {
