@@ -455,7 +455,7 @@ exit 0"#,
     ]);
     cmd.env("TERM", "xterm-256color");
     let mut run = crate::support::pty::Pty::spawn(cmd, 80);
-    run.wait_for("[a]llow once");
+    run.wait_for("y allow once");
     std::thread::sleep(Duration::from_millis(1100));
     for cols in [80, 200] {
         let screen = status_on_a_terminal(&ctx, cols);
@@ -468,7 +468,7 @@ exit 0"#,
             screen.text()
         );
     }
-    run.send("a");
+    run.send("y");
     let (status, screen) = run.finish();
     assert_eq!(status.code(), Some(0), "{}", screen.text());
     let done = status_on_a_terminal(&ctx, 80);
