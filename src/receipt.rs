@@ -477,36 +477,8 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         permission_denials: s.permission_denials.clone(),
         permissions_asked: s.permissions_asked.clone(),
         checks: s.checks.clone(),
-        repair: s.repair.as_ref().map(|r| RepairRecord {
-            budget_usd: r.budget_usd,
-            stopped: r.stopped,
-            attempts: r
-                .attempts
-                .iter()
-                .map(|&(attempt, turn)| {
-                    let totals = s.turns.iter().find(|t| t.index == turn);
-                    RepairAttempt {
-                        attempt,
-                        turn,
-                        tokens: totals.map(|t| t.tokens).unwrap_or_default(),
-                        cost_usd: totals.and_then(|t| t.cost_usd),
-                    }
-                })
-                .collect(),
-        }),
-        permission_stall: s.stall.as_ref().map(|stall| StallRecord {
-            denied: stall.denied.clone(),
-            pass: stall.pass_turn.map(|turn| {
-                let totals = s.turns.iter().find(|t| t.index == turn);
-                StallPass {
-                    turn,
-                    budget_usd: stall.budget_usd,
-                    tokens: totals.map(|t| t.tokens).unwrap_or_default(),
-                    cost_usd: totals.and_then(|t| t.cost_usd),
-                    outcome: stall.pass_outcome,
-                }
-            }),
-        }),
+        repair: repair(s),
+        permission_stall: stall(s),
         observers: s.observers.clone(),
         git: info.git.as_deref().cloned(),
         changes: s.changes.clone(),
@@ -526,19 +498,62 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         watchdog: s.watchdog.clone(),
         stuck: s.stuck.clone(),
         limits: info.limits,
-        plan: s.plan.as_ref().map(|plan| {
-            let (tokens, cost_usd) = s.planning_totals().unwrap_or_default();
-            PlanRecord {
-                text: plan.text.clone(),
-                revisions: plan.revisions,
-                decision: plan.decision,
-                feedback: plan.feedback.clone(),
-                tokens,
-                cost_usd,
-            }
-        }),
+        plan: plan(s),
         settings: info.settings.clone(),
         env: info.env.clone(),
+    })
+}
+
+/// The repair record: each attempt with what its turn spent.
+fn repair(s: &RunStats) -> Option<RepairRecord> {
+    s.repair.as_ref().map(|r| RepairRecord {
+        budget_usd: r.budget_usd,
+        stopped: r.stopped,
+        attempts: r
+            .attempts
+            .iter()
+            .map(|&(attempt, turn)| {
+                let totals = s.turns.iter().find(|t| t.index == turn);
+                RepairAttempt {
+                    attempt,
+                    turn,
+                    tokens: totals.map(|t| t.tokens).unwrap_or_default(),
+                    cost_usd: totals.and_then(|t| t.cost_usd),
+                }
+            })
+            .collect(),
+    })
+}
+
+/// What a permission stall refused, and the pass after it with what it spent.
+fn stall(s: &RunStats) -> Option<StallRecord> {
+    s.stall.as_ref().map(|stall| StallRecord {
+        denied: stall.denied.clone(),
+        pass: stall.pass_turn.map(|turn| {
+            let totals = s.turns.iter().find(|t| t.index == turn);
+            StallPass {
+                turn,
+                budget_usd: stall.budget_usd,
+                tokens: totals.map(|t| t.tokens).unwrap_or_default(),
+                cost_usd: totals.and_then(|t| t.cost_usd),
+                outcome: stall.pass_outcome,
+            }
+        }),
+    })
+}
+
+/// The plan, with what planning spent.
+fn plan(s: &RunStats) -> Option<PlanRecord> {
+    s.plan.as_ref().map(|plan| {
+        let (tokens, cost_usd) = s.planning_totals().unwrap_or_default();
+        PlanRecord {
+            text: plan.text.clone(),
+            revisions: plan.revisions,
+            decision: plan.decision,
+            feedback: plan.feedback.clone(),
+            tokens,
+            cost_usd,
+        }
     })
 }
 

@@ -37,7 +37,6 @@ pub(super) async fn checked(
         return ending;
     }
     let spent_before = session.supervisor.dispatch.totals().known_cost();
-    let limits = session.supervisor.limits;
     // A pass after a permission stall spent from the same budget.
     let budget_usd = repair
         .budget_usd
@@ -58,23 +57,12 @@ pub(super) async fn checked(
             budget_usd: left,
         });
         // The repair has its own budget, on top of what the task spent.
-        if let Some(budget) = budget_usd {
-            session.supervisor.limits.max_cost_usd = Some(spent_before + budget);
-        }
-        session.supervisor.budget_name = "the repair budget, ending at";
+        let until = budget_usd.map(|budget| spent_before + budget);
         let prompt = prompt(&failures, attempt, repair);
-        let turn = session.turn_as(Role::Repair, &prompt, permissions).await;
-        session.supervisor.limits = limits;
-        session.supervisor.budget_name = "--max-cost";
+        let turn = repair_turn(session, until, &prompt, permissions).await;
         made = attempt;
         if !turn.is_completed() {
-            stopped = match turn.outcome {
-                Outcome::BudgetExceeded => RepairStop::Budget,
-                Outcome::Interrupted => RepairStop::Interrupted,
-                Outcome::TimedOut => RepairStop::TimedOut,
-                Outcome::Stuck => RepairStop::Stuck,
-                _ => RepairStop::AgentFailed,
-            };
+            stopped = turn_stop(turn.outcome);
             // Stopped from outside, the run ends so; else the checks still fail.
             if matches!(stopped, RepairStop::Interrupted | RepairStop::TimedOut) {
                 ending = turn;
@@ -83,11 +71,7 @@ pub(super) async fn checked(
         }
         ending = session.checks(checks, attempt, turn).await;
         if ending.outcome != Outcome::ChecksFailed {
-            stopped = match ending.outcome {
-                Outcome::Completed => RepairStop::Passed,
-                Outcome::TimedOut => RepairStop::TimedOut,
-                _ => RepairStop::Interrupted,
-            };
+            stopped = checks_stop(ending.outcome);
             break;
         }
         let now = failed(session, attempt);
@@ -111,6 +95,45 @@ pub(super) async fn checked(
         return Ending::new(Outcome::ChecksFailed, message, ending.exit);
     }
     ending
+}
+
+/// One repair turn, its spending held to `until` (the run's total, in USD) when there is a
+/// repair budget.
+async fn repair_turn(
+    session: &mut Session<'_>,
+    until: Option<f64>,
+    prompt: &str,
+    permissions: Permissions,
+) -> Ending {
+    let limits = session.supervisor.limits;
+    if until.is_some() {
+        session.supervisor.limits.max_cost_usd = until;
+    }
+    session.supervisor.budget_name = "the repair budget, ending at";
+    let turn = session.turn_as(Role::Repair, prompt, permissions).await;
+    session.supervisor.limits = limits;
+    session.supervisor.budget_name = "--max-cost";
+    turn
+}
+
+/// Why repair stopped when its turn did not complete.
+fn turn_stop(outcome: Outcome) -> RepairStop {
+    match outcome {
+        Outcome::BudgetExceeded => RepairStop::Budget,
+        Outcome::Interrupted => RepairStop::Interrupted,
+        Outcome::TimedOut => RepairStop::TimedOut,
+        Outcome::Stuck => RepairStop::Stuck,
+        _ => RepairStop::AgentFailed,
+    }
+}
+
+/// Why repair stopped when the checks after its turn ended other than failed.
+fn checks_stop(outcome: Outcome) -> RepairStop {
+    match outcome {
+        Outcome::Completed => RepairStop::Passed,
+        Outcome::TimedOut => RepairStop::TimedOut,
+        _ => RepairStop::Interrupted,
+    }
 }
 
 /// The checks of `attempt` that failed.
