@@ -2,7 +2,7 @@
 //! continuing it.
 
 use std::os::unix::fs::DirBuilderExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::setup::Setup;
@@ -202,121 +202,138 @@ impl<'a> Session<'a> {
         attempt: u32,
         ending: Ending,
     ) -> Ending {
-        let Some(run_dir) = self
-            .supervisor
-            .dispatch
-            .totals()
-            .info
-            .as_ref()
-            .map(|i| PathBuf::from(&i.run_dir))
-        else {
-            return ending;
+        let dir = match self.checks_dir(attempt) {
+            Ok(Some(dir)) => dir,
+            Ok(None) => return ending,
+            Err(message) => return Ending::new(Outcome::StorageError, message, ending.exit),
         };
-        let dir = run_dir.join("checks").join(attempt.to_string());
-        let private = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir);
-        if let Err(e) = private {
-            let message = format!("cannot create {}: {e}", dir.display());
-            return Ending::new(Outcome::StorageError, message, ending.exit);
-        }
         let mut failed = Vec::new();
         let mut unrunnable: Option<(&str, String)> = None;
-        let deadline = self.supervisor.deadline;
-        // A check's command may spell out a secret: what is told of it is masked.
-        let redactor = crate::redact::current();
-        let timed_out =
-            |name: &str| format!("the run reached its --timeout during the check `{name}`");
         for check in checks {
-            if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+            if self
+                .supervisor
+                .deadline
+                .is_some_and(|d| tokio::time::Instant::now() >= d)
+            {
                 return Ending::new(Outcome::TimedOut, timed_out(&check.name), ending.exit);
             }
-            let command = redactor.str(&check.command).into_owned();
-            self.emit(EventKind::CheckStarted {
-                attempt,
-                name: check.name.clone(),
-                command: command.clone(),
-            });
-            let log = dir.join(format!("{}.log", check.name));
-            // Ctrl-C, or the run's --timeout, ends the check with its tree, and the run.
-            let mut stopped = None;
-            let ran = {
-                let signals = &mut *self.supervisor.signals;
-                let stop = async {
-                    let until = async {
-                        match deadline {
-                            Some(d) => tokio::time::sleep_until(d).await,
-                            None => std::future::pending().await,
-                        }
-                    };
-                    stopped = Some(tokio::select! {
-                        signal = signals.recv() => Some(signal),
-                        () = until => None,
-                    });
-                };
-                check::run(
-                    check,
-                    &self.setup.cwd,
-                    &log,
-                    &self.supervisor.scope,
-                    self.setup.limits.kill_grace,
-                    stop,
-                )
-                .await
+            let passed = match self.one_check(check, attempt, &dir, ending.exit).await {
+                Ok(passed) => passed,
+                Err(stopped) => return stopped,
             };
-            self.emit(EventKind::CheckFinished(CheckResult {
-                attempt,
-                name: check.name.clone(),
-                command,
-                passed: ran.passed,
-                exit: ran.exit,
-                timed_out: ran.timed_out,
-                duration_ms: crate::event::millis(ran.duration),
-                output_bytes: ran.output_bytes,
-                tail: ran.tail,
-                log: log.display().to_string(),
-                error: ran.error.map(|e| redactor.str(&e).into_owned()),
-            }));
-            match stopped {
-                Some(Some(signal)) => {
-                    return Ending::new(Outcome::Interrupted, signal.message(), ending.exit);
-                }
-                Some(None) => {
-                    return Ending::new(Outcome::TimedOut, timed_out(&check.name), ending.exit);
-                }
-                None => {}
-            }
             if let Some(why) = self.could_not_run(attempt, &check.name) {
                 unrunnable.get_or_insert((check.name.as_str(), why));
-            } else if !ran.passed {
+            } else if !passed {
                 failed.push(check.name.as_str());
             }
         }
-        // A check that could not run is the thing to fix first: said before any failure.
-        if let Some((name, why)) = unrunnable {
-            let mut message = format!("the check `{name}` could not run ({why}): fix the check");
-            if !failed.is_empty() {
-                message.push_str(&format!("; also failed: {}", failed.join(", ")));
-            }
-            return Ending::new(Outcome::ChecksFailed, message, ending.exit);
+        verdict(ending, unrunnable, &failed)
+    }
+
+    /// The directory of this attempt's check logs (`checks/<attempt>/`, only the user's); `None`
+    /// without a run directory.
+    fn checks_dir(&self, attempt: u32) -> Result<Option<PathBuf>, String> {
+        let totals = self.supervisor.dispatch.totals();
+        let Some(run_dir) = totals.info.as_ref().map(|i| PathBuf::from(&i.run_dir)) else {
+            return Ok(None);
+        };
+        let dir = run_dir.join("checks").join(attempt.to_string());
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(Some(dir))
+    }
+
+    /// Runs one check with its log in `dir`, and tells how it went; `Err` with the run's ending
+    /// when Ctrl-C or the run's --timeout ended it (with its tree).
+    async fn one_check(
+        &mut self,
+        check: &Check,
+        attempt: u32,
+        dir: &Path,
+        exit: ExitInfo,
+    ) -> Result<bool, Ending> {
+        // A check's command may spell out a secret: what is told of it is masked.
+        let redactor = crate::redact::current();
+        let command = redactor.str(&check.command).into_owned();
+        self.emit(EventKind::CheckStarted {
+            attempt,
+            name: check.name.clone(),
+            command: command.clone(),
+        });
+        let log = dir.join(format!("{}.log", check.name));
+        let deadline = self.supervisor.deadline;
+        let mut stopped = None;
+        let ran = {
+            let signals = &mut *self.supervisor.signals;
+            let stop = async {
+                let until = async {
+                    match deadline {
+                        Some(d) => tokio::time::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                stopped = Some(tokio::select! {
+                    signal = signals.recv() => Some(signal),
+                    () = until => None,
+                });
+            };
+            let (cwd, grace) = (&self.setup.cwd, self.setup.limits.kill_grace);
+            check::run(check, cwd, &log, &self.supervisor.scope, grace, stop).await
+        };
+        self.emit(EventKind::CheckFinished(CheckResult {
+            attempt,
+            name: check.name.clone(),
+            command,
+            passed: ran.passed,
+            exit: ran.exit,
+            timed_out: ran.timed_out,
+            duration_ms: crate::event::millis(ran.duration),
+            output_bytes: ran.output_bytes,
+            tail: ran.tail,
+            log: log.display().to_string(),
+            error: ran.error.map(|e| redactor.str(&e).into_owned()),
+        }));
+        match stopped {
+            Some(Some(signal)) => Err(Ending::new(Outcome::Interrupted, signal.message(), exit)),
+            Some(None) => Err(Ending::new(Outcome::TimedOut, timed_out(&check.name), exit)),
+            None => Ok(ran.passed),
         }
-        match failed.as_slice() {
-            [] => ending,
-            [one] => Ending::new(
-                Outcome::ChecksFailed,
-                format!("the task completed, but the check `{one}` failed"),
-                ending.exit,
-            ),
-            many => Ending::new(
-                Outcome::ChecksFailed,
-                format!(
-                    "the task completed, but {} checks failed: {}",
-                    many.len(),
-                    many.join(", ")
-                ),
-                ending.exit,
-            ),
+    }
+}
+
+/// Why the run ends when the run's --timeout came during (or before) a check.
+fn timed_out(name: &str) -> String {
+    format!("the run reached its --timeout during the check `{name}`")
+}
+
+/// How the run ends after its checks: a check that could not run is the thing to fix first, said
+/// before any failure; else the checks that failed; else as the task did.
+fn verdict(ending: Ending, unrunnable: Option<(&str, String)>, failed: &[&str]) -> Ending {
+    if let Some((name, why)) = unrunnable {
+        let mut message = format!("the check `{name}` could not run ({why}): fix the check");
+        if !failed.is_empty() {
+            message.push_str(&format!("; also failed: {}", failed.join(", ")));
         }
+        return Ending::new(Outcome::ChecksFailed, message, ending.exit);
+    }
+    match failed {
+        [] => ending,
+        [one] => Ending::new(
+            Outcome::ChecksFailed,
+            format!("the task completed, but the check `{one}` failed"),
+            ending.exit,
+        ),
+        many => Ending::new(
+            Outcome::ChecksFailed,
+            format!(
+                "the task completed, but {} checks failed: {}",
+                many.len(),
+                many.join(", ")
+            ),
+            ending.exit,
+        ),
     }
 }
