@@ -16,8 +16,8 @@ use anyhow::Context as _;
 use crate::cli::RunArgs;
 use crate::config::{self, Flags};
 use crate::consumer::{Consumer, Dispatcher};
-use crate::event::EventKind;
 use crate::event::TurnKind;
+use crate::event::{EventKind, Outcome};
 use crate::exit::ExitStatus;
 use crate::lifecycle::Ending;
 use crate::observers::{
@@ -105,28 +105,112 @@ pub(crate) async fn execute(
     let (mut consumers, mut observers) =
         consumers(&run_dir, &setup, &args, &redactor, host, &scope)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
-    let mut dispatch = Dispatcher::new(consumers);
-    // The view's clock ticks through every phase of the run, not only while an agent is at work.
-    if let Err(e) = dispatch.start_heartbeat() {
-        print::warn(format_args!(
-            "cannot start the status line's clock: {e}; the run goes on without it"
-        ));
+    let mut dispatch = dispatcher(consumers, &setup);
+    let git = run_started(&mut dispatch, &setup, &args, (&run_dir, &redactor), started);
+
+    let ask_person = views && !args.json && prompt_possible();
+    let place = Place {
+        run_dir: &run_dir,
+        redactor: &redactor,
+        scope: &scope,
+    };
+    let (ending, answers) = run_turns(
+        &setup,
+        &args,
+        place,
+        &mut dispatch,
+        &mut signals,
+        ask_person,
+    )
+    .await?;
+    if let Some(changes) = git.as_ref().and_then(crate::git::changes) {
+        dispatch.emit_now(SystemTime::now(), EventKind::Changes(changes));
     }
-    dispatch.watch_for_loops(crate::stuck::Detector::new(
-        setup.stuck,
-        setup.stuck_thresholds,
-    ));
-    // What the repository was before the agent touched it.
+
+    let (completed, outcome) = last_events(
+        &mut dispatch,
+        ending,
+        &answers,
+        &observers.tallies,
+        &args,
+        started,
+    );
+    let answer = dispatch.totals().final_text.clone();
+    let receipt = Receipt::of(&dispatch.totals());
+    let closed = dispatch.close();
+    nothing_left(&mut observers, &scope).await;
+    if !told_closing(&closed, args.json, &setup) {
+        return Ok(Finished {
+            status: ExitStatus::Internal,
+            receipt: None,
+        });
+    }
+    if args.plan_only && !args.json && completed && views {
+        print_plan(&answer)?;
+    }
+    Ok(Finished {
+        status: ExitStatus::from_outcome(outcome),
+        receipt,
+    })
+}
+
+/// `run.started`, with what the repository was before the agent touched it (returned, to tell
+/// what the run changed at its end).
+fn run_started(
+    dispatch: &mut Dispatcher,
+    setup: &Setup,
+    args: &RunArgs,
+    (run_dir, redactor): (&RunDir, &Redactor),
+    started: SystemTime,
+) -> Option<crate::git::Start> {
     let git = crate::git::start(&setup.cwd);
     let info = setup.run_info(
         &args.prompt,
         args.name.as_deref(),
         git.as_ref().map(|g| g.info.clone()),
-        &run_dir,
-        &redactor,
+        run_dir,
+        redactor,
     );
     dispatch.emit_now(started, EventKind::RunStarted(Box::new(info)));
+    git
+}
 
+/// `--plan-only`: the plan is the result, on stdout (with --json it is the `plan.proposed`
+/// event). When stdout and stderr are the same screen, the view has shown it already.
+fn print_plan(plan: &str) -> anyhow::Result<()> {
+    let env = crate::term::TermEnv::detect();
+    if !(env.stdout_is_terminal && env.stderr_is_terminal) {
+        crate::term::out::print(&format!("{}\n", plan.trim_end()))?;
+    }
+    Ok(())
+}
+
+/// Every turn ended its tree and the observers have had their last event: once they have taken
+/// what is queued, what they left goes too, and then nothing of the run is left to guard.
+async fn nothing_left(observers: &mut Observers, scope: &Arc<Scope>) {
+    drained(std::mem::take(&mut observers.pending)).await;
+    ended_the_rest(scope, std::mem::take(&mut observers.logs)).await;
+    scope.close();
+}
+
+/// Where a run's turns write and what they answer to.
+struct Place<'a> {
+    run_dir: &'a RunDir,
+    redactor: &'a Redactor,
+    scope: &'a Arc<Scope>,
+}
+
+/// The run's turns, supervised: the task (with its plan, `--then` prompts, checks and repair),
+/// then the ACP agent closed, whose exit is the run's. How they ended, and what they answered.
+async fn run_turns(
+    setup: &Setup,
+    args: &RunArgs,
+    place: Place<'_>,
+    dispatch: &mut Dispatcher,
+    signals: &mut Signals,
+    ask_person: bool,
+) -> anyhow::Result<(Ending, session::Answers)> {
+    let run_dir = place.run_dir;
     let raw_stdout = RawFile::new(
         run_dir.stdout.try_clone()?,
         run_dir.path.join(rundir::STDOUT),
@@ -143,84 +227,82 @@ pub(crate) async fn execute(
             stdout: &raw_stdout,
             stderr: &raw_stderr,
         },
-        redactor: &redactor,
-        dispatch: &mut dispatch,
-        signals: &mut signals,
-        scope: Arc::clone(&scope),
+        redactor: place.redactor,
+        dispatch,
+        signals,
+        scope: Arc::clone(place.scope),
         live: None,
         permission_timeout: setup.permission_timeout,
     };
-    let mut session = Session::new(&setup, supervisor);
-    session.ask_person = views && !args.json && prompt_possible();
-    let mut ending = turns(&mut session, &args).await;
+    let mut session = Session::new(setup, supervisor);
+    session.ask_person = ask_person;
+    let mut ending = turns(&mut session, args).await;
     // An ACP agent lives until there is no more to ask of it; its exit is the run's.
     if let Some(exit) = session.close().await
         && ending.exit == crate::event::ExitInfo::default()
     {
         ending.exit = exit;
     }
-    let answers = std::mem::take(&mut session.answers);
-    drop(session);
-    if let Some(changes) = git.as_ref().and_then(crate::git::changes) {
-        dispatch.emit_now(SystemTime::now(), EventKind::Changes(changes));
-    }
+    Ok((ending, std::mem::take(&mut session.answers)))
+}
 
-    // Everything is written out before the run's ending is told, so that a write that failed
-    // (a full disk) is known by then.
+/// The dispatcher of the run's events, its view's clock ticking through every phase of the run
+/// (not only while an agent is at work) and the loop detector watching the agent.
+fn dispatcher(consumers: Vec<Box<dyn Consumer>>, setup: &Setup) -> Dispatcher {
+    let mut dispatch = Dispatcher::new(consumers);
+    if let Err(e) = dispatch.start_heartbeat() {
+        print::warn(format_args!(
+            "cannot start the status line's clock: {e}; the run goes on without it"
+        ));
+    }
+    let detector = crate::stuck::Detector::new(setup.stuck, setup.stuck_thresholds);
+    dispatch.watch_for_loops(detector);
+    dispatch
+}
+
+/// The run's last events, after everything was written out (so that a write that failed, a full
+/// disk, is known by then): its summary, which speaks for the whole run and so waits for how it
+/// ended, what each observer was given and missed, and `run.finished`. How the run ended.
+fn last_events(
+    dispatch: &mut Dispatcher,
+    ending: Ending,
+    answers: &session::Answers,
+    tallies: &[Arc<Tally>],
+    args: &RunArgs,
+    started: SystemTime,
+) -> (bool, Outcome) {
     dispatch.flush();
     let ending = ending.unless_storage_failed(dispatch.totals().storage_error.as_ref());
-    // The summary speaks for the whole run, so it waits for how the run ended.
-    let told = summary::told(&answers, &ending, &dispatch.totals(), args.plan_only);
+    let told = summary::told(answers, &ending, &dispatch.totals(), args.plan_only);
     if let Some(told) = told {
         dispatch.emit_now(SystemTime::now(), told);
     }
-    let answer = dispatch.totals().final_text.clone();
-    let completed = ending.is_completed();
-    let outcome = ending.outcome;
-    for tally in &observers.tallies {
-        dispatch.emit_now(
-            SystemTime::now(),
-            EventKind::ObserverFinished(tally.report()),
-        );
+    for tally in tallies {
+        let report = EventKind::ObserverFinished(tally.report());
+        dispatch.emit_now(SystemTime::now(), report);
     }
-    dispatch.emit_now(
-        SystemTime::now(),
-        ending.run_event(started.elapsed().unwrap_or_default()),
-    );
-    let receipt = Receipt::of(&dispatch.totals());
-    let closed = dispatch.close();
-    drained(std::mem::take(&mut observers.pending)).await;
-    // Every turn ended its tree and the observers have had their last event: what they left
-    // goes too, and then nothing of the run is left to guard.
-    ended_the_rest(&scope, std::mem::take(&mut observers.logs)).await;
-    scope.close();
+    let how = (ending.is_completed(), ending.outcome);
+    let finished = ending.run_event(started.elapsed().unwrap_or_default());
+    dispatch.emit_now(SystemTime::now(), finished);
+    how
+}
+
+/// Says what failed as the run closed; false when a file of the run directory could not be
+/// written (the terminal view has shown each; with `--json`, stderr has one line for each).
+fn told_closing(closed: &crate::consumer::Closed, json: bool, setup: &Setup) -> bool {
     for failure in &closed.failures {
         print::warn(failure);
     }
-    if !closed.storage_errors.is_empty() {
-        // The terminal view has shown them; with `--json`, stderr has one line for each.
-        if args.json {
-            let color = crate::term::TermEnv::detect().color(setup.color);
-            for message in &closed.storage_errors {
-                print::error(message, color);
-            }
+    if closed.storage_errors.is_empty() {
+        return true;
+    }
+    if json {
+        let color = crate::term::TermEnv::detect().color(setup.color);
+        for message in &closed.storage_errors {
+            print::error(message, color);
         }
-        return Ok(Finished {
-            status: ExitStatus::Internal,
-            receipt: None,
-        });
     }
-    // `--plan-only`: the plan is the result (with --json it is the `plan.proposed` event). When
-    // stdout and stderr are the same screen, the view has shown it already.
-    let env = crate::term::TermEnv::detect();
-    let shown = env.stdout_is_terminal && env.stderr_is_terminal;
-    if args.plan_only && !args.json && completed && views && !shown {
-        crate::term::out::print(&format!("{}\n", answer.trim_end()))?;
-    }
-    Ok(Finished {
-        status: ExitStatus::from_outcome(outcome),
-        receipt,
-    })
+    false
 }
 
 /// Where the run's events go: the event log, the receipt, the plan file, and the views; then
