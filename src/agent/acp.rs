@@ -284,6 +284,20 @@ struct Announced {
 }
 
 impl Announced {
+    /// A call as its first update announces it: its title and ACP kind, the rest to come.
+    fn new(call_id: &str, update: &Value) -> Self {
+        let text = |key: &str| update.get(key).and_then(Value::as_str).map(str::to_owned);
+        Announced {
+            call_id: call_id.to_owned(),
+            title: text("title"),
+            acp_kind: text("kind"),
+            native: None,
+            parent: None,
+            input: Map::new(),
+            locations: Vec::new(),
+        }
+    }
+
     /// The call as it is shown: named and classified the way the agent's native stream does,
     /// where the ACP stream lets it.
     fn start(&self, cwd: &std::path::Path) -> ToolStart {
@@ -579,92 +593,13 @@ impl Parser {
             return;
         };
         let status = update.get("status").and_then(Value::as_str);
-        let raw_input = update.get("rawInput").and_then(Value::as_object);
-        let locations: Vec<String> = update
-            .get("locations")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|l| l.get("path").and_then(Value::as_str).map(str::to_owned))
-            .collect();
-        let title = update.get("title").and_then(Value::as_str);
-        let meta = |key: &str| {
-            update
-                .pointer(&format!("/_meta/claudeCode/{key}"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        if self.calls.get(call_id).is_none() {
-            let i = match self.announced.iter().position(|a| a.call_id == call_id) {
-                Some(i) => i,
-                None => {
-                    self.announced.push(Announced {
-                        call_id: call_id.to_owned(),
-                        title: title.map(str::to_owned),
-                        acp_kind: update
-                            .get("kind")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        native: None,
-                        parent: None,
-                        input: Map::new(),
-                        locations: Vec::new(),
-                    });
-                    self.announced.len() - 1
-                }
-            };
-            let a = &mut self.announced[i];
-            if a.native.is_none() {
-                a.native = meta("toolName");
-            }
-            if a.parent.is_none() {
-                a.parent = meta("parentToolUseId");
-            }
-            if let Some(input) = raw_input {
-                a.input
-                    .extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
-            }
-            if !locations.is_empty() {
-                a.locations.clone_from(&locations);
-            }
-            // Where it runs is not yet what it does (OpenCode announces `bash` with its `cwd`).
-            let known = a
-                .input
-                .keys()
-                .any(|k| !matches!(k.as_str(), "cwd" | "workdir" | "timeout"));
-            let moving = matches!(status, Some("in_progress" | "completed" | "failed"));
-            if !(known || moving) {
-                return;
-            }
-            let a = self.announced.remove(i);
-            let start = a.start(&self.cwd);
-            self.start(start, &a.input, out);
+        if self.calls.get(call_id).is_none() && !self.announce(call_id, update, status, out) {
+            return;
         }
         match status {
-            Some("completed") => {
-                let text = output_text(update);
-                let bytes = text.as_ref().map(|t| t.len() as u64);
-                // OpenCode's shell says how its command exited; non-zero is a failure, as in
-                // its native stream, and no exit at all a command stopped before it finished.
-                let exit = update.pointer("/rawOutput/metadata/exit");
-                let ending = match (exit, exit.and_then(Value::as_i64)) {
-                    (_, Some(code)) if code != 0 => {
-                        Ending::failed(ToolStatus::Error, format!("exit code {code}"), bytes)
-                    }
-                    (Some(Value::Null), _) => {
-                        Ending::failed(ToolStatus::Error, unfinished(text.as_deref()), bytes)
-                    }
-                    _ => match text.as_deref().and_then(stopped_note) {
-                        Some(_) => {
-                            Ending::failed(ToolStatus::Error, unfinished(text.as_deref()), bytes)
-                        }
-                        None => Ending::ok(bytes),
-                    },
-                };
-                if self.calls.finish(call_id, ending, out).is_some() {
-                    self.turn_tools += 1;
-                    self.denied_last = false;
-                }
+            Some("completed") if self.calls.finish(call_id, completed(update), out).is_some() => {
+                self.turn_tools += 1;
+                self.denied_last = false;
             }
             Some("failed") => {
                 let text = output_text(update);
@@ -687,6 +622,58 @@ impl Parser {
             }
             _ => {}
         }
+    }
+
+    /// What an update tells of a call not started yet, gathered until it says what the call
+    /// does (or that it runs): then `tool.started`. False while it is still only announced.
+    fn announce(
+        &mut self,
+        call_id: &str,
+        update: &Value,
+        status: Option<&str>,
+        out: &mut Vec<EventKind>,
+    ) -> bool {
+        let meta = |key: &str| {
+            update
+                .pointer(&format!("/_meta/claudeCode/{key}"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let i = match self.announced.iter().position(|a| a.call_id == call_id) {
+            Some(i) => i,
+            None => {
+                self.announced.push(Announced::new(call_id, update));
+                self.announced.len() - 1
+            }
+        };
+        let a = &mut self.announced[i];
+        if a.native.is_none() {
+            a.native = meta("toolName");
+        }
+        if a.parent.is_none() {
+            a.parent = meta("parentToolUseId");
+        }
+        if let Some(input) = update.get("rawInput").and_then(Value::as_object) {
+            a.input
+                .extend(input.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let locations = locations(update);
+        if !locations.is_empty() {
+            a.locations = locations;
+        }
+        // Where it runs is not yet what it does (OpenCode announces `bash` with its `cwd`).
+        let known = a
+            .input
+            .keys()
+            .any(|k| !matches!(k.as_str(), "cwd" | "workdir" | "timeout"));
+        let moving = matches!(status, Some("in_progress" | "completed" | "failed"));
+        if !(known || moving) {
+            return false;
+        }
+        let a = self.announced.remove(i);
+        let start = a.start(&self.cwd);
+        self.start(start, &a.input, out);
+        true
     }
 
     /// A response: events for what it says, then handed on to the client.
@@ -795,15 +782,6 @@ impl Parser {
             self.start(start, &a.input, out);
         }
         self.close_calls(out);
-        #[derive(Deserialize, Default)]
-        #[serde(rename_all = "camelCase", default)]
-        struct Usage {
-            input_tokens: Count,
-            output_tokens: Count,
-            thought_tokens: Count,
-            cached_read_tokens: Count,
-            cached_write_tokens: Count,
-        }
         // A prompt cut short tells the usage of the model call it stopped (none, or what streamed
         // before the stop) or of none at all: the turn's tokens are unknown, and what it cost
         // so far a lower bound.
@@ -818,16 +796,7 @@ impl Parser {
             && ((self.last_call_usage && self.turn_tools > 0)
                 || (self.subagents_apart && self.turn_subagents > 0));
         let mut tokens_unreadable = false;
-        let tokens = usage.map(|u| {
-            let mut get = |n: Count| n.get(&mut tokens_unreadable);
-            Tokens {
-                input: get(u.input_tokens),
-                output: get(u.output_tokens),
-                reasoning: get(u.thought_tokens),
-                cache_read: get(u.cached_read_tokens),
-                cache_write: get(u.cached_write_tokens),
-            }
-        });
+        let tokens = usage.map(|u| u.tokens(&mut tokens_unreadable));
         let tokens = tokens.or_else(|| self.nothing_used().filter(|_| !cut_short));
         let mut checked = reported::check(self.turn_cost(), || None, tokens_unreadable);
         // Partial tokens would price a part as the whole: the cost stays unknown instead.
@@ -843,16 +812,7 @@ impl Parser {
         // Ended right after a refused call, without a word: stopped there, not finished.
         self.stopped_at_refusal = reason == "end_turn" && self.denied_last;
         let ok = reason == "end_turn" && !self.stopped_at_refusal;
-        let message = if self.stopped_at_refusal {
-            Some(STOPPED_AT_REFUSAL.to_owned())
-        } else if ok {
-            Some(self.last_text.trim().to_owned()).filter(|t| !t.is_empty())
-        } else {
-            match stop_reason_end(reason) {
-                StreamEnd::Truncated(m) | StreamEnd::Failed(m) => Some(m),
-                StreamEnd::Finished => None,
-            }
-        };
+        let message = self.result_message(reason, ok);
         out.push(EventKind::AgentResult(AgentResult {
             ok,
             message,
@@ -875,6 +835,21 @@ impl Parser {
 }
 
 impl Parser {
+    /// What the turn's result says: why it stopped at a refusal or otherwise short, else the
+    /// agent's last words.
+    fn result_message(&self, reason: &str, ok: bool) -> Option<String> {
+        if self.stopped_at_refusal {
+            Some(STOPPED_AT_REFUSAL.to_owned())
+        } else if ok {
+            Some(self.last_text.trim().to_owned()).filter(|t| !t.is_empty())
+        } else {
+            match stop_reason_end(reason) {
+                StreamEnd::Truncated(m) | StreamEnd::Failed(m) => Some(m),
+                StreamEnd::Finished => None,
+            }
+        }
+    }
+
     /// A message runbook sent, read back from a recorded log: the session's work dir (for paths
     /// to be shown as they were live), and its answers to permission requests.
     fn sent(&mut self, sent: Message) {
@@ -1083,6 +1058,62 @@ pub(crate) fn input_summary(
         todos: input.get("todos").and_then(Value::as_array).map(Vec::len),
     };
     summary::summarize(&fields, title, cwd)
+}
+
+/// The usage a prompt's result tells.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Usage {
+    input_tokens: Count,
+    output_tokens: Count,
+    thought_tokens: Count,
+    cached_read_tokens: Count,
+    cached_write_tokens: Count,
+}
+
+impl Usage {
+    /// As tokens; a count that cannot be read sets `unreadable`.
+    fn tokens(self, unreadable: &mut bool) -> Tokens {
+        let mut get = |n: Count| n.get(unreadable);
+        Tokens {
+            input: get(self.input_tokens),
+            output: get(self.output_tokens),
+            reasoning: get(self.thought_tokens),
+            cache_read: get(self.cached_read_tokens),
+            cache_write: get(self.cached_write_tokens),
+        }
+    }
+}
+
+/// The paths a tool call update names.
+pub(crate) fn locations(update: &Value) -> Vec<String> {
+    update
+        .get("locations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.get("path").and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
+/// How a call that completed ended: OpenCode's shell says how its command exited; non-zero is
+/// a failure, as in its native stream, and no exit at all a command stopped before it finished.
+fn completed(update: &Value) -> Ending {
+    let text = output_text(update);
+    let bytes = text.as_ref().map(|t| t.len() as u64);
+    let exit = update.pointer("/rawOutput/metadata/exit");
+    match (exit, exit.and_then(Value::as_i64)) {
+        (_, Some(code)) if code != 0 => {
+            Ending::failed(ToolStatus::Error, format!("exit code {code}"), bytes)
+        }
+        (Some(Value::Null), _) => {
+            Ending::failed(ToolStatus::Error, unfinished(text.as_deref()), bytes)
+        }
+        _ => match text.as_deref().and_then(stopped_note) {
+            Some(_) => Ending::failed(ToolStatus::Error, unfinished(text.as_deref()), bytes),
+            None => Ending::ok(bytes),
+        },
+    }
 }
 
 /// What a finished tool call handed back, as text: its content blocks, else its raw output.

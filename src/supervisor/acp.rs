@@ -406,28 +406,10 @@ impl Client {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        let locations: Vec<String> = call
-            .get("locations")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|l| text(l, "path"))
-            .collect();
+        let locations = acp::locations(&call);
         let title = text(&call, "title");
         let acp_kind = text(&call, "kind");
-        let options: Vec<(String, String, String)> = params
-            .get("options")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|o| {
-                Some((
-                    text(o, "optionId")?,
-                    text(o, "name").unwrap_or_default(),
-                    text(o, "kind").unwrap_or_default(),
-                ))
-            })
-            .collect();
+        let options = options(params);
         let mut input = acp::input_summary(
             &input_map,
             &locations,
@@ -475,6 +457,37 @@ impl Client {
         Reaction::None
     }
 
+    /// The agent answered a request with an error: the turn ends failed, said once
+    /// (`provider_failed`: the parser told the failed prompt as the provider's failure already).
+    fn refused(
+        &mut self,
+        asked: Asked,
+        error: &RpcError,
+        provider_failed: bool,
+        out: &mut Vec<EventKind>,
+    ) -> Reaction {
+        let what = match asked {
+            Asked::Initialize => "initialize",
+            Asked::NewSession => "session/new",
+            Asked::Prompt => "the prompt",
+            Asked::SetMode(_) => "to switch its mode",
+            Asked::SetModel => "the model",
+        };
+        if asked == Asked::Prompt {
+            self.prompt = None;
+        }
+        if !provider_failed {
+            out.push(EventKind::AgentError {
+                name: format!("JSON-RPC error {}", error.code),
+                message: error.message.clone(),
+            });
+        }
+        Reaction::Answered(StreamEnd::Failed(format!(
+            "the agent refused {what}: {} (JSON-RPC error {})",
+            error.message, error.code
+        )))
+    }
+
     /// `provider_failed`: the parser told the failed prompt as the provider's failure already.
     fn response(
         &mut self,
@@ -493,28 +506,7 @@ impl Client {
         };
         let result = match outcome {
             Ok(result) => result,
-            Err(error) => {
-                let what = match asked {
-                    Asked::Initialize => "initialize",
-                    Asked::NewSession => "session/new",
-                    Asked::Prompt => "the prompt",
-                    Asked::SetMode(_) => "to switch its mode",
-                    Asked::SetModel => "the model",
-                };
-                if asked == Asked::Prompt {
-                    self.prompt = None;
-                }
-                if !provider_failed {
-                    out.push(EventKind::AgentError {
-                        name: format!("JSON-RPC error {}", error.code),
-                        message: error.message.clone(),
-                    });
-                }
-                return Reaction::Answered(StreamEnd::Failed(format!(
-                    "the agent refused {what}: {} (JSON-RPC error {})",
-                    error.message, error.code
-                )));
-            }
+            Err(error) => return self.refused(asked, &error, provider_failed, out),
         };
         match asked {
             Asked::Initialize => {
@@ -664,6 +656,24 @@ fn writer(
         let _ = stdin.shutdown().await;
     });
     tx
+}
+
+/// The options a permission request offers: (id, name, kind) each.
+fn options(params: &Value) -> Vec<(String, String, String)> {
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    params
+        .get("options")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            Some((
+                text(o, "optionId")?,
+                text(o, "name").unwrap_or_default(),
+                text(o, "kind").unwrap_or_default(),
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]

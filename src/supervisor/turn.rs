@@ -64,56 +64,65 @@ impl Supervisor<'_> {
             .time_tools(!spec.adapter.tells_tool_durations());
         let acp = spec.adapter.speaks_acp();
         let scope = Arc::clone(&self.scope);
-        let keep_raw = self.dispatch.wants_raw();
-        let mut agent = match self.live.take() {
-            Some(agent) => agent,
-            None if acp && spec.turn.index > 0 => {
-                return Ending::new(
-                    Outcome::AgentError,
-                    "the agent's process ended with an earlier turn, and its session with it: there is none to continue",
-                    ExitInfo::default(),
-                );
-            }
-            None => match spawn(
-                &spec,
-                self.logs,
-                self.redactor,
-                &scope,
-                (keep_raw, self.dispatch.lane()),
-            ) {
-                Ok(agent) => agent,
-                Err(e) => return Ending::not_started(&e),
-            },
+        let mut agent = match self.started(&spec, &scope) {
+            Ok(agent) => agent,
+            Err(ending) => return ending,
         };
-        let mut argv = vec![spec.program.display().to_string()];
-        argv.extend(spec.args.iter().map(|a| self.redactor.str(a).into_owned()));
-        self.dispatch.emit_now(
-            SystemTime::now(),
-            EventKind::TurnStarted {
-                argv,
-                pid: agent.pid,
-                planning: spec.planning,
-                steps_unreported: !spec.adapter.reports_steps(),
-                prompt: Some(self.redactor.str(spec.prompt).into_owned()),
-            },
-        );
-        if let Some(client) = &mut agent.client {
-            client.set_policy(spec.permissions, spec.ask_person);
-            let mut events = Vec::new();
-            client.prompt(spec.prompt, &mut events);
-            for event in events {
-                self.dispatch.emit(SystemTime::now(), event);
-            }
-        }
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
         let mut version = std::pin::pin!(version);
         let mut version_done = !spec.probe_version;
         let mut machine = Machine::new(self.limits, self.deadline, Instant::now())
             .budget_named(self.budget_name)
             .speaks_acp(acp);
+        // How the agent answered the turn's prompt (ACP).
+        let answer = self
+            .drive(
+                &mut machine,
+                &mut agent,
+                (&mut version, &mut version_done),
+                spec.adapter,
+            )
+            .await;
+        agent.lane.set_open(false);
+        // No agent at work until the next turn: nothing is quiet.
+        self.dispatch.quiet_since(None);
+
+        if machine.answered() {
+            // The agent lives on for the next prompt.
+            let ending = machine.ending(answer.unwrap_or(StreamEnd::Finished));
+            self.live = Some(agent);
+            return self.turn_ended(ending);
+        }
+        if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
+            self.version(v, spec.adapter);
+        }
+        let (mut stream, interrupted) = self.finish(agent).await;
+        if acp && stream == StreamEnd::Finished {
+            // Its process ended without answering the prompt.
+            stream = StreamEnd::Truncated(
+                "the agent's process ended before it answered the prompt".to_owned(),
+            );
+        }
+        let mut ending = machine.ending(stream);
+        if let Some(got) = interrupted {
+            // Ended while runbook was still ending what the agent left: as in the drain.
+            ending.outcome = Outcome::Interrupted;
+            ending.message = got.message();
+        }
+        self.turn_ended(ending)
+    }
+
+    /// Feeds the phase machine until it has ended: signals, the agent's output, its exit, time
+    /// passing, its version's probe and the heartbeat. The agent's answer to the prompt (ACP).
+    async fn drive<F: std::future::Future<Output = Option<String>>>(
+        &mut self,
+        machine: &mut Machine,
+        agent: &mut Spawned,
+        (version, version_done): (&mut std::pin::Pin<&mut F>, &mut bool),
+        adapter: &dyn Adapter,
+    ) -> Option<StreamEnd> {
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        // How the agent answered the turn's prompt (ACP).
         let mut answer: Option<StreamEnd> = None;
 
         while !machine.is_ended() {
@@ -138,11 +147,11 @@ impl Supervisor<'_> {
                     Some(Input::Exited(exit_info(status.ok())))
                 }
                 () = sleep_until(wake.unwrap_or_else(far)), if wake.is_some() => {
-                    Some(Input::Tick { cpu: read_cpu(&machine, &agent.tree) })
+                    Some(Input::Tick { cpu: read_cpu(machine, &agent.tree) })
                 }
-                v = &mut version, if !version_done => {
-                    version_done = true;
-                    self.version(v, spec.adapter);
+                v = version.as_mut(), if !*version_done => {
+                    *version_done = true;
+                    self.version(v, adapter);
                     None
                 }
                 _ = ticker.tick() => {
@@ -156,27 +165,8 @@ impl Supervisor<'_> {
             // Whatever woke the loop, the consumers are the supervisor's until it is done with it:
             // the reader delivers nothing between, say, a stop and the signal it sends.
             agent.lane.set_open(false);
-            if let Some(input) = input {
-                self.step(&mut machine, input, &mut agent).await;
-            }
-            for message in rpc {
-                if let Some(end) = self.receive(message, &mut machine, &mut agent).await {
-                    answer = Some(end);
-                    self.step(&mut machine, Input::Answered, &mut agent).await;
-                }
-            }
-            self.dispatch.quiet_since(
-                std::time::Instant::now().checked_sub(machine.quiet_for(Instant::now())),
-            );
-            self.dispatch.flush();
-            self.check_raw_logs();
-            if let Some(halt) = self.dispatch.take_halt() {
-                let input = Input::Halt {
-                    outcome: halt.outcome,
-                    message: halt.message,
-                };
-                self.step(&mut machine, input, &mut agent).await;
-                self.dispatch.flush();
+            if let Some(end) = self.take(input, rpc, machine, agent).await {
+                answer = Some(end);
             }
             if handled {
                 // Everything that follows from the batch is done: what the reader delivers
@@ -184,38 +174,91 @@ impl Supervisor<'_> {
                 agent.lane.handled();
             }
         }
-        agent.lane.set_open(false);
-        // No agent at work until the next turn: nothing is quiet.
-        self.dispatch.quiet_since(None);
+        answer
+    }
 
-        if machine.answered() {
-            // The agent lives on for the next prompt.
-            let ending = machine.ending(answer.unwrap_or(StreamEnd::Finished));
-            self.live = Some(agent);
-            self.check_raw_logs();
+    /// The agent of this turn: the live ACP agent of the turns before, or a new one, started and
+    /// told its prompt; `Err` with the turn's ending when there is none to be had.
+    fn started(&mut self, spec: &TurnSpec<'_>, scope: &Arc<Scope>) -> Result<Spawned, Ending> {
+        let keep_raw = self.dispatch.wants_raw();
+        let mut agent = match self.live.take() {
+            Some(agent) => agent,
+            None if spec.adapter.speaks_acp() && spec.turn.index > 0 => {
+                return Err(Ending::new(
+                    Outcome::AgentError,
+                    "the agent's process ended with an earlier turn, and its session with it: there is none to continue",
+                    ExitInfo::default(),
+                ));
+            }
+            None => spawn(
+                spec,
+                self.logs,
+                self.redactor,
+                scope,
+                (keep_raw, self.dispatch.lane()),
+            )
+            .map_err(|e| Ending::not_started(&e))?,
+        };
+        let mut argv = vec![spec.program.display().to_string()];
+        argv.extend(spec.args.iter().map(|a| self.redactor.str(a).into_owned()));
+        self.dispatch.emit_now(
+            SystemTime::now(),
+            EventKind::TurnStarted {
+                argv,
+                pid: agent.pid,
+                planning: spec.planning,
+                steps_unreported: !spec.adapter.reports_steps(),
+                prompt: Some(self.redactor.str(spec.prompt).into_owned()),
+            },
+        );
+        if let Some(client) = &mut agent.client {
+            client.set_policy(spec.permissions, spec.ask_person);
+            let mut events = Vec::new();
+            client.prompt(spec.prompt, &mut events);
+            for event in events {
+                self.dispatch.emit(SystemTime::now(), event);
+            }
+        }
+        Ok(agent)
+    }
+
+    /// What woke the loop, taken: the input, the JSON-RPC messages that came with it, and a halt
+    /// the consumers raised meanwhile. The agent's answer to the prompt, when it came.
+    async fn take(
+        &mut self,
+        input: Option<Input>,
+        rpc: Vec<crate::agent::acp::Incoming>,
+        machine: &mut Machine,
+        agent: &mut Spawned,
+    ) -> Option<StreamEnd> {
+        let mut answer = None;
+        if let Some(input) = input {
+            self.step(machine, input, agent).await;
+        }
+        for message in rpc {
+            if let Some(end) = self.receive(message, machine, agent).await {
+                answer = Some(end);
+                self.step(machine, Input::Answered, agent).await;
+            }
+        }
+        self.dispatch
+            .quiet_since(std::time::Instant::now().checked_sub(machine.quiet_for(Instant::now())));
+        self.dispatch.flush();
+        self.check_raw_logs();
+        if let Some(halt) = self.dispatch.take_halt() {
+            let input = Input::Halt {
+                outcome: halt.outcome,
+                message: halt.message,
+            };
+            self.step(machine, input, agent).await;
             self.dispatch.flush();
-            let ending =
-                ending.unless_storage_failed(self.dispatch.totals().storage_error.as_ref());
-            self.dispatch
-                .emit_now(SystemTime::now(), ending.turn_event());
-            return ending;
         }
-        if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
-            self.version(v, spec.adapter);
-        }
-        let (mut stream, interrupted) = self.finish(agent).await;
-        if acp && stream == StreamEnd::Finished {
-            // Its process ended without answering the prompt.
-            stream = StreamEnd::Truncated(
-                "the agent's process ended before it answered the prompt".to_owned(),
-            );
-        }
-        let mut ending = machine.ending(stream);
-        if let Some(got) = interrupted {
-            // Ended while runbook was still ending what the agent left: as in the drain.
-            ending.outcome = Outcome::Interrupted;
-            ending.message = got.message();
-        }
+        answer
+    }
+
+    /// Tells how the turn ended, once everything is written out (a write that failed ends it
+    /// as `storage_error`).
+    fn turn_ended(&mut self, ending: Ending) -> Ending {
         self.check_raw_logs();
         self.dispatch.flush();
         let ending = ending.unless_storage_failed(self.dispatch.totals().storage_error.as_ref());

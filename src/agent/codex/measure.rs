@@ -38,92 +38,23 @@ fn measure_codex_tiny() {
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .collect();
-    // Events as the reader made them until its batches grew to 2,048 lines: batches of 512,
-    // dropped a batch at a time, so that the numbers compare with the earlier passes'.
-    let events = |lines: &[&[u8]]| {
-        let mut parser = Parser::default();
-        let mut all = Vec::new();
-        for chunk in lines.chunks(512) {
-            let mut out = Vec::new();
-            for l in chunk {
-                parser.line(l, &mut out);
-            }
-            all.push(out);
-        }
-        all
-    };
-    let made = events(&lines);
-    let n: usize = made.iter().map(Vec::len).sum();
-    let ts = SystemTime::now();
-    let stamped: Vec<Event> = made
-        .iter()
-        .flatten()
-        .enumerate()
-        .map(|(seq, kind)| Event {
-            seq: seq as u64,
-            ts,
-            turn: Turn::FIRST,
-            kind: kind.clone(),
-        })
-        .collect();
+    let stamped = stamped(&lines);
     let stages: [(&str, Duration); 5] = [
         (
             "the cursor, validating only (skip)",
-            median_of_five(|| {
-                lines
-                    .iter()
-                    .filter(|l| Cursor::ascii(l).and_then(|mut c| c.skip()).is_some())
-                    .count()
-            }),
+            median_of_five(|| validated(&lines)),
         ),
         (
             "the cursor, reading the wire structs (an item in place, else fast::line)",
-            median_of_five(|| {
-                lines
-                    .iter()
-                    .filter(|l| {
-                        Cursor::ascii(l).is_some_and(|c| {
-                            fast::item_line(c.clone(), |_, item| {
-                                std::hint::black_box(item).id.len()
-                            })
-                            .or_else(|| fast::line(c).map(|line| line.kind.len()))
-                            .is_some()
-                        })
-                    })
-                    .count()
-            }),
+            median_of_five(|| read_fast(&lines)),
         ),
         (
             "the whole parser, lines to events, dropped a batch at a time",
-            median_of_five(|| {
-                let mut parser = Parser::default();
-                let mut out: Vec<EventKind> = Vec::new();
-                let mut n = 0;
-                for chunk in lines.chunks(512) {
-                    out.clear();
-                    for l in chunk {
-                        parser.line(l, &mut out);
-                    }
-                    n += out.len();
-                }
-                n
-            }),
+            median_of_five(|| parsed(&lines)),
         ),
         (
             "the events encoded (encode::event)",
-            median_of_five(|| {
-                let mut buf = Vec::with_capacity(1 << 20);
-                let mut n = 0;
-                for ev in &stamped {
-                    crate::encode::event(&mut buf, ev).expect("encodes");
-                    buf.push(b'\n');
-                    if buf.len() > 1 << 19 {
-                        n += buf.len();
-                        buf.clear();
-                    }
-                }
-                n
-            }),
+            median_of_five(|| encoded(&stamped)),
         ),
         (
             "the events folded (RunStats::observe)",
@@ -139,13 +70,86 @@ fn measure_codex_tiny() {
     #[expect(clippy::print_stderr, reason = "the measurement's result")]
     {
         eprintln!(
-            "{} MB, {} lines, {n} events; median of 5 passes:",
+            "{} MB, {} lines, {} events; median of 5 passes:",
             data.len() / 1_000_000,
-            lines.len()
+            lines.len(),
+            stamped.len()
         );
         for (stage, took) in stages {
             let per = took.as_nanos() as f64 / lines.len() as f64;
             eprintln!("  {stage}: {took:.1?} ({per:.0} ns a line)");
         }
     }
+}
+
+/// The events the parser makes of `lines`, stamped as the dispatcher would.
+fn stamped(lines: &[&[u8]]) -> Vec<Event> {
+    let mut parser = Parser::default();
+    let mut made = Vec::new();
+    for l in lines {
+        parser.line(l, &mut made);
+    }
+    let ts = SystemTime::now();
+    made.into_iter()
+        .enumerate()
+        .map(|(seq, kind)| Event {
+            seq: seq as u64,
+            ts,
+            turn: Turn::FIRST,
+            kind,
+        })
+        .collect()
+}
+
+/// The lines the cursor validates (skipping each value).
+fn validated(lines: &[&[u8]]) -> usize {
+    lines
+        .iter()
+        .filter(|l| Cursor::ascii(l).and_then(|mut c| c.skip()).is_some())
+        .count()
+}
+
+/// The lines the fast path reads into its wire structs.
+fn read_fast(lines: &[&[u8]]) -> usize {
+    lines
+        .iter()
+        .filter(|l| {
+            Cursor::ascii(l).is_some_and(|c| {
+                fast::item_line(c.clone(), |_, item| std::hint::black_box(item).id.len())
+                    .or_else(|| fast::line(c).map(|line| line.kind.len()))
+                    .is_some()
+            })
+        })
+        .count()
+}
+
+/// The events of the whole parser, dropped a batch of 512 lines at a time, as the reader did
+/// until its batches grew (so that the numbers compare with the earlier passes').
+fn parsed(lines: &[&[u8]]) -> usize {
+    let mut parser = Parser::default();
+    let mut out: Vec<EventKind> = Vec::new();
+    let mut n = 0;
+    for chunk in lines.chunks(512) {
+        out.clear();
+        for l in chunk {
+            parser.line(l, &mut out);
+        }
+        n += out.len();
+    }
+    n
+}
+
+/// The bytes of the events encoded as JSON lines.
+fn encoded(stamped: &[Event]) -> usize {
+    let mut buf = Vec::with_capacity(1 << 20);
+    let mut n = 0;
+    for ev in stamped {
+        crate::encode::event(&mut buf, ev).expect("encodes");
+        buf.push(b'\n');
+        if buf.len() > 1 << 19 {
+            n += buf.len();
+            buf.clear();
+        }
+    }
+    n
 }
