@@ -145,6 +145,26 @@ pub struct Expected {
     pub cost_source: Option<CostSource>,
 }
 
+/// The calls seen, but for the one difference the agent itself makes from run to run: Codex
+/// 0.169.0 fails a command its read-only sandbox blocks, and tells it as a failed shell call in
+/// some runs and not at all in others (the same binary against the same script). When only the
+/// refused patch is expected, such a failed shell call before it is the sandbox's, read as Codex
+/// told it; any other difference stays one.
+fn sandbox_told(
+    got: &[(ToolKind, ToolStatus, bool)],
+    want: &[(ToolKind, ToolStatus, bool)],
+) -> Vec<(ToolKind, ToolStatus, bool)> {
+    let refused_patch = [(ToolKind::Edit, ToolStatus::Denied, false)];
+    let told = [
+        (ToolKind::Shell, ToolStatus::Error, false),
+        refused_patch[0],
+    ];
+    if want == refused_patch && got == told {
+        return refused_patch.to_vec();
+    }
+    got.to_vec()
+}
+
 /// Checks `got` against `want`, and what holds for every agent: denials are the denied calls,
 /// provider errors come with the provider-error scenario, subagents with the subagent one.
 pub fn assert_facts(
@@ -155,7 +175,7 @@ pub fn assert_facts(
     what: &str,
 ) {
     assert_eq!(got.outcome, want.outcome, "{what}");
-    assert_eq!(got.tools, want.tools, "{what}");
+    assert_eq!(sandbox_told(&got.tools, &want.tools), want.tools, "{what}");
     assert_eq!(got.tokens, want.tokens, "{what}");
     assert_eq!(
         got.steps.is_some(),

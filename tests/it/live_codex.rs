@@ -124,18 +124,20 @@ fn a_command_blocked_by_codexs_read_only_sandbox_leaves_no_trace_a_refused_patch
         "{why}: {outputs:?}"
     );
     assert!(!ran.ctx.work.join("created_by_agent.txt").exists());
-    // ...but printed nothing of it: no event names the command, on stdout or stderr.
+    // ...and printed it in some runs, not in others (the same Codex against the same script).
+    // Printed, it is a failed shell call, never a success or a denial; not printed, nothing
+    // names it, on stdout or stderr.
     let logged = std::fs::read_to_string(ran.ctx.run_dir().join("events.ndjson")).expect("log");
-    assert!(!logged.contains("touch"), "{why}");
-    for raw in ["stdout.log", "stderr.log"] {
-        let text = std::fs::read_to_string(ran.ctx.run_dir().join(raw)).expect(raw);
-        assert!(!text.contains("touch"), "{raw}: {text}");
-    }
-    // The refused patch is on stderr: it is the one call seen, and it is a denial.
+    let stdout = std::fs::read_to_string(ran.ctx.run_dir().join("stdout.log")).expect("stdout");
+    let told = stdout.contains("touch");
+    assert_eq!(logged.contains("touch"), told, "{why}");
+    let stderr = std::fs::read_to_string(ran.ctx.run_dir().join("stderr.log")).expect("stderr");
+    assert!(!stderr.contains("touch"), "stderr.log: {stderr}");
+    // The refused patch is on stderr, and it is a denial.
     let r = &ran.receipt;
-    assert_eq!(r.tool_calls.total, 1, "{why}");
+    assert_eq!(r.tool_calls.total, 1 + u32::from(told), "{why}");
     assert_eq!(r.tool_calls.denied, 1, "{why}");
-    assert_eq!(r.tool_calls.errors, 0, "{why}");
+    assert_eq!(r.tool_calls.errors, u32::from(told), "{why}");
     assert_eq!(r.permission_denials.len(), 1, "{why}");
     assert_eq!(r.permission_denials[0].tool, "apply_patch", "{why}");
     assert!(
