@@ -72,6 +72,29 @@ struct Finding {
     problems: Vec<Problem>,
 }
 
+impl Finding {
+    /// Nothing found yet of `agent`, reached `via` the native CLI or ACP.
+    fn new(agent: &'static str, via: &'static str, default: bool) -> Self {
+        Finding {
+            agent,
+            via,
+            args: Vec::new(),
+            protocol_version: None,
+            agent_info: None,
+            hint: None,
+            default,
+            binary: None,
+            version: None,
+            tested: None,
+            tested_versions: Vec::new(),
+            model: None,
+            model_from: None,
+            price: None,
+            problems: Vec::new(),
+        }
+    }
+}
+
 /// Something that needs attention, and what to do about it.
 #[derive(Debug, Serialize)]
 struct Problem {
@@ -261,21 +284,11 @@ fn examine(
     let version_args = adapter.version_args();
     async move {
         let mut f = Finding {
-            agent: name,
-            via: "native",
-            args: Vec::new(),
-            protocol_version: None,
-            agent_info: None,
-            hint: None,
-            default,
-            binary: None,
-            version: None,
-            tested: None,
             tested_versions,
             model,
             model_from,
             price,
-            problems: Vec::new(),
+            ..Finding::new(name, "native", default)
         };
         match found {
             Err(Error::AgentNotFound { program, hint }) => {

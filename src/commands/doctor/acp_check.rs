@@ -44,21 +44,8 @@ pub(super) fn examine(
     let found = resolve_program(acp, &bin);
     let args: Vec<String> = acp.mode_args().iter().map(|&a| a.to_owned()).collect();
     let mut f = Finding {
-        agent: acp.name(),
-        via: "acp",
         args: args.clone(),
-        protocol_version: None,
-        agent_info: None,
-        hint: None,
-        default,
-        binary: None,
-        version: None,
-        tested: None,
-        tested_versions: Vec::new(),
-        model: None,
-        model_from: None,
-        price: None,
-        problems: Vec::new(),
+        ..Finding::new(acp.name(), "acp", default)
     };
     async move {
         match found {
@@ -101,23 +88,7 @@ pub(super) fn custom(
     untrusted: Option<String>,
 ) -> impl std::future::Future<Output = Finding> + Send + 'static {
     let resolved = resolve_agent(config);
-    let mut f = Finding {
-        agent: "acp_cmd",
-        via: "acp",
-        args: Vec::new(),
-        protocol_version: None,
-        agent_info: None,
-        hint: None,
-        default: true,
-        binary: None,
-        version: None,
-        tested: None,
-        tested_versions: Vec::new(),
-        model: None,
-        model_from: None,
-        price: None,
-        problems: Vec::new(),
-    };
+    let mut f = Finding::new("acp_cmd", "acp", true);
     async move {
         match resolved {
             Err(Error::AgentNotFound { program, hint }) => f
