@@ -23,7 +23,8 @@ same load; the table gives medians, the spread (min–max) and the median of the
 Knobs: BENCH_ONLY (throughput,tiny,latency,memory,idle), BENCH_ROUNDS (7),
 BENCH_COMPARE=/path/to/runbook (another build, e.g. an older one, timed in the same rounds), BENCH_TINY_ROUNDS (5),
 BENCH_PACED (500 events per latency run), BENCH_INTERVAL_MS (5), BENCH_LATENCY_ROUNDS (3),
-BENCH_IDLE_SECS (20), BENCH_DIR, BENCH_RUNBOOK, BENCH_PYTHON_ROW=1 (also time the one-thread
+BENCH_IDLE_SECS (20), BENCH_DIR, BENCH_RUNBOOK, BENCH_JSON=FILE (every figure as JSON, for
+benches/dashboard.py), BENCH_PYTHON_ROW=1 (also time the one-thread
 Python supervisor of the seed over every stream; slow).
 """
 
@@ -41,6 +42,13 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
+# A cycled transcript repeats its tool calls, which loop detection would stop: it still runs and
+# warns (its cost is part of every figure), but never ends a run early.
+ENV["RUNBOOK_STUCK"] = "warn"
+
+
+# Every figure measured, for `BENCH_JSON=FILE` (benches/dashboard.py reads it).
+RESULTS = {}
 
 
 def log(msg):
@@ -637,10 +645,12 @@ def latency(rb, dir):
         "other build status --live": "the other build's `status --live --json` following this build's run (agent write → shown)",
         "other build: appended → shown": "the other build's `status --live`: event appended → shown",
     }
+    RESULTS["latency"] = {"events": n, "interval_ms": iv, "rounds": rounds, "load": statistics.median(loads), "paths": {}}
     for m in modes + shown_modes:
         p50 = [pct(l, 0.5) for l in res[m]]
         p99 = [pct(l, 0.99) for l in res[m]]
         mx = [l[-1] for l in res[m]]
+        RESULTS["latency"]["paths"][m] = {"p50": statistics.median(p50), "p99": statistics.median(p99), "max": statistics.median(mx)}
         print(f"| {names[m]} | {statistics.median(p50):.3f} ({min(p50):.3f}–{max(p50):.3f}) | "
               f"{statistics.median(p99):.3f} ({min(p99):.3f}–{max(p99):.3f}) | {statistics.median(mx):.2f} | "
               f"{over(m, statistics.median(p99), floor99, pty99, follow99)} |")
@@ -682,6 +692,7 @@ def memory(rb, fake, dir, streams):
                 sys.exit(f"runbook exited {code} with the fake agent {fake} ({n:,} events): no peak to report")
             peaks.append(mib)
         # `env` execs runbook, so the pid sampled is runbook's.
+        RESULTS.setdefault("memory", {})[f"opencode {n}"] = max(peaks)
         print(f"| OpenCode (fake agent) | {n:,} | {max(peaks):.1f} |")
         shutil.rmtree(runs, ignore_errors=True)
     for kind in ("claude", "codex", "generic"):
@@ -690,6 +701,7 @@ def memory(rb, fake, dir, streams):
         agent = cat_agent(dir, kind, streams[kind])
         shutil.rmtree(runs, ignore_errors=True)
         mib, _ = peak_rss(runbook_argv(rb, runs, kind, agent))
+        RESULTS.setdefault("memory", {})[kind] = mib
         print(f"| {kind} ({os.path.getsize(streams[kind]) / 1e6:.0f} MB) | | {mib:.1f} |")
     shutil.rmtree(runs, ignore_errors=True)
     print()
@@ -722,6 +734,7 @@ def idle(rb, dir):
     b = cpu()
     p.wait()
     shutil.rmtree(runs, ignore_errors=True)
+    RESULTS["idle"] = {"ms": (b - a) * 1000, "secs": secs}
     print(f"CPU of runbook while the agent is silent: **{(b - a) * 1000:.1f} ms over {secs} s** "
           f"({(b - a) * 1000 / secs:.2f} ms per second; every thread's schedstat, from 2 s after the start).\n")
 
@@ -750,6 +763,11 @@ def main():
     if "idle" in only:
         idle(rb, dir)
     print(f"Load average at the end: {loadavg():.2f}.")
+    if os.environ.get("BENCH_JSON"):
+        RESULTS["throughput"] = rows
+        RESULTS["tiny_events"] = tiny_n if tiny else 0
+        with open(os.environ["BENCH_JSON"], "w") as f:
+            json.dump(RESULTS, f)
     if not os.environ.get("BENCH_DIR"):
         shutil.rmtree(dir, ignore_errors=True)
 

@@ -33,7 +33,7 @@ const BATCH_INPUT: usize = 256 * 1024;
 /// larger than a short line, so a stream of tiny lines (`x\n` repeated) would otherwise make
 /// batches of a hundred thousand events and fill the queue with hundreds of MiB. Each batch
 /// wakes the supervisor and writes the event log once: 512 lines cost a stream of tiny events
-/// 9% more CPU than 2,048 (BENCHMARKS.md, "Eighth pass").
+/// 9% more CPU than 2,048 (docs/benchmarks-history.md, "Eighth pass").
 const BATCH_LINES: usize = 2048;
 /// How many batches may wait for the supervisor: with [`BATCH_LINES`], at most ~16,000 tiny
 /// events held (peak RSS 15.3 MiB on 5,000,000 `x` lines).
@@ -75,7 +75,7 @@ impl Batch {
     /// reuses the vector. Memory freed on the thread that allocated it goes straight back to
     /// that thread's free lists for its next events; freed on the supervisor's thread, every
     /// string would take the allocator's cross-thread path, and the reader would later collect
-    /// it again (measured: no faster, more CPU; BENCHMARKS.md, "Seventh pass").
+    /// it again (measured: no faster, more CPU; docs/benchmarks-history.md, "Seventh pass").
     pub(crate) fn recycle(self) {
         if let Some(home) = self.home {
             let _ = home.send(self.events);
@@ -336,7 +336,7 @@ fn drain(inbox: &mut Option<mpsc::UnboundedReceiver<Incoming>>) -> Vec<Incoming>
 /// holds the other end).
 ///
 /// The read does not go through the runtime's I/O driver: an agent's line then wakes the reader
-/// alone, not a runtime worker that wakes the reader (see BENCHMARKS.md, latency). The reader
+/// alone, not a runtime worker that wakes the reader (see docs/benchmarks-history.md, latency). The reader
 /// waits in `poll(2)` on the pipe and on an eventfd that a small task sets when the supervisor
 /// says to stop, so a pipe a leftover process holds open cannot keep the read waiting.
 struct Stoppable {
@@ -463,7 +463,7 @@ impl Chunk {
 /// A small read (an agent printing an event at a time) is written by the reader itself, after
 /// its events are on their way, when the writer thread has nothing left to write: waking a
 /// thread for a few hundred bytes costs more than writing them, and on a busy machine every
-/// thread woken per event is one more wait for a core (see BENCHMARKS.md, latency).
+/// thread woken per event is one more wait for a core (see docs/benchmarks-history.md, latency).
 struct RawWriter {
     chunks: Option<mpsc::Sender<Arc<Chunk>>>,
     done: tokio::task::JoinHandle<()>,
