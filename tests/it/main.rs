@@ -42,6 +42,7 @@ mod stats;
 mod stats_page;
 mod status;
 mod stuck;
+mod stuck_acp;
 mod summary;
 mod support;
 mod terminal;
