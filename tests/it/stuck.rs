@@ -404,3 +404,106 @@ echo '{"type":"agent.result","ok":true}'"#,
     assert_eq!(repair.attempts.len(), 1);
     ctx.assert_agent_gone();
 }
+
+/// Every threshold in a `[stuck]` section, the same as the flat `stuck_*` keys: applied to the
+/// run, shown by `runbook config` with the file, line and column it came from.
+#[test]
+fn the_stuck_section_sets_each_threshold_and_config_says_where() {
+    let ctx = TestContext::new();
+    ctx.write_work(
+        "runbook.toml",
+        "model = \"x/y\"\n\n[stuck]\nmode = \"warn\"\nrepeat = 4\nsame_failure = 6\n  same_error = 0\nping_pong = 7\nmonologue = 8\n",
+    );
+    let steps: Vec<String> = (0..4).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, ""), &[]).assert_exit(0);
+    // `warn`: no stop, only the warnings, at 2 and at 4.
+    assert_eq!(
+        stuck_events(&ctx.events()),
+        [(false, StuckRule::Repeat, 2), (false, StuckRule::Repeat, 4)]
+    );
+    let out = ctx.run(&["config", "--json"]);
+    out.assert_exit(0);
+    let config: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = ctx.work.join("runbook.toml").display().to_string();
+    let expected = [
+        ("stuck", serde_json::json!("warn"), 4, 1),
+        ("stuck_repeat", serde_json::json!(4), 5, 1),
+        ("stuck_same_failure", serde_json::json!(6), 6, 1),
+        ("stuck_same_error", serde_json::json!(0), 7, 3),
+        ("stuck_ping_pong", serde_json::json!(7), 8, 1),
+        ("stuck_monologue", serde_json::json!(8), 9, 1),
+    ];
+    let settings = config["settings"].as_array().unwrap();
+    for (key, value, line, column) in expected {
+        let s = settings.iter().find(|s| s["key"] == key).unwrap();
+        assert_eq!(s["value"], value, "{key}: {s}");
+        assert_eq!(s["from"]["file"], file.as_str(), "{key}: {s}");
+        assert_eq!(
+            (s["from"]["line"].clone(), s["from"]["column"].clone()),
+            (line.into(), column.into()),
+            "{key}: {s}"
+        );
+    }
+    // The human listing names the place too.
+    let out = ctx.run(&["config", "--wide"]);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("stuck_repeat"))
+        .unwrap_or_default();
+    assert!(row.contains("runbook.toml:5:1"), "{}", out.stdout);
+    // A flag still beats the file.
+    let steps: Vec<String> = (0..4).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, HANG), &["--stuck", "stop"])
+        .assert_exit(10);
+}
+
+/// A key the `[stuck]` section does not have, a bad value in it, or a threshold set both in
+/// the section and as a flat key: one line with the file, line and column, and nothing runs.
+#[test]
+fn a_bad_stuck_section_is_one_line_saying_where() {
+    let cases = [
+        (
+            "[stuck]\nrepeat = 4\nrepaet = 5\n",
+            "runbook.toml:3:1: unknown key `repaet` in [stuck]; did you mean `repeat`?",
+        ),
+        (
+            "[stuck]\nfrobnicate = 1\n",
+            "runbook.toml:2:1: unknown key `frobnicate` in [stuck]; expected one of mode, repeat, same_failure, same_error, ping_pong, monologue",
+        ),
+        (
+            "[stuck]\nrepeat = \"many\"\n",
+            "runbook.toml:2:10: `stuck_repeat`: expected",
+        ),
+        (
+            "[stuck]\nmode = \"loud\"\n",
+            "runbook.toml:2:8: `stuck`: expected one of",
+        ),
+        (
+            "stuck_repeat = 4\n[stuck]\nrepeat = 5\n",
+            "runbook.toml:3:1: `stuck_repeat` is set twice, as `stuck_repeat` and as `repeat` in [stuck]; keep one",
+        ),
+        (
+            "[stuck]\nsame_error = 2\n[agents.opencode]\nbin = \"x\"\n",
+            "",
+        ),
+        ("stuck = 3\n", "runbook.toml:1:9: `stuck`: expected one of"),
+    ];
+    for (toml, needle) in cases {
+        let ctx = TestContext::new();
+        ctx.write_work("runbook.toml", toml);
+        let out = ctx.run(&["config"]);
+        if needle.is_empty() {
+            out.assert_exit(0);
+            continue;
+        }
+        out.assert_exit(2);
+        let expected = format!("error: {}/{needle}", ctx.work.display());
+        assert!(
+            out.stderr.starts_with(&expected),
+            "{toml:?}:\n  got {}\n want {expected}",
+            out.stderr.trim()
+        );
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    }
+}
