@@ -507,3 +507,66 @@ fn a_bad_stuck_section_is_one_line_saying_where() {
         assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     }
 }
+
+/// An `--agent-cmd` agent that loops until it is told what it repeats; `session` is whether it
+/// announces a session runbook can resume.
+fn looping_agent(ctx: &TestContext, session: bool) -> String {
+    let announce = if session {
+        r#"echo '{"type":"session.started","session_id":"s-1"}'"#
+    } else {
+        ""
+    };
+    ctx.recorded_agent_script(
+        "looper",
+        &format!(
+            r#"prompt="$(eval echo \"\${{$#}}\")"
+{announce}
+case "$prompt" in
+  *"Change approach"*)
+    [ "$RUNBOOK_RESUME_SESSION" = s-1 ] || exit 7
+    echo '{{"type":"text","text":"The fixture is missing; I cannot go on without it."}}' ;;
+  *)
+    for i in 1 2 3 4 5; do
+      echo "{{\"type\":\"tool.started\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cat notes.txt\"}}"
+      echo "{{\"type\":\"tool.completed\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cat notes.txt\",\"status\":\"ok\",\"input_hash\":\"00aa\",\"result_hash\":\"00bb\"}}"
+    done
+    sleep 30 ;;
+esac
+echo '{{"type":"step.finished","reason":"stop","tokens":{{"input":10,"output":1,"reasoning":0,"cache_read":0,"cache_write":0}},"cost_usd":0.01}}'
+echo '{{"type":"agent.result","ok":true}}'"#
+        ),
+    )
+}
+
+/// A native session is nudged by resuming it with the nudge for its prompt; one that cannot
+/// be resumed is stopped as with `--stuck stop`, and that is said once.
+#[test]
+fn with_stuck_nudge_a_resumable_session_is_resumed_with_the_nudge_and_another_is_stopped() {
+    let ctx = TestContext::new();
+    let agent = looping_agent(&ctx, true);
+    let out = ctx.run_agent_cmd(&agent, &["--stuck", "nudge", "read the notes"]);
+    out.assert_exit(0)
+        .assert_stderr_has("⟳ nudging the agent once");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert!(receipt.stuck.is_some_and(|s| s.nudged));
+    let kinds = types(&ctx.events());
+    assert!(kinds.contains(&"stuck.nudged"), "{kinds:?}");
+    ctx.assert_agent_gone();
+
+    let ctx = TestContext::new();
+    let agent = looping_agent(&ctx, false);
+    let out = ctx.run_agent_cmd(&agent, &["--stuck", "nudge", "read the notes"]);
+    out.assert_exit(10).assert_stderr_has(
+        "cannot nudge the agent: it announced no session to continue; it was stopped as with --stuck stop",
+    );
+    assert_eq!(
+        out.stderr.matches("cannot nudge").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    let receipt = ctx.ended_as(Outcome::Stuck);
+    assert!(receipt.stuck.is_some_and(|s| !s.nudged));
+    assert!(!types(&ctx.events()).contains(&"stuck.nudged"));
+    ctx.assert_agent_gone();
+}

@@ -148,3 +148,102 @@ exit 0"#
     assert_eq!(ends[0].input_hash, ends[1].input_hash);
     assert_ne!(ends[0].result_hash, ends[1].result_hash);
 }
+
+/// A scripted ACP agent that repeats itself until it is cancelled, then is prompted again: it
+/// then answers (`recovers`) or repeats itself once more.
+fn nudged_agent(ctx: &TestContext, recovers: bool) -> String {
+    let after = if recovers {
+        r#"update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"notes.txt is all there is; nothing else to read."}}'
+finish end_turn"#
+    } else {
+        r#"for i in 6 7 8 9 10; do call c$i 'cat notes.txt' 'remember the milk' 0; done
+IFS= read -r cancel
+finish cancelled"#
+    };
+    acp_agent(
+        ctx,
+        "agent.sh",
+        &format!(
+            r#"{CALLS}IFS= read -r prompt
+for i in 1 2 3 4 5; do call c$i 'cat notes.txt' 'remember the milk' 0; done
+IFS= read -r cancel
+finish cancelled
+IFS= read -r prompt
+case "$prompt" in *"Change approach"*) ;; *) exit 9 ;; esac
+{after}
+IFS= read -r eof
+exit 0"#
+        ),
+    )
+}
+
+#[test]
+fn with_stuck_nudge_the_agent_is_prompted_once_and_may_recover() {
+    let ctx = TestContext::new();
+    let agent = nudged_agent(&ctx, true);
+    let out = run(
+        &ctx,
+        &agent,
+        &["--inactivity-timeout", "10s", "--stuck", "nudge"],
+    );
+    out.assert_exit(0).assert_stderr_has(
+        "⟳ nudging the agent once: bash cat notes.txt: same call, same result 5×",
+    );
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let stuck = receipt
+        .stuck
+        .expect("the receipt says what it was nudged about");
+    assert!(stuck.nudged, "{stuck:?}");
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::Repeat, 5));
+    let events = ctx.events();
+    let kinds = types(&events);
+    let nudged = kinds
+        .iter()
+        .position(|t| *t == "stuck.nudged")
+        .expect("stuck.nudged");
+    assert!(kinds[..nudged].contains(&"stuck.detected"), "{kinds:?}");
+    let prompt = events[nudged..].iter().find_map(|e| match &e.kind {
+        EventKind::TurnStarted { prompt, .. } => prompt.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        prompt.as_deref(),
+        Some(
+            "You have made the same call (`bash cat notes.txt`) 5 times in a row with the same result. Change approach, or say what blocks you."
+        )
+    );
+    assert_eq!(count(&kinds, "turn.started"), 2, "{kinds:?}");
+    ctx.assert_agent_gone();
+}
+
+#[test]
+fn with_stuck_nudge_an_agent_stuck_again_after_the_nudge_is_stopped_as_stuck() {
+    let ctx = TestContext::new();
+    let agent = nudged_agent(&ctx, false);
+    let out = run(
+        &ctx,
+        &agent,
+        &["--inactivity-timeout", "10s", "--stuck", "nudge"],
+    );
+    out.assert_exit(10);
+    let receipt = ctx.ended_as(Outcome::Stuck);
+    assert!(
+        receipt.message.contains("again after a nudge"),
+        "{}",
+        receipt.message
+    );
+    let stuck = receipt.stuck.expect("what was repeated");
+    assert!(stuck.nudged && stuck.count == 5, "{stuck:?}");
+    let kinds = types(&ctx.events());
+    assert_eq!(
+        count(&kinds, "stuck.nudged"),
+        1,
+        "one nudge only: {kinds:?}"
+    );
+    assert_eq!(count(&kinds, "stuck.detected"), 2, "{kinds:?}");
+    ctx.assert_agent_gone();
+}
+
+fn count(kinds: &[&str], kind: &str) -> usize {
+    kinds.iter().filter(|k| **k == kind).count()
+}
