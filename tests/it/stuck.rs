@@ -399,6 +399,10 @@ echo '{"type":"agent.result","ok":true}'"#,
     out.assert_exit(9)
         .assert_stderr_has("stuck: bash cargo test: same error 3×");
     let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    // The verdict says the repair ended because the agent went round in circles.
+    let why = "repair stopped after 1 attempt: the agent went round in circles and was stopped";
+    assert!(receipt.message.contains(why), "{}", receipt.message);
+    out.assert_stderr_has(why);
     let repair = receipt.repair.expect("a repair record");
     assert_eq!(repair.stopped, Some(runbook::event::RepairStop::Stuck));
     assert_eq!(repair.attempts.len(), 1);
