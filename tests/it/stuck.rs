@@ -122,6 +122,39 @@ fn a_stuck_run_is_listed_and_counted_with_what_it_spent() {
     let stats: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(stats["outcomes"], serde_json::json!({"stuck": 1}));
     assert_eq!(stats["cost"]["total_usd"], 0.005, "{stats}");
+    assert_eq!(
+        stats["stuck"],
+        serde_json::json!({"runs": 1, "spent_usd": 0.005, "known_spent_usd": 0.005, "cost_unknown": 0}),
+        "{stats}"
+    );
+    // A completed run beside it spends, but is not counted as stuck.
+    let out = ctx.run_fake(&scenario(&[cat(0)], ""), &[]);
+    out.assert_exit(0);
+    let out = ctx.run(&["stats", runs, "--json"]);
+    let stats: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(stats["stuck"]["runs"], 1, "{stats}");
+    assert_eq!(stats["stuck"]["spent_usd"], 0.005, "{stats}");
+    let out = ctx.run(&["stats", runs]);
+    out.assert_exit(0);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("stuck"));
+    assert!(
+        row.is_some_and(
+            |r| r.contains("1 run stopped going round in circles, having spent $0.0050")
+        ),
+        "{}",
+        out.stdout
+    );
+    let page = ctx.work.join("stats.html");
+    ctx.run(&["stats", runs, "--html", page.to_str().unwrap()])
+        .assert_exit(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("1 run stopped going round in circles, having spent $0.0050 until then."),
+        "{html}"
+    );
 }
 
 #[test]
