@@ -28,6 +28,7 @@ mod help;
 mod idle_cpu;
 mod live;
 mod live_codex;
+mod live_stuck;
 mod masking;
 mod next_run;
 mod observers;

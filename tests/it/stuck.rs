@@ -607,3 +607,37 @@ fn with_stuck_nudge_a_resumable_session_is_resumed_with_the_nudge_and_another_is
     assert!(!types(&ctx.events()).contains(&"stuck.nudged"));
     ctx.assert_agent_gone();
 }
+
+/// A provider refusing ten times (429) before the agent goes on, told as `provider.retry` and
+/// `provider.error` between the same steps: never a loop.
+#[test]
+fn a_storm_of_provider_retries_then_success_never_trips_a_rule() {
+    let ctx = TestContext::new();
+    let agent = ctx.recorded_agent_script(
+        "retrier",
+        r#"echo '{"type":"session.started","session_id":"s-1"}'
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  echo '{"type":"step.started"}'
+  echo "{\"type\":\"provider.retry\",\"attempt\":$i,\"status\":429,\"message\":\"rate limited\"}"
+  echo '{"type":"provider.error","name":"rate_limit","message":"rate limited","status":429,"retryable":true}'
+  echo '{"type":"step.finished","reason":"error","tokens":{"input":0,"output":0,"reasoning":0,"cache_read":0,"cache_write":0}}'
+done
+echo '{"type":"step.started"}'
+echo '{"type":"tool.started","call_id":"c1","name":"bash","kind":"shell","input":"cat notes.txt"}'
+echo '{"type":"tool.completed","call_id":"c1","name":"bash","kind":"shell","input":"cat notes.txt","status":"ok","input_hash":"00aa","result_hash":"00bb"}'
+echo '{"type":"text","text":"Done."}'
+echo '{"type":"step.finished","reason":"stop","tokens":{"input":10,"output":1,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.01}'
+echo '{"type":"agent.result","ok":true}'"#,
+    );
+    ctx.run_agent_cmd(&agent, &["read the notes"])
+        .assert_exit(0);
+    ctx.ended_as(Outcome::Completed);
+    let events = ctx.events();
+    let kinds = types(&events);
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "provider.retry").count(),
+        10,
+        "{kinds:?}"
+    );
+    assert_eq!(stuck_events(&events), []);
+}
