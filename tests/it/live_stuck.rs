@@ -88,14 +88,10 @@ fn replay(s: &Setup, env: &[(&str, &str)]) -> (Vec<Event>, runbook::receipt::Rec
         .pop()
         .expect("a run dir")
         .join("stdout.log");
-    let mut cmd = s.ctx.runbook(&[
-        "replay",
-        log.to_str().unwrap(),
-        "--instant",
-        "--json",
-        "--agent",
-        "opencode",
-    ]);
+    // The format is told from the log: OpenCode's own lines, or its ACP session.
+    let mut cmd = s
+        .ctx
+        .runbook(&["replay", log.to_str().unwrap(), "--instant", "--json"]);
     cmd.envs(env.iter().copied());
     let out = support::run(&mut cmd, LIMIT);
     events_and_receipt(&out.stdout)
@@ -127,6 +123,27 @@ fn real_opencode_reading_the_same_file_five_times_is_warned_at_three_and_stopped
         .filter(|e| matches!(e.kind, EventKind::ToolStarted(_)))
         .count();
     assert_eq!(calls, 5);
+    let (replayed, receipt) = replay(&s, &[]);
+    assert_eq!(receipt.outcome, Outcome::Stuck, "{}", receipt.message);
+    assert_eq!(verdict(&replayed), want);
+}
+
+/// Over ACP (`opencode acp`), the same calls carry the same fingerprints: the prompt is
+/// cancelled at the fifth, and the session's log replays to the same verdict.
+#[test]
+fn real_opencode_over_acp_reading_the_same_file_five_times_is_stopped() {
+    let files = [("notes.txt", "remember the milk\n")];
+    let Some((s, events)) = live(&files, &["--via", "acp"], 10, |_| {
+        let mut n = 0;
+        let mut script: Vec<Reply> = (0..8).map(|_| bash(&mut n, "cat notes.txt")).collect();
+        script.push(done());
+        script
+    }) else {
+        return;
+    };
+    let want = [(false, StuckRule::Repeat, 3), (true, StuckRule::Repeat, 5)];
+    assert_eq!(verdict(&events), want);
+    s.ctx.ended_as(Outcome::Stuck);
     let (replayed, receipt) = replay(&s, &[]);
     assert_eq!(receipt.outcome, Outcome::Stuck, "{}", receipt.message);
     assert_eq!(verdict(&replayed), want);
