@@ -56,7 +56,18 @@ fn live(
     let events = s.ctx.events();
     let why = show(&out, &events);
     assert_eq!(out.code(), Some(code), "{why}");
-    assert_well_formed(&events);
+    let kinds = support::types(&events);
+    let n = |kind: &str| kinds.iter().filter(|k| **k == kind).count();
+    if n("turn.started") == 1 {
+        assert_well_formed(&events);
+    } else {
+        // A nudge's run: one end per turn.
+        assert_eq!(
+            n("turn.started"),
+            n("turn.completed") + n("turn.failed"),
+            "{why}"
+        );
+    }
     assert!(!support::types(&events).contains(&"unparsed"), "{why}");
     for pid in events.iter().filter_map(|e| match e.kind {
         EventKind::TurnStarted { pid, .. } => Some(pid),
@@ -147,6 +158,50 @@ fn real_opencode_over_acp_reading_the_same_file_five_times_is_stopped() {
     let (replayed, receipt) = replay(&s, &[]);
     assert_eq!(receipt.outcome, Outcome::Stuck, "{}", receipt.message);
     assert_eq!(verdict(&replayed), want);
+}
+
+/// `--stuck nudge` with the real OpenCode: stopped at the fifth identical call, its session is
+/// resumed with the nudge for its prompt, and it answers instead of looping.
+#[test]
+fn real_opencode_stuck_once_is_resumed_with_the_nudge_and_answers() {
+    let files = [("notes.txt", "remember the milk\n")];
+    let blocked = "notes.txt is all there is; I am blocked without the rest.";
+    let Some((s, events)) = live(&files, &["--stuck", "nudge"], 0, |_| {
+        let mut n = 0;
+        let mut script: Vec<Reply> = (0..5).map(|_| bash(&mut n, "cat notes.txt")).collect();
+        // The stopped process may have asked for its next step already: any reply after the
+        // fifth call is the answer.
+        script.extend((0..3).map(|_| Reply::text(blocked, Usage::new(1000, 9))));
+        script
+    }) else {
+        return;
+    };
+    s.ctx.ended_as(Outcome::Completed);
+    let receipt = s.ctx.receipt();
+    assert!(receipt.stuck.is_some_and(|st| st.nudged && st.count == 5));
+    let kinds = support::types(&events);
+    let nudged = kinds.iter().position(|k| *k == "stuck.nudged");
+    let nudged = nudged.unwrap_or_else(|| panic!("{kinds:?}"));
+    let resumed = events[nudged..].iter().find_map(|e| match &e.kind {
+        EventKind::TurnStarted { prompt, .. } => Some((e.turn.kind, prompt.clone())),
+        _ => None,
+    });
+    let (kind, prompt) = resumed.expect("a turn after the nudge");
+    assert_eq!(kind, runbook::event::TurnKind::Resume);
+    let prompt = prompt.unwrap_or_default();
+    assert!(prompt.contains("Change approach"), "{prompt}");
+    // The agent was told it, in the same session.
+    let last = s.llm.main_requests().pop().expect("a request");
+    assert!(
+        last.body.to_string().contains("Change approach"),
+        "{}",
+        last.body
+    );
+    let answer = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::Text { text } => Some(text.trim()),
+        _ => None,
+    });
+    assert_eq!(answer, Some(blocked));
 }
 
 #[test]
