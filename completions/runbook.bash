@@ -196,7 +196,7 @@ _runbook() {
                     return 0
                     ;;
                 --stuck)
-                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "off warn stop nudge" -- "${cur}"))
                     return 0
                     ;;
                 --stuck-repeat)
@@ -326,7 +326,7 @@ _runbook() {
                     return 0
                     ;;
                 --stuck)
-                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "off warn stop nudge" -- "${cur}"))
                     return 0
                     ;;
                 --stuck-repeat)
@@ -730,7 +730,7 @@ _runbook() {
                     return 0
                     ;;
                 --stuck)
-                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "off warn stop nudge" -- "${cur}"))
                     return 0
                     ;;
                 --stuck-repeat)

@@ -61,7 +61,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'T
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'Time to exit after the final result' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
 warn\t'Warn, and let the agent go on'
-stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'
+nudge\t'As `stop`, but the first time the agent\'s session goes on with one prompt that says what it repeated; stuck again after it, the run ends `stuck`'"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-repeat -d 'Stop at this many same calls and results' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
@@ -184,7 +185,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l kill-grace -d
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace -d 'Time to exit after the final result' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
 warn\t'Warn, and let the agent go on'
-stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'
+nudge\t'As `stop`, but the first time the agent\'s session goes on with one prompt that says what it repeated; stuck again after it, the run ends `stuck`'"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-repeat -d 'Stop at this many same calls and results' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
@@ -230,7 +232,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l kill-grace -d
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l finish-grace -d 'Time to exit after the final result' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
 warn\t'Warn, and let the agent go on'
-stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'
+nudge\t'As `stop`, but the first time the agent\'s session goes on with one prompt that says what it repeated; stuck again after it, the run ends `stuck`'"
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-repeat -d 'Stop at this many same calls and results' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-same-error -d 'Stop at this many same errors in a row' -r

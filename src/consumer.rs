@@ -511,7 +511,8 @@ impl Core {
             Verdict::Warning(s) => self.emit(ts, EventKind::StuckWarning(Box::new(s))),
             Verdict::Stop(s) => {
                 let message = format!(
-                    "the agent went round in circles: {} ({})",
+                    "the agent went round in circles{}: {} ({})",
+                    if s.nudged { " again after a nudge" } else { "" },
                     stuck::describe(&s),
                     s.rule.as_str()
                 );

@@ -366,6 +366,10 @@ pub enum EventKind {
     /// and the run ends `stuck`.
     #[serde(rename = "stuck.detected")]
     StuckDetected(Box<Stuck>),
+    /// Stopped for going round in circles, the agent is nudged once (`--stuck nudge`): its
+    /// session goes on with a prompt that says what it repeated (the next `turn.started`).
+    #[serde(rename = "stuck.nudged")]
+    StuckNudged(Box<Stuck>),
     /// runbook decided to stop the agent for a reason other than the watchdog.
     #[serde(rename = "stop.requested")]
     StopRequested {
@@ -500,6 +504,7 @@ impl EventKind {
             EventKind::WatchdogFired(_) => "watchdog.fired",
             EventKind::StuckWarning(_) => "stuck.warning",
             EventKind::StuckDetected(_) => "stuck.detected",
+            EventKind::StuckNudged(_) => "stuck.nudged",
             EventKind::StopRequested { .. } => "stop.requested",
             EventKind::StorageFailed { .. } => "storage.failed",
             EventKind::SignalSent { .. } => "signal.sent",
@@ -521,6 +526,7 @@ impl EventKind {
                 | EventKind::WatchdogFired(_)
                 | EventKind::StuckWarning(_)
                 | EventKind::StuckDetected(_)
+                | EventKind::StuckNudged(_)
                 | EventKind::StopRequested { .. }
                 | EventKind::SignalSent { .. }
                 | EventKind::StorageFailed { .. }
@@ -1416,6 +1422,10 @@ pub struct Stuck {
     pub first_seq: u64,
     /// The event of the last.
     pub last_seq: u64,
+    /// Whether the agent was nudged about going round in circles (`--stuck nudge`): on
+    /// `stuck.nudged`, and on whatever is said of it after.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nudged: bool,
 }
 
 /// A way of going round in circles.

@@ -380,7 +380,9 @@ impl RunStats {
             EventKind::AgentVersion { version, .. } => self.agent_version = Some(version.clone()),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
             // Nothing is said after a stop: the last said is the stop, or the last warning.
-            EventKind::StuckDetected(s) | EventKind::StuckWarning(s) => {
+            EventKind::StuckDetected(s)
+            | EventKind::StuckWarning(s)
+            | EventKind::StuckNudged(s) => {
                 self.stuck = Some((**s).clone());
             }
             EventKind::StorageFailed { path, error } => {

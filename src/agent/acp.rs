@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+mod prints;
+
 use super::reported::{self, Cost, Count};
 use super::summary::{self, InputFields};
 use super::tools::{Ending, OpenCalls};
@@ -342,6 +344,8 @@ struct Parser {
     inbox: Option<Inbox>,
     session_announced: bool,
     calls: OpenCalls,
+    /// The inputs of the open calls, for their fingerprints.
+    inputs: prints::CallInputs,
     announced: Vec<Announced>,
     /// The answer text of the current message, whole.
     text: String,
@@ -389,6 +393,7 @@ impl Parser {
             inbox: ctx.inbox,
             session_announced: false,
             calls: OpenCalls::default(),
+            inputs: prints::CallInputs::default(),
             announced: Vec::new(),
             text: String::new(),
             reasoning: String::new(),
@@ -423,6 +428,7 @@ impl Parser {
     /// adapter ends the turn at the refusal without ending the call), any other unfinished.
     fn close_calls(&mut self, out: &mut Vec<EventKind>) {
         for id in self.calls.open_ids() {
+            self.inputs.forget(&id);
             if self.told.was_refused(&id) {
                 let ending = Ending::failed(
                     ToolStatus::Denied,
@@ -593,13 +599,17 @@ impl Parser {
             return;
         };
         let status = update.get("status").and_then(Value::as_str);
-        if self.calls.get(call_id).is_none() && !self.announce(call_id, update, status, out) {
+        if self.calls.get(call_id).is_some() {
+            self.inputs.update(call_id, update);
+        } else if !self.announce(call_id, update, status, out) {
             return;
         }
         match status {
             Some("completed") if self.calls.finish(call_id, completed(update), out).is_some() => {
                 self.turn_tools += 1;
                 self.denied_last = false;
+                let text = output_text(update);
+                self.inputs.finish(call_id, update, text.as_deref(), out);
             }
             Some("failed") => {
                 let text = output_text(update);
@@ -608,7 +618,7 @@ impl Parser {
                     .and_then(first_words)
                     .unwrap_or("the tool call failed")
                     .to_owned();
-                let bytes = text.map(|t| t.len() as u64);
+                let bytes = text.as_ref().map(|t| t.len() as u64);
                 let refused = self.told.was_refused(call_id);
                 let status = if refused || is_denial(&error) {
                     ToolStatus::Denied
@@ -619,6 +629,7 @@ impl Parser {
                 self.denied_last = status == ToolStatus::Denied;
                 self.calls
                     .finish(call_id, Ending::failed(status, error, bytes), out);
+                self.inputs.finish(call_id, update, text.as_deref(), out);
             }
             _ => {}
         }
@@ -672,6 +683,7 @@ impl Parser {
         }
         let a = self.announced.remove(i);
         let start = a.start(&self.cwd);
+        self.inputs.start(call_id, &start.name, &a.input);
         self.start(start, &a.input, out);
         true
     }

@@ -89,11 +89,26 @@ pub(crate) fn parse(layer: Layer, path: &Path, text: &str) -> Result<FileLayer, 
                     out.env.push(reader.env_default(name, value)?);
                 }
             }
+            "stuck" if matches!(value.get_ref(), DeValue::Table(_)) => {
+                reader.stuck_section(key, value, &mut out.entries)?;
+            }
             _ => reader.top_level(key, value, &mut out.entries)?,
         }
     }
+    reader.no_key_twice(&out.entries)?;
     Ok(out)
 }
+
+/// The keys of the `[stuck]` section, each the same as a top-level key: `mode` is `stuck`,
+/// `repeat` is `stuck_repeat`, and so on.
+const STUCK_SECTION: [(&str, &str); 6] = [
+    ("mode", "stuck"),
+    ("repeat", "stuck_repeat"),
+    ("same_failure", "stuck_same_failure"),
+    ("same_error", "stuck_same_error"),
+    ("ping_pong", "stuck_ping_pong"),
+    ("monologue", "stuck_monologue"),
+];
 
 /// A key in the document, with where it is.
 type SpannedKey<'i> = Spanned<std::borrow::Cow<'i, str>>;
@@ -166,6 +181,57 @@ impl Reader<'_> {
             }
             let slot = Slot::entry(declared, name);
             entries.push(self.entry(slot, entry, value)?);
+        }
+        Ok(())
+    }
+
+    /// The `[stuck]` section: each of its keys is one of the top-level `stuck*` keys.
+    fn stuck_section(
+        &self,
+        key: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+        entries: &mut Vec<Entry>,
+    ) -> Result<(), ConfigError> {
+        let expected = "a table of loop detection settings, such as [stuck] repeat = 5";
+        for (name, value) in self.table(key, value, expected)? {
+            let given = name.get_ref();
+            let flat = STUCK_SECTION
+                .iter()
+                .find(|(short, _)| *short == given.as_ref());
+            let Some(declared) = flat.and_then(|(_, flat)| keys::find(flat)) else {
+                let names = STUCK_SECTION.map(|(short, _)| short);
+                let message = match suggest::did_you_mean(given, names) {
+                    Some(meant) => format!("unknown key `{given}` in [stuck]; {meant}"),
+                    None => format!(
+                        "unknown key `{given}` in [stuck]; expected one of {}",
+                        names.join(", ")
+                    ),
+                };
+                return Err(self.error(name.span().start, message));
+            };
+            entries.push(self.entry(Slot::of(declared), name, value)?);
+        }
+        Ok(())
+    }
+
+    /// One value per key in a file: a `[stuck]` key and the top-level key it stands for may not
+    /// both be set.
+    fn no_key_twice(&self, entries: &[Entry]) -> Result<(), ConfigError> {
+        let at = |e: &Entry| (e.origin.line.unwrap_or(0), e.origin.column.unwrap_or(0));
+        for (i, one) in entries.iter().enumerate() {
+            let Some(other) = entries[..i].iter().find(|e| e.slot == one.slot) else {
+                continue;
+            };
+            let (line, column) = at(one).max(at(other));
+            let flat = one.slot.key.name;
+            let short = STUCK_SECTION
+                .iter()
+                .find(|(_, f)| *f == flat)
+                .map_or(flat, |(short, _)| short);
+            return Err(self.error(
+                offset_of(self.text, line, column),
+                format!("`{flat}` is set twice, as `{flat}` and as `{short}` in [stuck]; keep one"),
+            ));
         }
         Ok(())
     }
@@ -264,6 +330,19 @@ impl Reader<'_> {
             origin: self.origin(value.span().start),
         })
     }
+}
+
+/// The byte offset of 1-based `line` and `column` (in characters) in `text`.
+fn offset_of(text: &str, line: u32, column: u32) -> usize {
+    let skip = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
+    let start: usize = text.split_inclusive('\n').take(skip).map(str::len).sum();
+    let rest = &text[start..];
+    let column = usize::try_from(column.saturating_sub(1)).unwrap_or(usize::MAX);
+    start
+        + rest
+            .char_indices()
+            .nth(column)
+            .map_or(rest.len(), |(i, _)| i)
 }
 
 fn to_toml(value: &Spanned<DeValue<'_>>) -> Result<toml::Value, String> {

@@ -181,7 +181,7 @@ pub(crate) static MAX_COST: Typed<f64> = Typed::new(
     .heading(Heading::Limits, 2),
 );
 pub(crate) static STUCK: Defaulted<crate::stuck::Mode> = Defaulted::new(
-    Key::new("stuck", Kind::Stuck, "What to do about an agent going round in circles (the same call with the same result, the same failure after each patch, two calls in turn, empty steps): off, warn, or stop it (the run ends `stuck`, exit code 10)")
+    Key::new("stuck", Kind::Stuck, "What to do about an agent going round in circles (the same call with the same result, the same failure after each patch, two calls in turn, empty steps): off, warn, stop it (the run ends `stuck`, exit code 10), or nudge it: once, its session goes on with a prompt saying what it repeats, and stuck again it is stopped")
         .default("stop")
         .env()
         .flag(Flag::Run)

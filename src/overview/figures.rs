@@ -51,6 +51,8 @@ pub(crate) struct Figures {
     pub denials: Vec<(String, u32)>,
     /// Runs whose checks failed after the task, and how many of them were repaired.
     pub repair: Option<RepairFigures>,
+    /// Runs stopped for going round in circles (`--stuck`), and what they spent until then.
+    pub stuck: Option<StuckFigures>,
     /// Each day (UTC) with runs, oldest first.
     pub per_day: Vec<Group>,
     /// Per agent, most runs first.
@@ -105,6 +107,20 @@ pub(crate) struct RepairFigures {
     pub repaired: u32,
     /// `repaired` / `failing`.
     pub rate: f64,
+}
+
+/// The runs stopped for going round in circles: ended `stuck`, or their repair was.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct StuckFigures {
+    /// Runs stopped so.
+    pub runs: u32,
+    /// What they spent until they were stopped, added up, in USD; null when some run's cost is
+    /// unknown.
+    pub spent_usd: Option<f64>,
+    /// The costs that are known added up, in USD (a lower bound when `cost_unknown` is not 0).
+    pub known_spent_usd: f64,
+    /// Of those runs, those whose cost is unknown.
+    pub cost_unknown: u32,
 }
 
 /// The runs of one day, agent, model or project.
@@ -181,6 +197,7 @@ impl Figures {
                 repaired,
                 rate: f64::from(repaired) / f64::from(failing_count),
             }),
+            stuck: stuck(runs),
             per_day: groups(runs, |r| day(r.started_at), false),
             per_agent: groups(runs, |r| r.agent.clone(), true),
             per_model: groups(
@@ -195,6 +212,22 @@ impl Figures {
             per_project: groups(runs, |r| r.project.clone(), true),
         }
     }
+}
+
+/// The runs stopped for going round in circles, and what they spent; `None` when there are none.
+fn stuck(runs: &[RunFacts]) -> Option<StuckFigures> {
+    let stuck: Vec<&RunFacts> = runs
+        .iter()
+        .filter(|r| r.outcome == Outcome::Stuck || r.repaired == Some(RepairStop::Stuck))
+        .collect();
+    let known = sum(stuck.iter().filter_map(|r| r.cost_usd));
+    let unknown = stuck.iter().filter(|r| r.cost_usd.is_none()).count() as u32;
+    (!stuck.is_empty()).then(|| StuckFigures {
+        runs: stuck.len() as u32,
+        spent_usd: (unknown == 0).then_some(known),
+        known_spent_usd: known,
+        cost_unknown: unknown,
+    })
 }
 
 /// How many runs ended each way, those running and abandoned included.

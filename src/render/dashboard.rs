@@ -287,6 +287,14 @@ fn money_section(f: &Figures, runs: &[RunFacts]) -> Markup {
             (cost_chart("Cost per model", "model", &f.per_model))
             (cost_chart("Cost per agent", "agent", &f.per_agent))
         }
+        @if let Some(st) = &f.stuck {
+            p.stuck data-key="stuck" {
+                (plural(u64::from(st.runs), "run")) " stopped going round in circles, having spent "
+                (money_of(st.spent_usd, st.known_spent_usd)) " until then"
+                @if st.cost_unknown > 0 { " (unknown for " (plural(u64::from(st.cost_unknown), "run")) ")" }
+                "."
+            }
+        }
         h2 { "The most expensive runs" }
         @if expensive.is_empty() { p.empty { "No run's cost is known." } } @else { (table(&expensive, false)) }
     }

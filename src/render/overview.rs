@@ -139,6 +139,24 @@ fn headline(f: &Figures, s: &Styles, width: Option<usize>) -> String {
             ),
         );
     }
+    if let Some(st) = &f.stuck {
+        let unknown = if st.cost_unknown > 0 {
+            format!(
+                " (unknown for {})",
+                plural(u64::from(st.cost_unknown), "run")
+            )
+        } else {
+            String::new()
+        };
+        row(
+            "stuck",
+            format!(
+                "{} stopped going round in circles, having spent {}{unknown}",
+                plural(u64::from(st.runs), "run"),
+                money_of(st.spent_usd, st.known_spent_usd)
+            ),
+        );
+    }
     if !f.failing_tools.is_empty() {
         let tools: Vec<String> = f
             .failing_tools

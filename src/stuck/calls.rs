@@ -84,6 +84,7 @@ impl Calls {
                 input: Some(short(&end.input)),
                 first_seq,
                 last_seq: seq,
+                nudged: false,
             },
         };
         let mut reached = Vec::new();

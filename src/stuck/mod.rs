@@ -9,6 +9,7 @@
 
 mod calls;
 mod monologue;
+pub(crate) mod nudge;
 
 use clap::ValueEnum;
 
@@ -24,6 +25,9 @@ pub(crate) enum Mode {
     /// Warn, then stop the agent at a rule's stop threshold (the run ends `stuck`).
     #[default]
     Stop,
+    /// As `stop`, but the first time the agent's session goes on with one prompt that says
+    /// what it repeated; stuck again after it, the run ends `stuck`.
+    Nudge,
 }
 
 /// When each rule warns and stops.
@@ -135,6 +139,8 @@ pub(crate) struct Detector {
     monologue: monologue::Monologue,
     /// Whether this turn was stopped already: nothing more is said of it.
     stopped: bool,
+    /// Whether the agent was nudged (`stuck.nudged`): what is said after says so.
+    nudged: bool,
 }
 
 impl Detector {
@@ -147,6 +153,7 @@ impl Detector {
             calls: calls::Calls::default(),
             monologue: monologue::Monologue::default(),
             stopped: false,
+            nudged: false,
         })
     }
 
@@ -177,6 +184,10 @@ impl Detector {
                 self.monologue.pass_over();
                 Vec::new()
             }
+            EventKind::StuckNudged(_) => {
+                self.nudged = true;
+                return None;
+            }
             EventKind::StepFinished(step) => self
                 .monologue
                 .step_finished(ev.seq, &step.reason)
@@ -193,10 +204,12 @@ impl Detector {
             return None;
         }
         let mut warning = None;
-        for r in reached {
+        for mut r in reached {
+            r.stuck.nudged = self.nudged;
             let level = self.thresholds.level(r.rule);
             if level.stop == Some(r.count) {
-                if self.mode == Mode::Stop {
+                // A nudge is the session's to give, after the stop.
+                if matches!(self.mode, Mode::Stop | Mode::Nudge) {
                     self.stopped = true;
                     return Some(Verdict::Stop(r.stuck));
                 }

@@ -85,6 +85,7 @@ impl Monologue {
                 input: None,
                 first_seq: self.first_seq,
                 last_seq: seq,
+                nudged: false,
             },
         })
     }

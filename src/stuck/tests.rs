@@ -268,6 +268,7 @@ fn a_warning_says_what_was_repeated() {
         input: Some("cargo test".into()),
         first_seq: 1,
         last_seq: 9,
+        nudged: false,
     };
     assert_eq!(describe(&stuck), "bash cargo test: same failure 3×");
 }

@@ -13,7 +13,7 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 /// Shell functions for a scripted agent: `answer NAME RESULT` reads one request and answers it
 /// with its own id; `update JSON` sends a `session/update`.
-const PRELUDE: &str = r#"
+pub(crate) const PRELUDE: &str = r#"
 answer() {
   IFS= read -r line || exit 1
   id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
@@ -26,11 +26,11 @@ answer '{"protocolVersion":1,"agentInfo":{"name":"scripted","version":"0.1.0"}}'
 answer '{"sessionId":"s1"}'
 "#;
 
-fn acp_agent(ctx: &TestContext, name: &str, body: &str) -> String {
+pub(crate) fn acp_agent(ctx: &TestContext, name: &str, body: &str) -> String {
     ctx.recorded_agent_script(name, &format!("{PRELUDE}{body}"))
 }
 
-fn run(ctx: &TestContext, agent: &str, extra: &[&str]) -> support::Outcome {
+pub(crate) fn run(ctx: &TestContext, agent: &str, extra: &[&str]) -> support::Outcome {
     let mut args = vec![
         "run",
         "--acp-cmd",

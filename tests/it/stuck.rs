@@ -122,6 +122,39 @@ fn a_stuck_run_is_listed_and_counted_with_what_it_spent() {
     let stats: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(stats["outcomes"], serde_json::json!({"stuck": 1}));
     assert_eq!(stats["cost"]["total_usd"], 0.005, "{stats}");
+    assert_eq!(
+        stats["stuck"],
+        serde_json::json!({"runs": 1, "spent_usd": 0.005, "known_spent_usd": 0.005, "cost_unknown": 0}),
+        "{stats}"
+    );
+    // A completed run beside it spends, but is not counted as stuck.
+    let out = ctx.run_fake(&scenario(&[cat(0)], ""), &[]);
+    out.assert_exit(0);
+    let out = ctx.run(&["stats", runs, "--json"]);
+    let stats: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(stats["stuck"]["runs"], 1, "{stats}");
+    assert_eq!(stats["stuck"]["spent_usd"], 0.005, "{stats}");
+    let out = ctx.run(&["stats", runs]);
+    out.assert_exit(0);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("stuck"));
+    assert!(
+        row.is_some_and(
+            |r| r.contains("1 run stopped going round in circles, having spent $0.0050")
+        ),
+        "{}",
+        out.stdout
+    );
+    let page = ctx.work.join("stats.html");
+    ctx.run(&["stats", runs, "--html", page.to_str().unwrap()])
+        .assert_exit(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("1 run stopped going round in circles, having spent $0.0050 until then."),
+        "{html}"
+    );
 }
 
 #[test]
@@ -399,8 +432,212 @@ echo '{"type":"agent.result","ok":true}'"#,
     out.assert_exit(9)
         .assert_stderr_has("stuck: bash cargo test: same error 3×");
     let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    // The verdict says the repair ended because the agent went round in circles.
+    let why = "repair stopped after 1 attempt: the agent went round in circles and was stopped";
+    assert!(receipt.message.contains(why), "{}", receipt.message);
+    out.assert_stderr_has(why);
     let repair = receipt.repair.expect("a repair record");
     assert_eq!(repair.stopped, Some(runbook::event::RepairStop::Stuck));
     assert_eq!(repair.attempts.len(), 1);
     ctx.assert_agent_gone();
+}
+
+/// Every threshold in a `[stuck]` section, the same as the flat `stuck_*` keys: applied to the
+/// run, shown by `runbook config` with the file, line and column it came from.
+#[test]
+fn the_stuck_section_sets_each_threshold_and_config_says_where() {
+    let ctx = TestContext::new();
+    ctx.write_work(
+        "runbook.toml",
+        "model = \"x/y\"\n\n[stuck]\nmode = \"warn\"\nrepeat = 4\nsame_failure = 6\n  same_error = 0\nping_pong = 7\nmonologue = 8\n",
+    );
+    let steps: Vec<String> = (0..4).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, ""), &[]).assert_exit(0);
+    // `warn`: no stop, only the warnings, at 2 and at 4.
+    assert_eq!(
+        stuck_events(&ctx.events()),
+        [(false, StuckRule::Repeat, 2), (false, StuckRule::Repeat, 4)]
+    );
+    let out = ctx.run(&["config", "--json"]);
+    out.assert_exit(0);
+    let config: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = ctx.work.join("runbook.toml").display().to_string();
+    let expected = [
+        ("stuck", serde_json::json!("warn"), 4, 1),
+        ("stuck_repeat", serde_json::json!(4), 5, 1),
+        ("stuck_same_failure", serde_json::json!(6), 6, 1),
+        ("stuck_same_error", serde_json::json!(0), 7, 3),
+        ("stuck_ping_pong", serde_json::json!(7), 8, 1),
+        ("stuck_monologue", serde_json::json!(8), 9, 1),
+    ];
+    let settings = config["settings"].as_array().unwrap();
+    for (key, value, line, column) in expected {
+        let s = settings.iter().find(|s| s["key"] == key).unwrap();
+        assert_eq!(s["value"], value, "{key}: {s}");
+        assert_eq!(s["from"]["file"], file.as_str(), "{key}: {s}");
+        assert_eq!(
+            (s["from"]["line"].clone(), s["from"]["column"].clone()),
+            (line.into(), column.into()),
+            "{key}: {s}"
+        );
+    }
+    // The human listing names the place too.
+    let out = ctx.run(&["config", "--wide"]);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("stuck_repeat"))
+        .unwrap_or_default();
+    assert!(row.contains("runbook.toml:5:1"), "{}", out.stdout);
+    // A flag still beats the file.
+    let steps: Vec<String> = (0..4).map(cat).collect();
+    ctx.run_fake(&scenario(&steps, HANG), &["--stuck", "stop"])
+        .assert_exit(10);
+}
+
+/// A key the `[stuck]` section does not have, a bad value in it, or a threshold set both in
+/// the section and as a flat key: one line with the file, line and column, and nothing runs.
+#[test]
+fn a_bad_stuck_section_is_one_line_saying_where() {
+    let cases = [
+        (
+            "[stuck]\nrepeat = 4\nrepaet = 5\n",
+            "runbook.toml:3:1: unknown key `repaet` in [stuck]; did you mean `repeat`?",
+        ),
+        (
+            "[stuck]\nfrobnicate = 1\n",
+            "runbook.toml:2:1: unknown key `frobnicate` in [stuck]; expected one of mode, repeat, same_failure, same_error, ping_pong, monologue",
+        ),
+        (
+            "[stuck]\nrepeat = \"many\"\n",
+            "runbook.toml:2:10: `stuck_repeat`: expected",
+        ),
+        (
+            "[stuck]\nmode = \"loud\"\n",
+            "runbook.toml:2:8: `stuck`: expected one of",
+        ),
+        (
+            "stuck_repeat = 4\n[stuck]\nrepeat = 5\n",
+            "runbook.toml:3:1: `stuck_repeat` is set twice, as `stuck_repeat` and as `repeat` in [stuck]; keep one",
+        ),
+        (
+            "[stuck]\nsame_error = 2\n[agents.opencode]\nbin = \"x\"\n",
+            "",
+        ),
+        ("stuck = 3\n", "runbook.toml:1:9: `stuck`: expected one of"),
+    ];
+    for (toml, needle) in cases {
+        let ctx = TestContext::new();
+        ctx.write_work("runbook.toml", toml);
+        let out = ctx.run(&["config"]);
+        if needle.is_empty() {
+            out.assert_exit(0);
+            continue;
+        }
+        out.assert_exit(2);
+        let expected = format!("error: {}/{needle}", ctx.work.display());
+        assert!(
+            out.stderr.starts_with(&expected),
+            "{toml:?}:\n  got {}\n want {expected}",
+            out.stderr.trim()
+        );
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    }
+}
+
+/// An `--agent-cmd` agent that loops until it is told what it repeats; `session` is whether it
+/// announces a session runbook can resume.
+fn looping_agent(ctx: &TestContext, session: bool) -> String {
+    let announce = if session {
+        r#"echo '{"type":"session.started","session_id":"s-1"}'"#
+    } else {
+        ""
+    };
+    ctx.recorded_agent_script(
+        "looper",
+        &format!(
+            r#"prompt="$(eval echo \"\${{$#}}\")"
+{announce}
+case "$prompt" in
+  *"Change approach"*)
+    [ "$RUNBOOK_RESUME_SESSION" = s-1 ] || exit 7
+    echo '{{"type":"text","text":"The fixture is missing; I cannot go on without it."}}' ;;
+  *)
+    for i in 1 2 3 4 5; do
+      echo "{{\"type\":\"tool.started\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cat notes.txt\"}}"
+      echo "{{\"type\":\"tool.completed\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cat notes.txt\",\"status\":\"ok\",\"input_hash\":\"00aa\",\"result_hash\":\"00bb\"}}"
+    done
+    sleep 30 ;;
+esac
+echo '{{"type":"step.finished","reason":"stop","tokens":{{"input":10,"output":1,"reasoning":0,"cache_read":0,"cache_write":0}},"cost_usd":0.01}}'
+echo '{{"type":"agent.result","ok":true}}'"#
+        ),
+    )
+}
+
+/// A native session is nudged by resuming it with the nudge for its prompt; one that cannot
+/// be resumed is stopped as with `--stuck stop`, and that is said once.
+#[test]
+fn with_stuck_nudge_a_resumable_session_is_resumed_with_the_nudge_and_another_is_stopped() {
+    let ctx = TestContext::new();
+    let agent = looping_agent(&ctx, true);
+    let out = ctx.run_agent_cmd(&agent, &["--stuck", "nudge", "read the notes"]);
+    out.assert_exit(0)
+        .assert_stderr_has("⟳ nudging the agent once");
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert!(receipt.stuck.is_some_and(|s| s.nudged));
+    let kinds = types(&ctx.events());
+    assert!(kinds.contains(&"stuck.nudged"), "{kinds:?}");
+    ctx.assert_agent_gone();
+
+    let ctx = TestContext::new();
+    let agent = looping_agent(&ctx, false);
+    let out = ctx.run_agent_cmd(&agent, &["--stuck", "nudge", "read the notes"]);
+    out.assert_exit(10).assert_stderr_has(
+        "cannot nudge the agent: it announced no session to continue; it was stopped as with --stuck stop",
+    );
+    assert_eq!(
+        out.stderr.matches("cannot nudge").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    let receipt = ctx.ended_as(Outcome::Stuck);
+    assert!(receipt.stuck.is_some_and(|s| !s.nudged));
+    assert!(!types(&ctx.events()).contains(&"stuck.nudged"));
+    ctx.assert_agent_gone();
+}
+
+/// A provider refusing ten times (429) before the agent goes on, told as `provider.retry` and
+/// `provider.error` between the same steps: never a loop.
+#[test]
+fn a_storm_of_provider_retries_then_success_never_trips_a_rule() {
+    let ctx = TestContext::new();
+    let agent = ctx.recorded_agent_script(
+        "retrier",
+        r#"echo '{"type":"session.started","session_id":"s-1"}'
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  echo '{"type":"step.started"}'
+  echo "{\"type\":\"provider.retry\",\"attempt\":$i,\"status\":429,\"message\":\"rate limited\"}"
+  echo '{"type":"provider.error","name":"rate_limit","message":"rate limited","status":429,"retryable":true}'
+  echo '{"type":"step.finished","reason":"error","tokens":{"input":0,"output":0,"reasoning":0,"cache_read":0,"cache_write":0}}'
+done
+echo '{"type":"step.started"}'
+echo '{"type":"tool.started","call_id":"c1","name":"bash","kind":"shell","input":"cat notes.txt"}'
+echo '{"type":"tool.completed","call_id":"c1","name":"bash","kind":"shell","input":"cat notes.txt","status":"ok","input_hash":"00aa","result_hash":"00bb"}'
+echo '{"type":"text","text":"Done."}'
+echo '{"type":"step.finished","reason":"stop","tokens":{"input":10,"output":1,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.01}'
+echo '{"type":"agent.result","ok":true}'"#,
+    );
+    ctx.run_agent_cmd(&agent, &["read the notes"])
+        .assert_exit(0);
+    ctx.ended_as(Outcome::Completed);
+    let events = ctx.events();
+    let kinds = types(&events);
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "provider.retry").count(),
+        10,
+        "{kinds:?}"
+    );
+    assert_eq!(stuck_events(&events), []);
 }

@@ -7,10 +7,11 @@ use std::time::SystemTime;
 
 use super::setup::Setup;
 use crate::agent::{Invocation, ParseContext, Permissions};
-use crate::event::{CheckResult, Denial, EventKind, ExitInfo, Outcome, Turn, TurnKind};
+use crate::event::{CheckResult, Denial, EventKind, ExitInfo, Outcome, Stuck, Turn, TurnKind};
 use crate::lifecycle::Ending;
 use crate::supervisor::check::{self, Check};
 use crate::supervisor::{Supervisor, TurnSpec};
+use crate::term::print;
 
 /// What a turn is for, which says whose answer it gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +54,8 @@ pub(super) struct Session<'a> {
     pub answers: Answers,
     /// Whether a person at the terminal answers an ACP agent's permission requests.
     pub ask_person: bool,
+    /// Whether the run's one nudge (`--stuck nudge`) was given, or found impossible.
+    nudged: bool,
 }
 
 impl<'a> Session<'a> {
@@ -67,6 +70,7 @@ impl<'a> Session<'a> {
             stall_spent_usd: 0.0,
             answers: Answers::default(),
             ask_person: false,
+            nudged: false,
         }
     }
 
@@ -89,7 +93,10 @@ impl<'a> Session<'a> {
         prompt: &str,
         permissions: Permissions,
     ) -> Ending {
-        let ending = self.run_turn(prompt, permissions, role == Role::Plan).await;
+        let mut ending = self.run_turn(prompt, permissions, role == Role::Plan).await;
+        if let Some(nudge) = self.nudge(&ending) {
+            ending = self.run_turn(&nudge, permissions, role == Role::Plan).await;
+        }
         let answer = self.final_text();
         match role {
             Role::Task => self.answers.task = Some(answer),
@@ -97,6 +104,41 @@ impl<'a> Session<'a> {
             Role::Plan | Role::Summary => {}
         }
         ending
+    }
+
+    /// The prompt that nudges the agent after a turn stopped for going round in circles
+    /// (`--stuck nudge`), once a run, told as `stuck.nudged`; `None` when there is none to give.
+    /// A session that cannot go on is stopped as with `--stuck stop`, and that is said.
+    fn nudge(&mut self, ending: &Ending) -> Option<String> {
+        let wanted = self.setup.stuck == crate::stuck::Mode::Nudge;
+        if ending.outcome != Outcome::Stuck || !wanted || self.nudged {
+            return None;
+        }
+        self.nudged = true;
+        let stuck = self.supervisor.dispatch.totals().stuck.clone()?;
+        if let Some(why) = self.cannot_go_on() {
+            print::warn(format_args!(
+                "cannot nudge the agent: {why}; it was stopped as with --stuck stop"
+            ));
+            return None;
+        }
+        let prompt = crate::stuck::nudge::prompt(&stuck);
+        self.emit(EventKind::StuckNudged(Box::new(Stuck {
+            nudged: true,
+            ..stuck
+        })));
+        Some(prompt)
+    }
+
+    /// Why the agent's session cannot go on with another prompt, if it cannot.
+    fn cannot_go_on(&self) -> Option<&'static str> {
+        if self.setup.agent.adapter.speaks_acp() {
+            let gone = self.supervisor.live.is_none();
+            gone.then_some("its process ended with the stopped turn, and its session with it")
+        } else {
+            let none = self.supervisor.dispatch.totals().session_id.is_none();
+            none.then_some("it announced no session to continue")
+        }
     }
 
     async fn run_turn(&mut self, prompt: &str, permissions: Permissions, planning: bool) -> Ending {

@@ -264,6 +264,7 @@ impl Human {
             | K::WatchdogFired(_)
             | K::StuckWarning(_)
             | K::StuckDetected(_)
+            | K::StuckNudged(_)
             | K::StorageFailed { .. }
             | K::ObserverFinished(_)
             | K::ObserverFailed { .. }

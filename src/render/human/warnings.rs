@@ -59,6 +59,13 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             );
             l.alert(s.error.apply_to(text));
         }
+        EventKind::StuckNudged(stuck) => {
+            let text = format!(
+                "⟳ nudging the agent once: {}; it goes on in the same session",
+                crate::stuck::describe(stuck)
+            );
+            l.alert(s.warn.apply_to(text));
+        }
         EventKind::ObserverFinished(o) => observer_finished(l, o),
         EventKind::StorageFailed { path, error } => {
             let text = format!("✗ cannot write {path}: {error}");

@@ -546,6 +546,7 @@ fn a_loop_warning_stays_on_the_status_line_until_the_next_turn() {
         input: Some("cargo test".into()),
         first_seq: 1,
         last_seq: 7,
+        nudged: false,
     };
     let warning = EventKind::StuckWarning(Box::new(stuck));
     feed(&mut human, &mut totals, 8, at(8), Turn::FIRST, warning);
