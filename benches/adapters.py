@@ -20,7 +20,8 @@ show the least the bytes runbook must write cost by themselves. Every round runs
 runbook back to back (the order turning by round, each command after a `sync`), so both see the
 same load; the table gives medians, the spread (min–max) and the median of the per-round ratios.
 
-Knobs: BENCH_ONLY (throughput,tiny,latency,memory,idle), BENCH_ROUNDS (7),
+Knobs: BENCH_ONLY (throughput,tiny,latency,memory,idle), BENCH_STREAMS (opencode,claude,codex,generic),
+BENCH_ROUNDS (7),
 BENCH_COMPARE=/path/to/runbook (another build, e.g. an older one, timed in the same rounds), BENCH_TINY_ROUNDS (5),
 BENCH_PACED (500 events per latency run), BENCH_INTERVAL_MS (5), BENCH_LATENCY_ROUNDS (3),
 BENCH_IDLE_SECS (20), BENCH_DIR, BENCH_RUNBOOK, BENCH_JSON=FILE (every figure as JSON, for
@@ -234,7 +235,8 @@ def throughput(rb, dir, streams, rounds, tiny_path=None, tiny_n=0, tiny_rounds=0
     """BENCH_COMPARE=/path/to/runbook: another build, run in the same rounds."""
     other_rb = os.environ.get("BENCH_COMPARE")
     rows = []
-    todo = [(k, streams[k], k, rounds) for k in ("opencode", "claude", "codex", "generic") if k in streams]
+    kinds = os.environ.get("BENCH_STREAMS", "opencode,claude,codex,generic").split(",")
+    todo = [(k, streams[k], k, rounds) for k in ("opencode", "claude", "codex", "generic") if k in streams and k in kinds]
     if tiny_path:
         todo.append((f"codex, {tiny_n:,} tiny lines", tiny_path, "codex", tiny_rounds))
     python_row = os.environ.get("BENCH_PYTHON_ROW") == "1"

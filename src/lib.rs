@@ -40,6 +40,8 @@ mod lifecycle;
 mod lines;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(test)]
+mod measure;
 mod money;
 mod next_run;
 mod observers;

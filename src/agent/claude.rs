@@ -17,8 +17,6 @@
 //! one `result` per main-thread run, each with the same cumulative totals.
 
 mod fast;
-#[cfg(test)]
-mod measure;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use fast::agrees as fast_path_agrees;

@@ -8,8 +8,6 @@
 //! codex_core::tools::router` line on stderr, which becomes the tool's event here.
 
 mod fast;
-#[cfg(test)]
-mod measure;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use fast::agrees as fast_path_agrees;

@@ -550,20 +550,6 @@ fn has_control_byte(bytes: &[u8]) -> bool {
     blocks.remainder().iter().any(|&b| b < 0x20)
 }
 
-/// The median of five timings of `pass`, for the measurements run by hand.
-#[cfg(test)]
-pub(crate) fn median_of_five(mut pass: impl FnMut() -> usize) -> std::time::Duration {
-    let mut took: Vec<std::time::Duration> = (0..5)
-        .map(|_| {
-            let start = std::time::Instant::now();
-            std::hint::black_box(pass());
-            start.elapsed()
-        })
-        .collect();
-    took.sort();
-    took[2]
-}
-
 /// Every line of the recorded transcripts of one agent (`fixtures/AGENT/*.stdout.ndjson`).
 #[cfg(test)]
 pub(crate) fn fixture_lines(agent: &str) -> Vec<String> {
