@@ -55,9 +55,9 @@ fn parser(adapter: &dyn Adapter) -> Box<dyn StdoutParser> {
 
 /// The lines the cursor validates, skipping each value.
 fn validated(lines: &[&[u8]]) -> usize {
-    let cursor = |l: &[u8]| {
+    fn cursor(l: &[u8]) -> Option<Cursor<'_>> {
         Cursor::ascii(l).or_else(|| Cursor::new(std::str::from_utf8(l).ok()?))
-    };
+    }
     lines
         .iter()
         .filter(|l| cursor(l).and_then(|mut c| c.skip()).is_some())
@@ -116,7 +116,10 @@ fn encoded(stamped: &[Event]) -> usize {
 fn report(data: &[u8], lines: usize, stages: &[(&str, Duration)]) {
     #[expect(clippy::print_stderr, reason = "the measurement's result")]
     {
-        eprintln!("{} MB, {lines} lines; median of 5 passes:", data.len() / 1_000_000);
+        eprintln!(
+            "{} MB, {lines} lines; median of 5 passes:",
+            data.len() / 1_000_000
+        );
         for (stage, took) in stages {
             let mbs = data.len() as f64 / 1e6 / took.as_secs_f64();
             let per = took.as_nanos() as f64 / lines as f64;
@@ -150,8 +153,14 @@ fn measure_claude_parse() {
                     .count()
             }),
         ),
-        ("the cursor, validating only (skip)", median_of_five(|| validated(&lines))),
-        ("the whole parser, lines to events", median_of_five(|| parsed(&Claude, &lines))),
+        (
+            "the cursor, validating only (skip)",
+            median_of_five(|| validated(&lines)),
+        ),
+        (
+            "the whole parser, lines to events",
+            median_of_five(|| parsed(&Claude, &lines)),
+        ),
     ];
     report(&data, lines.len(), &stages);
 }
@@ -173,12 +182,18 @@ fn measure_codex_tiny() {
     let lines = lines_of(&data);
     let events = stamped(&Codex, &lines);
     let stages = [
-        ("the cursor, validating only (skip)", median_of_five(|| validated(&lines))),
+        (
+            "the cursor, validating only (skip)",
+            median_of_five(|| validated(&lines)),
+        ),
         (
             "the whole parser, lines to events, dropped a batch at a time",
             median_of_five(|| parsed(&Codex, &lines)),
         ),
-        ("the events encoded (encode::event)", median_of_five(|| encoded(&events))),
+        (
+            "the events encoded (encode::event)",
+            median_of_five(|| encoded(&events)),
+        ),
         (
             "the events folded (RunStats::observe)",
             median_of_five(|| {

@@ -9,7 +9,7 @@ mod late;
 mod opencode;
 mod prints;
 mod reported;
-mod scan;
+pub(crate) mod scan;
 mod summary;
 mod tools;
 pub(crate) mod versions;
