@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bin=target/debug/runbook
 out=fuzz/seeds
 rm -rf "$out"
-mkdir -p "$out"/{opencode,opencode_fast,claude,codex,generic,event_log,receipt,config,dotenv}
+mkdir -p "$out"/{opencode,claude,codex,generic,event_log,receipt,config,dotenv}
 seed() { # seed DIR < content: named after its hash, as libFuzzer names inputs
     local tmp
     tmp=$(mktemp)
@@ -23,7 +23,6 @@ lines() { # lines FILE DIR...: each non-empty line of FILE as a seed in each DIR
 }
 for agent in opencode claude codex; do
     dirs=("$out/$agent")
-    [ "$agent" = opencode ] && dirs+=("$out/opencode_fast")
     for f in fixtures/$agent/*.stdout.ndjson; do
         lines "$f" "${dirs[@]}"
         for dir in "${dirs[@]}"; do seed "$dir" < "$f"; done

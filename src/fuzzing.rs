@@ -29,7 +29,6 @@ use serde::de::DeserializeOwned;
 use crate::agent::{
     Adapter, Claude, Codex, Generic, OpenCode, ParseContext, StderrFeed, StdoutFeed,
     claude_fast_path_agrees, codex_fast_path_agrees, generic_fast_path_agrees,
-    opencode_fast_path_agrees,
 };
 use crate::config::ConfigFile;
 use crate::event::{
@@ -52,16 +51,6 @@ const LINE_LIMIT: usize = 2048;
 /// OpenCode's stdout and stderr.
 pub fn opencode(data: &[u8]) {
     agent_output(&OpenCode, None, data);
-}
-
-/// OpenCode's fast path: whatever it reads, serde_json reads the same.
-pub fn opencode_fast(data: &[u8]) {
-    for line in data.split(|&b| b == b'\n') {
-        if let Ok(text) = std::str::from_utf8(line) {
-            opencode_fast_path_agrees(text);
-        }
-    }
-    opencode(data);
 }
 
 /// Claude Code's stdout and stderr; and its fast path: whatever it reads, serde_json reads the

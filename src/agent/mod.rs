@@ -33,8 +33,6 @@ pub(crate) use generic::Generic;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use generic::fast_path_agrees as generic_fast_path_agrees;
 pub(crate) use opencode::OpenCode;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use opencode::fast_path_agrees as opencode_fast_path_agrees;
 
 impl AgentKind {
     pub(crate) fn adapter(self) -> &'static dyn Adapter {

@@ -5,11 +5,7 @@
 //! are emitted together. There is no end-of-run line: the run finished only if the last step
 //! ended with a reason other than `tool-calls` (or `length`, an answer cut by the output limit).
 
-mod fast;
 mod prints;
-
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use fast::agrees as fast_path_agrees;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -97,14 +93,12 @@ struct Parser {
 impl StdoutParser for Parser {
     fn line(&mut self, line: &[u8], out: &mut Vec<EventKind>) {
         // Checking the whole line's UTF-8 at once lets serde_json skip checking each string it
-        // keeps; a line that is not UTF-8 is parsed from bytes exactly as before. Most lines are
-        // read by the fast path; it leaves whatever it does not handle to serde_json.
-        let parsed = match fast::ascii_line(line) {
-            Some(parsed) => Ok(parsed),
-            None => match std::str::from_utf8(line) {
-                Ok(text) => fast::line(text).map_or_else(|| serde_json::from_str(text), Ok),
-                Err(_) => serde_json::from_slice(line),
-            },
+        // keeps; a line that is not UTF-8 is parsed from bytes. serde_json's derived reader is
+        // as fast here as a hand-written one was (within 6%, BENCHMARKS.md, "JSON"): OpenCode's
+        // lines are few and large, and their large strings are only measured.
+        let parsed = match std::str::from_utf8(line) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(line),
         };
         let parsed: Line<'_> = match parsed {
             Ok(parsed) => parsed,

@@ -168,16 +168,6 @@ impl<'a> Cursor<'a> {
         Some(&self.text[start..pos])
     }
 
-    /// A non-negative integer written without fraction or exponent, small enough for `u64`.
-    pub(crate) fn u64(&mut self) -> Option<u64> {
-        let n = self.number()?;
-        // Up to 19 digits always fit; longer ones are left to serde_json.
-        if n.len() > 19 || !n.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        n.parse().ok()
-    }
-
     /// An integer written without fraction or exponent, well inside `i64`.
     pub(crate) fn i64(&mut self) -> Option<i64> {
         let n = self.number()?;
@@ -186,11 +176,6 @@ impl<'a> Cursor<'a> {
             return None;
         }
         n.parse().ok()
-    }
-
-    /// A number read as `f64` exactly as serde_json reads it (it is serde_json that reads it).
-    pub(crate) fn f64(&mut self) -> Option<f64> {
-        serde_json::from_str(self.number()?).ok()
     }
 
     pub(crate) fn bool(&mut self) -> Option<bool> {

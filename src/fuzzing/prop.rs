@@ -477,7 +477,7 @@ proptest! {
     fn prop_opencode_bytes(data in bytes()) { opencode(&data) }
 
     #[test]
-    fn prop_opencode_lines(data in stream(&OPENCODE)) { opencode_fast(&data) }
+    fn prop_opencode_lines(data in stream(&OPENCODE)) { opencode(&data) }
 
     #[test]
     fn prop_claude_bytes(data in bytes()) { claude(&data) }

@@ -9,7 +9,6 @@ use super::*;
 fn target(name: &str) -> fn(&[u8]) {
     match name {
         "opencode" => opencode,
-        "opencode_fast" => opencode_fast,
         "claude" => claude,
         "codex" => codex,
         "generic" => generic,
