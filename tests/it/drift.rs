@@ -455,7 +455,13 @@ fn check_own_truth(agent: &str, ran: &Ran, scenario: Scenario) {
 /// information lines (empty: no difference from the pinned releases).
 fn drift_of(scenarios: &[Scenario]) -> (String, String) {
     let mut drift = Drift::default();
-    for (agent, prepare) in agents() {
+    // `RUNBOOK_DRIFT_AGENTS` (`claude codex`) names the agents checked; all by default.
+    let only = std::env::var("RUNBOOK_DRIFT_AGENTS").ok();
+    let checked = |agent: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split_whitespace().any(|a| a == agent))
+    };
+    for (agent, prepare) in agents().into_iter().filter(|(a, _)| checked(a)) {
         let known = recorded_shapes(agent);
         for (scenario, recording) in recorded(agent) {
             if scenarios.contains(&scenario) {
