@@ -1228,7 +1228,7 @@ mod tests {
         assert_eq!(sandboxes(&[init("")]), Vec::<bool>::new());
         let odd = init(r#","sandbox_enabled":"yes""#);
         let (events, _) = read(&[odd.as_str()]);
-        assert!(sandboxes(&[odd.clone()]).is_empty());
+        assert!(sandboxes(std::slice::from_ref(&odd)).is_empty());
         assert!(
             events
                 .iter()

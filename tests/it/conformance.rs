@@ -904,3 +904,44 @@ fn lines_of_a_new_kind_are_counted_and_shown_a_few_times() {
     assert_eq!(receipt.unparsed_lines.count, 8);
     assert_eq!(receipt.outcome, Outcome::Completed);
 }
+
+/// A release's own word, read from its lines: Claude Code's model calls are its results'
+/// `num_turns` (a provider error's left out), and a cost it computes otherwise than runbook's
+/// table (another price in its catalog, or a model runbook lacks) is told, model by model.
+#[test]
+fn a_release_pricing_a_model_otherwise_than_runbooks_table_is_told() {
+    let read = |name: &str| {
+        let path = support::fixtures().join(format!("claude-2.1.332/{name}.stdout.ndjson"));
+        std::fs::read_to_string(path).unwrap()
+    };
+    let steps = |name: &str| claude_own(&read(name)).expect("a result").steps;
+    assert_eq!(
+        (steps("text"), steps("subagent"), steps("http500")),
+        (1, 3, 0)
+    );
+    let text = read("text");
+    let own = claude_own(&text).unwrap();
+    assert!(
+        own.cost.is_some_and(|c| (c - 0.0068).abs() < 1e-12),
+        "{own:?}"
+    );
+    assert_eq!(own.tokens, 1525);
+    assert!(price_disagreements(&own).is_empty());
+    // The same tokens at 2.1.197's price of its default model: told, with both amounts.
+    let repriced = text.replace(r#""costUSD":0.006799999999999999"#, r#""costUSD":0.0085"#);
+    let told = price_disagreements(&claude_own(&repriced).unwrap());
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].starts_with("claude-opus-5-5: Claude Code computed $0.0085"),
+        "{told:?}"
+    );
+    assert!(told[0].contains("$0.006800"), "{told:?}");
+    let unknown = text.replace("claude-opus-5-5", "claude-opus-9-9");
+    let told = price_disagreements(&claude_own(&unknown).unwrap());
+    assert_eq!(
+        told,
+        [
+            "claude-opus-9-9: not in runbook's price table (Claude Code computed $0.006799999999999999)"
+        ]
+    );
+}

@@ -210,6 +210,8 @@ fn recorded_denials(agent: &str, name: &str) -> BTreeSet<String> {
 struct Drift {
     findings: BTreeMap<String, Vec<String>>,
     info: Vec<String>,
+    /// The releases run, with how many scenarios each.
+    checked: BTreeMap<String, usize>,
 }
 
 impl Drift {
@@ -241,6 +243,11 @@ impl Drift {
 
     fn information(&self) -> String {
         let mut out = String::new();
+        for (release, scenarios) in &self.checked {
+            out.push_str(&format!(
+                "- information: checked {release} in {scenarios} scenarios\n"
+            ));
+        }
         for line in &self.info {
             out.push_str(&format!("- information: {line}\n"));
         }
@@ -267,6 +274,10 @@ fn compare(
         .version
         .clone()
         .unwrap_or_else(|| "version unknown".to_owned());
+    *drift
+        .checked
+        .entry(format!("{agent} {version}"))
+        .or_default() += 1;
     // The release's own truth: what it reported, and what the provider served.
     let own = std::panic::catch_unwind(AssertUnwindSafe(|| check_own_truth(agent, &ran, scenario)));
     if let Err(panic) = own {
@@ -506,7 +517,14 @@ fn every_scenario_against_the_installed_agents() {
 fn the_drift_check_finds_no_drift_in_the_pinned_versions() {
     let (report, info) = drift_of(&[Scenario::ReadEdit, Scenario::PermissionDenied]);
     assert!(report.is_empty(), "{report}");
-    assert!(info.is_empty(), "{info}");
+    // Nothing but what was checked: each agent in both scenarios.
+    let differences: Vec<&str> = info
+        .lines()
+        .filter(|l| !l.starts_with("- information: checked "))
+        .collect();
+    assert!(differences.is_empty(), "{info}");
+    assert_eq!(info.lines().count(), 3, "{info}");
+    assert!(info.contains("in 2 scenarios"), "{info}");
 }
 
 #[test]
