@@ -945,3 +945,37 @@ fn a_release_pricing_a_model_otherwise_than_runbooks_table_is_told() {
         ]
     );
 }
+
+/// Claude Code 2.1.332's raw API stream (`--include-partial-messages`, as runbook runs it) has
+/// fields 2.1.197's had not (`api_message_id`, `thinking_display` in its `stream_event`s,
+/// `begun_message_ids` in its `result`): read to the same receipt as the plain stream, nothing
+/// unread.
+#[test]
+fn claude_code_2_1_332s_raw_stream_reads_as_its_plain_stream() {
+    let ctx = TestContext::new();
+    for (partial, plain) in [("text_partial", "text"), ("subagent_partial", "subagent")] {
+        let fields = std::fs::read_to_string(
+            support::fixtures().join(format!("claude-2.1.332/{partial}.stdout.ndjson")),
+        )
+        .unwrap();
+        for field in ["api_message_id", "begun_message_ids", "sandbox_enabled"] {
+            assert!(fields.contains(field), "{partial} lacks {field}");
+        }
+        let receipt = |name: &str| {
+            let out = replay_from(&ctx, "claude", "claude-2.1.332", name, &["--json"]);
+            events_and_receipt(&out.stdout).1
+        };
+        let (a, b) = (receipt(partial), receipt(plain));
+        assert_eq!(
+            a.unparsed_lines.count, 0,
+            "{partial}: {:?}",
+            a.unparsed_lines
+        );
+        assert_eq!(a.outcome, b.outcome, "{partial}");
+        assert_eq!(a.steps, b.steps, "{partial}");
+        assert_eq!(a.tokens.total, b.tokens.total, "{partial}");
+        assert_eq!(a.cost.usd, b.cost.usd, "{partial}");
+        assert_eq!(a.tool_calls.total, b.tool_calls.total, "{partial}");
+        assert_eq!(a.agent_sandbox, Some(false), "{partial}");
+    }
+}
