@@ -115,6 +115,14 @@ pub enum EventKind {
         /// Where runbook's price for it comes from.
         price: PriceBasis,
     },
+    /// The agent said whether its own sandbox is on (Claude Code 2.1.332 on: `sandbox_enabled`
+    /// in its first line). The agent's sandbox, not runbook's: it confines the agent's own tools
+    /// by the agent's settings.
+    #[serde(rename = "agent.sandbox")]
+    AgentSandbox {
+        /// Whether the agent runs its tools in its own sandbox.
+        enabled: bool,
+    },
     /// The agent began one model request/response cycle.
     #[serde(rename = "step.started")]
     StepStarted {
@@ -468,6 +476,7 @@ impl EventKind {
             EventKind::AgentVersion { .. } => "agent.version",
             EventKind::SessionStarted { .. } => "session.started",
             EventKind::ModelAnnounced { .. } => "model.announced",
+            EventKind::AgentSandbox { .. } => "agent.sandbox",
             EventKind::StepStarted { .. } => "step.started",
             EventKind::StepFinished(_) => "step.finished",
             EventKind::Text { .. } => "text",

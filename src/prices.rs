@@ -86,10 +86,14 @@ pub const CHECKED: &[Checked] = &[
     },
     Checked {
         provider: "anthropic",
-        date: "2026-11-25",
-        source: "the model catalog Claude Code 2.1.330 bundles and computes `total_cost_usd` \
-                 from (its `pricing` tiers; 5-minute cache writes), which the recordings in \
-                 fixtures/claude-2.1.330 reproduce to the cent",
+        date: "2026-11-27",
+        source: "the model catalog Claude Code 2.1.330 and 2.1.332 bundle and compute \
+                 `total_cost_usd` from (its `pricing` tiers; 5-minute cache writes), which the \
+                 recordings in fixtures/claude-2.1.330 and fixtures/claude-2.1.332 reproduce to \
+                 the cent, model by model (`modelUsage.*.costUSD`, checked by the conformance \
+                 suite). Their default model, `claude-opus-5-5`, costs 0.8 times what 2.1.197's \
+                 `claude-opus-4-8` does (0.4 times for cache reads): the cost of the same \
+                 scenario differs between those releases by that, and both are right",
     },
 ];
 

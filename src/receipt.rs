@@ -49,6 +49,10 @@ pub struct Receipt {
     /// (Codex's `config.toml`); absent when it was asked for or is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_file: Option<String>,
+    /// Whether the agent ran its tools in its own sandbox, as it said (`agent.sandbox`: Claude
+    /// Code 2.1.332 on tells it); absent when it did not say. Not runbook's own sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_sandbox: Option<bool>,
     /// The task's prompt (secrets masked).
     pub prompt: String,
     /// The directory the agent worked in.
@@ -445,6 +449,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             .map(|(model, _)| model.clone())
             .or_else(|| info.model.clone()),
         model_file: info.model_file.clone().filter(|_| s.model.is_none()),
+        agent_sandbox: s.agent_sandbox,
         prompt: info.prompt.clone(),
         cwd: info.cwd.clone(),
         run_dir: info.run_dir.clone(),

@@ -298,6 +298,8 @@ pub struct RunStats {
     pub session_id: Option<String>,
     /// The model the agent said it runs (`model.announced`), and where its price comes from.
     pub model: Option<(String, PriceBasis)>,
+    /// Whether the agent said its own sandbox is on (`agent.sandbox`); `None`: it did not say.
+    pub agent_sandbox: Option<bool>,
     /// Tool calls that ended as errors, by call id (at most [`KEEP_ERRORED_CALLS`]), with the
     /// name they are tallied under: a denial the agent tells later moves one to `denied`.
     errored_calls: HashMap<String, String>,
@@ -519,6 +521,7 @@ impl RunStats {
                 self.model = Some((model.clone(), *price));
                 self.warn(kind);
             }
+            EventKind::AgentSandbox { enabled } => self.agent_sandbox = Some(*enabled),
             EventKind::StepStarted { .. } => {
                 self.steps_started += 1;
                 self.step_open = true;

@@ -175,6 +175,8 @@ struct Parser {
     background: HashSet<String>,
     /// Whether the model the run uses was announced.
     model_announced: bool,
+    /// Whether Claude's own sandbox was told (`agent.sandbox`, once a run).
+    sandbox_told: bool,
     result: Option<Result<(), String>>,
     /// Whether an API failure was already told (by Claude's own error message).
     told_api_error: bool,
@@ -206,6 +208,11 @@ impl StdoutParser for Parser {
                 if let Some(model) = parsed.model {
                     self.announce_model(&model, out);
                     self.model.get_or_insert(model);
+                }
+                if let Some(enabled) = parsed.sandbox_enabled
+                    && !std::mem::replace(&mut self.sandbox_told, true)
+                {
+                    out.push(EventKind::AgentSandbox { enabled });
                 }
             }
             ("system", Some("permission_denied")) => {
@@ -745,6 +752,8 @@ struct Line<'a> {
     // system/init
     cwd: Option<PathBuf>,
     model: Option<String>,
+    /// Whether Claude's own sandbox is on (2.1.332 on).
+    sandbox_enabled: Option<bool>,
     // system/api_retry
     attempt: Option<u32>,
     max_retries: Option<u32>,
@@ -1180,5 +1189,53 @@ mod tests {
             let ctx = ParseContext::new(PathBuf::from("/"));
             insta::assert_yaml_snapshot!(super::super::transcript::read(&Claude, path, ctx));
         });
+    }
+
+    #[test]
+    fn recorded_transcripts_of_claude_code_2_1_332() {
+        insta::glob!("../../fixtures/claude-2.1.332", "*.stdout.ndjson", |path| {
+            let ctx = ParseContext::new(PathBuf::from("/"));
+            insta::assert_yaml_snapshot!(super::super::transcript::read(&Claude, path, ctx));
+        });
+    }
+
+    /// Claude Code 2.1.332 tells whether its own sandbox is on in its first line: told once, as
+    /// it said it; a release that does not say tells nothing; a value of another type is read
+    /// without it, the line kept.
+    #[test]
+    fn claudes_own_sandbox_is_told_as_it_said_it() {
+        let init = |extra: &str| {
+            format!(
+                r#"{{"type":"system","subtype":"init","model":"claude-opus-5-5","session_id":"s"{extra}}}"#
+            )
+        };
+        let sandboxes = |lines: &[String]| -> Vec<bool> {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            read(&lines)
+                .0
+                .into_iter()
+                .filter_map(|e| match e {
+                    EventKind::AgentSandbox { enabled } => Some(enabled),
+                    _ => None,
+                })
+                .collect()
+        };
+        let on = init(r#","sandbox_enabled":true"#);
+        assert_eq!(sandboxes(&[on.clone(), on]), [true]);
+        assert_eq!(sandboxes(&[init(r#","sandbox_enabled":false"#)]), [false]);
+        assert_eq!(sandboxes(&[init("")]), Vec::<bool>::new());
+        let odd = init(r#","sandbox_enabled":"yes""#);
+        let (events, _) = read(&[odd.as_str()]);
+        assert!(sandboxes(std::slice::from_ref(&odd)).is_empty());
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, EventKind::ModelAnnounced { .. })),
+            "{events:?}"
+        );
+        assert!(
+            !events.iter().any(|e| matches!(e, EventKind::Unparsed(_))),
+            "{events:?}"
+        );
     }
 }

@@ -733,6 +733,20 @@ mod tests {
     }
 
     #[test]
+    fn recorded_transcripts_of_codex_0_171_0() {
+        insta::glob!("../../fixtures/codex-0.171.0", "*.stdout.ndjson", |path| {
+            let ctx = ParseContext {
+                model: Some("gpt-5.5".to_owned()),
+                ..ParseContext::new(PathBuf::from(format!(
+                    "/scratch/codex-run/{}/ws",
+                    super::super::transcript::name(path)
+                )))
+            };
+            insta::assert_yaml_snapshot!(super::super::transcript::read(&Codex, path, ctx));
+        });
+    }
+
+    #[test]
     fn the_items_that_are_tool_calls_are_the_ones_described_as_calls() {
         let parser = Parser::default();
         let kinds = [

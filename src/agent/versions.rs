@@ -11,8 +11,8 @@ use super::AgentKind;
 /// version of each list is the one `.ci/install-agents` pins as the default install.
 pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
     (AgentKind::Opencode, &["1.18.33"]),
-    (AgentKind::Claude, &["2.1.197", "2.1.330"]),
-    (AgentKind::Codex, &["0.169.0"]),
+    (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332"]),
+    (AgentKind::Codex, &["0.169.0", "0.171.0"]),
 ];
 
 /// The versions of `agent` runbook was tested with, oldest first.
@@ -28,6 +28,25 @@ pub(crate) fn tested(agent: AgentKind) -> &'static [&'static str] {
 /// like a version number is the one compared.
 pub(crate) fn is_tested(agent: AgentKind, version: &str) -> bool {
     version_number(version).is_some_and(|v| tested(agent).contains(&v))
+}
+
+/// Whether `version` of `agent` is newer than every version runbook was tested with: this
+/// runbook cannot know it (a newer runbook may). Compared number by number (`2.1.332` is newer
+/// than `2.1.330`, `0.171.0` than `0.169.0`); `None` when `version` holds no version number.
+pub(crate) fn is_newer_than_tested(agent: AgentKind, version: &str) -> Option<bool> {
+    let given = numbers(version_number(version)?)?;
+    let newest = tested(agent).iter().filter_map(|v| numbers(v)).max()?;
+    Some(given > newest)
+}
+
+/// The newest version of `agent` runbook was tested with.
+pub(crate) fn newest_tested(agent: AgentKind) -> Option<&'static str> {
+    tested(agent).iter().copied().max_by_key(|v| numbers(v))
+}
+
+/// `2.1.332` as `[2, 1, 332]`; `None` when a part is not a number.
+fn numbers(version: &str) -> Option<Vec<u64>> {
+    version.split('.').map(|n| n.parse().ok()).collect()
 }
 
 /// The version number in an agent's `--version` output: its first word made of digits and dots
@@ -63,10 +82,40 @@ mod tests {
         assert!(is_tested(AgentKind::Codex, "codex-cli 0.169.0"));
         assert!(is_tested(AgentKind::Opencode, "1.18.33"));
         assert!(is_tested(AgentKind::Opencode, "v1.18.33"));
+        assert!(is_tested(AgentKind::Claude, "2.1.332 (Claude Code)"));
+        assert!(is_tested(AgentKind::Codex, "codex-cli 0.171.0"));
         assert!(!is_tested(AgentKind::Claude, "2.1.331 (Claude Code)"));
         assert!(!is_tested(AgentKind::Codex, "1.18.33"));
         assert!(!is_tested(AgentKind::Claude, "Claude Code"));
         assert_eq!(version_number("codex-cli 0.169.0"), Some("0.169.0"));
         assert_eq!(version_number("none here"), None);
+    }
+
+    #[test]
+    fn a_version_after_the_newest_tested_is_told_apart_from_one_in_between() {
+        let newer = |agent, v| is_newer_than_tested(agent, v);
+        assert_eq!(
+            newer(AgentKind::Claude, "2.1.333 (Claude Code)"),
+            Some(true)
+        );
+        assert_eq!(newer(AgentKind::Claude, "2.2.0 (Claude Code)"), Some(true));
+        assert_eq!(
+            newer(AgentKind::Claude, "2.1.1000 (Claude Code)"),
+            Some(true)
+        );
+        // Between two tested releases, or before them: not newer.
+        assert_eq!(
+            newer(AgentKind::Claude, "2.1.331 (Claude Code)"),
+            Some(false)
+        );
+        assert_eq!(
+            newer(AgentKind::Claude, "2.1.99 (Claude Code)"),
+            Some(false)
+        );
+        assert_eq!(newer(AgentKind::Codex, "codex-cli 0.170.0"), Some(false));
+        assert_eq!(newer(AgentKind::Codex, "codex-cli 0.172.0"), Some(true));
+        assert_eq!(newer(AgentKind::Claude, "Claude Code"), None);
+        assert_eq!(newest_tested(AgentKind::Claude), Some("2.1.332"));
+        assert_eq!(newest_tested(AgentKind::Codex), Some("0.171.0"));
     }
 }

@@ -60,6 +60,10 @@ struct Finding {
     tested: Option<bool>,
     /// The versions runbook was tested with.
     tested_versions: Vec<&'static str>,
+    /// Whether that version is newer than every version runbook was tested with (a newer
+    /// runbook may know it); absent when it is tested or not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    newer: Option<bool>,
     /// The model it would run: the one asked for (`model` setting) for the default agent, else
     /// the one its own configuration names; absent: the agent chooses at run time.
     model: Option<String>,
@@ -87,6 +91,7 @@ impl Finding {
             version: None,
             tested: None,
             tested_versions: Vec::new(),
+            newer: None,
             model: None,
             model_from: None,
             price: None,
@@ -336,12 +341,26 @@ async fn probed(f: &mut Finding, agent: AgentKind, binary: &Path, version_args: 
     f.tested = Some(tested);
     if !tested {
         let versions = f.tested_versions.join(", ");
+        f.newer = versions::is_newer_than_tested(agent, version);
+        if f.newer == Some(true) {
+            let newest = versions::newest_tested(agent).unwrap_or_default();
+            f.problems.push(Problem::new(
+                format!("newer than runbook knows (tested up to {newest})"),
+                format!(
+                    "a newer runbook may know this release (this lookup is offline: only the \
+                     versions built into this runbook are known): update runbook, install a \
+                     tested version ({versions}), or compare this one with the recordings (the \
+                     drift check in runbook's docs/agents-release.md)"
+                ),
+            ));
+            return;
+        }
         f.problems.push(Problem::new(
             format!("runbook was not tested with this version (tested: {versions})"),
             format!(
                 "its output may have changed in ways runbook misreads (each run warns): \
                  install a tested version ({versions}), or compare this one with the \
-                 recordings (the drift check in runbook's docs/development.md)"
+                 recordings (the drift check in runbook's docs/agents-release.md)"
             ),
         ));
     }
@@ -450,6 +469,10 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
             (Some(bin), _, _) if f.via == "acp" => acp_line(f, bin),
             (Some(bin), None, _) => format!("version unknown · {bin}"),
             (Some(bin), Some(v), Some(true)) => format!("{v} · tested · {bin}"),
+            (Some(bin), Some(v), _) if f.newer == Some(true) => format!(
+                "{v} · newer than runbook knows (tested up to {}) · {bin}",
+                f.tested_versions.last().copied().unwrap_or_default()
+            ),
             (Some(bin), Some(v), _) => format!(
                 "{v} · not tested (tested: {}) · {bin}",
                 f.tested_versions.join(", ")

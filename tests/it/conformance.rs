@@ -48,7 +48,83 @@ pub const AGENTS: [&str; 3] = ["opencode", "claude", "codex"];
 
 /// Each Claude Code release the scenarios were recorded from, with its fixtures directory: the
 /// pinned one and the newer one (see `runbook::agent::versions`).
-const CLAUDE_RELEASES: [(&str, &str); 2] = [("2.1.197", "claude"), ("2.1.330", "claude-2.1.330")];
+const CLAUDE_RELEASES: [(&str, &str); 3] = [
+    ("2.1.197", "claude"),
+    ("2.1.330", "claude-2.1.330"),
+    ("2.1.332", "claude-2.1.332"),
+];
+
+/// Each Codex release the scenarios were recorded from, with its fixtures directory.
+const CODEX_RELEASES: [(&str, &str); 2] = [("0.169.0", "codex"), ("0.171.0", "codex-0.171.0")];
+
+/// What a Claude Code run's own lines say of it, read without the adapters: its last
+/// `result`'s cost and tokens (cumulative), its model calls (each `result`'s `num_turns`, for
+/// its own main-thread run; a provider error's counts the failed call), and the tokens and cost
+/// of each model it used.
+#[derive(Debug)]
+pub struct ClaudeOwn {
+    pub cost: Option<f64>,
+    pub tokens: u64,
+    pub steps: u32,
+    /// Each model of the last `result`'s `modelUsage`: its tokens and Claude's `costUSD`.
+    pub models: Vec<(String, runbook::event::Tokens, Option<f64>)>,
+}
+
+/// [`ClaudeOwn`] of Claude Code's stdout; `None` without a `result`.
+pub fn claude_own(stdout: &str) -> Option<ClaudeOwn> {
+    let results: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "result")
+        .collect();
+    let last = results.last()?;
+    let n = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let models: Vec<_> = last["modelUsage"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(model, m)| {
+            let tokens = runbook::event::Tokens {
+                input: n(m, "inputTokens"),
+                output: n(m, "outputTokens"),
+                reasoning: 0,
+                cache_read: n(m, "cacheReadInputTokens"),
+                cache_write: n(m, "cacheCreationInputTokens"),
+            };
+            (model.clone(), tokens, m["costUSD"].as_f64())
+        })
+        .collect();
+    let steps = results
+        .iter()
+        .filter(|r| r["api_error_status"].is_null())
+        .map(|r| n(r, "num_turns") as u32)
+        .sum();
+    Some(ClaudeOwn {
+        cost: last["total_cost_usd"].as_f64(),
+        tokens: models.iter().map(|(_, t, _)| t.total()).sum(),
+        steps,
+        models,
+    })
+}
+
+/// Where runbook's price table disagrees with the cost Claude Code computed for a model from
+/// its own bundled prices (`modelUsage.*.costUSD`): one line each; empty when they agree.
+pub fn price_disagreements(own: &ClaudeOwn) -> Vec<String> {
+    let table = runbook::prices::PriceTable::new(Default::default());
+    own.models
+        .iter()
+        .filter_map(|(model, tokens, said)| {
+            let said = (*said)?;
+            match table.estimate(model, tokens) {
+                Some(ours) if (ours - said).abs() < 1e-9 => None,
+                Some(ours) => Some(format!(
+                    "{model}: Claude Code computed ${said} for its tokens, runbook's price table ${ours:.6}"
+                )),
+                None => Some(format!("{model}: not in runbook's price table (Claude Code computed ${said})")),
+            }
+        })
+        .collect()
+}
 
 /// What a run amounts to, the same way for every agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -466,7 +542,7 @@ fn every_claude_code_release_yields_the_same_facts() {
             let (events, receipt) = events_and_receipt(&out.stdout);
             let (tokens, cost, cost_source) = transcript_totals_in("claude", dir, name);
             let mut tools = expected_tools("claude", scenario);
-            if (release, scenario) == ("2.1.330", ToolFail) {
+            if dir != "claude" && scenario == ToolFail {
                 // Recorded from the fake provider's script, which has no search step.
                 tools.truncate(2);
             }
@@ -509,7 +585,78 @@ fn every_claude_code_release_yields_the_same_facts() {
             // The model Claude named in its first line is the receipt's.
             let model = receipt.model.as_deref().unwrap_or_default();
             assert!(model.starts_with("claude-"), "{what}: {model:?}");
+            // The release's own word: its model calls, and its cost of each model is runbook's
+            // price of the same tokens.
+            let path = support::fixtures().join(format!("{dir}/{name}.stdout.ndjson"));
+            let own = claude_own(&std::fs::read_to_string(path).unwrap()).expect("a result");
+            assert_eq!(receipt.steps, Some(own.steps), "{what}: steps");
+            assert_eq!(price_disagreements(&own), Vec::<String>::new(), "{what}");
         }
+    }
+}
+
+#[test]
+fn every_codex_release_yields_the_same_facts() {
+    use Scenario::*;
+    let ctx = TestContext::new();
+    for (release, dir) in CODEX_RELEASES {
+        for &scenario in RECORDED {
+            let name = recording("codex", scenario);
+            let out = replay_from(&ctx, "codex", dir, name, &["--json"]);
+            let (events, receipt) = events_and_receipt(&out.stdout);
+            let (tokens, cost, cost_source) = transcript_totals_in("codex", dir, name);
+            let mut tools = expected_tools("codex", scenario);
+            if dir != "codex" {
+                // Recorded from the fake provider's scripts (tests/it/record.rs): a failing
+                // command twice; the refused patch alone (the sandbox's blocked command is told
+                // in some runs, as a failed call).
+                match scenario {
+                    ToolFail => tools.truncate(2),
+                    PermissionDenied => tools.retain(|t| t.1 == ToolStatus::Denied),
+                    _ => {}
+                }
+            }
+            let want = Expected {
+                tools,
+                outcome: expected_outcome("codex", scenario),
+                tokens,
+                steps_known: false,
+                cost,
+                cost_source,
+            };
+            let what = format!("Codex {release} {scenario:?}");
+            assert_facts(
+                &facts(&events, &receipt),
+                &want,
+                scenario == ProviderError,
+                scenario == Subagent,
+                &what,
+            );
+            assert_eq!(
+                receipt.unparsed_lines.count, 0,
+                "{what}: {:?}",
+                receipt.unparsed_lines
+            );
+        }
+    }
+}
+
+/// Claude Code 2.1.332 says whether its own sandbox is on; the receipt keeps it, and a release
+/// that does not say leaves it out.
+#[test]
+fn the_agents_own_sandbox_is_in_the_receipt_as_the_release_said_it() {
+    let ctx = TestContext::new();
+    for (release, dir) in CLAUDE_RELEASES {
+        let out = replay_from(&ctx, "claude", dir, "text", &["--json"]);
+        let (_, receipt) = events_and_receipt(&out.stdout);
+        let said = (release == "2.1.332").then_some(false);
+        assert_eq!(receipt.agent_sandbox, said, "{release}");
+        let json: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(
+            json.get("agent_sandbox").cloned(),
+            said.map(Value::Bool),
+            "{release}"
+        );
     }
 }
 
@@ -756,4 +903,79 @@ fn lines_of_a_new_kind_are_counted_and_shown_a_few_times() {
     let (_, receipt) = events_and_receipt(&out.stdout);
     assert_eq!(receipt.unparsed_lines.count, 8);
     assert_eq!(receipt.outcome, Outcome::Completed);
+}
+
+/// A release's own word, read from its lines: Claude Code's model calls are its results'
+/// `num_turns` (a provider error's left out), and a cost it computes otherwise than runbook's
+/// table (another price in its catalog, or a model runbook lacks) is told, model by model.
+#[test]
+fn a_release_pricing_a_model_otherwise_than_runbooks_table_is_told() {
+    let read = |name: &str| {
+        let path = support::fixtures().join(format!("claude-2.1.332/{name}.stdout.ndjson"));
+        std::fs::read_to_string(path).unwrap()
+    };
+    let steps = |name: &str| claude_own(&read(name)).expect("a result").steps;
+    assert_eq!(
+        (steps("text"), steps("subagent"), steps("http500")),
+        (1, 3, 0)
+    );
+    let text = read("text");
+    let own = claude_own(&text).unwrap();
+    assert!(
+        own.cost.is_some_and(|c| (c - 0.0068).abs() < 1e-12),
+        "{own:?}"
+    );
+    assert_eq!(own.tokens, 1525);
+    assert!(price_disagreements(&own).is_empty());
+    // The same tokens at 2.1.197's price of its default model: told, with both amounts.
+    let repriced = text.replace(r#""costUSD":0.006799999999999999"#, r#""costUSD":0.0085"#);
+    let told = price_disagreements(&claude_own(&repriced).unwrap());
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].starts_with("claude-opus-5-5: Claude Code computed $0.0085"),
+        "{told:?}"
+    );
+    assert!(told[0].contains("$0.006800"), "{told:?}");
+    let unknown = text.replace("claude-opus-5-5", "claude-opus-9-9");
+    let told = price_disagreements(&claude_own(&unknown).unwrap());
+    assert_eq!(
+        told,
+        [
+            "claude-opus-9-9: not in runbook's price table (Claude Code computed $0.006799999999999999)"
+        ]
+    );
+}
+
+/// Claude Code 2.1.332's raw API stream (`--include-partial-messages`, as runbook runs it) has
+/// fields 2.1.197's had not (`api_message_id`, `thinking_display` in its `stream_event`s,
+/// `begun_message_ids` in its `result`): read to the same receipt as the plain stream, nothing
+/// unread.
+#[test]
+fn claude_code_2_1_332s_raw_stream_reads_as_its_plain_stream() {
+    let ctx = TestContext::new();
+    for (partial, plain) in [("text_partial", "text"), ("subagent_partial", "subagent")] {
+        let fields = std::fs::read_to_string(
+            support::fixtures().join(format!("claude-2.1.332/{partial}.stdout.ndjson")),
+        )
+        .unwrap();
+        for field in ["api_message_id", "begun_message_ids", "sandbox_enabled"] {
+            assert!(fields.contains(field), "{partial} lacks {field}");
+        }
+        let receipt = |name: &str| {
+            let out = replay_from(&ctx, "claude", "claude-2.1.332", name, &["--json"]);
+            events_and_receipt(&out.stdout).1
+        };
+        let (a, b) = (receipt(partial), receipt(plain));
+        assert_eq!(
+            a.unparsed_lines.count, 0,
+            "{partial}: {:?}",
+            a.unparsed_lines
+        );
+        assert_eq!(a.outcome, b.outcome, "{partial}");
+        assert_eq!(a.steps, b.steps, "{partial}");
+        assert_eq!(a.tokens.total, b.tokens.total, "{partial}");
+        assert_eq!(a.cost.usd, b.cost.usd, "{partial}");
+        assert_eq!(a.tool_calls.total, b.tool_calls.total, "{partial}");
+        assert_eq!(a.agent_sandbox, Some(false), "{partial}");
+    }
 }

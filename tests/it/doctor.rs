@@ -130,15 +130,17 @@ fn doctor_takes_the_flags_it_recommends() {
 fn an_untested_version_is_said_with_what_to_do_and_exits_1() {
     let ctx = with_agents(
         Some("1.18.33"),
-        Some("2.1.999 (Claude Code)"),
+        Some("2.1.331 (Claude Code)"),
         Some("codex-cli 0.169.0"),
     );
     let (code, report) = json(&ctx);
     assert_eq!(code, Some(1), "{report}");
     assert_eq!(report["ok"], false);
     let claude = finding(&report, "claude");
-    assert_eq!(claude["version"], "2.1.999 (Claude Code)");
+    assert_eq!(claude["version"], "2.1.331 (Claude Code)");
     assert_eq!(claude["tested"], false);
+    // Between two tested releases: untested, not newer.
+    assert_eq!(claude["newer"], false);
     assert_eq!(claude["tested_versions"][0], "2.1.197");
     let problem = &claude["problems"][0];
     assert!(
@@ -153,11 +155,63 @@ fn an_untested_version_is_said_with_what_to_do_and_exits_1() {
     out.assert_exit(1);
     assert!(
         out.stdout
-            .contains("! claude: 2.1.999 (Claude Code) · not tested (tested: 2.1.197"),
+            .contains("! claude: 2.1.331 (Claude Code) · not tested (tested: 2.1.197"),
         "{}",
         out.stdout
     );
     assert!(out.stdout.contains("    → "), "{}", out.stdout);
+}
+
+/// A release after the newest one in runbook's table is said to be newer than runbook knows,
+/// with the newest it was tested with, from the table in the binary alone: no network (every
+/// proxy points at a closed port).
+#[test]
+fn a_release_newer_than_runbook_knows_is_said_so_offline() {
+    let mut ctx = with_agents(
+        Some("1.18.33"),
+        Some("2.1.999 (Claude Code)"),
+        Some("codex-cli 0.172.0"),
+    );
+    for var in [
+        "http_proxy",
+        "https_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+    ] {
+        ctx.env(var, "http://127.0.0.1:9");
+    }
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(1), "{report}");
+    for (agent, newest) in [("claude", "2.1.332"), ("codex", "0.171.0")] {
+        let f = finding(&report, agent);
+        assert_eq!(f["tested"], false, "{f}");
+        assert_eq!(f["newer"], true, "{f}");
+        let what = f["problems"][0]["what"].as_str().unwrap_or_default();
+        assert_eq!(
+            what,
+            format!("newer than runbook knows (tested up to {newest})"),
+            "{f}"
+        );
+        let todo = f["problems"][0]["todo"].as_str().unwrap_or_default();
+        assert!(todo.contains("a newer runbook may know"), "{f}");
+    }
+    let out = ctx.run(&["doctor"]);
+    out.assert_exit(1);
+    assert!(
+        out.stdout.contains(
+            "! claude: 2.1.999 (Claude Code) · newer than runbook knows (tested up to 2.1.332)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "! codex: codex-cli 0.172.0 · newer than runbook knows (tested up to 0.171.0)"
+        ),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

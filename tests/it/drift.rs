@@ -1,10 +1,15 @@
 //! The drift check: the conformance scenarios run live against whichever agent CLIs
 //! `RUNBOOK_TEST_OPENCODE` / `RUNBOOK_TEST_CLAUDE` / `RUNBOOK_TEST_CODEX` name (the pinned ones by
-//! default), compared with what runbook knows of the pinned versions: the recordings in
-//! `fixtures/` (event types and their fields, denial texts) and the facts the live suite expects
-//! (tool calls, outcome, tokens, cost, denials). `.ci/drift-check` installs the newest releases
-//! and runs [`every_scenario_against_the_installed_agents`]; the smoke test runs the same against
-//! the pinned versions, which must show no drift, so the check itself cannot rot.
+//! default). Each release is judged by its own truth: runbook's receipt against what the release
+//! itself reported (Claude Code's last `result`: `total_cost_usd`, `modelUsage`, `num_turns`) and
+//! what the scripted provider served (tokens, tool calls, outcome), and Claude Code's own cost of
+//! each model against runbook's price table; never against another release's numbers. What
+//! differs from the pinned release (its default model, its cost, its tokens, its denials' words)
+//! is information, not drift. Drift is a receipt that does not match its own release, a line
+//! runbook could not read, a price runbook's table disagrees with, and event types or fields no
+//! recording has (`fixtures/`). `.ci/drift-check` installs the releases and runs
+//! [`every_scenario_against_the_installed_agents`]; the smoke test runs the same against the
+//! pinned versions, which must show neither drift nor information, so the check cannot rot.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::AssertUnwindSafe;
@@ -13,7 +18,9 @@ use std::path::Path;
 use runbook::event::{EventKind, ToolStatus};
 use serde_json::Value;
 
-use crate::conformance::{Scenario, assert_facts, facts};
+use crate::conformance::{
+    Expected, Scenario, assert_facts, claude_own, facts, price_disagreements,
+};
 use crate::live::{self, Prepared, Ran};
 use crate::support;
 
@@ -197,10 +204,14 @@ fn recorded_denials(agent: &str, name: &str) -> BTreeSet<String> {
     denials(&events)
 }
 
-/// What differs from the pinned version, by heading; empty when nothing does.
+/// What a release does that runbook misreads or does not know, by heading (`findings`: drift),
+/// and how it differs from the pinned release (`info`: not drift); empty when nothing does.
 #[derive(Default)]
 struct Drift {
     findings: BTreeMap<String, Vec<String>>,
+    info: Vec<String>,
+    /// The releases run, with how many scenarios each.
+    checked: BTreeMap<String, usize>,
 }
 
 impl Drift {
@@ -211,6 +222,13 @@ impl Drift {
             .push(finding);
     }
 
+    /// A difference from the pinned release, said once.
+    fn inform(&mut self, line: String) {
+        if !self.info.contains(&line) {
+            self.info.push(line);
+        }
+    }
+
     fn report(&self) -> String {
         let mut out = String::new();
         for (heading, findings) in &self.findings {
@@ -219,6 +237,19 @@ impl Drift {
                 out.push_str(&format!("- {f}\n"));
             }
             out.push('\n');
+        }
+        out
+    }
+
+    fn information(&self) -> String {
+        let mut out = String::new();
+        for (release, scenarios) in &self.checked {
+            out.push_str(&format!(
+                "- information: checked {release} in {scenarios} scenarios\n"
+            ));
+        }
+        for line in &self.info {
+            out.push_str(&format!("- information: {line}\n"));
         }
         out
     }
@@ -243,9 +274,13 @@ fn compare(
         .version
         .clone()
         .unwrap_or_else(|| "version unknown".to_owned());
-    // The facts the live suite expects of the pinned version.
-    let checked = std::panic::catch_unwind(AssertUnwindSafe(|| check_facts(&ran, scenario)));
-    if let Err(panic) = checked {
+    *drift
+        .checked
+        .entry(format!("{agent} {version}"))
+        .or_default() += 1;
+    // The release's own truth: what it reported, and what the provider served.
+    let own = std::panic::catch_unwind(AssertUnwindSafe(|| check_own_truth(agent, &ran, scenario)));
+    if let Err(panic) = own {
         let message = panic
             .downcast_ref::<String>()
             .cloned()
@@ -261,9 +296,19 @@ fn compare(
             .collect::<Vec<_>>()
             .join(" / ");
         drift.note(
-            "Receipts that do not match",
+            "Receipts that do not match their own release",
             format!("{what} ({version}): {first}"),
         );
+    }
+    if agent == "claude"
+        && let Some(own) = claude_own(&native_stdout(&ran))
+    {
+        for line in price_disagreements(&own) {
+            drift.note(
+                "Prices that differ from runbook's table",
+                format!("{what} ({version}): {line}"),
+            );
+        }
     }
     // Lines runbook could not read.
     for e in &ran.events {
@@ -280,11 +325,18 @@ fn compare(
     let mut seen = Shapes::new();
     shapes(&native_stdout(&ran), &mut seen);
     let mut known = known.clone();
-    if runs_pinned(agent) {
-        // The live run was the pinned version's: running it again would only repeat it.
-        shapes(&native_stdout(&ran), &mut known);
-    } else if let Some(pinned) = support::pinned(|| live::run(agent, scenario, prepare, &[])) {
-        shapes(&native_stdout(&pinned), &mut known);
+    // The live run was the pinned version's: running it again would only repeat it.
+    let pinned = (!runs_pinned(agent))
+        .then(|| support::pinned(|| live::run(agent, scenario, prepare, &[])))
+        .flatten();
+    match &pinned {
+        Some(pinned) => {
+            shapes(&native_stdout(pinned), &mut known);
+            for line in differences(pinned, &ran) {
+                drift.inform(format!("{what}: {line}"));
+            }
+        }
+        None => shapes(&native_stdout(&ran), &mut known),
     }
     for (kind, fields) in &seen {
         match known.get(kind) {
@@ -301,17 +353,57 @@ fn compare(
             }
         }
     }
-    // Denials worded otherwise than in the recording.
+    // Denials worded otherwise than in the pinned recording: still counted as denials (the
+    // receipt's own check above), so the words are information.
     if scenario == Scenario::PermissionDenied {
         let now = denials(&ran.events);
         let then = recorded_denials(agent, recording);
         if now != then {
-            drift.note(
-                "Changed denial texts",
-                format!("{what}: recorded {then:?}, now {now:?}"),
-            );
+            drift.inform(format!(
+                "{what}: the denial text changed from {then:?} to {now:?}"
+            ));
         }
     }
+}
+
+/// How a release's run differs from the pinned release's run of the same scenario: its model,
+/// its cost and its tokens, each said with both values.
+fn differences(pinned: &Ran, now: &Ran) -> Vec<String> {
+    let (a, b) = (&pinned.receipt, &now.receipt);
+    let version = |r: &runbook::receipt::Receipt| {
+        r.agent
+            .version
+            .clone()
+            .unwrap_or_else(|| "version unknown".to_owned())
+    };
+    let (va, vb) = (version(a), version(b));
+    let mut out = Vec::new();
+    if a.model != b.model {
+        out.push(format!(
+            "the default model changed from {} ({va}) to {} ({vb})",
+            a.model.as_deref().unwrap_or("unknown"),
+            b.model.as_deref().unwrap_or("unknown")
+        ));
+    }
+    if let (Some(x), Some(y)) = (a.cost.usd, b.cost.usd)
+        && (x - y).abs() > 1e-9
+    {
+        let factor = if x > 0.0 {
+            format!(" (×{:.2})", y / x)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "the cost changed from ${x} ({va}) to ${y} ({vb}){factor}"
+        ));
+    }
+    let tokens = |r: &runbook::receipt::Receipt| (!r.tokens.incomplete).then_some(r.tokens.total);
+    if let (Some(x), Some(y)) = (tokens(a), tokens(b))
+        && x != y
+    {
+        out.push(format!("the tokens changed from {x} ({va}) to {y} ({vb})"));
+    }
+    out
 }
 
 /// Whether `agent`'s live runs use its pinned CLI (no `RUNBOOK_TEST_*` names another one).
@@ -329,20 +421,58 @@ fn native_stdout(ran: &Ran) -> String {
     std::fs::read_to_string(ran.ctx.run_dir().join("stdout.log")).unwrap_or_default()
 }
 
-fn check_facts(ran: &Ran, scenario: Scenario) {
+/// The receipt against the release's own truth: the tool calls and outcome of the script, the
+/// tokens the provider served, the cost the release reported (Claude Code's last `result`; Codex
+/// reports none, so its served usage priced), and for Claude Code its model calls as its results
+/// count them.
+fn check_own_truth(agent: &str, ran: &Ran, scenario: Scenario) {
+    let script = ran.expected();
+    let served = ran.served_tokens.as_ref().map(|f| f());
+    let claude = (agent == "claude")
+        .then(|| claude_own(&native_stdout(ran)))
+        .flatten();
+    let want = Expected {
+        tools: script.tools.clone(),
+        outcome: script.outcome,
+        tokens: script.tokens.and(served).or(script.tokens),
+        steps_known: script.steps_known,
+        cost: match &claude {
+            Some(own) if script.cost.is_some() => own.cost,
+            _ => script.cost,
+        },
+        cost_source: script.cost_source,
+    };
     assert_facts(
         &facts(&ran.events, &ran.receipt),
-        ran.expected(),
+        &want,
         scenario == Scenario::ProviderError,
         scenario == Scenario::Subagent,
         &ran.why,
     );
+    if let Some(own) = claude {
+        assert_eq!(ran.receipt.steps, Some(own.steps), "{}: steps", ran.why);
+        if want.tokens.is_some() {
+            assert_eq!(
+                Some(own.tokens),
+                served,
+                "{}: tokens Claude reported",
+                ran.why
+            );
+        }
+    }
 }
 
-/// The drift of every agent in `scenarios`, as a Markdown report (empty: none).
-fn drift_of(scenarios: &[Scenario]) -> String {
+/// The drift of every agent in `scenarios`, as a Markdown report (empty: none), and the
+/// information lines (empty: no difference from the pinned releases).
+fn drift_of(scenarios: &[Scenario]) -> (String, String) {
     let mut drift = Drift::default();
-    for (agent, prepare) in agents() {
+    // `RUNBOOK_DRIFT_AGENTS` (`claude codex`) names the agents checked; all by default.
+    let only = std::env::var("RUNBOOK_DRIFT_AGENTS").ok();
+    let checked = |agent: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split_whitespace().any(|a| a == agent))
+    };
+    for (agent, prepare) in agents().into_iter().filter(|(a, _)| checked(a)) {
         let known = recorded_shapes(agent);
         for (scenario, recording) in recorded(agent) {
             if scenarios.contains(&scenario) {
@@ -350,7 +480,7 @@ fn drift_of(scenarios: &[Scenario]) -> String {
             }
         }
     }
-    drift.report()
+    (drift.report(), drift.information())
 }
 
 /// Run by `.ci/drift-check` (and by hand): every recorded scenario against the installed
@@ -360,12 +490,17 @@ fn drift_of(scenarios: &[Scenario]) -> String {
 #[ignore = "the drift check: run by .ci/drift-check against the newest agent releases"]
 fn every_scenario_against_the_installed_agents() {
     let all: Vec<Scenario> = recorded("codex").into_iter().map(|(s, _)| s).collect();
-    let report = drift_of(&all);
-    let text = if report.is_empty() {
-        "No drift: every scenario matches the pinned versions.\n".to_owned()
+    let (report, info) = drift_of(&all);
+    let mut text = if report.is_empty() {
+        "No drift: every scenario's receipt matches its own release.\n".to_owned()
     } else {
-        format!("# Drift from the pinned agent versions\n\n{report}")
+        format!("# Drift: what runbook misreads or does not know\n\n{report}")
     };
+    if !info.is_empty() {
+        text.push_str(&format!(
+            "\n## Differences from the pinned releases (information, not drift)\n\n{info}"
+        ));
+    }
     if let Some(path) = std::env::var_os("RUNBOOK_DRIFT_REPORT") {
         std::fs::write(Path::new(&path), &text).expect("write the drift report");
     }
@@ -380,8 +515,16 @@ fn every_scenario_against_the_installed_agents() {
 /// most (tool calls, a denial, a provider error).
 #[test]
 fn the_drift_check_finds_no_drift_in_the_pinned_versions() {
-    let report = drift_of(&[Scenario::ReadEdit, Scenario::PermissionDenied]);
+    let (report, info) = drift_of(&[Scenario::ReadEdit, Scenario::PermissionDenied]);
     assert!(report.is_empty(), "{report}");
+    // Nothing but what was checked: each agent in both scenarios.
+    let differences: Vec<&str> = info
+        .lines()
+        .filter(|l| !l.starts_with("- information: checked "))
+        .collect();
+    assert!(differences.is_empty(), "{info}");
+    assert_eq!(info.lines().count(), 3, "{info}");
+    assert!(info.contains("in 2 scenarios"), "{info}");
 }
 
 #[test]

@@ -35,6 +35,9 @@ pub(crate) struct Prepared {
     expected: Expected,
     /// The agent does not tell its subagents (codex-acp).
     subagents_hidden: bool,
+    /// The tokens the fake provider served, as the agent counts them (all model calls for
+    /// Claude Code, the main conversation's for Codex); absent for other agents.
+    served_tokens: Option<Box<dyn Fn() -> u64>>,
 }
 
 impl Prepared {
@@ -53,7 +56,14 @@ impl Prepared {
             agent_args: Vec::new(),
             expected,
             subagents_hidden: false,
+            served_tokens: None,
         }
+    }
+
+    /// With the tokens the fake provider served, counted by `served`.
+    fn served(mut self, served: impl Fn() -> u64 + 'static) -> Prepared {
+        self.served_tokens = Some(Box::new(served));
+        self
     }
 
     /// The same scenario over the Agent Client Protocol (`--via acp`): OpenCode's own `opencode
@@ -246,6 +256,11 @@ fn claude_next(scenario: Scenario) -> Option<Prepared> {
     claude_release(Release::Next, scenario, |_| {})
 }
 
+/// [`claude`] with Claude Code 2.1.332.
+fn claude_latest(scenario: Scenario) -> Option<Prepared> {
+    claude_release(Release::Latest, scenario, |_| {})
+}
+
 /// The Claude Code releases runbook is tested with.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Release {
@@ -253,6 +268,9 @@ enum Release {
     Pinned,
     /// 2.1.330, `.agents/claude-2.1.330`: background subagents, and its own model and prices.
     Next,
+    /// 2.1.332, `.agents/claude-2.1.332`: as 2.1.330 (same default model and prices), and it
+    /// says whether its own sandbox is on.
+    Latest,
 }
 
 /// [`claude`] with the scenario's script changed by `edit` first (its expected facts are then
@@ -272,6 +290,7 @@ fn claude_release(
     let bin = match release {
         Release::Pinned => support::claude_bin()?,
         Release::Next => support::claude_next_bin()?,
+        Release::Latest => support::claude_release_bin("2.1.332")?,
     };
     let mut ctx = work_dir();
     let mut sc = pick!(anthropic::scenario, scenario, &ctx.work);
@@ -289,7 +308,7 @@ fn claude_release(
             _ => None,
         })
         .collect();
-    if release == Release::Next && scenario == Scenario::Subagent {
+    if release != Release::Pinned && scenario == Scenario::Subagent {
         // Told of the background subagent's end, Claude runs its main thread once more, past
         // the script: the fake's `done`.
         usage.push(anthropic::Usage::new(100, 1));
@@ -300,7 +319,7 @@ fn claude_release(
         .sum();
     let prices = match release {
         Release::Pinned => &anthropic::DEFAULT_MODEL_PRICES,
-        Release::Next => &anthropic::NEXT_DEFAULT_MODEL_PRICES,
+        Release::Next | Release::Latest => &anthropic::NEXT_DEFAULT_MODEL_PRICES,
     };
     let cost: f64 = usage.iter().map(|u| u.cost(prices)).sum();
     let reported = scenario != Scenario::Stall;
@@ -314,13 +333,24 @@ fn claude_release(
     };
     let flags = scenario_flags(scenario);
     let args = runbook_args("claude", &bin, &flags, &sc.prompt);
-    Some(Prepared::new(
+    let fake = std::rc::Rc::new(fake);
+    let served = fake.clone();
+    let prepared = Prepared::new(
         ctx,
         Box::new(move || last_body(fake.main_requests())),
         None,
         args,
         expected,
-    ))
+    );
+    // Claude Code counts every model call, its subagents' included.
+    Some(prepared.served(move || {
+        served
+            .served()
+            .iter()
+            .filter_map(|(_, u)| *u)
+            .map(|u| u.input + u.output + u.cache_creation + u.cache_read)
+            .sum()
+    }))
 }
 
 fn last_body(requests: Vec<sse::Received>) -> String {
@@ -348,7 +378,20 @@ pub(crate) fn codex_with(
     scenario: Scenario,
     edit: fn(&mut sse::Scenario<responses::Reply>),
 ) -> Option<Prepared> {
-    let bin = support::codex_bin()?;
+    codex_from(support::codex_bin()?, scenario, edit)
+}
+
+/// [`codex`] with Codex 0.171.0.
+fn codex_latest(scenario: Scenario) -> Option<Prepared> {
+    codex_from(support::codex_release_bin("0.171.0")?, scenario, |_| {})
+}
+
+/// [`codex_with`] with the Codex CLI at `bin`.
+fn codex_from(
+    bin: std::path::PathBuf,
+    scenario: Scenario,
+    edit: fn(&mut sse::Scenario<responses::Reply>),
+) -> Option<Prepared> {
     let mut ctx = work_dir();
     let mut sc = pick!(responses::scenario, scenario, &ctx.work);
     edit(&mut sc);
@@ -393,13 +436,25 @@ pub(crate) fn codex_with(
         flags.extend(["-m", model]);
     }
     let args = runbook_args("codex", &bin, &flags, &sc.prompt);
-    Some(Prepared::new(
+    let fake = std::rc::Rc::new(fake);
+    let served = fake.clone();
+    let prepared = Prepared::new(
         ctx,
         Box::new(move || last_body(fake.main_requests())),
         Some(home),
         args,
         expected,
-    ))
+    );
+    // Codex counts its main conversation only.
+    Some(prepared.served(move || {
+        served
+            .served()
+            .iter()
+            .filter(|(t, _)| !t.subagent)
+            .filter_map(|(_, u)| *u)
+            .map(|u| u.input + u.output)
+            .sum()
+    }))
 }
 
 pub(crate) fn opencode(scenario: Scenario) -> Option<Prepared> {
@@ -483,6 +538,8 @@ pub(crate) struct Ran {
     pub(crate) ctx: TestContext,
     /// Codex's `CODEX_HOME` during the run (removed since).
     pub(crate) codex_home: Option<std::path::PathBuf>,
+    /// The tokens the fake provider served, as the agent counts them (Claude Code and Codex).
+    pub(crate) served_tokens: Option<Box<dyn Fn() -> u64>>,
 }
 
 impl Ran {
@@ -543,6 +600,7 @@ pub(crate) fn run(
         expected: p.expected,
         subagents_hidden: p.subagents_hidden,
         last_request: p.last_request,
+        served_tokens: p.served_tokens,
         why,
         codex_home: p._home.as_ref().map(|h| h.path().to_owned()),
         ctx: p.ctx,
@@ -561,6 +619,14 @@ fn check(agent: &str, scenario: Scenario, prepare: fn(Scenario) -> Option<Prepar
         scenario == Scenario::Subagent && !ran.subagents_hidden,
         why,
     );
+    // The tokens are those the fake provider served, whatever the script expected.
+    if let (Some(tokens), Some(served), false) = (
+        facts(&ran.events, &ran.receipt).tokens,
+        &ran.served_tokens,
+        scenario == Scenario::Stall,
+    ) {
+        assert_eq!(tokens, served(), "{why}: tokens served");
+    }
     ran.assert_exit(match ran.expected.outcome {
         Outcome::Completed => 0,
         Outcome::Hung => 3,
@@ -595,6 +661,18 @@ fn claude_code_2_1_330_meets_every_scenario() {
 #[test]
 fn codex_meets_every_scenario() {
     every_scenario("codex", codex);
+}
+
+/// The newest releases, each in the standard scenarios once (their multi-turn runs are those
+/// of the releases before them).
+#[test]
+fn claude_code_2_1_332_meets_every_scenario() {
+    every_scenario("claude", claude_latest);
+}
+
+#[test]
+fn codex_0_171_0_meets_every_scenario() {
+    every_scenario("codex", codex_latest);
 }
 
 #[test]

@@ -1,11 +1,15 @@
-//! Records the real Claude Code CLI against the fake Anthropic provider into `fixtures/`: stdout
-//! and stderr byte for byte, the exit status and each line's arrival time. Run by hand when a new
-//! Claude Code release is to be tested (see fixtures/README.md):
+//! Records the real Claude Code and Codex CLIs against the project's fake providers into
+//! `fixtures/`: stdout and stderr byte for byte, the exit status and each line's arrival time.
+//! Run by hand when a new release is to be tested (see fixtures/README.md and
+//! docs/agents-release.md):
 //!
-//! `RUNBOOK_RECORD_CLAUDE=.agents/claude-2.1.330/node_modules/.bin/claude RUNBOOK_RECORD_DIR=fixtures/claude-2.1.330 cargo test --locked --test it -- --ignored record::`
+//! `RUNBOOK_RECORD_CLAUDE=.agents/claude-2.1.332/node_modules/.bin/claude RUNBOOK_RECORD_DIR=fixtures/claude-2.1.332 cargo test --locked --test it -- --ignored record::record_claude`
 //!
-//! The model requests Claude sent in each scenario are left in the system's temporary directory
-//! as `runbook-record-NAME.requests.json`, to see what a new release asks of the provider.
+//! `RUNBOOK_RECORD_CODEX=.agents/codex-0.171.0/node_modules/.bin/codex RUNBOOK_RECORD_DIR=fixtures/codex-0.171.0 cargo test --locked --test it -- --ignored record::record_codex`
+//!
+//! The model requests the agent sent in each scenario are left in the system's temporary
+//! directory as `runbook-record-NAME.requests.json`, to see what a new release asks of the
+//! provider.
 
 use std::io::{BufRead as _, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -17,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::conformance::Scenario;
 use crate::support::fake_anthropic::{self as anthropic, Reply};
+use crate::support::fake_responses as responses;
 use crate::support::{self, TestContext, sse};
 
 /// The scenarios recorded, by the file name they are recorded under.
@@ -34,7 +39,9 @@ fn scenarios() -> Vec<(&'static str, Scenario)> {
 }
 
 /// Recordings beyond the canonical scenarios: the multi-step script stopped by Claude's own
-/// `--max-budget-usd 0.03`, and the permission script in plan mode (runbook's `read-only`).
+/// `--max-budget-usd 0.03`, the permission script in plan mode (runbook's `read-only`), and the
+/// text and subagent scripts with the raw API stream runbook asks for
+/// (`--include-partial-messages`: `stream_event` lines).
 fn variants() -> Vec<(&'static str, Scenario, &'static [&'static str])> {
     vec![
         (
@@ -46,6 +53,19 @@ fn variants() -> Vec<(&'static str, Scenario, &'static [&'static str])> {
             "plan_denied",
             Scenario::PermissionDenied,
             &["--permission-mode", "plan"],
+        ),
+        (
+            "text_partial",
+            Scenario::Text,
+            &["--include-partial-messages"],
+        ),
+        (
+            "subagent_partial",
+            Scenario::Subagent,
+            &[
+                "--dangerously-skip-permissions",
+                "--include-partial-messages",
+            ],
         ),
     ]
 }
@@ -72,13 +92,29 @@ struct Arrival {
     line: Vec<u8>,
 }
 
-/// Runs `claude` for `sc` in a fresh work dir and writes `DIR/NAME.*`.
-fn record(bin: &Path, dir: &Path, name: &str, sc: &sse::Scenario<Reply>, work: &Path, home: &Path) {
-    let fake = anthropic::FakeAnthropic::for_scenario(sc);
-    let mut cmd = anthropic::claude_command(bin, work, home, &fake, sc);
+/// Where a recording is made and what it is renamed to: the agent's name (`/scratch/AGENT-run/`
+/// replaces the work dir and home), the directory it goes to, and the scenario's name.
+struct Target<'a> {
+    agent: &'a str,
+    dir: &'a Path,
+    name: &'a str,
+    work: &'a Path,
+    home: &'a Path,
+}
+
+/// Runs `cmd` (the agent for one scenario, in `target.work`) and writes `DIR/NAME.*`, and the
+/// model requests `requests` gives once it has ended.
+fn record(mut cmd: std::process::Command, target: &Target<'_>, requests: impl Fn() -> Vec<Value>) {
+    let Target {
+        agent,
+        dir,
+        name,
+        work,
+        home,
+    } = *target;
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let start = Instant::now();
-    let mut child = cmd.spawn().expect("start claude");
+    let mut child = cmd.spawn().expect("start the agent");
     let (tx, rx) = mpsc::channel::<Arrival>();
     let readers: Vec<_> = [
         (
@@ -108,12 +144,12 @@ fn record(bin: &Path, dir: &Path, name: &str, sc: &sse::Scenario<Reply>, work: &
     drop(tx);
     let deadline = Instant::now() + Duration::from_secs(120);
     let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for claude") {
+        if let Some(status) = child.try_wait().expect("wait for the agent") {
             break status;
         }
         if Instant::now() > deadline {
             child.kill().ok();
-            break child.wait().expect("wait for claude");
+            break child.wait().expect("wait for the agent");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -149,11 +185,11 @@ fn record(bin: &Path, dir: &Path, name: &str, sc: &sse::Scenario<Reply>, work: &
         String::from_utf8_lossy(&bytes)
             .replace(
                 &sse::path_str(work),
-                &format!("/scratch/claude-run/{name}/ws"),
+                &format!("/scratch/{agent}-run/{name}/ws"),
             )
             .replace(
                 &sse::path_str(home),
-                &format!("/scratch/claude-run/{name}/home"),
+                &format!("/scratch/{agent}-run/{name}/home"),
             )
     };
     std::fs::create_dir_all(dir).unwrap();
@@ -161,7 +197,7 @@ fn record(bin: &Path, dir: &Path, name: &str, sc: &sse::Scenario<Reply>, work: &
     std::fs::write(dir.join(format!("{name}.stderr.txt")), fix(stderr)).unwrap();
     std::fs::write(dir.join(format!("{name}.exit")), format!("{code}\n")).unwrap();
     std::fs::write(dir.join(format!("{name}.timing.ndjson")), timing).unwrap();
-    let requests: Vec<Value> = fake.requests().iter().map(|r| r.body.clone()).collect();
+    let requests = requests();
     std::fs::write(
         std::env::temp_dir().join(format!("runbook-record-{name}.requests.json")),
         serde_json::to_string_pretty(&requests).unwrap(),
@@ -169,8 +205,9 @@ fn record(bin: &Path, dir: &Path, name: &str, sc: &sse::Scenario<Reply>, work: &
     .unwrap();
 }
 
-fn target() -> Option<(PathBuf, PathBuf)> {
-    let bin = std::env::var_os("RUNBOOK_RECORD_CLAUDE")?;
+/// The binary `var` names and `RUNBOOK_RECORD_DIR`.
+fn target(var: &str) -> Option<(PathBuf, PathBuf)> {
+    let bin = std::env::var_os(var)?;
     let dir = std::env::var_os("RUNBOOK_RECORD_DIR")?;
     Some((PathBuf::from(bin), PathBuf::from(dir)))
 }
@@ -178,7 +215,8 @@ fn target() -> Option<(PathBuf, PathBuf)> {
 #[test]
 #[ignore = "records fixtures from a real Claude Code CLI; run by hand"]
 fn record_claude_scenarios() {
-    let (bin, dir) = target().expect("set RUNBOOK_RECORD_CLAUDE and RUNBOOK_RECORD_DIR");
+    let (bin, dir) =
+        target("RUNBOOK_RECORD_CLAUDE").expect("set RUNBOOK_RECORD_CLAUDE and RUNBOOK_RECORD_DIR");
     let only = std::env::var("RUNBOOK_RECORD_ONLY").ok();
     let plain = scenarios().into_iter().map(|(n, s)| (n, s, None));
     let variants = variants().into_iter().map(|(n, s, f)| (n, s, Some(f)));
@@ -193,6 +231,65 @@ fn record_claude_scenarios() {
         if let Some(flags) = flags {
             sc.flags = flags.iter().map(|f| (*f).to_owned()).collect();
         }
-        record(&bin, &dir, name, &sc, &ctx.work, &ctx.home);
+        let fake = anthropic::FakeAnthropic::for_scenario(&sc);
+        let cmd = anthropic::claude_command(&bin, &ctx.work, &ctx.home, &fake, &sc);
+        let target = Target {
+            agent: "claude",
+            dir: &dir,
+            name,
+            work: &ctx.work,
+            home: &ctx.home,
+        };
+        record(cmd, &target, || bodies(fake.requests()));
+    }
+}
+
+fn bodies(requests: Vec<sse::Received>) -> Vec<Value> {
+    requests.into_iter().map(|r| r.body).collect()
+}
+
+/// The Codex script of `scenario`, with its flags (`-s read-only` for the denial, `-m gpt-5.4`
+/// for the subagent): the scenarios of `fixtures/codex/`.
+fn codex_script(scenario: Scenario, work: &Path) -> sse::Scenario<responses::Reply> {
+    use responses::scenario as s;
+    match scenario {
+        Scenario::Text => s::text(work),
+        Scenario::ReadEdit => s::read_edit(work),
+        Scenario::Shell => s::shell(work),
+        Scenario::ToolFail => s::tool_fail(work),
+        Scenario::ProviderError => s::provider_error(work),
+        Scenario::PermissionDenied => s::permission_denied(work),
+        Scenario::Subagent => s::subagent(work),
+        Scenario::Multistep => s::multistep(work),
+        Scenario::Stall => s::stall(work),
+    }
+}
+
+#[test]
+#[ignore = "records fixtures from a real Codex CLI; run by hand"]
+fn record_codex_scenarios() {
+    let (bin, dir) =
+        target("RUNBOOK_RECORD_CODEX").expect("set RUNBOOK_RECORD_CODEX and RUNBOOK_RECORD_DIR");
+    let only = std::env::var("RUNBOOK_RECORD_ONLY").ok();
+    for (name, scenario) in scenarios() {
+        if only.as_deref().is_some_and(|o| o != name) || scenario == Scenario::Multistep {
+            continue;
+        }
+        let ctx = TestContext::new();
+        sse::write_readme(&ctx.work).expect("write README.md");
+        support::git_init(&ctx.work, &ctx.home);
+        let sc = codex_script(scenario, &ctx.work);
+        let fake = responses::FakeResponses::for_scenario(&sc);
+        let home = responses::CodexHome::new(&fake.base_url(), &responses::CodexConfig::default())
+            .expect("a Codex home");
+        let cmd = responses::codex_command(&bin, &ctx.work, &ctx.home, &home, &sc);
+        let target = Target {
+            agent: "codex",
+            dir: &dir,
+            name,
+            work: &ctx.work,
+            home: &ctx.home,
+        };
+        record(cmd, &target, || bodies(fake.requests()));
     }
 }

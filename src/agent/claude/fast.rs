@@ -58,6 +58,7 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut model_usage, mut permission_denials) = (None, None);
     let (mut is_backgrounded, mut status, mut summary, mut tool_result_meta) =
         (None, None, None, None);
+    let mut sandbox_enabled = None;
     c.object(|c, key| match key {
         "type" => once(&mut kind, scan::name(c, line_type)?),
         "subtype" => once(&mut subtype, option(c, |c| scan::name(c, subtype_name))?),
@@ -68,6 +69,7 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
         "error" => once(&mut error, c.typed()?),
         "cwd" => once(&mut cwd, c.typed()?),
         "model" => once(&mut model, option(c, owned)?),
+        "sandbox_enabled" => once(&mut sandbox_enabled, option(c, Cursor::bool)?),
         "attempt" => once(&mut attempt, c.typed()?),
         "max_retries" => once(&mut max_retries, c.typed()?),
         "retry_delay_ms" => once(&mut retry_delay_ms, c.typed()?),
@@ -102,6 +104,7 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
         error: error.flatten(),
         cwd: cwd.flatten(),
         model: model.flatten(),
+        sandbox_enabled: sandbox_enabled.flatten(),
         attempt: attempt.flatten(),
         max_retries: max_retries.flatten(),
         retry_delay_ms: retry_delay_ms.flatten(),
@@ -259,6 +262,7 @@ mod tests {
     fn corpus() -> Vec<String> {
         let mut lines = fixture_lines("claude");
         lines.extend(fixture_lines("claude-2.1.330"));
+        lines.extend(fixture_lines("claude-2.1.332"));
         lines.extend(
             [
                 r#"{"type":"assistant","message":{"id":"m","model":"claude","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls","n":[1,2.5,-0,1e3,null,true],"o":{"a":"\u00e9\ud83d\ude00"}}}],"usage":{"input_tokens":3,"output_tokens":"x"}},"parent_tool_use_id":null,"session_id":"s"}"#,
@@ -308,7 +312,11 @@ mod tests {
         assert!(recorded.iter().all(|l| agrees(l)));
         // A newer release's lines too, but for those whose `message` is a string, not the
         // message object the wire structs expect: the lenient reader takes those.
-        for l in fixture_lines("claude-2.1.330") {
+        let newer = [
+            fixture_lines("claude-2.1.330"),
+            fixture_lines("claude-2.1.332"),
+        ];
+        for l in newer.concat() {
             let other_type = l.contains(r#""subtype":"permission_denied""#);
             assert_eq!(agrees(&l), !other_type, "{l}");
         }

@@ -1,5 +1,6 @@
-//! The run and its turns: the start, each new turn, the agent's version and session, stop
-//! requests and the signals sent, and at the end the one-line summary and the receipt's path.
+//! The run and its turns: the start, each new turn, the agent's version, session and own
+//! sandbox, stop requests and the signals sent, and at the end the one-line summary and the
+//! receipt's path.
 
 use super::Lines;
 use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
@@ -20,6 +21,13 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
         }
         EventKind::SessionStarted { session_id } if l.verbose => {
             l.info(s.dim.apply_to(format!("  session {session_id}")));
+        }
+        EventKind::AgentSandbox { enabled } if l.verbose => {
+            let state = if *enabled { "on" } else { "off" };
+            l.info(
+                s.dim
+                    .apply_to(format!("  the agent's own sandbox: {state}")),
+            );
         }
         EventKind::ModelAnnounced { model, .. } => {
             // The header names the model asked for, if any; the one the agent runs is said here.

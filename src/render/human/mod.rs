@@ -227,6 +227,7 @@ impl Human {
             K::RunStarted(_)
             | K::TurnStarted { .. }
             | K::AgentVersion { .. }
+            | K::AgentSandbox { .. }
             | K::SessionStarted { .. }
             | K::StopRequested { .. }
             | K::SignalSent { .. }

@@ -66,6 +66,26 @@ pub fn claude_next_bin() -> Option<PathBuf> {
     )
 }
 
+/// Claude Code `version`, installed beside the pinned one by `.ci/install-agents` into
+/// `.agents/claude-VERSION`, like [`opencode_bin`].
+pub fn claude_release_bin(version: &str) -> Option<PathBuf> {
+    real_agent_bin_at(
+        &format!(".agents/claude-{version}/node_modules/.bin/claude"),
+        &format!("Claude Code {version}"),
+        "RUNBOOK_TEST_CLAUDE_LATEST",
+    )
+}
+
+/// Codex `version`, installed beside the pinned one by `.ci/install-agents` into
+/// `.agents/codex-VERSION`, like [`opencode_bin`].
+pub fn codex_release_bin(version: &str) -> Option<PathBuf> {
+    real_agent_bin_at(
+        &format!(".agents/codex-{version}/node_modules/.bin/codex"),
+        &format!("Codex {version}"),
+        "RUNBOOK_TEST_CODEX_LATEST",
+    )
+}
+
 /// The real Codex CLI, like [`opencode_bin`]; `RUNBOOK_TEST_CODEX` names another one.
 pub fn codex_bin() -> Option<PathBuf> {
     real_agent_bin("codex", "Codex", "RUNBOOK_TEST_CODEX")

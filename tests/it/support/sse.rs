@@ -458,6 +458,24 @@ impl<P: Protocol> Fake<P> {
         self.filtered(|r| r.is_subagent())
     }
 
+    /// The usage served to each model request so far, in arrival order: the scripted reply of
+    /// its step (or the answer past the end of its script); `None` for errors and stalls.
+    pub fn served(&self) -> Vec<(Turn, Option<P::Usage>)> {
+        let st = self.lock();
+        st.requests
+            .iter()
+            .filter_map(|r| r.turn)
+            .map(|t| {
+                let script = if t.subagent { &st.subagent } else { &st.main };
+                let reply = script
+                    .get(t.step)
+                    .cloned()
+                    .unwrap_or_else(|| P::beyond_script(t));
+                (t, P::usage(&reply))
+            })
+            .collect()
+    }
+
     /// Waits until at least `n` model requests arrived; false on timeout.
     pub fn wait_for_model_requests(&self, n: usize, timeout: Duration) -> bool {
         wait_until(timeout, || self.model_requests().len() >= n)
