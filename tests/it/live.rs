@@ -812,20 +812,7 @@ fn claude_code_in_read_only_reports_refused_calls_as_denied_without_contradictio
         };
         let (receipt, why) = (&ran.receipt, &ran.why);
         assert_eq!(receipt.outcome, Outcome::Completed, "{why}");
-        let write = &receipt.tool_calls.by_name["Write"];
-        assert_eq!(
-            (write.calls, write.errors, write.denied),
-            (1, 0, 1),
-            "{why}"
-        );
-        assert_eq!(receipt.tool_calls.errors, 0, "{why}");
-        assert_eq!(receipt.tool_calls.denied, 2, "{why}");
-        let listed: Vec<&str> = receipt
-            .permission_denials
-            .iter()
-            .map(|d| d.tool.as_str())
-            .collect();
-        assert_eq!(listed, ["Bash", "Write"], "{why}");
+        crate::conformance::assert_shell_and_write_denied(receipt, why);
         assert_eq!(receipt.unparsed_lines.count, 0, "{why}");
     }
 }
