@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::ListArgs;
+use crate::commands::runs_here::RunsHere;
 use crate::config::{self, Flags};
 use crate::event::Outcome;
 use crate::exit::ExitStatus;
@@ -16,21 +17,14 @@ use crate::render::Styles;
 use crate::render::list::{self as list_table, Row};
 use crate::render::table::Fitted;
 use crate::render::wrap::wrap;
-use crate::rundir::{self, RECEIPT};
+use crate::rundir::RECEIPT;
 use crate::runs::{self, Runs};
 use crate::term::TermEnv;
 use crate::term::out;
 use crate::term::print::{note, warn};
 
 pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::Result<ExitStatus> {
-    let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
-    let runs = Runs::new(rundir::runs_dir(&config)?);
-    let color = config.value(&config::keys::COLOR);
-    let here = if args.here {
-        Some(std::env::current_dir()?.canonicalize()?)
-    } else {
-        None
-    };
+    let RunsHere { runs, color, here } = RunsHere::open(global, &args.runs_dir, args.here)?;
     let Found {
         rows,
         receipts,

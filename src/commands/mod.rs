@@ -7,6 +7,7 @@ pub(crate) mod list;
 pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod runs_here;
 pub(crate) mod stats;
 pub(crate) mod status;
 pub(crate) mod trust;

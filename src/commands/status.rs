@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::cli::StatusArgs;
+use crate::commands::runs_here::RunsHere;
 use crate::config::{self, Flags};
 use crate::consumer::Dispatcher;
 use crate::exit::{Error, ExitStatus};
@@ -11,7 +12,7 @@ use crate::follow::{self, Ending};
 use crate::foreign::term::escaped_copy;
 use crate::next_run::next_run;
 use crate::render::{self, Styles, report};
-use crate::rundir::{self, RECEIPT};
+use crate::rundir::RECEIPT;
 use crate::runs::{self, Runs};
 use crate::supervisor::{Signals, unless_stopped};
 use crate::term::out;
@@ -22,14 +23,7 @@ pub(crate) async fn status(
     args: StatusArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
-    let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
-    let runs = Runs::new(rundir::runs_dir(&config)?);
-    let color = config.value(&config::keys::COLOR);
-    let here = if args.here {
-        Some(std::env::current_dir()?.canonicalize()?)
-    } else {
-        None
-    };
+    let RunsHere { runs, color, here } = RunsHere::open(global, &args.runs_dir, args.here)?;
     let term = TermEnv::detect();
 
     if args.live || args.next {

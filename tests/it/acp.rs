@@ -358,14 +358,7 @@ fn then_is_another_prompt_to_the_same_process_and_session() {
     assert_eq!(count(&events, "session.started"), 1, "one session: {why}");
     assert_eq!(count(&events, "turn.completed"), 2, "{why}");
     let receipt = s.ended_as(Outcome::Completed, &events, &why);
-    let second: Vec<&str> = events
-        .iter()
-        .filter(|e| e.turn.index == 1)
-        .filter_map(|e| match &e.kind {
-            EventKind::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let second = support::texts_of_turn(&events, 1);
     assert_eq!(second, ["Second answer."], "{why}");
     assert_eq!(receipt.turns.len(), 2, "{why}");
     assert_eq!(s.llm.main_requests().len(), 2, "{why}");
@@ -381,20 +374,12 @@ fn ctrl_c_cancels_the_prompt_before_any_signal() {
         "Summarize README.md.",
     );
     let child = s.ctx.spawn_until(&mut cmd, "turn.started");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while s.llm.main_requests().is_empty() {
-        assert!(
-            std::time::Instant::now() < until,
-            "the agent never asked the provider"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = support::finish(child, std::time::Duration::from_secs(60));
+    let out = support::interrupt_when(
+        child,
+        std::time::Duration::from_secs(60),
+        "the agent never asked the provider",
+        || !s.llm.main_requests().is_empty(),
+    );
     let events = s.ctx.events();
     let why = show(&out, &events);
     assert_eq!(out.code(), Some(130), "{why}");
@@ -801,24 +786,16 @@ fn interrupted_mid_command() -> Option<(Setup, support::Outcome, Vec<Event>, Str
         .spawn()
         .expect("spawn runbook");
     // OpenCode takes a while to start on a busy machine: wait for the command to run.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(80);
-    while !s
-        .logged_lines()
-        .iter()
-        .any(|l| l.contains(r#""type":"tool.started""#))
-    {
-        assert!(
-            std::time::Instant::now() < until,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = support::finish(child, std::time::Duration::from_secs(60));
+    let out = support::interrupt_when(
+        child,
+        std::time::Duration::from_secs(80),
+        "the command never started",
+        || {
+            s.logged_lines()
+                .iter()
+                .any(|l| l.contains(r#""type":"tool.started""#))
+        },
+    );
     let events = s.ctx.events();
     let why = show(&out, &events);
     Some((s, out, events, why))

@@ -668,21 +668,27 @@ fn a_write_refused_in_plan_mode_is_a_denial_in_every_release() {
     for (release, dir) in CLAUDE_RELEASES {
         let out = replay_from(&ctx, "claude", dir, "plan_denied", &["--json"]);
         let (_, receipt) = events_and_receipt(&out.stdout);
-        let write = &receipt.tool_calls.by_name["Write"];
-        assert_eq!(
-            (write.calls, write.errors, write.denied),
-            (1, 0, 1),
-            "{release}"
-        );
-        assert_eq!(receipt.tool_calls.denied, 2, "{release}");
-        assert_eq!(receipt.tool_calls.errors, 0, "{release}");
-        let listed: Vec<&str> = receipt
-            .permission_denials
-            .iter()
-            .map(|d| d.tool.as_str())
-            .collect();
-        assert_eq!(listed, ["Bash", "Write"], "{release}");
+        assert_shell_and_write_denied(&receipt, release);
     }
+}
+
+/// The receipt of Claude Code refusing the permission scenario's shell command and Write (in
+/// plan mode): the Write denied in its tally, both listed among the denials, no error counted.
+pub fn assert_shell_and_write_denied(receipt: &Receipt, why: &str) {
+    let write = &receipt.tool_calls.by_name["Write"];
+    assert_eq!(
+        (write.calls, write.errors, write.denied),
+        (1, 0, 1),
+        "{why}"
+    );
+    assert_eq!(receipt.tool_calls.denied, 2, "{why}");
+    assert_eq!(receipt.tool_calls.errors, 0, "{why}");
+    let listed: Vec<&str> = receipt
+        .permission_denials
+        .iter()
+        .map(|d| d.tool.as_str())
+        .collect();
+    assert_eq!(listed, ["Bash", "Write"], "{why}");
 }
 
 /// Claude Code 2.1.330 runs the subagent in the background: it ends at its notification, after

@@ -446,29 +446,36 @@ fn runbook_sigkilled_leaves_no_reforking_grandchild_sweep() {
 /// runbook is killed after the agent started `env -i setsid sleep` (no mark, a session of its
 /// own): outside a cgroup only what runbook told its guardian finds it.
 fn sigkill_runbook_after_an_unmarked_setsid_child(grouping: Grouping) {
-    use crate::faults_observers::{Reaper, appears, unique_sleep, with_argument};
+    use crate::faults_observers::{Reaper, unique_sleep};
     let m = Marked::new(grouping);
     let arg = unique_sleep();
     let _reaper = Reaper(arg.clone());
     let spawn = serde_json::json!({ "$spawn": ["env", "-i", "setsid", "sleep", arg] }).to_string();
-    let mut runbook = m.start(&[STEP_START, &spawn, HANG], &["--inactivity-timeout", "1m"]);
-    assert!(appears(&arg, Duration::from_secs(10)), "the sleep started");
+    let runbook = m.start(&[STEP_START, &spawn, HANG], &["--inactivity-timeout", "1m"]);
+    sigkill_once_told_of(runbook, &arg);
+    m.assert_grouping();
+    m.assert_nothing_left();
+}
+
+/// Once `sleep ARG` runs and runbook has had time to tell its guardian of it, SIGKILLs runbook
+/// and fails the test unless the sleep is gone within [`GONE_WITHIN`].
+fn sigkill_once_told_of(mut runbook: Child, arg: &str) {
+    use crate::faults_observers::{appears, with_argument};
+    assert!(appears(arg, Duration::from_secs(10)), "the sleep started");
     // runbook tells its guardian of the processes below it twice a second.
     thread::sleep(Duration::from_millis(1500));
     runbook.kill().unwrap();
     runbook.wait().unwrap();
-    m.assert_grouping();
     let until = Instant::now() + GONE_WITHIN;
-    while !with_argument(&arg).is_empty() && Instant::now() < until {
+    while !with_argument(arg).is_empty() && Instant::now() < until {
         thread::sleep(Duration::from_millis(20));
     }
-    let left = with_argument(&arg);
+    let left = with_argument(arg);
     assert!(
         left.is_empty(),
         "sleep {arg} outlived a killed runbook: {}",
         describe(&left)
     );
-    m.assert_nothing_left();
 }
 
 #[test]
@@ -483,29 +490,16 @@ fn runbook_sigkilled_leaves_no_unmarked_setsid_child_sweep() {
 
 /// runbook is killed while an observer's unmarked `setsid sleep` runs.
 fn sigkill_runbook_with_an_observers_child(grouping: Grouping) {
-    use crate::faults_observers::{Reaper, appears, unique_sleep, with_argument};
+    use crate::faults_observers::{Reaper, unique_sleep};
     let m = Marked::new(grouping);
     let arg = unique_sleep();
     let _reaper = Reaper(arg.clone());
     let observer = format!("env -i setsid sleep {arg} & cat > /dev/null");
-    let mut runbook = m.start(
+    let runbook = m.start(
         &[STEP_START, HANG],
         &["--inactivity-timeout", "1m", "--on-event", &observer],
     );
-    assert!(appears(&arg, Duration::from_secs(10)), "the sleep started");
-    thread::sleep(Duration::from_millis(1500));
-    runbook.kill().unwrap();
-    runbook.wait().unwrap();
-    let until = Instant::now() + GONE_WITHIN;
-    while !with_argument(&arg).is_empty() && Instant::now() < until {
-        thread::sleep(Duration::from_millis(20));
-    }
-    let left = with_argument(&arg);
-    assert!(
-        left.is_empty(),
-        "sleep {arg} outlived a killed runbook: {}",
-        describe(&left)
-    );
+    sigkill_once_told_of(runbook, &arg);
     m.assert_nothing_left();
 }
 

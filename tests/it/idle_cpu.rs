@@ -376,15 +376,7 @@ fn idle_cpu_of_opencode() {
             text: "The build".to_owned(),
         },
     ]);
-    for (k, v) in chat::opencode_env(&ctx.home) {
-        ctx.env(&k, v);
-    }
-    chat::write_opencode_config(
-        &ctx.work,
-        &fake.base_url(),
-        &chat::OpencodeConfig::default(),
-    )
-    .expect("opencode.json");
+    chat::opencode_against(&mut ctx, &fake.base_url(), &chat::OpencodeConfig::default());
     let args = args("opencode", &bin, &["-m", "fake/fake-model"]);
     let m = measure("opencode, a tool then a stall", &ctx, &args, true, || {
         fake.main_requests().len() >= 2
@@ -396,15 +388,7 @@ fn idle_cpu_of_opencode() {
     let fake = chat::FakeLlm::start(vec![chat::Reply::StallMidStream {
         text: "The build".to_owned(),
     }]);
-    for (k, v) in chat::opencode_env(&ctx.home) {
-        ctx.env(&k, v);
-    }
-    chat::write_opencode_config(
-        &ctx.work,
-        &fake.base_url(),
-        &chat::OpencodeConfig::default(),
-    )
-    .expect("opencode.json");
+    chat::opencode_against(&mut ctx, &fake.base_url(), &chat::OpencodeConfig::default());
     let (idle_max, _) = measure("opencode, stalled mid-stream", &ctx, &args, false, || {
         !fake.main_requests().is_empty()
     });

@@ -43,12 +43,8 @@ impl Setup {
     ) -> Option<Setup> {
         let bin = support::opencode_bin()?;
         let mut ctx = TestContext::new();
-        for (k, v) in fake_llm::opencode_env(&ctx.home) {
-            ctx.env(&k, v);
-        }
         let llm = FakeLlm::start(script(&ctx.work));
-        fake_llm::write_opencode_config(&ctx.work, &llm.base_url(), &config)
-            .expect("write opencode.json");
+        fake_llm::opencode_against(&mut ctx, &llm.base_url(), &config);
         std::fs::write(ctx.work.join("README.md"), README).expect("write README.md");
         support::git_init(&ctx.work, &ctx.home);
         Some(Setup { ctx, llm, bin })

@@ -794,15 +794,21 @@ pub mod scenario {
     }
 }
 
+/// The real OpenCode set up in `ctx` to use the fake provider at `base_url`: its environment
+/// ([`opencode_env`]) and `opencode.json` in the work dir.
+pub fn opencode_against(ctx: &mut super::TestContext, base_url: &str, config: &OpencodeConfig) {
+    for (k, v) in opencode_env(&ctx.home) {
+        ctx.env(&k, v);
+    }
+    write_opencode_config(&ctx.work, base_url, config).expect("write opencode.json");
+}
+
 /// The real OpenCode's environment in `ctx`, the demo README.md in its work dir, and the fake
 /// provider playing the replies `script` makes from the call that edits README.md's last line.
 pub fn opencode_editing_readme(
     ctx: &mut super::TestContext,
     script: impl FnOnce(ToolCall) -> Vec<Reply>,
 ) -> FakeLlm {
-    for (k, v) in opencode_env(&ctx.home) {
-        ctx.env(&k, v);
-    }
     sse::write_readme(&ctx.work).expect("README.md");
     let readme = sse::path_str(&ctx.work.join("README.md"));
     let edit = ToolCall::new(
@@ -811,8 +817,7 @@ pub fn opencode_editing_readme(
         json!({"filePath": readme, "oldString": sse::README_LAST_LINE, "newString": sse::README_NEW_LINE}),
     );
     let llm = FakeLlm::start(script(edit));
-    write_opencode_config(&ctx.work, &llm.base_url(), &OpencodeConfig::default())
-        .expect("opencode.json");
+    opencode_against(ctx, &llm.base_url(), &OpencodeConfig::default());
     llm
 }
 

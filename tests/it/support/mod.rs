@@ -576,6 +576,18 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
+/// What the agent said in turn `index` (0 is the task's), each text in order.
+pub fn texts_of_turn(events: &[Event], index: u32) -> Vec<&str> {
+    events
+        .iter()
+        .filter(|e| e.turn.index == index)
+        .filter_map(|e| match &e.kind {
+            runbook::event::EventKind::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Waits (up to 5 s) for the given processes to be gone; returns those still alive.
 pub fn wait_gone(pids: &[i32]) -> Vec<i32> {
     let until = Instant::now() + Duration::from_secs(5);
@@ -586,6 +598,27 @@ pub fn wait_gone(pids: &[i32]) -> Vec<i32> {
         }
         thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Once `ready` holds (it must within `within`, or the test fails saying `never`), sends the
+/// running runbook Ctrl-C's SIGINT and collects its end (within a minute).
+pub fn interrupt_when(
+    child: Child,
+    within: Duration,
+    never: &str,
+    ready: impl Fn() -> bool,
+) -> Outcome {
+    let until = Instant::now() + within;
+    while !ready() {
+        assert!(Instant::now() < until, "{never}");
+        thread::sleep(Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT to runbook");
+    finish(child, Duration::from_secs(60))
 }
 
 /// Runs a command to its end with a time limit (then kills it and fails the test).
