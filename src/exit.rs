@@ -99,7 +99,7 @@ Exit codes:
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";
 
 /// The exit codes of `runbook batch`.
-pub const BATCH_EXIT_CODES: &str = "\
+pub(crate) const BATCH_EXIT_CODES: &str = "\
 Exit codes:
   0    every task completed
   1    a task did not complete (or was never started: --max-fail, --max-cost)

@@ -21,14 +21,12 @@ pub enum Layer {
     Local,
     /// A `RUNBOOK_*` environment variable.
     Env,
-    /// A task of a batch's task file (`runbook batch`).
-    Task,
     /// A command-line flag.
     Flag,
 }
 
 impl Layer {
-    /// How files and messages name the layer: `default`, `global`, `repo`, `local`, `env`, `task`, `flag`.
+    /// How files and messages name the layer: `default`, `global`, `repo`, `local`, `env`, `flag`.
     pub fn as_str(self) -> &'static str {
         match self {
             Layer::Default => "default",
@@ -36,7 +34,6 @@ impl Layer {
             Layer::Repo => "repo",
             Layer::Local => "local",
             Layer::Env => "env",
-            Layer::Task => "task",
             Layer::Flag => "flag",
         }
     }

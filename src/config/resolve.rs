@@ -112,7 +112,7 @@ pub(crate) fn load_for_task<'a>(
     }
     let (path, digest, entries) = task;
     files.push(ConfigFile {
-        layer: Layer::Task,
+        layer: Layer::Flag,
         path: path.to_path_buf(),
         content: Some(FileLayer {
             entries,
@@ -146,12 +146,13 @@ pub(crate) fn resolve<'a>(
     let of = |task: bool| {
         files
             .iter()
-            .filter(move |f| (f.layer == Layer::Task) == task)
+            .filter(move |f| (f.layer == Layer::Flag) == task)
             .flat_map(|f| f.content.iter().flat_map(|c| c.entries.iter().cloned()))
     };
     entries.extend(of(false));
     entries.extend(from_environment(var)?);
-    // A batch's task is over the environment: it was written for this one run.
+    // A batch's task (a file of the flag layer) is over the environment: it was written for
+    // this one run.
     entries.extend(of(true));
 
     let (per_agent, plain): (Vec<&FlagValue>, Vec<&FlagValue>) =

@@ -1,6 +1,8 @@
 //! A batch's task file: `[defaults]` and `[[task]]` tables of run settings (read by the same
 //! reader as a configuration file, so a wrong key is named with its line and column), or JSON
-//! lines of tasks (`--tasks -`).
+//! lines of tasks (`--tasks -`). The file is named on the command line, and its settings are a
+//! task's own: they are of the flag layer (with the file, line and column they are at), over
+//! the environment and under the run's own flags.
 
 use std::path::{Path, PathBuf};
 
@@ -100,7 +102,7 @@ pub(crate) fn parse_tasks(path: &Path, text: &str) -> Result<TaskFile, ConfigErr
         ConfigError::at(path, text, offset, e.message())
     })?;
     let reader = Reader {
-        layer: Layer::Task,
+        layer: Layer::Flag,
         path,
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         text,
@@ -169,7 +171,7 @@ pub(crate) fn parse_json_lines(path: &Path, text: &str) -> Result<TaskFile, Conf
         }
     }
     let reader = Reader {
-        layer: Layer::Task,
+        layer: Layer::Flag,
         path,
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         text,
@@ -460,13 +462,15 @@ mod tests {
             Some(vec![(AgentKind::Claude, 2), (AgentKind::Codex, 1)])
         );
         let a = file.entries_of("a").unwrap();
-        let names: Vec<String> = a.iter().map(|e| e.slot.name()).collect();
+        let mut names: Vec<String> = a.iter().map(|e| e.slot.name()).collect();
+        names.sort();
         assert_eq!(
             names,
-            ["model", "max_cost", "agents.opencode.bin", "timeout"]
+            ["agents.opencode.bin", "max_cost", "model", "timeout"]
         );
         let timeout = a.iter().find(|e| *e.slot.key == keys::TIMEOUT.key).unwrap();
-        assert_eq!(timeout.origin.layer, Layer::Task);
+        assert_eq!(timeout.origin.layer, Layer::Flag);
+        assert_eq!(timeout.origin.file.as_deref(), Some("/b/tasks.toml"));
         assert_eq!(
             (timeout.origin.line, timeout.origin.column),
             (Some(11), Some(1))

@@ -420,11 +420,11 @@ impl Batch<'_> {
                     .insert(agent.clone(), now + schedule::RATE_LIMIT_HOLD);
                 self.limited_by.insert(agent, i);
             }
-            EventKind::Text { .. } | EventKind::StepFinished(_) | EventKind::AgentResult(_) => {
-                if self.limited_by.get(&agent) == Some(&i) {
-                    self.limited_by.remove(&agent);
-                    self.sched.limited.remove(&agent);
-                }
+            EventKind::Text { .. } | EventKind::StepFinished(_) | EventKind::AgentResult(_)
+                if self.limited_by.get(&agent) == Some(&i) =>
+            {
+                self.limited_by.remove(&agent);
+                self.sched.limited.remove(&agent);
             }
             _ => {}
         }

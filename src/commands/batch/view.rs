@@ -156,10 +156,11 @@ impl View {
     /// A line that stays (above the rows at a terminal).
     pub(super) fn line(&mut self, text: &str) {
         self.clear_rows();
-        let width = crate::term::width();
-        match width {
-            Some(w) if self.live => self.term.line(&crate::term::fit(text, w.max(MIN_WIDTH))),
-            _ => self.term.line(text),
+        // Cut to the width when one is known (a terminal's, `--width`, `COLUMNS`); whole
+        // otherwise, as a log keeps it.
+        match crate::term::width() {
+            Some(w) => self.term.line(&crate::term::fit(text, w.max(MIN_WIDTH))),
+            None => self.term.line(text),
         }
         let _ = self.term.flush();
     }
@@ -227,11 +228,11 @@ mod tests {
         let plain = Styles::plain();
         assert_eq!(
             finished_line(&record(TaskOutcome::Completed, Some(0.42), ""), &plain),
-            " DONE [3m12s]   $0.4200 fix-login +41 −7"
+            " DONE [ 3m12s] $0.4200 fix-login +41 −7"
         );
         let hung = finished_line(&record(TaskOutcome::Hung, None, "no output for 3m"), &plain);
         assert!(
-            hung.starts_with(" HUNG [3m12s] unknown fix-login"),
+            hung.starts_with(" HUNG [ 3m12s] unknown fix-login"),
             "{hung}"
         );
         assert!(hung.ends_with("· no output for 3m"), "{hung}");

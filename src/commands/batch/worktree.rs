@@ -3,7 +3,6 @@
 //! its changes committed to the branch, the worktree removed, the branch kept only if it moved.
 
 use std::fs::File;
-use std::os::fd::AsRawFd as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -95,21 +94,7 @@ impl Repo {
     /// write the same files, and two at once can fail.
     fn lock(&self) -> anyhow::Result<File> {
         let path = self.common_dir.join("runbook-worktree.lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        // SAFETY: flock on a descriptor this function owns; no memory is involved.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            bail!(
-                "cannot lock {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            );
-        }
-        Ok(file)
+        crate::trust::store::lock(&path).with_context(|| format!("cannot lock {}", path.display()))
     }
 
     /// Makes the worktree `dir` on the new branch `branch` at the base commit, then copies in
@@ -181,6 +166,10 @@ impl Repo {
 
 /// Copies the main checkout's file `name` into the worktree, when it has one; a name that
 /// leaves the repository is refused.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the user's own ignored file (a .env holds the secrets the task needs), copied byte for byte"
+)]
 fn copy_in(root: &Path, dir: &Path, name: &str) -> anyhow::Result<()> {
     let relative = Path::new(name);
     let plain = relative

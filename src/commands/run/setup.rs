@@ -374,7 +374,7 @@ pub(crate) fn resolve_agent(config: &Config) -> Result<Agent, Error> {
     })?;
     let mut extra_args = rest.to_vec();
     // The arguments after `--` go to the command too; an agent's configured ones are its own.
-    if args.origin.layer == Layer::Flag {
+    if args.origin.layer == Layer::Flag && args.origin.file.is_none() {
         extra_args.extend(config.agent_get(agent, &keys::ARGS).unwrap_or_default());
     }
     Ok(Agent {
