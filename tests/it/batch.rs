@@ -470,3 +470,99 @@ fn plain_view(stderr: &str, root: &Path) -> String {
     let text = took.replace_all(&text, "[TIME]");
     base.replace_all(&text, "base [COMMIT]").into_owned()
 }
+
+#[test]
+fn report_tells_a_batch_as_one_markdown_table() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"fix-login\"\nprompt = \"edit:login\"\n\n[[task]]\nid = \"breaks\"\nprompt = \"fail\"\n",
+    );
+    b.batch(&[file.to_str().unwrap()]).assert_exit(1);
+    let id = b.record()["batch_id"].as_str().unwrap().to_owned();
+    let out = b.ctx.run(&["report", &id]);
+    out.assert_exit(0);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines[0].starts_with("## Batch `"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("1 of 2 tasks completed"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("| Task | Agent | Outcome | Cost | Time | Changes | Branch |"),
+        "{}",
+        out.stdout
+    );
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("| fix-login |"))
+        .expect("a row per task");
+    assert!(
+        row.contains("| completed | \\$0.0500 |") && row.contains("| \\+1 −0 |"),
+        "{row}"
+    );
+    assert!(row.contains(&format!("`runbook/{id}/fix-login`")), "{row}");
+    let row = lines.iter().find(|l| l.starts_with("| breaks |")).unwrap();
+    assert!(
+        row.contains("| agent\\_error: ") && row.contains("| unknown |"),
+        "{row}"
+    );
+    assert!(
+        row.contains("| none | `runbook/"),
+        "the failed task's worktree is kept: {row}"
+    );
+    // A prefix of the id finds it too; as JSON it is the record.
+    let json = b.ctx.run(&["report", &id[..17], "--format", "json"]);
+    json.assert_exit(0);
+    let record: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(record["batch_id"], id.as_str());
+}
+
+#[test]
+fn the_live_view_shows_a_row_per_running_task_and_a_footer_then_clears_them() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"slowpoke\"\nprompt = \"long\"\ninactivity_timeout = \"60s\"\ntimeout = \"4s\"\nmax_cost = 1\n\n\
+         [[task]]\nid = \"quick\"\nprompt = \"edit:q\"\nmax_cost = 1\n\n[[task]]\nid = \"later\"\nprompt = \"edit:l\"\nmax_cost = 1\n",
+    );
+    let mut cmd = b.ctx.runbook(&[
+        "batch",
+        file.to_str().unwrap(),
+        "-j",
+        "2",
+        "--max-cost",
+        "9",
+    ]);
+    cmd.env("TERM", "xterm-256color");
+    let pty = crate::support::pty::Pty::spawn(cmd, 100);
+    let screen = pty.wait_for("  RUN [");
+    let text = screen.text();
+    assert!(text.contains("slowpoke opencode ·"), "{text}");
+    let screen = pty.wait_for("DONE [");
+    let footer = screen.text();
+    assert!(
+        footer.lines().any(|l| l.contains(" running · ")
+            && l.contains(" done · ")
+            && l.contains(" of $9.00")),
+        "{footer}"
+    );
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(1), "slowpoke times out");
+    let text = screen.text();
+    assert!(
+        text.contains(" TIME [") && text.contains("slowpoke"),
+        "{text}"
+    );
+    assert!(text.contains("Summary ["), "{text}");
+    assert!(
+        !text.contains("  RUN ["),
+        "the rows are gone at the end: {text}"
+    );
+    assert!(
+        !text.contains(" running · "),
+        "the footer is gone at the end: {text}"
+    );
+}

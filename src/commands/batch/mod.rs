@@ -8,6 +8,7 @@ mod drive;
 mod plan;
 mod queue;
 pub(crate) mod record;
+pub(crate) mod report;
 mod schedule;
 mod view;
 pub(crate) mod worktree;

@@ -288,12 +288,20 @@ impl Batch<'_> {
             return;
         }
         let text = match why {
-            Stopped::Budget => format!(
-                "budget: {} spent of {}; no queued task fits what is left: {} not started",
-                crate::format::money(self.sched.spent),
-                crate::format::money(self.settings.budget.unwrap_or(0.0)),
-                crate::format::plural(self.queue.len() as u64, "task"),
-            ),
+            Stopped::Budget => {
+                let (known, incomplete) = self.spent();
+                let unknown = if incomplete {
+                    " (a task whose cost is not known counts as its whole cap)"
+                } else {
+                    ""
+                };
+                format!(
+                    "budget: {} spent of {}{unknown}; no queued task fits what is left: {} not started",
+                    crate::format::money(known),
+                    crate::format::money(self.settings.budget.unwrap_or(0.0)),
+                    crate::format::plural(self.queue.len() as u64, "task"),
+                )
+            }
             Stopped::MaxFail => format!(
                 "{} did not complete (--max-fail {}): {} not started",
                 crate::format::plural(self.sched.failed as u64, "task"),
@@ -322,6 +330,8 @@ impl Batch<'_> {
             let task = &mut self.tasks[i];
             task.record.outcome = TaskOutcome::NotStarted;
             task.record.message = message.to_owned();
+            // It never ran: it cost nothing, and that is known.
+            task.record.cost_usd = Some(0.0);
             task.settled = true;
             self.finished(i);
         }

@@ -14,7 +14,7 @@ use crate::event::Outcome;
 pub(crate) const BATCH_SCHEMA_VERSION: u32 = 1;
 
 /// The record's file name in the batch's directory.
-pub(super) const RECORD: &str = "batch.json";
+pub(crate) const RECORD: &str = "batch.json";
 
 /// How a task of a batch ended (or stands).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
