@@ -566,3 +566,39 @@ fn the_live_view_shows_a_row_per_running_task_and_a_footer_then_clears_them() {
         "the footer is gone at the end: {text}"
     );
 }
+
+#[test]
+fn a_task_file_in_the_repository_runs_its_setup_only_once_trusted_and_copies_its_includes() {
+    let b = Bench::new();
+    std::fs::write(b.ctx.work.join(".env"), "TOKEN=from-the-main-checkout\n").unwrap();
+    let text = format!(
+        "[defaults]\ninactivity_timeout = \"2s\"\nsetup = \"cp \\\"$RUNBOOK_ROOT_PATH/README\\\" copied && cp .env env-seen\"\ninclude = [\".env\", \"missing.txt\"]\n\
+         [defaults.agents.opencode]\nbin = \"{}\"\n\n[[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+        b.agent.display()
+    );
+    let file = b.ctx.work.join("tasks.toml");
+    std::fs::write(&file, text).unwrap();
+    let refused = b.batch(&["tasks.toml"]);
+    refused.assert_exit(2);
+    refused.assert_stderr_has("not trusted: ");
+    refused.assert_stderr_has("tasks.toml");
+    assert!(b.branches().is_empty(), "nothing started");
+
+    let out = b.batch(&["tasks.toml", "--trust"]);
+    out.assert_exit(0);
+    let record = b.record();
+    let branch = record["tasks"][0]["branch"].as_str().unwrap();
+    let files = git(&b.ctx.work, &["diff", "--name-only", "main", branch]);
+    let mut files: Vec<&str> = files.lines().collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["a.txt", "copied", "env-seen"],
+        "the setup ran in the worktree"
+    );
+    let seen = git(&b.ctx.work, &["show", &format!("{branch}:env-seen")]);
+    assert_eq!(
+        seen, "TOKEN=from-the-main-checkout\n",
+        "the ignored .env was copied in"
+    );
+}
