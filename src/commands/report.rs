@@ -18,7 +18,7 @@ pub(crate) fn report(
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
     let runs_dir = rundir::runs_dir(&config)?;
-    if let Some(dir) = batch_named(&runs_dir, args.run.as_deref()) {
+    if let Some(dir) = batch::named(&runs_dir, args.run.as_deref()) {
         return report_batch(&dir, args.format);
     }
     let runs = Runs::new(runs_dir);
@@ -44,14 +44,6 @@ pub(crate) fn report(
         ReportFormat::Json => out::print_json(&pr::Facts::of(&state.receipt), true)?,
     }
     Ok(ExitStatus::Completed)
-}
-
-/// The batch whose whole id is `id`, if there is one.
-fn batch_named(runs_dir: &Path, id: Option<&str>) -> Option<std::path::PathBuf> {
-    let id = id?;
-    let dir = batch::record::batches_dir(runs_dir).join(id);
-    let plain = crate::config::tasks::valid_id(id).is_ok();
-    (plain && dir.join(batch::record::RECORD).is_file()).then_some(dir)
 }
 
 fn report_batch(dir: &Path, format: ReportFormat) -> anyhow::Result<ExitStatus> {

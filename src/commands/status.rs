@@ -32,6 +32,10 @@ pub(crate) async fn status(
     };
     let term = TermEnv::detect();
 
+    if let Some(dir) = crate::commands::batch::named(runs.dir(), args.run.as_deref()) {
+        let color = term.color(color);
+        return crate::commands::batch::follow::follow(&dir, args.live, color).await;
+    }
     if args.live || args.next {
         return live(&args, &runs, here.as_deref(), color).await;
     }

@@ -602,3 +602,72 @@ fn a_task_file_in_the_repository_runs_its_setup_only_once_trusted_and_copies_its
         "the ignored .env was copied in"
     );
 }
+
+/// Starts the batch of `file` in the background; its id once its record is written.
+#[expect(clippy::zombie_processes, reason = "the caller waits for the child")]
+fn start_batch(b: &Bench, file: &Path) -> (std::process::Child, String) {
+    let child = b
+        .ctx
+        .runbook(&["batch", file.to_str().unwrap(), "-j", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = b.ctx.root().join("batches");
+    let start = Instant::now();
+    loop {
+        if let Some(Ok(entry)) = std::fs::read_dir(&dir).ok().and_then(|mut d| d.next())
+            && entry.path().join("batch.json").is_file()
+        {
+            return (child, entry.file_name().to_string_lossy().into_owned());
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no batch record");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn status_live_follows_a_batch_from_another_terminal_to_its_end() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"first\"\nprompt = \"slow\"\n\n[[task]]\nid = \"second\"\nprompt = \"edit:s\"\n",
+    );
+    let (child, id) = start_batch(&b, &file);
+    let out = b.ctx.run(&["status", "--live", &id]);
+    out.assert_exit(0);
+    let first = out.stderr.find("DONE [").expect(&out.stderr);
+    assert!(out.stderr[first..].contains("first"), "{}", out.stderr);
+    assert!(out.stderr.contains("second +1 −0"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("completed: 2 of 2 completed"),
+        "{}",
+        out.stderr
+    );
+    support::finish(child, LIMIT).assert_exit(0);
+}
+
+#[test]
+fn status_live_says_when_the_batchs_runbook_is_gone() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"a\"\nprompt = \"long\"\ninactivity_timeout = \"60s\"\n",
+    );
+    let (mut child, id) = start_batch(&b, &file);
+    let start = Instant::now();
+    while !std::fs::read_to_string(b.ctx.pid_file()).is_ok_and(|p| !p.trim().is_empty()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = b.ctx.run(&["status", "--live", &id]);
+    out.assert_exit(7);
+    out.assert_stderr_has("abandoned: the batch's runbook is gone");
+    // Its runs die with it, and each run's guardian ends its agent.
+    b.ctx.assert_agent_gone();
+}

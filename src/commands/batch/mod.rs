@@ -5,6 +5,7 @@
 mod child;
 mod clean;
 mod drive;
+pub(crate) mod follow;
 mod plan;
 mod queue;
 pub(crate) mod record;
@@ -175,4 +176,13 @@ pub(crate) fn find_batch(runs_dir: &Path, id: &str) -> anyhow::Result<Option<Pat
         1 => Ok(found.pop()),
         n => Err(Error::Usage(format!("`{id}` names {n} batches: give more of the id")).into()),
     }
+}
+
+/// The batch whose whole id is `id`, if there is one (run ids and batch ids look alike: a whole
+/// batch id names the batch).
+pub(crate) fn named(runs_dir: &Path, id: Option<&str>) -> Option<PathBuf> {
+    let id = id?;
+    let dir = record::batches_dir(runs_dir).join(id);
+    let plain = config::tasks::valid_id(id).is_ok();
+    (plain && dir.join(record::RECORD).is_file()).then_some(dir)
 }

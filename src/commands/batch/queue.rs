@@ -676,6 +676,7 @@ impl Batch<'_> {
             budget_usd: self.settings.budget,
             cost_usd: all_known.then_some(known),
             known_cost_usd: known,
+            pid: ended_at.is_none().then(std::process::id),
             held: self.held.clone(),
             tasks: self.tasks.iter().map(|t| t.record.clone()).collect(),
         }

@@ -164,6 +164,10 @@ pub(crate) struct BatchRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     pub known_cost_usd: f64,
+    /// The process id of the batch's runbook, to tell a batch that runs from one whose runbook
+    /// is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     /// Why tasks were held back and never started, if any were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<String>,
