@@ -671,3 +671,33 @@ fn status_live_says_when_the_batchs_runbook_is_gone() {
     // Its runs die with it, and each run's guardian ends its agent.
     b.ctx.assert_agent_gone();
 }
+
+#[test]
+fn a_failing_setup_ends_its_task_before_any_agent_starts_and_costs_nothing() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"broken\"\nprompt = \"edit:b\"\nsetup = \"echo no npm here >&2; exit 3\"\nmax_cost = 1\n\n\
+         [[task]]\nid = \"fine\"\nprompt = \"edit:f\"\nmax_cost = 1\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "1", "--max-cost", "1.5"]);
+    out.assert_exit(1);
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "broken"), "setup_failed");
+    assert_eq!(
+        outcome_of(&record, "fine"),
+        "completed",
+        "a setup that failed spent none of the budget"
+    );
+    let broken = &record["tasks"][0];
+    assert_eq!(broken["cost_usd"], 0.0);
+    assert!(broken.get("run_id").is_none(), "{broken:#}");
+    assert!(
+        out.stderr.contains("FAIL [")
+            && out
+                .stderr
+                .contains("its setup failed (exit 3): no npm here"),
+        "{}",
+        out.stderr
+    );
+}

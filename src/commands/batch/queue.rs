@@ -452,6 +452,11 @@ impl Batch<'_> {
         if r.duration_ms == 0 {
             r.duration_ms = task.started.map_or(0, |s| millis(s.elapsed()));
         }
+        if r.run_id.is_none() {
+            // Its run never started (its worktree or setup failed, or the batch was
+            // interrupted first): it cost nothing, and that is known.
+            r.cost_usd = Some(0.0);
+        }
         r.branch = ending.branch;
         r.commit = ending.commit;
         r.diff = ending.diff;
