@@ -29,6 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run an agent on a task and supervise it to the end')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show how a run went (the latest by default), or follow it live from another terminal')
+            [CompletionResult]::new('batch', 'batch', [CompletionResultType]::ParameterValue, 'Run many tasks at once, each in a git worktree of its own, within one budget')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools')
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
@@ -72,6 +73,8 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--max-revisions', '--max-revisions', [CompletionResultType]::ParameterName, 'How many times a plan may be revised')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'The directory the agent works in')
             [CompletionResult]::new('--env-file', '--env-file', [CompletionResultType]::ParameterName, 'Read agent variables from FILE (repeatable)')
+            [CompletionResult]::new('--task-file', '--task-file', [CompletionResultType]::ParameterName, 'The task file of the batch this run is a task of (set by `runbook batch`)')
+            [CompletionResult]::new('--task-id', '--task-id', [CompletionResultType]::ParameterName, 'The task of `--task-file` this run is')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
@@ -111,6 +114,49 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'runbook;batch' {
+            [CompletionResult]::new('--tasks', '--tasks', [CompletionResultType]::ParameterName, 'Read the tasks from this file instead; `-` reads JSON lines from stdin')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Run at most this many tasks at once [default: min(4, cores)]')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Run at most this many tasks at once [default: min(4, cores)]')
+            [CompletionResult]::new('--max-fail', '--max-fail', [CompletionResultType]::ParameterName, 'Start no more tasks once this many have not completed')
+            [CompletionResult]::new('--max-cost', '--max-cost', [CompletionResultType]::ParameterName, 'The whole batch''s budget in US dollars')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Which worktrees to keep at the end (branches with changes are always kept)')
+            [CompletionResult]::new('--junit', '--junit', [CompletionResultType]::ParameterName, 'Write a JUnit XML report of the tasks to FILE')
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
+            [CompletionResult]::new('--fail-fast', '--fail-fast', [CompletionResultType]::ParameterName, 'Start no more tasks once one has not completed (--max-fail 1)')
+            [CompletionResult]::new('--trust', '--trust', [CompletionResultType]::ParameterName, 'Trust the repository''s config and the task file, for this batch')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print every task''s events as JSON lines, tagged with `task`, then the batch record')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('clean', 'clean', [CompletionResultType]::ParameterValue, 'Remove the worktrees and unchanged branches a batch left (every batch by default)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'runbook;batch;clean' {
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'runbook;batch;help' {
+            [CompletionResult]::new('clean', 'clean', [CompletionResultType]::ParameterValue, 'Remove the worktrees and unchanged branches a batch left (every batch by default)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'runbook;batch;help;clean' {
+            break
+        }
+        'runbook;batch;help;help' {
             break
         }
         'runbook;list' {
@@ -286,6 +332,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
         'runbook;help' {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run an agent on a task and supervise it to the end')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show how a run went (the latest by default), or follow it live from another terminal')
+            [CompletionResult]::new('batch', 'batch', [CompletionResultType]::ParameterValue, 'Run many tasks at once, each in a git worktree of its own, within one budget')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools')
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
@@ -301,6 +348,13 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;help;status' {
+            break
+        }
+        'runbook;help;batch' {
+            [CompletionResult]::new('clean', 'clean', [CompletionResultType]::ParameterValue, 'Remove the worktrees and unchanged branches a batch left (every batch by default)')
+            break
+        }
+        'runbook;help;batch;clean' {
             break
         }
         'runbook;help;list' {

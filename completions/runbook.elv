@@ -26,6 +26,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --version 'Print version'
             cand run 'Run an agent on a task and supervise it to the end'
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
+            cand batch 'Run many tasks at once, each in a git worktree of its own, within one budget'
             cand list 'List runs, newest first'
             cand stats 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
             cand report 'Tell one run for a pull request, as Markdown or JSON'
@@ -68,6 +69,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --max-revisions 'How many times a plan may be revised'
             cand --cwd 'The directory the agent works in'
             cand --env-file 'Read agent variables from FILE (repeatable)'
+            cand --task-file 'The task file of the batch this run is a task of (set by `runbook batch`)'
+            cand --task-id 'The task of `--task-file` this run is'
             cand --runs-dir 'Where run directories go'
             cand --color 'When to use colour: auto, always, never'
             cand --width 'Lay the view out for this many columns'
@@ -106,6 +109,44 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
+        }
+        &'runbook;batch'= {
+            cand --tasks 'Read the tasks from this file instead; `-` reads JSON lines from stdin'
+            cand -j 'Run at most this many tasks at once [default: min(4, cores)]'
+            cand --jobs 'Run at most this many tasks at once [default: min(4, cores)]'
+            cand --max-fail 'Start no more tasks once this many have not completed'
+            cand --max-cost 'The whole batch''s budget in US dollars'
+            cand --keep 'Which worktrees to keep at the end (branches with changes are always kept)'
+            cand --junit 'Write a JUnit XML report of the tasks to FILE'
+            cand --runs-dir 'Where run directories go'
+            cand --color 'When to use colour: auto, always, never'
+            cand --width 'Lay the view out for this many columns'
+            cand --fail-fast 'Start no more tasks once one has not completed (--max-fail 1)'
+            cand --trust 'Trust the repository''s config and the task file, for this batch'
+            cand --json 'Print every task''s events as JSON lines, tagged with `task`, then the batch record'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand clean 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'runbook;batch;clean'= {
+            cand --runs-dir 'Where run directories go'
+            cand --color 'When to use colour: auto, always, never'
+            cand --width 'Lay the view out for this many columns'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;batch;help'= {
+            cand clean 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'runbook;batch;help;clean'= {
+        }
+        &'runbook;batch;help;help'= {
         }
         &'runbook;list'= {
             cand -n 'Show at most this many runs'
@@ -272,6 +313,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help'= {
             cand run 'Run an agent on a task and supervise it to the end'
             cand status 'Show how a run went (the latest by default), or follow it live from another terminal'
+            cand batch 'Run many tasks at once, each in a git worktree of its own, within one budget'
             cand list 'List runs, newest first'
             cand stats 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
             cand report 'Tell one run for a pull request, as Markdown or JSON'
@@ -285,6 +327,11 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;run'= {
         }
         &'runbook;help;status'= {
+        }
+        &'runbook;help;batch'= {
+            cand clean 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
+        }
+        &'runbook;help;batch;clean'= {
         }
         &'runbook;help;list'= {
         }

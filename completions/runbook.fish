@@ -32,6 +32,7 @@ complete -c runbook -n "__fish_runbook_needs_command" -s h -l help -d 'Print hel
 complete -c runbook -n "__fish_runbook_needs_command" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "batch" -d 'Run many tasks at once, each in a git worktree of its own, within one budget'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
@@ -79,6 +80,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l check -d 'Run th
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-revisions -d 'How many times a plan may be revised' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l env-file -d 'Read agent variables from FILE (repeatable)' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l task-file -d 'The task file of the batch this run is a task of (set by `runbook batch`)' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l task-id -d 'The task of `--task-file` this run is' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
@@ -110,6 +113,35 @@ complete -c runbook -n "__fish_runbook_using_subcommand status" -s q -l quiet -d
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s v -l verbose -d 'Show everything, the agent\'s reasoning too'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l tasks -d 'Read the tasks from this file instead; `-` reads JSON lines from stdin' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s j -l jobs -d 'Run at most this many tasks at once [default: min(4, cores)]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l max-fail -d 'Start no more tasks once this many have not completed' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l max-cost -d 'The whole batch\'s budget in US dollars' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l keep -d 'Which worktrees to keep at the end (branches with changes are always kept)' -r -f -a "none\t'None: every worktree is removed (the branches with changes stay)'
+failed\t'Those of the tasks that did not complete'
+all\t'Every one'"
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l junit -d 'Write a JUnit XML report of the tasks to FILE' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l runs-dir -d 'Where run directories go' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l fail-fast -d 'Start no more tasks once one has not completed (--max-fail 1)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l trust -d 'Trust the repository\'s config and the task file, for this batch'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l json -d 'Print every task\'s events as JSON lines, tagged with `task`, then the batch record'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l runs-dir -d 'Where run directories go' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from help" -f -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s n -l limit -d 'Show at most this many runs' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l agent -d 'Only runs of this agent' -r
@@ -269,14 +301,16 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "batch" -d 'Run many tasks at once, each in a git worktree of its own, within one budget'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report replay config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and __fish_seen_subcommand_from batch" -f -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'

@@ -35,6 +35,12 @@ pub enum Command {
     Run(RunArgs),
     /// Show how a run went (the latest by default), or follow it live from another terminal.
     Status(StatusArgs),
+    /// Run many tasks at once, each in a git worktree of its own, within one budget.
+    ///
+    /// Run the tasks of a task file at once, each as a run of its own in a git worktree of its
+    /// own (branch `runbook/<batch>/<task>`), within one budget, with one live view.
+    #[command(after_long_help = crate::exit::BATCH_EXIT_CODES)]
+    Batch(BatchArgs),
     /// List runs, newest first.
     List(ListArgs),
     /// The numbers over all runs: outcomes, cost, tokens, durations, failing tools.
@@ -419,6 +425,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub workspace: Workspace,
 
+    /// The task file of the batch this run is a task of (set by `runbook batch`).
+    #[arg(long, value_name = "FILE", hide = true, requires = "task_id")]
+    pub task_file: Option<PathBuf>,
+
+    /// The task of `--task-file` this run is.
+    #[arg(long, value_name = "ID", hide = true, requires = "task_file")]
+    pub task_id: Option<String>,
+
     /// Trust the repository's config, for this run.
     ///
     /// Trust this repository's runbook.toml, runbook.local.toml, .env and .env.local as they
@@ -438,6 +452,82 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BatchArgs {
+    /// The task file: TOML with [defaults] and [[task]] tables (or JSON lines: .jsonl).
+    #[arg(value_name = "FILE", required_unless_present = "tasks")]
+    pub file: Option<PathBuf>,
+
+    /// Read the tasks from this file instead; `-` reads JSON lines from stdin.
+    #[arg(long, value_name = "FILE|-", conflicts_with = "file")]
+    pub tasks: Option<PathBuf>,
+
+    /// Run at most this many tasks at once [default: min(4, cores)].
+    #[arg(short = 'j', long, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+
+    /// Start no more tasks once this many have not completed.
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub max_fail: Option<usize>,
+
+    /// Start no more tasks once one has not completed (--max-fail 1).
+    #[arg(long, conflicts_with = "max_fail")]
+    pub fail_fast: bool,
+
+    /// The whole batch's budget in US dollars.
+    ///
+    /// The whole batch's budget in US dollars: no task starts once what was spent plus the caps
+    /// (max_cost) of the tasks running could cross it; a task without a cap of its own starts
+    /// only when nothing else runs.
+    #[arg(long, value_name = "USD", value_parser = parse_budget)]
+    pub max_cost: Option<f64>,
+
+    /// Which worktrees to keep at the end (branches with changes are always kept).
+    #[arg(long, value_enum, default_value_t = Keep::Failed)]
+    pub keep: Keep,
+
+    /// Write a JUnit XML report of the tasks to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Trust the repository's config and the task file, for this batch.
+    #[arg(long)]
+    pub trust: bool,
+
+    /// Print every task's events as JSON lines, tagged with `task`, then the batch record.
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
+
+    #[command(subcommand)]
+    pub command: Option<BatchCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// Remove the worktrees and unchanged branches a batch left (every batch by default).
+    Clean {
+        /// The batch id, or a prefix of one.
+        batch: Option<String>,
+        #[command(flatten)]
+        runs_dir: Flags<config::Runs>,
+    },
+}
+
+/// Which worktrees a batch keeps once its tasks have ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Keep {
+    /// None: every worktree is removed (the branches with changes stay).
+    None,
+    /// Those of the tasks that did not complete.
+    Failed,
+    /// Every one.
+    All,
 }
 
 #[derive(Debug, Args)]
@@ -602,6 +692,19 @@ fn parse_width(s: &str) -> Result<u16, String> {
 
 fn parse_limit(s: &str) -> Result<usize, String> {
     whole(s, "a number of runs", 1..=u64::from(u32::MAX))
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    whole(s, "a number of tasks", 1..=1000)
+}
+
+fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a positive amount of US dollars (example: 20)"
+        )),
+    }
 }
 
 fn parse_revisions(s: &str) -> Result<u32, String> {

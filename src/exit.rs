@@ -97,3 +97,13 @@ Exit codes:
   10   stuck: the agent went round in circles and was stopped (--stuck)
   127  agent not found
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";
+
+/// The exit codes of `runbook batch`.
+pub(crate) const BATCH_EXIT_CODES: &str = "\
+Exit codes:
+  0    every task completed
+  1    a task did not complete (or was never started: --max-fail, --max-cost)
+  2    usage error: bad arguments, task file or configuration, or not in a git repository;
+       nothing was started
+  6    runbook error: the batch's record could not be written
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";

@@ -37,6 +37,10 @@ fn generated_files() -> Vec<(String, Vec<u8>)> {
         schema::<crate::receipt::Receipt>(),
     ));
     files.push((
+        "docs/batch.schema.json".to_owned(),
+        schema::<crate::commands::batch::record::BatchRecord>(),
+    ));
+    files.push((
         "docs/stats.schema.json".to_owned(),
         schema::<crate::overview::Figures>(),
     ));

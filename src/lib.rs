@@ -107,6 +107,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             cli::Command::Run(args) => commands::run::run(args, &cli.global).await,
+            cli::Command::Batch(args) => commands::batch::batch(args, &cli.global).await,
             cli::Command::Status(args) => commands::status::status(args, &cli.global).await,
             cli::Command::List(args) => commands::list::list(&args, &cli.global),
             cli::Command::Report(args) => commands::report::report(&args, &cli.global),

@@ -132,6 +132,11 @@ fn reserve(path: &Path) {
 }
 
 /// `20261122-043355` from a time (UTC).
+/// A new id in the form of run ids (`20261122-043355-7k3mq`), for a batch.
+pub(crate) fn new_id(now: SystemTime) -> String {
+    format!("{}-{}", id_stamp(now), suffix(now))
+}
+
 fn id_stamp(t: SystemTime) -> String {
     // `2026-11-22T04:33:55Z`
     let s = humantime::format_rfc3339_seconds(t).to_string();

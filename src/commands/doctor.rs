@@ -184,7 +184,14 @@ pub(crate) async fn doctor(
             f.problems.clear();
         }
     }
-    tell(&findings, args.json, custom, &config)
+    let status = tell(&findings, args.json, custom, &config)?;
+    if !args.json
+        && let Ok(runs_dir) = crate::rundir::runs_dir(&config)
+        && let Some(left) = crate::commands::batch::leftover_note(&runs_dir)
+    {
+        crate::term::print::note(left);
+    }
+    Ok(status)
 }
 
 /// The repository files not trusted: an agent's binary one of them names is not run, not even

@@ -77,6 +77,11 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
             note(footer);
         }
     }
+    if !args.json
+        && let Some(left) = crate::commands::batch::leftover_note(runs.dir())
+    {
+        note(left);
+    }
     Ok(ExitStatus::Completed)
 }
 

@@ -1,5 +1,6 @@
 //! One module per subcommand, each a free function returning an exit status.
 
+pub(crate) mod batch;
 pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod doctor;

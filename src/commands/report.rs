@@ -1,6 +1,9 @@
 //! `runbook report`: one run told for a pull request, as Markdown or JSON, on stdout.
 
+use std::path::Path;
+
 use crate::cli::{ReportArgs, ReportFormat};
+use crate::commands::batch;
 use crate::config::{self, Flags};
 use crate::exit::ExitStatus;
 use crate::render::pr;
@@ -14,8 +17,24 @@ pub(crate) fn report(
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
-    let runs = Runs::new(rundir::runs_dir(&config)?);
-    let dir = runs.locate(args.run.as_deref())?;
+    let runs_dir = rundir::runs_dir(&config)?;
+    if let Some(dir) = batch::named(&runs_dir, args.run.as_deref()) {
+        return report_batch(&dir, args.format);
+    }
+    let runs = Runs::new(runs_dir);
+    let dir = match runs.locate(args.run.as_deref()) {
+        Ok(dir) => dir,
+        Err(e) => match args
+            .run
+            .as_deref()
+            .map(|id| batch::find_batch(runs.dir(), id))
+        {
+            Some(Ok(Some(dir))) => {
+                return report_batch(&dir, args.format);
+            }
+            _ => return Err(e),
+        },
+    };
     let state = runs::load(&dir)?;
     for w in state.warnings {
         warn(w);
@@ -23,6 +42,15 @@ pub(crate) fn report(
     match args.format {
         ReportFormat::Markdown => out::print(&pr::markdown(&state.receipt))?,
         ReportFormat::Json => out::print_json(&pr::Facts::of(&state.receipt), true)?,
+    }
+    Ok(ExitStatus::Completed)
+}
+
+fn report_batch(dir: &Path, format: ReportFormat) -> anyhow::Result<ExitStatus> {
+    let record = batch::record::load(dir)?;
+    match format {
+        ReportFormat::Markdown => out::print(&batch::report::markdown(&record))?,
+        ReportFormat::Json => out::print_json(&record, true)?,
     }
     Ok(ExitStatus::Completed)
 }

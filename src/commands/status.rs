@@ -26,6 +26,10 @@ pub(crate) async fn status(
     let RunsHere { runs, color, here } = RunsHere::open(global, &args.runs_dir, args.here)?;
     let term = TermEnv::detect();
 
+    if let Some(dir) = crate::commands::batch::named(runs.dir(), args.run.as_deref()) {
+        let color = term.color(color);
+        return crate::commands::batch::follow::follow(&dir, args.live, color).await;
+    }
     if args.live || args.next {
         return live(&args, &runs, here.as_deref(), color).await;
     }

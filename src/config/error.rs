@@ -34,6 +34,11 @@ impl ConfigError {
         Self::new(name.to_owned(), message)
     }
 
+    /// What is wrong, without where.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+
     fn new(place: String, message: impl Into<String>) -> Self {
         // One line, whatever the message (TOML parse errors can span several).
         let message = message.into();

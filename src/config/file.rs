@@ -111,27 +111,27 @@ const STUCK_SECTION: [(&str, &str); 6] = [
 ];
 
 /// A key in the document, with where it is.
-type SpannedKey<'i> = Spanned<std::borrow::Cow<'i, str>>;
+pub(super) type SpannedKey<'i> = Spanned<std::borrow::Cow<'i, str>>;
 
-struct Reader<'a> {
-    layer: Layer,
-    path: &'a Path,
-    dir: PathBuf,
-    text: &'a str,
+pub(super) struct Reader<'a> {
+    pub(super) layer: Layer,
+    pub(super) path: &'a Path,
+    pub(super) dir: PathBuf,
+    pub(super) text: &'a str,
 }
 
 impl Reader<'_> {
-    fn error(&self, offset: usize, message: String) -> ConfigError {
+    pub(super) fn error(&self, offset: usize, message: String) -> ConfigError {
         ConfigError::at(self.path, self.text, offset, message)
     }
 
-    fn origin(&self, offset: usize) -> Origin {
+    pub(super) fn origin(&self, offset: usize) -> Origin {
         let (line, column) = line_column(self.text, offset);
         Origin::in_file(self.layer, self.path.display().to_string(), line, column)
     }
 
     /// The entries of `value`, which must be a table.
-    fn table<'v, 'i>(
+    pub(super) fn table<'v, 'i>(
         &self,
         key: &SpannedKey<'i>,
         value: &'v Spanned<DeValue<'i>>,
@@ -151,7 +151,7 @@ impl Reader<'_> {
     }
 
     /// A top-level key, or each entry of a table key.
-    fn top_level(
+    pub(super) fn top_level(
         &self,
         key: &SpannedKey<'_>,
         value: &Spanned<DeValue<'_>>,
@@ -237,7 +237,7 @@ impl Reader<'_> {
     }
 
     /// The `[agents.NAME]` sections.
-    fn agents(
+    pub(super) fn agents(
         &self,
         key: &SpannedKey<'_>,
         value: &Spanned<DeValue<'_>>,
@@ -277,7 +277,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn entry(
+    pub(super) fn entry(
         &self,
         slot: Slot,
         key: &SpannedKey<'_>,
@@ -345,7 +345,7 @@ fn offset_of(text: &str, line: u32, column: u32) -> usize {
             .map_or(rest.len(), |(i, _)| i)
 }
 
-fn to_toml(value: &Spanned<DeValue<'_>>) -> Result<toml::Value, String> {
+pub(super) fn to_toml(value: &Spanned<DeValue<'_>>) -> Result<toml::Value, String> {
     toml::Value::deserialize(value.clone().into_deserializer()).map_err(|e| e.message().to_owned())
 }
 

@@ -13,6 +13,7 @@ mod listing;
 mod resolve;
 mod starter;
 pub(crate) mod suggest;
+pub(crate) mod tasks;
 mod value;
 mod variables;
 
@@ -23,7 +24,7 @@ pub(crate) use file::parse as parse_file;
 pub(crate) use file::{Entry, EnvDefault, is_var_name};
 pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
 pub(crate) use listing::listing;
-pub(crate) use resolve::{Config, Setting, load, load_here};
+pub(crate) use resolve::{Config, Setting, load, load_for_task, load_here};
 pub(crate) use starter::starter;
 pub(crate) use value::{ObserverSpec, Value};
 #[cfg(any(test, feature = "fuzzing"))]

@@ -93,6 +93,41 @@ pub(crate) fn load<'a>(
     Ok(config)
 }
 
+/// [`load`] with the settings of a batch's task over the environment's and under the flags:
+/// `task` is the task file and the task's settings in it.
+pub(crate) fn load_for_task<'a>(
+    dir: &Path,
+    task: (&Path, crate::digest::Digest, Vec<Entry>),
+    flags: impl IntoIterator<Item = &'a FlagValue>,
+) -> Result<Config, exit::Error> {
+    let places = Places::find(dir);
+    let mut files = Vec::new();
+    for (layer, path) in places.files {
+        let content = file::read(layer, &path)?;
+        files.push(ConfigFile {
+            layer,
+            path,
+            content,
+        });
+    }
+    let (path, digest, entries) = task;
+    files.push(ConfigFile {
+        layer: Layer::Flag,
+        path: path.to_path_buf(),
+        content: Some(FileLayer {
+            entries,
+            env: Vec::new(),
+            digest,
+        }),
+    });
+    Ok(resolve(
+        places.root,
+        files,
+        &|name| std::env::var(name).ok(),
+        flags,
+    )?)
+}
+
 /// [`load`] for work in the current directory.
 pub(crate) fn load_here<'a>(
     flags: impl IntoIterator<Item = &'a FlagValue>,
@@ -108,10 +143,17 @@ pub(crate) fn resolve<'a>(
     flags: impl IntoIterator<Item = &'a FlagValue>,
 ) -> Result<Config, ConfigError> {
     let mut entries: Vec<Entry> = defaults().collect();
-    for file in &files {
-        entries.extend(file.content.iter().flat_map(|c| c.entries.iter().cloned()));
-    }
+    let of = |task: bool| {
+        files
+            .iter()
+            .filter(move |f| (f.layer == Layer::Flag) == task)
+            .flat_map(|f| f.content.iter().flat_map(|c| c.entries.iter().cloned()))
+    };
+    entries.extend(of(false));
     entries.extend(from_environment(var)?);
+    // A batch's task (a file of the flag layer) is over the environment: it was written for
+    // this one run.
+    entries.extend(of(true));
 
     let (per_agent, plain): (Vec<&FlagValue>, Vec<&FlagValue>) =
         flags.into_iter().partition(|f| f.key.per_agent);

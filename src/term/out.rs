@@ -102,6 +102,8 @@ pub(crate) enum Control {
     Erase,
     /// Erase the character before the cursor (a key the person took back).
     Backspace,
+    /// Up this many rows, to redraw a view of several rows (`runbook batch`).
+    Up(u16),
 }
 
 impl Control {
@@ -110,6 +112,7 @@ impl Control {
             Control::Return => b"\r",
             Control::Erase => b"\r\x1b[J",
             Control::Backspace => b"\x08 \x08",
+            Control::Up(_) => b"",
         }
     }
 }
@@ -279,6 +282,13 @@ impl<W: Write> Terminal<W> {
 
     /// Adds one of runbook's own cursor moves.
     pub(crate) fn control(&mut self, control: Control) {
+        if let Control::Up(rows) = control {
+            if rows > 0 {
+                self.buf
+                    .extend_from_slice(format!("\x1b[{rows}A").as_bytes());
+            }
+            return;
+        }
         self.buf.extend_from_slice(control.bytes());
     }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::agent_env::AgentEnv;
 use crate::config::Config;
 use crate::exit;
-pub(crate) use needs::{RepoFile, repository_files};
+pub(crate) use needs::{RepoFile, inside, repository_files};
 pub(crate) use prompt::escape;
 use store::{Recorded, Store};
 
@@ -160,6 +160,20 @@ pub(crate) fn ensure(
         return Ok(());
     }
     Err(exit::Error::Usage(refusal(&untrusted)).into())
+}
+
+/// Whether the file at `path` is trusted at the content `digest`: for this run
+/// (`RUNBOOK_TRUST`), or recorded (`runbook trust`).
+pub(crate) fn file_trusted(
+    path: &Path,
+    digest: crate::digest::Digest,
+) -> Result<bool, exit::Error> {
+    if Given::from_env(false).covers(path) {
+        return Ok(true);
+    }
+    let store = Store::load()?;
+    let key = store::key(path).unwrap_or_default();
+    Ok(matches!(store.recorded(&key, digest), Recorded::Matches))
 }
 
 /// Records `files` as trusted at the content they were read with.

@@ -39,7 +39,10 @@ pub(crate) fn repository_files(config: &Config, env: &AgentEnv) -> Vec<RepoFile>
         let Some(content) = &file.content else {
             continue;
         };
-        if !matches!(file.layer, Layer::Repo | Layer::Local) {
+        // A batch's task file (a file of the flag layer) is the repository's when it lies in
+        // it, the user's own elsewhere.
+        let task_here = file.layer == Layer::Flag && inside(&config.root, &file.path);
+        if !matches!(file.layer, Layer::Repo | Layer::Local) && !task_here {
             continue;
         }
         let mut needs: Vec<Need> = content

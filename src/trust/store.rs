@@ -191,7 +191,7 @@ impl Store {
     clippy::disallowed_methods,
     reason = "a lock file: opened to hold a lock on, nothing is written to it"
 )]
-fn lock(path: &Path) -> io::Result<File> {
+pub(crate) fn lock(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)

@@ -10,6 +10,7 @@
 mod acp;
 mod acp_adapters;
 mod acp_scripted;
+mod batch;
 mod checks;
 mod config;
 mod conformance;

@@ -71,9 +71,10 @@ pub(crate) struct Finished {
 
 /// `runbook run`.
 pub(crate) async fn run(
-    args: RunArgs,
+    mut args: RunArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
+    setup::take_task_prompt(&mut args)?;
     Ok(execute(args, global, Host::terminal()).await?.status)
 }
 

@@ -52,6 +52,31 @@ pub(super) struct Setup {
     pub runs_dir: PathBuf,
 }
 
+/// Checks a run as `args` describe it without starting anything (as `runbook batch` does for
+/// each of its tasks): the agent it would run, and its budget.
+pub(crate) fn preflight(
+    args: &RunArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<(&'static str, Option<f64>)> {
+    let setup = Setup::resolve(args, global, false)?;
+    Ok((setup.agent.adapter.name(), setup.limits.max_cost_usd))
+}
+
+/// A batch's task (`--task-file`, `--task-id`) brings its own prompt: it replaces the one given.
+pub(crate) fn take_task_prompt(args: &mut RunArgs) -> Result<(), Error> {
+    let (Some(file), Some(id)) = (&args.task_file, &args.task_id) else {
+        return Ok(());
+    };
+    let tasks = config::tasks::read_tasks(file)?;
+    let task = tasks
+        .tasks
+        .into_iter()
+        .find(|t| &t.id == id)
+        .ok_or_else(|| Error::Usage(format!("{}: no task `{id}`", file.display())))?;
+    args.prompt = task.prompt;
+    Ok(())
+}
+
 /// The agent to run: its adapter, its binary, and the arguments that come with it.
 pub(crate) struct Agent {
     pub adapter: &'static dyn Adapter,
@@ -69,14 +94,21 @@ impl Setup {
         no_empty_prompt(args)?;
         let cwd = resolve_cwd(args.workspace.cwd.as_deref())?;
         // Everything that can be wrong with the configuration is found before anything starts.
-        let config = config::load(
-            &cwd,
-            global
-                .values()
-                .iter()
-                .chain(args.options.values())
-                .chain(args.runs_dir.values()),
-        )?;
+        let flags = global
+            .values()
+            .iter()
+            .chain(args.options.values())
+            .chain(args.runs_dir.values());
+        let config = match (&args.task_file, &args.task_id) {
+            (Some(file), Some(id)) => {
+                let tasks = config::tasks::read_tasks(file).map_err(Error::from)?;
+                let entries = tasks
+                    .entries_of(id)
+                    .ok_or_else(|| Error::Usage(format!("{}: no task `{id}`", file.display())))?;
+                config::load_for_task(&cwd, (file, tasks.digest, entries), flags)?
+            }
+            _ => config::load(&cwd, flags)?,
+        };
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         // What a repository's files would start or write takes effect only once they are trusted.
         let given = crate::trust::Given::from_env(args.trust);
@@ -342,7 +374,7 @@ pub(crate) fn resolve_agent(config: &Config) -> Result<Agent, Error> {
     })?;
     let mut extra_args = rest.to_vec();
     // The arguments after `--` go to the command too; an agent's configured ones are its own.
-    if args.origin.layer == Layer::Flag {
+    if args.origin.layer == Layer::Flag && args.origin.file.is_none() {
         extra_args.extend(config.agent_get(agent, &keys::ARGS).unwrap_or_default());
     }
     Ok(Agent {

@@ -1,0 +1,208 @@
+//! One task from start to end: its worktree, its `setup` command, its run, then its changes
+//! committed and its worktree removed or kept. What happens is told to the batch as messages.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::AsyncReadExt as _;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::watch;
+
+use super::child::{self, Said};
+use super::plan::Job;
+use super::worktree::{Ending, Repo};
+use crate::cli::Keep;
+use crate::event::Outcome;
+
+/// What a task tells the batch.
+#[derive(Debug)]
+pub(super) enum Msg {
+    /// It is running its `setup` command.
+    Setup(usize),
+    /// Its worktree could not be made or its `setup` failed: why.
+    SetupFailed(usize, String),
+    /// Its run said something.
+    Child(usize, Said),
+    /// Its run could not be started: why.
+    NotSpawned(usize, String),
+    /// Its worktree is settled: it is done.
+    Finished(usize, Ending),
+}
+
+/// What every task's driver shares.
+pub(super) struct Ctx {
+    pub repo: Repo,
+    pub batch_id: String,
+    pub batch_dir: PathBuf,
+    pub keep: Keep,
+    /// The path of the batch's directory inside the repository, where its runs start.
+    pub subdir: PathBuf,
+}
+
+/// Drives the task `idx`: `argv` is its run's command line. `cancel` holds how many times the
+/// batch was interrupted.
+pub(super) async fn drive(
+    idx: usize,
+    job: Job,
+    argv: Vec<OsString>,
+    ctx: Arc<Ctx>,
+    tx: UnboundedSender<Msg>,
+    cancel: watch::Receiver<u8>,
+) {
+    let dir = super::plan::worktree_dir(&ctx.batch_dir, &job);
+    let branch = format!("runbook/{}/{}", ctx.batch_id, job.name);
+    let made = {
+        let (repo, dir, branch, include) = (
+            ctx.repo.clone(),
+            dir.clone(),
+            branch.clone(),
+            job.include.clone(),
+        );
+        tokio::task::spawn_blocking(move || repo.add(&dir, &branch, &include)).await
+    };
+    let outcome: Arc<Mutex<Option<Outcome>>> = Arc::default();
+    let ready = match made {
+        Ok(Ok(())) => setup(idx, &job, &ctx, &dir, &tx, cancel.clone()).await,
+        Ok(Err(e)) => Err(format!("cannot make its worktree: {e:#}")),
+        Err(e) => Err(format!("cannot make its worktree: {e}")),
+    };
+    let interrupted = *cancel.borrow() > 0;
+    match ready {
+        Err(why) => {
+            let _ = tx.send(Msg::SetupFailed(idx, why));
+        }
+        Ok(()) if interrupted => {}
+        Ok(()) => {
+            let cwd = dir.join(&ctx.subdir);
+            let mut args = argv;
+            // The run works in the worktree, at the place the batch was started from.
+            if let Some(i) = args.iter().position(|a| a == "--cwd") {
+                args[i + 1] = cwd.clone().into();
+            }
+            let env = trust_env(&ctx.repo, &dir);
+            let seen = outcome.clone();
+            let send = tx.clone();
+            let said = move |said: Said| {
+                if let Said::Receipt(r, _) = &said {
+                    *seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(r.outcome);
+                }
+                let _ = send.send(Msg::Child(idx, said));
+            };
+            if let Err(e) = child::run(args, &cwd, env, said).await {
+                let _ = tx.send(Msg::NotSpawned(idx, format!("cannot start its run: {e:#}")));
+            }
+        }
+    }
+    let outcome = *outcome.lock().unwrap_or_else(|e| e.into_inner());
+    let keep = match ctx.keep {
+        Keep::All => true,
+        Keep::None => false,
+        Keep::Failed => outcome != Some(Outcome::Completed),
+    };
+    let message = format!(
+        "runbook batch {}: {} ({})",
+        ctx.batch_id,
+        job.name,
+        outcome.map_or("not run", Outcome::as_str)
+    );
+    let repo = ctx.repo.clone();
+    let ending = tokio::task::spawn_blocking(move || repo.finish(&dir, &branch, &message, keep))
+        .await
+        .unwrap_or_default();
+    let _ = tx.send(Msg::Finished(idx, ending));
+}
+
+/// Runs the task's `setup` command in its worktree (`sh -c`, `RUNBOOK_ROOT_PATH` set to the
+/// main checkout), ended with its process group when the batch is interrupted.
+async fn setup(
+    idx: usize,
+    job: &Job,
+    ctx: &Ctx,
+    dir: &std::path::Path,
+    tx: &UnboundedSender<Msg>,
+    mut cancel: watch::Receiver<u8>,
+) -> Result<(), String> {
+    let Some(command) = &job.setup else {
+        return Ok(());
+    };
+    let _ = tx.send(Msg::Setup(idx));
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("RUNBOOK_ROOT_PATH", &ctx.repo.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start its setup: {e}"))?;
+    let pid = child.id();
+    let mut stderr = child.stderr.take().expect("piped");
+    let tail = tokio::spawn(async move {
+        let mut all = Vec::new();
+        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut all).await;
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let status = tokio::select! {
+        status = child.wait() => Some(status.ok()),
+        _ = async { let _ = cancel.wait_for(|level| *level > 0).await; } => None,
+    };
+    let Some(status) = status else {
+        if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = child.wait().await;
+        return Err("interrupted during its setup".to_owned());
+    };
+    let tail = tail.await.unwrap_or_default();
+    match status {
+        Some(s) if s.success() => Ok(()),
+        Some(s) => {
+            let last = tail
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            let code = s
+                .code()
+                .map_or_else(|| "a signal".to_owned(), |c| format!("exit {c}"));
+            Err(format!("its setup failed ({code}): {last}"))
+        }
+        None => Err("its setup could not be waited for".to_owned()),
+    }
+}
+
+/// `RUNBOOK_TRUST` for the run in `worktree`: its copies of the repository's files whose
+/// content is the main checkout's (whose trust the batch checked before it started).
+fn trust_env(repo: &Repo, worktree: &std::path::Path) -> Vec<(String, OsString)> {
+    let mut same = Vec::new();
+    for name in [
+        crate::config::REPO_FILE,
+        crate::config::LOCAL_FILE,
+        ".env",
+        ".env.local",
+    ] {
+        let (main, copy) = (repo.root.join(name), worktree.join(name));
+        let read = |p: &std::path::Path| {
+            crate::files::read_optional(p, crate::files::CONFIG_LIMIT, crate::files::Links::Refuse)
+                .ok()
+                .flatten()
+        };
+        if let (Some(a), Some(b)) = (read(&main), read(&copy))
+            && a == b
+        {
+            same.push(copy);
+        }
+    }
+    match std::env::join_paths(same) {
+        Ok(paths) if !paths.is_empty() => vec![(crate::trust::VAR.to_owned(), paths)],
+        _ => Vec::new(),
+    }
+}

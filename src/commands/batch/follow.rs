@@ -1,0 +1,78 @@
+//! `runbook status [--live] BATCH`: a batch followed from another terminal through its record,
+//! a line per task as it ends, until the batch ends (or its runbook is gone).
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use super::record::{self, BatchRecord};
+use super::view::{self, View};
+use crate::exit::ExitStatus;
+
+/// How often the record is read again.
+const POLL: Duration = Duration::from_millis(300);
+
+/// Shows the batch in `dir`: each task that ended, then (with `live`) each one as it ends, and
+/// the batch's exit status once it has ended.
+pub(crate) async fn follow(dir: &Path, live: bool, color: bool) -> anyhow::Result<ExitStatus> {
+    let mut shown: HashSet<String> = HashSet::new();
+    let mut view = View::new(false, color);
+    let mut record = record::load(dir)?;
+    view.line(&format!(
+        "batch {}: {} · {}",
+        record.batch_id,
+        crate::format::plural(record.tasks.len() as u64, "task"),
+        record.outcome
+    ));
+    loop {
+        for task in record.tasks.iter().filter(|t| t.outcome.ended()) {
+            if shown.insert(task.task.clone()) {
+                let line = view::finished_line(task, &view.styles);
+                view.line(&line);
+            }
+        }
+        if record.outcome != "running" || !live {
+            break;
+        }
+        if !alive(&record) {
+            view.line(
+                "abandoned: the batch's runbook is gone (runbook batch clean removes what it left)",
+            );
+            return Ok(ExitStatus::Abandoned);
+        }
+        tokio::time::sleep(POLL).await;
+        record = record::load(dir)?;
+    }
+    let cost = crate::format::money_of(record.cost_usd, record.known_cost_usd);
+    let done = record
+        .tasks
+        .iter()
+        .filter(|t| t.outcome == record::TaskOutcome::Completed)
+        .count();
+    view.line(&format!(
+        "{}: {done} of {} completed · {cost}",
+        record.outcome,
+        record.tasks.len()
+    ));
+    Ok(status_of(&record))
+}
+
+/// The exit status `runbook batch` had, or has when it ends so.
+fn status_of(record: &BatchRecord) -> ExitStatus {
+    match record.outcome.as_str() {
+        "completed" | "running" => ExitStatus::Completed,
+        "interrupted" => ExitStatus::Interrupted,
+        _ => ExitStatus::AgentFailed,
+    }
+}
+
+/// Whether the batch's runbook still runs.
+fn alive(record: &BatchRecord) -> bool {
+    let Some(pid) = record.pid.and_then(|p| i32::try_from(p).ok()) else {
+        return true;
+    };
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}

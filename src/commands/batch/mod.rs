@@ -1,0 +1,188 @@
+//! `runbook batch`: the tasks of a task file, each an ordinary run (`runbook run --json`, a child
+//! process of this same binary) in a git worktree of its own, at most `-j` at once, within one
+//! budget, with one view; `batches/<id>/batch.json` records them.
+
+mod child;
+mod clean;
+mod drive;
+pub(crate) mod follow;
+mod plan;
+mod queue;
+pub(crate) mod record;
+pub(crate) mod report;
+mod schedule;
+mod view;
+pub(crate) mod worktree;
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::cli::{BatchArgs, BatchCommand};
+use crate::config::tasks::TaskFile;
+use crate::config::{self, Flags};
+use crate::exit::{Error, ExitStatus};
+use crate::rundir;
+use worktree::Repo;
+
+/// The most a task list read from stdin may hold.
+const STDIN_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// `runbook batch`.
+pub(crate) async fn batch(
+    args: BatchArgs,
+    global: &Flags<config::Global>,
+) -> anyhow::Result<ExitStatus> {
+    if let Some(BatchCommand::Clean { batch, runs_dir }) = &args.command {
+        return clean::clean(batch.as_deref(), global, runs_dir);
+    }
+    let cwd = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| Error::Usage(format!("cannot read the current directory: {e}")))?;
+    let repo = Repo::find(&cwd)?;
+    let config = config::load(&cwd, global.values().iter().chain(args.runs_dir.values()))?;
+    let runs_dir = rundir::runs_dir(&config)?;
+    let batch_id = rundir::new_id(SystemTime::now());
+    let batch_dir = record::batches_dir(&runs_dir).join(&batch_id);
+    let (tasks, label) = read_tasks(&args, &batch_dir)?;
+    let mut jobs = plan::jobs(&tasks);
+    if jobs.is_empty() {
+        return Err(Error::Usage(format!("{label}: no [[task]] in it")).into());
+    }
+    let common = plan::Common {
+        tasks_path: &tasks.path,
+        runs_dir: &runs_dir,
+        trust: args.trust,
+        global,
+    };
+    let prepared = plan::preflight(&mut jobs, &common, &cwd)
+        .and_then(|()| setup_trusted(&tasks, &jobs, &repo.root, args.trust));
+    if let Err(e) = prepared {
+        let _ = std::fs::remove_dir_all(&batch_dir);
+        return Err(e);
+    }
+    crate::rundir::ensure_runs_dir(&batch_dir)?;
+    let subdir = cwd
+        .strip_prefix(&repo.root)
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    let color = crate::term::TermEnv::detect().color(config.value(&config::keys::COLOR));
+    let settings = queue::Settings {
+        jobs: args.jobs.unwrap_or_else(default_jobs),
+        max_fail: if args.fail_fast {
+            Some(1)
+        } else {
+            args.max_fail
+        },
+        budget: args.max_cost,
+        json: args.json,
+        color,
+        junit: args.junit.clone(),
+        tasks_label: label,
+    };
+    let ctx = drive::Ctx {
+        repo,
+        batch_id,
+        batch_dir,
+        keep: args.keep,
+        subdir,
+    };
+    queue::run(ctx, jobs, &common, settings).await
+}
+
+/// What `list` and `doctor` say of the worktrees batches left, if they left any.
+pub(crate) fn leftover_note(runs_dir: &Path) -> Option<String> {
+    let left = clean::leftovers(runs_dir);
+    let worktrees: usize = left.iter().map(|(_, n)| n).sum();
+    (worktrees > 0).then(|| {
+        format!(
+            "{} left by {} in {}: look at them, then `runbook batch clean` removes them",
+            crate::format::plural(worktrees as u64, "worktree"),
+            crate::format::plural(left.len() as u64, "batch"),
+            record::batches_dir(runs_dir).display()
+        )
+    })
+}
+
+/// min(4, cores).
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// The task file, and how messages name it. Tasks read from stdin are kept in the batch's
+/// directory, where its runs read them.
+fn read_tasks(args: &BatchArgs, batch_dir: &Path) -> anyhow::Result<(TaskFile, String)> {
+    let given = args.tasks.as_ref().or(args.file.as_ref());
+    let Some(path) = given else {
+        return Err(Error::Usage("give a task file: runbook batch tasks.toml".into()).into());
+    };
+    if path.as_os_str() != "-" {
+        let path = path.canonicalize().unwrap_or(std::path::absolute(path)?);
+        let tasks = config::tasks::read_tasks(&path).map_err(Error::from)?;
+        return Ok((tasks, path.display().to_string()));
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .take(STDIN_LIMIT)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::Usage(format!("cannot read the tasks on stdin: {e}")))?;
+    config::tasks::parse_json_lines(Path::new("<stdin>"), &text).map_err(Error::from)?;
+    crate::rundir::ensure_runs_dir(batch_dir)?;
+    let kept = batch_dir.join("tasks.jsonl");
+    let masked = crate::redact::current();
+    crate::redact::write::atomically(&kept, "tmp", &masked.mask(text.as_bytes()))?;
+    let tasks = config::tasks::read_tasks(&kept).map_err(Error::from)?;
+    Ok((tasks, "<stdin>".to_owned()))
+}
+
+/// A `setup` command in a task file inside the repository runs only once the file is trusted,
+/// as the commands of the repository's own configuration do.
+fn setup_trusted(
+    tasks: &TaskFile,
+    jobs: &[plan::Job],
+    root: &Path,
+    given: bool,
+) -> anyhow::Result<()> {
+    if given || !jobs.iter().any(|j| j.setup.is_some()) {
+        return Ok(());
+    }
+    if !crate::trust::inside(root, &tasks.path) {
+        return Ok(());
+    }
+    if crate::trust::file_trusted(&tasks.path, tasks.digest)? {
+        return Ok(());
+    }
+    let path = crate::trust::escape(&shell_words::quote(&tasks.path.display().to_string()));
+    Err(Error::Usage(format!(
+        "not trusted: {path} sets setup; nothing was started. Read it, then run `runbook trust {path}` (or, for one batch, pass --trust)"
+    ))
+    .into())
+}
+
+/// The directory of the batch `id` (or of a unique prefix of one) under `runs_dir`'s batches.
+pub(crate) fn find_batch(runs_dir: &Path, id: &str) -> anyhow::Result<Option<PathBuf>> {
+    let dir = record::batches_dir(runs_dir);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(None);
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(id))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        n => Err(Error::Usage(format!("`{id}` names {n} batches: give more of the id")).into()),
+    }
+}
+
+/// The batch whose whole id is `id`, if there is one (run ids and batch ids look alike: a whole
+/// batch id names the batch).
+pub(crate) fn named(runs_dir: &Path, id: Option<&str>) -> Option<PathBuf> {
+    let id = id?;
+    let dir = record::batches_dir(runs_dir).join(id);
+    let plain = config::tasks::valid_id(id).is_ok();
+    (plain && dir.join(record::RECORD).is_file()).then_some(dir)
+}

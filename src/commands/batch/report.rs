@@ -1,0 +1,65 @@
+//! `runbook report BATCH`: a batch told as one table a reviewer can paste (Markdown, every
+//! text from the record through the escaper), or its record as JSON.
+
+use super::record::{BatchRecord, TaskOutcome};
+use crate::foreign::Foreign;
+use crate::foreign::markdown::Inline;
+use crate::format;
+use crate::render::document::Document;
+
+/// The batch as Markdown: a line of totals, then a row per task.
+pub(crate) fn markdown(record: &BatchRecord) -> String {
+    let mut doc = Document::new();
+    doc.heading_of(Inline::own("Batch ").then(Foreign::new(&record.batch_id).md_code()));
+    let done = record
+        .tasks
+        .iter()
+        .filter(|t| t.outcome == TaskOutcome::Completed)
+        .count();
+    let cost = format::money_of(record.cost_usd, record.known_cost_usd);
+    let budget = record
+        .budget_usd
+        .map(|b| format!(" of {}", format::money(b)))
+        .unwrap_or_default();
+    let totals = format!(
+        "{done} of {} completed · {cost}{budget} · {} · base ",
+        format::plural(record.tasks.len() as u64, "task"),
+        format::duration_ms(record.duration_ms),
+    );
+    let base = &record.base_commit[..record.base_commit.len().min(12)];
+    doc.paragraph(Inline::made(&totals).then(Foreign::new(base).md_code()));
+    let rows = record.tasks.iter().map(|t| {
+        let changes = if t.commit.is_some() {
+            format!("+{} −{}", t.diff.insertions, t.diff.deletions)
+        } else {
+            "none".to_owned()
+        };
+        let branch = t
+            .branch
+            .as_deref()
+            .map_or(Inline::own("—"), |b| Foreign::new(b).md_code());
+        let outcome = if t.message.is_empty() {
+            Inline::made(&t.outcome.as_str())
+        } else {
+            Inline::made(&t.outcome.as_str())
+                .and(": ")
+                .then(Foreign::new(format::first_line(&t.message)).md_inline())
+        };
+        vec![
+            Foreign::new(&t.task).md_inline(),
+            Foreign::new(&t.agent).md_inline(),
+            outcome,
+            Inline::made(&format::money_of(t.cost_usd, t.known_cost_usd)),
+            Inline::made(&format::duration_ms(t.duration_ms)),
+            Inline::made(&changes),
+            branch,
+        ]
+    });
+    doc.table(
+        &[
+            "Task", "Agent", "Outcome", "Cost", "Time", "Changes", "Branch",
+        ],
+        rows,
+    );
+    doc.finish()
+}

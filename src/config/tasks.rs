@@ -1,0 +1,537 @@
+//! A batch's task file: `[defaults]` and `[[task]]` tables of run settings (read by the same
+//! reader as a configuration file, so a wrong key is named with its line and column), or JSON
+//! lines of tasks (`--tasks -`). The file is named on the command line, and its settings are a
+//! task's own: they are of the flag layer (with the file, line and column they are at), over
+//! the environment and under the run's own flags.
+
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::error::ConfigError;
+use super::file::{Entry, Reader, SpannedKey, to_toml};
+use super::keys::{self, agent_name, agent_names, agents};
+use super::suggest;
+use crate::agent_kind::AgentKind;
+use crate::digest::Digest;
+use crate::files::{self, Links};
+use crate::provenance::Layer;
+
+/// The keys of a task (or of `[defaults]`) that are not run settings.
+const TASK_KEYS: [&str; 7] = [
+    "id",
+    "prompt",
+    "prompt_file",
+    "repeat",
+    "agents",
+    "setup",
+    "include",
+];
+
+/// The most copies of one task `repeat` and `agents` may ask for.
+pub(crate) const MAX_COPIES: u32 = 100;
+
+/// What `[defaults]` or one task says besides its prompt.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Section {
+    /// Run settings, in the file's order.
+    pub entries: Vec<Entry>,
+    /// A command run in the task's new worktree before the agent starts.
+    pub setup: Option<String>,
+    /// Files (ignored by git, so not in the worktree) copied from the main checkout.
+    pub include: Option<Vec<String>>,
+    /// How many copies of the task run (`repeat`).
+    pub repeat: Option<u32>,
+    /// Fan-out: each agent and how many copies it runs.
+    pub agents: Option<Vec<(AgentKind, u32)>>,
+}
+
+/// One `[[task]]`.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskSpec {
+    pub id: String,
+    pub prompt: String,
+    pub section: Section,
+    /// The 1-based line it starts on.
+    pub line: u32,
+}
+
+/// A whole task file.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskFile {
+    pub path: PathBuf,
+    pub digest: Digest,
+    pub defaults: Section,
+    pub tasks: Vec<TaskSpec>,
+}
+
+impl TaskFile {
+    /// The settings of the task `id`: the defaults', then its own (which win).
+    pub(crate) fn entries_of(&self, id: &str) -> Option<Vec<Entry>> {
+        let task = self.tasks.iter().find(|t| t.id == id)?;
+        let mut entries = self.defaults.entries.clone();
+        entries.extend(task.section.entries.iter().cloned());
+        Some(entries)
+    }
+}
+
+/// Reads the task file at `path`: JSON lines when it ends in `.jsonl` or `.ndjson`, else TOML.
+pub(crate) fn read_tasks(path: &Path) -> Result<TaskFile, ConfigError> {
+    let bytes = match files::read_optional(path, files::CONFIG_LIMIT, Links::Follow) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(ConfigError::file(path, "no such task file")),
+        Err(e) => return Err(ConfigError::file(path, format!("cannot read it: {e}"))),
+    };
+    let text =
+        String::from_utf8(bytes).map_err(|_| ConfigError::file(path, "expected UTF-8 text"))?;
+    let json = path
+        .extension()
+        .is_some_and(|e| e == "jsonl" || e == "ndjson");
+    if json {
+        parse_json_lines(path, &text)
+    } else {
+        parse_tasks(path, &text)
+    }
+}
+
+/// Reads a TOML task file.
+pub(crate) fn parse_tasks(path: &Path, text: &str) -> Result<TaskFile, ConfigError> {
+    let doc = DeTable::parse(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        ConfigError::at(path, text, offset, e.message())
+    })?;
+    let reader = Reader {
+        layer: Layer::Flag,
+        path,
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        text,
+    };
+    let mut out = TaskFile {
+        path: path.to_path_buf(),
+        digest: Digest::of(text.as_bytes()),
+        defaults: Section::default(),
+        tasks: Vec::new(),
+    };
+    for (key, value) in doc.get_ref() {
+        match key.get_ref().as_ref() {
+            "defaults" => {
+                let table = reader.table(key, value, "a table of run settings")?;
+                out.defaults = section(&reader, table, true)?;
+            }
+            "task" => {
+                let DeValue::Array(list) = value.get_ref() else {
+                    let message = "`task` must be an array of tables: write each as [[task]]";
+                    return Err(reader.error(value.span().start, message.into()));
+                };
+                for item in list {
+                    let table = reader.table(key, item, "a table: write each as [[task]]")?;
+                    out.tasks.push(task(&reader, item, table)?);
+                }
+            }
+            other => {
+                let message = match suggest::did_you_mean(other, ["defaults", "task"]) {
+                    Some(meant) => format!("unknown key `{other}`; {meant}"),
+                    None => format!(
+                        "unknown key `{other}`; a task file holds [defaults] and [[task]] tables"
+                    ),
+                };
+                return Err(reader.error(key.span().start, message));
+            }
+        }
+    }
+    check_ids(&reader, &out.tasks)?;
+    Ok(out)
+}
+
+/// Reads JSON lines, each one task with the keys of a `[[task]]`; errors name the line.
+pub(crate) fn parse_json_lines(path: &Path, text: &str) -> Result<TaskFile, ConfigError> {
+    let mut tasks = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line_no = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |message: String| ConfigError::at_line(path, line_no, 1, message);
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| at(format!("not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(at("expected a JSON object, one task per line".into()));
+        }
+        let toml_text = toml::to_string(&serde_json::json!({ "task": [value] }))
+            .map_err(|e| at(format!("cannot read it as a task: {e}")))?;
+        let one = parse_tasks(path, &toml_text).map_err(|e| at(e.message().to_owned()))?;
+        for mut task in one.tasks {
+            task.line = line_no;
+            for entry in &mut task.section.entries {
+                entry.origin.line = Some(line_no);
+                entry.origin.column = Some(1);
+            }
+            tasks.push(task);
+        }
+    }
+    let reader = Reader {
+        layer: Layer::Flag,
+        path,
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        text,
+    };
+    check_ids(&reader, &tasks)?;
+    Ok(TaskFile {
+        path: path.to_path_buf(),
+        digest: Digest::of(text.as_bytes()),
+        defaults: Section::default(),
+        tasks,
+    })
+}
+
+fn task(
+    reader: &Reader<'_>,
+    item: &Spanned<DeValue<'_>>,
+    table: &DeTable<'_>,
+) -> Result<TaskSpec, ConfigError> {
+    let start = item.span().start;
+    let (line, _) = super::line_column(reader.text, start);
+    let id = match find(table, "id") {
+        Some((key, value)) => {
+            let id = string(reader, key, value)?;
+            valid_id(&id).map_err(|m| reader.error(value.span().start, m))?;
+            id
+        }
+        None => return Err(reader.error(start, "the task has no `id`".into())),
+    };
+    let prompt = match (find(table, "prompt"), find(table, "prompt_file")) {
+        (Some((key, value)), None) => string(reader, key, value)?,
+        (None, Some((key, value))) => {
+            let file = reader.dir.join(string(reader, key, value)?);
+            read_prompt(&file).map_err(|m| reader.error(value.span().start, m))?
+        }
+        (Some(_), Some((key, _))) => {
+            let message = format!("the task `{id}` has both `prompt` and `prompt_file`");
+            return Err(reader.error(key.span().start, message));
+        }
+        (None, None) => {
+            let message = format!("the task `{id}` has no `prompt` (or `prompt_file`)");
+            return Err(reader.error(start, message));
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(reader.error(start, format!("the task `{id}` has an empty prompt")));
+    }
+    Ok(TaskSpec {
+        section: section(reader, table, false)?,
+        id,
+        prompt,
+        line,
+    })
+}
+
+/// The settings and batch keys of `[defaults]` or a task.
+fn section(
+    reader: &Reader<'_>,
+    table: &DeTable<'_>,
+    defaults: bool,
+) -> Result<Section, ConfigError> {
+    let mut out = Section::default();
+    for (key, value) in table {
+        let name = key.get_ref().as_ref();
+        match name {
+            "id" | "prompt" | "prompt_file" if defaults => {
+                let message = format!("`{name}` belongs in a [[task]], not in [defaults]");
+                return Err(reader.error(key.span().start, message));
+            }
+            "id" | "prompt" | "prompt_file" => {}
+            "setup" => out.setup = Some(string(reader, key, value)?),
+            "include" => out.include = Some(strings(reader, key, value)?),
+            "repeat" => {
+                let n = whole(reader, key, value)?;
+                out.repeat = Some(n);
+            }
+            "agents" if matches!(value.get_ref(), DeValue::Array(_)) => {
+                out.agents = Some(fan_out(reader, key, value)?);
+            }
+            "agents" => reader.agents(key, value, &mut out.entries)?,
+            "runs_dir" => {
+                let message =
+                    "`runs_dir` is the batch's, not a task's: pass --runs-dir to runbook batch";
+                return Err(reader.error(key.span().start, message.into()));
+            }
+            "env" => {
+                let message = "`env` is set in runbook.toml or .env, not per task";
+                return Err(reader.error(key.span().start, message.into()));
+            }
+            _ if keys::find(name).is_some() => reader.top_level(key, value, &mut out.entries)?,
+            _ => {
+                let names = keys::all()
+                    .filter(|k| !k.per_agent)
+                    .map(|k| k.name)
+                    .chain(TASK_KEYS);
+                let message = match suggest::did_you_mean(name, names) {
+                    Some(meant) => format!("unknown key `{name}`; {meant}"),
+                    None => format!(
+                        "unknown key `{name}`; a task takes {} and the run settings of `runbook config --keys`",
+                        TASK_KEYS.join(", ")
+                    ),
+                };
+                return Err(reader.error(key.span().start, message));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn find<'t, 'i>(
+    table: &'t DeTable<'i>,
+    name: &str,
+) -> Option<(&'t SpannedKey<'i>, &'t Spanned<DeValue<'i>>)> {
+    table.iter().find(|(k, _)| k.get_ref().as_ref() == name)
+}
+
+fn string(
+    reader: &Reader<'_>,
+    key: &SpannedKey<'_>,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<String, ConfigError> {
+    match to_toml(value) {
+        Ok(toml::Value::String(s)) => Ok(s),
+        Ok(other) => Err(reader.error(
+            value.span().start,
+            format!(
+                "`{}` must be a string, found a {}",
+                key.get_ref(),
+                other.type_str()
+            ),
+        )),
+        Err(message) => Err(reader.error(value.span().start, message)),
+    }
+}
+
+fn strings(
+    reader: &Reader<'_>,
+    key: &SpannedKey<'_>,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<Vec<String>, ConfigError> {
+    let wrong = || {
+        reader.error(
+            value.span().start,
+            format!("`{}` must be an array of strings", key.get_ref()),
+        )
+    };
+    let Ok(toml::Value::Array(items)) = to_toml(value) else {
+        return Err(wrong());
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            toml::Value::String(s) => Ok(s),
+            _ => Err(wrong()),
+        })
+        .collect()
+}
+
+fn whole(
+    reader: &Reader<'_>,
+    key: &SpannedKey<'_>,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<u32, ConfigError> {
+    match to_toml(value) {
+        Ok(toml::Value::Integer(n)) if (1..=i64::from(MAX_COPIES)).contains(&n) => {
+            Ok(u32::try_from(n).unwrap_or(1))
+        }
+        _ => Err(reader.error(
+            value.span().start,
+            format!(
+                "`{}` must be a whole number from 1 to {MAX_COPIES}",
+                key.get_ref()
+            ),
+        )),
+    }
+}
+
+/// `agents = ["claude:2", "codex"]`: each agent, and how many copies of the task it runs.
+fn fan_out(
+    reader: &Reader<'_>,
+    key: &SpannedKey<'_>,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<Vec<(AgentKind, u32)>, ConfigError> {
+    let mut out = Vec::new();
+    for item in strings(reader, key, value)? {
+        let at = |m: String| reader.error(value.span().start, m);
+        let (name, count) = match item.split_once(':') {
+            Some((name, count)) => {
+                let count = count
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_COPIES).contains(n))
+                    .ok_or_else(|| {
+                        at(format!(
+                            "`{item}`: the count after `:` must be a whole number from 1 to {MAX_COPIES}"
+                        ))
+                    })?;
+                (name.trim(), count)
+            }
+            None => (item.trim(), 1),
+        };
+        let Some(agent) = agents().find(|a| agent_name(*a) == name) else {
+            let message = match suggest::did_you_mean(name, agents().map(agent_name)) {
+                Some(meant) => format!("unknown agent `{name}` in `agents`; {meant}"),
+                None => format!(
+                    "unknown agent `{name}` in `agents`; expected one of {}",
+                    agent_names()
+                ),
+            };
+            return Err(at(message));
+        };
+        out.push((agent, count));
+    }
+    if out.is_empty() {
+        return Err(reader.error(value.span().start, "`agents` is empty".into()));
+    }
+    Ok(out)
+}
+
+/// A task id: letters, digits, `-`, `_` and `.`, as a branch and a directory name can hold.
+pub(crate) fn valid_id(id: &str) -> Result<(), String> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && !id.starts_with(['.', '-'])
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !id.contains("..")
+        && !id.ends_with(".lock");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not a task id: use up to 64 letters, digits, `-`, `_` and `.` (example: fix-login)",
+            id.escape_debug()
+        ))
+    }
+}
+
+fn check_ids(reader: &Reader<'_>, tasks: &[TaskSpec]) -> Result<(), ConfigError> {
+    for (i, task) in tasks.iter().enumerate() {
+        if tasks[..i].iter().any(|t| t.id == task.id) {
+            return Err(ConfigError::at_line(
+                reader.path,
+                task.line,
+                1,
+                format!("the task id `{}` is used twice", task.id),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn read_prompt(file: &Path) -> Result<String, String> {
+    match files::read_optional(file, files::CONFIG_LIMIT, Links::Follow) {
+        Ok(Some(bytes)) => {
+            String::from_utf8(bytes).map_err(|_| format!("{}: expected UTF-8 text", file.display()))
+        }
+        Ok(None) => Err(format!("{}: no such prompt file", file.display())),
+        Err(e) => Err(format!("{}: cannot read it: {e}", file.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::keys;
+
+    fn parse(text: &str) -> Result<TaskFile, String> {
+        parse_tasks(Path::new("/b/tasks.toml"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_and_tasks_hold_run_settings_and_batch_keys() {
+        let file = parse(
+            "[defaults]\nmodel = \"m\"\nmax_cost = 1.5\nsetup = \"npm ci\"\ninclude = [\".env\"]\n\
+             [defaults.agents.opencode]\nbin = \"/x/oc\"\n\
+             [[task]]\nid = \"a\"\nprompt = \"do a\"\ntimeout = \"5m\"\nrepeat = 2\n\
+             [[task]]\nid = \"b\"\nprompt = \"do b\"\nagents = [\"claude:2\", \"codex\"]\n",
+        )
+        .unwrap();
+        assert_eq!(file.defaults.setup.as_deref(), Some("npm ci"));
+        assert_eq!(file.defaults.include, Some(vec![".env".to_owned()]));
+        assert_eq!(file.tasks.len(), 2);
+        assert_eq!(file.tasks[0].section.repeat, Some(2));
+        assert_eq!(
+            file.tasks[1].section.agents,
+            Some(vec![(AgentKind::Claude, 2), (AgentKind::Codex, 1)])
+        );
+        let a = file.entries_of("a").unwrap();
+        let mut names: Vec<String> = a.iter().map(|e| e.slot.name()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["agents.opencode.bin", "max_cost", "model", "timeout"]
+        );
+        let timeout = a.iter().find(|e| *e.slot.key == keys::TIMEOUT.key).unwrap();
+        assert_eq!(timeout.origin.layer, Layer::Flag);
+        assert_eq!(timeout.origin.file.as_deref(), Some("/b/tasks.toml"));
+        assert_eq!(
+            (timeout.origin.line, timeout.origin.column),
+            (Some(11), Some(1))
+        );
+    }
+
+    #[test]
+    fn a_wrong_key_or_value_is_named_with_its_line_and_column() {
+        let err = parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nmodle = \"m\"\n").unwrap_err();
+        assert!(
+            err.starts_with("/b/tasks.toml:4:1: unknown key `modle`"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean `model`"), "{err}");
+        let err = parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nmax_cost = \"lots\"\n").unwrap_err();
+        assert!(err.starts_with("/b/tasks.toml:4:12:"), "{err}");
+        let err = parse("[defualts]\n").unwrap_err();
+        assert!(err.contains("did you mean `defaults`"), "{err}");
+        let err = parse("[[task]]\nprompt = \"x\"\n").unwrap_err();
+        assert!(err.contains("has no `id`"), "{err}");
+        let err = parse("[[task]]\nid = \"a b\"\nprompt = \"x\"\n").unwrap_err();
+        assert!(err.contains("is not a task id"), "{err}");
+        let err =
+            parse("[[task]]\nid = \"a\"\nprompt = \"x\"\n[[task]]\nid = \"a\"\nprompt = \"y\"\n")
+                .unwrap_err();
+        assert!(
+            err.starts_with("/b/tasks.toml:4:1: the task id `a` is used twice"),
+            "{err}"
+        );
+        let err =
+            parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nagents = [\"claud:2\"]\n").unwrap_err();
+        assert!(err.contains("did you mean `claude`"), "{err}");
+        let err = parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nrepeat = 0\n").unwrap_err();
+        assert!(err.contains("from 1 to 100"), "{err}");
+        let err = parse("[[task]]\nid = \"a\"\n").unwrap_err();
+        assert!(err.contains("has no `prompt`"), "{err}");
+    }
+
+    #[test]
+    fn json_lines_are_tasks_and_errors_name_the_line() {
+        let path = Path::new("/b/tasks.jsonl");
+        let file = parse_json_lines(
+            path,
+            "{\"id\":\"a\",\"prompt\":\"x\",\"model\":\"m\"}\n\n{\"id\":\"b\",\"prompt\":\"y\"}\n",
+        )
+        .unwrap();
+        assert_eq!(file.tasks.len(), 2);
+        assert_eq!(file.tasks[1].line, 3);
+        let model = &file.entries_of("a").unwrap()[0];
+        assert_eq!(model.origin.line, Some(1));
+        let err = parse_json_lines(
+            path,
+            "{\"id\":\"a\",\"prompt\":\"x\"}\n{\"id\":\"b\",\"prompt\":\"y\",\"tiemout\":\"1m\"}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("/b/tasks.jsonl:2:1: unknown key `tiemout`"),
+            "{err}"
+        );
+        let err = parse_json_lines(path, "[1]\n").unwrap_err().to_string();
+        assert!(err.contains(":1:1: expected a JSON object"), "{err}");
+    }
+}

@@ -1,0 +1,703 @@
+//! `runbook batch` against the fake agent: many tasks at once, each in a worktree of its own,
+//! their outcomes, the batch's budget, Ctrl-C, the views and the record.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{self, TestContext};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+const STEP_START: &str = r#"{"type":"step_start","timestamp":1795319488573,"sessionID":"ses_test","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_test","snapshot":"5743","type":"step-start"}}"#;
+const TEXT: &str = r#"{"type":"text","timestamp":1795319488778,"sessionID":"ses_test","part":{"id":"prt_2","messageID":"msg_1","sessionID":"ses_test","type":"text","text":"All done.","time":{"start":1795319488595,"end":1795319488772}}}"#;
+const TOOL_BASH: &str = r#"{"type":"tool_use","timestamp":1795319495152,"sessionID":"ses_test","part":{"type":"tool","tool":"bash","callID":"call_bash_1","state":{"status":"completed","input":{"command":"echo hi"},"output":"hi\n","metadata":{"output":"hi\n","exit":0,"truncated":false},"title":"echo hi","time":{"start":1795319495034,"end":1795319495136}},"id":"prt_9","sessionID":"ses_test","messageID":"msg_1"}}"#;
+
+fn step_finish(reason: &str, cost: f64) -> String {
+    format!(
+        r#"{{"type":"step_finish","timestamp":1795319488892,"sessionID":"ses_test","part":{{"id":"prt_5","reason":"{reason}","snapshot":"5743","messageID":"msg_1","sessionID":"ses_test","type":"step-finish","tokens":{{"total":1540,"input":1500,"output":40,"reasoning":0,"cache":{{"write":0,"read":0}}}},"cost":{cost}}}}}"#
+    )
+}
+
+/// A repository in the test's work dir, with one commit, and the scenarios the agent plays:
+/// the prompt `edit:NAME` writes `NAME.txt` and completes; any other prompt names a scenario.
+struct Bench {
+    ctx: TestContext,
+    agent: PathBuf,
+}
+
+impl Bench {
+    fn new() -> Self {
+        let mut ctx = TestContext::new();
+        git(&ctx.work, &["init", "-q", "-b", "main"]);
+        std::fs::write(ctx.work.join("README"), "hello\n").unwrap();
+        std::fs::write(ctx.work.join(".gitignore"), ".env\n").unwrap();
+        git(&ctx.work, &["add", "."]);
+        git(&ctx.work, &["commit", "-q", "-m", "start"]);
+        let dir = ctx.root().to_path_buf();
+        let (stop, over) = (step_finish("stop", 0.05), step_finish("tool-calls", 5.0));
+        let scenarios = [
+            ("ok", vec![STEP_START, TOOL_BASH, TEXT, &stop]),
+            (
+                "slow",
+                vec![STEP_START, r#"{"$sleep_ms": 1500}"#, TEXT, &stop],
+            ),
+            ("hang", vec![STEP_START, r#"{"$hang": true}"#]),
+            ("over", vec![STEP_START, &over, r#"{"$sleep_ms": 20000}"#]),
+            (
+                "fail",
+                vec![
+                    STEP_START,
+                    r#"{"$stderr": "model exploded"}"#,
+                    r#"{"$exit": 1}"#,
+                ],
+            ),
+            (
+                "long",
+                vec![STEP_START, TOOL_BASH, r#"{"$sleep_ms": 60000}"#],
+            ),
+        ];
+        for (name, lines) in scenarios {
+            let text: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+            std::fs::write(dir.join(format!("{name}.ndjson")), text.join("\n") + "\n").unwrap();
+        }
+        let agent = dir.join("agent.sh");
+        std::fs::write(
+            &agent,
+            format!(
+                "#!/bin/sh\nfor last; do :; done\ncase \"$last\" in\n  edit:*) n=${{last#edit:}}; echo \"$n\" > \"$n.txt\"; s=ok;;\n  *) s=$last;;\nesac\nFAKE_AGENT_SCENARIO={dir}/$s.ndjson exec {fake} \"$@\"\n",
+                dir = dir.display(),
+                fake = support::fake_agent_bin().display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let pids = ctx.pid_file();
+        ctx.env("FAKE_AGENT_PID_FILE", pids.display().to_string());
+        Self { ctx, agent }
+    }
+
+    /// A task file (outside the repository) with `tasks` after defaults that run the agent.
+    fn tasks(&self, defaults: &str, tasks: &str) -> PathBuf {
+        let path = self.ctx.root().join("tasks.toml");
+        let text = format!(
+            "[defaults]\ninactivity_timeout = \"2s\"\nkill_grace = \"1s\"\n{defaults}\n[defaults.agents.opencode]\nbin = \"{}\"\n\n{tasks}",
+            self.agent.display()
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn batch(&self, args: &[&str]) -> support::Outcome {
+        let args = [&["batch"], args].concat();
+        support::run(&mut self.ctx.runbook(&args), LIMIT)
+    }
+
+    /// The one batch record.
+    fn record(&self) -> Value {
+        let dir = self.ctx.root().join("batches");
+        let batch = std::fs::read_dir(&dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        serde_json::from_slice(&std::fs::read(batch.join("batch.json")).unwrap()).unwrap()
+    }
+
+    fn branches(&self) -> Vec<String> {
+        let out = git(&self.ctx.work, &["branch", "--format=%(refname:short)"]);
+        out.lines()
+            .filter(|b| *b != "main")
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn worktrees(&self) -> usize {
+        git(&self.ctx.work, &["worktree", "list", "--porcelain"])
+            .lines()
+            .filter(|l| l.starts_with("worktree "))
+            .count()
+            - 1
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn outcome_of<'a>(record: &'a Value, task: &str) -> &'a str {
+    record["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task"] == task)
+        .unwrap_or_else(|| panic!("no task {task} in {record:#}"))["outcome"]
+        .as_str()
+        .unwrap()
+}
+
+#[test]
+fn twenty_tasks_at_once_each_edit_only_their_own_branch() {
+    let b = Bench::new();
+    let tasks: String = (1..=20)
+        .map(|n| format!("[[task]]\nid = \"t{n}\"\nprompt = \"edit:t{n}\"\n\n"))
+        .collect();
+    let file = b.tasks("", &tasks);
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "20"]);
+    out.assert_exit(0);
+    let record = b.record();
+    assert_eq!(record["outcome"], "completed", "{record:#}");
+    assert_eq!(record["tasks"].as_array().unwrap().len(), 20);
+    let mut branches = b.branches();
+    branches.sort();
+    assert_eq!(branches.len(), 20, "{branches:?}");
+    for task in record["tasks"].as_array().unwrap() {
+        let name = task["task"].as_str().unwrap();
+        assert_eq!(task["outcome"], "completed", "{task:#}");
+        assert_eq!(task["diff"]["files"], 1, "{task:#}");
+        let branch = task["branch"].as_str().unwrap();
+        let changed = git(&b.ctx.work, &["diff", "--name-only", "main", branch]);
+        assert_eq!(
+            changed.trim(),
+            format!("{name}.txt"),
+            "{branch} holds only its own edit"
+        );
+        assert!(task["run_id"].is_string());
+    }
+    assert_eq!(b.worktrees(), 0, "every worktree was removed");
+    assert!(
+        !b.ctx.work.join("t1.txt").exists(),
+        "the main checkout is untouched"
+    );
+    assert_eq!(out.stderr.matches(" DONE [").count(), 20, "{}", out.stderr);
+}
+
+#[test]
+fn a_hung_an_over_budget_and_a_failing_task_end_each_their_own_way_while_the_rest_finish() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"good\"\nprompt = \"edit:good\"\n\n\
+         [[task]]\nid = \"stalls\"\nprompt = \"hang\"\n\n\
+         [[task]]\nid = \"spends\"\nprompt = \"over\"\nmax_cost = 1\n\n\
+         [[task]]\nid = \"breaks\"\nprompt = \"fail\"\n\n\
+         [[task]]\nid = \"also-good\"\nprompt = \"edit:also\"\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "5"]);
+    out.assert_exit(1);
+    let record = b.record();
+    assert_eq!(record["outcome"], "failed");
+    assert_eq!(outcome_of(&record, "good"), "completed");
+    assert_eq!(outcome_of(&record, "also-good"), "completed");
+    assert_eq!(outcome_of(&record, "stalls"), "hung");
+    assert_eq!(outcome_of(&record, "spends"), "budget_exceeded");
+    assert_eq!(outcome_of(&record, "breaks"), "agent_error");
+    for (word, task) in [
+        ("HUNG", "stalls"),
+        ("OVER", "spends"),
+        ("FAIL", "breaks"),
+        ("DONE", "good"),
+    ] {
+        assert!(
+            out.stderr
+                .lines()
+                .any(|l| l.contains(word) && l.contains(task)),
+            "{word} {task}: {}",
+            out.stderr
+        );
+    }
+    // --keep failed (the default): the failed tasks' worktrees stay, the others go.
+    assert_eq!(b.worktrees(), 3, "{}", out.stderr);
+    b.ctx.assert_agent_gone();
+    let clean = b.ctx.run(&["batch", "clean"]);
+    clean.assert_exit(0);
+    assert_eq!(b.worktrees(), 0, "{}", clean.stderr);
+    assert_eq!(b.branches().len(), 2, "the branches with changes stay");
+}
+
+#[test]
+fn the_batch_budget_stops_new_launches_and_says_so() {
+    let b = Bench::new();
+    let tasks: String = (1..=4)
+        .map(|n| format!("[[task]]\nid = \"t{n}\"\nprompt = \"ok\"\nmax_cost = 0.1\n\n"))
+        .collect();
+    let file = b.tasks("", &tasks);
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "4", "--max-cost", "0.22"]);
+    out.assert_exit(1);
+    let record = b.record();
+    let outcomes: Vec<&str> = ["t1", "t2", "t3", "t4"]
+        .iter()
+        .map(|t| outcome_of(&record, t))
+        .collect();
+    // Two fit at once (0.2 of 0.22); the third waits for them, then fits what is left (0.12);
+    // the fourth does not (0.07 left).
+    assert_eq!(
+        outcomes,
+        ["completed", "completed", "completed", "not_started"],
+        "{record:#}"
+    );
+    assert!(out.stderr.contains("HOLD budget: $0.0000 spent and $0.2000 held by the running tasks; the next task (cap $0.1000) could cross $0.2200"), "{}", out.stderr);
+    assert!(out.stderr.contains("1 task not started"), "{}", out.stderr);
+    assert!(
+        record["held"].as_str().unwrap().starts_with("budget"),
+        "{record:#}"
+    );
+}
+
+#[test]
+fn outside_a_git_repository_a_clear_error_and_nothing_starts() {
+    let b = Bench::new();
+    let file = b.tasks("", "[[task]]\nid = \"a\"\nprompt = \"ok\"\n");
+    let mut cmd = b.ctx.runbook(&["batch", file.to_str().unwrap()]);
+    cmd.current_dir(b.ctx.root().join("runs"));
+    let out = support::run(&mut cmd, LIMIT);
+    out.assert_exit(2);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    out.assert_stderr_has("is not in a git repository");
+    assert!(!b.ctx.root().join("batches").exists());
+}
+
+#[test]
+fn a_wrong_task_file_is_named_with_its_line_and_nothing_starts() {
+    let b = Bench::new();
+    let file = b.tasks("", "[[task]]\nid = \"a\"\nprompt = \"ok\"\nmodle = \"x\"\n");
+    let out = b.batch(&[file.to_str().unwrap()]);
+    out.assert_exit(2);
+    out.assert_stderr_has("tasks.toml:11:1: unknown key `modle`; did you mean `model`?");
+    assert!(b.branches().is_empty());
+}
+
+/// Sends SIGINT to the batch once both its runs have started; what is left after.
+fn interrupted(keep: &str) -> (Bench, support::Outcome) {
+    let b = Bench::new();
+    let tasks: String = ["a", "b", "c"]
+        .iter()
+        .map(|id| {
+            format!("[[task]]\nid = \"{id}\"\nprompt = \"long\"\ninactivity_timeout = \"60s\"\n\n")
+        })
+        .collect();
+    let file = b.tasks("", &tasks);
+    let mut child = b
+        .ctx
+        .runbook(&["batch", file.to_str().unwrap(), "-j", "2", "--keep", keep])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let started = std::fs::read_dir(&b.ctx.runs).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("events.ndjson"))
+                        .is_ok_and(|t| t.contains("\"tool.started\""))
+                })
+                .count()
+        });
+        if started == 2 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the runs never started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the batch ended before its runs started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = support::finish(child, LIMIT);
+    (b, out)
+}
+
+#[test]
+fn ctrl_c_stops_every_task_with_its_receipt_and_leaves_no_process() {
+    let (b, out) = interrupted("failed");
+    out.assert_exit(130);
+    let record = b.record();
+    assert_eq!(record["outcome"], "interrupted");
+    assert_eq!(outcome_of(&record, "a"), "interrupted");
+    assert_eq!(outcome_of(&record, "b"), "interrupted");
+    assert_eq!(outcome_of(&record, "c"), "not_started");
+    for dir in b.ctx.run_dirs() {
+        let receipt: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("result.json")).unwrap()).unwrap();
+        assert_eq!(receipt["outcome"], "interrupted");
+    }
+    b.ctx.assert_agent_gone();
+    assert_eq!(
+        b.worktrees(),
+        2,
+        "--keep failed keeps the interrupted tasks' worktrees"
+    );
+    out.assert_stderr_has("interrupted: stopping 2 running tasks");
+}
+
+#[test]
+fn ctrl_c_with_keep_none_removes_every_worktree() {
+    let (b, out) = interrupted("none");
+    out.assert_exit(130);
+    b.ctx.assert_agent_gone();
+    assert_eq!(b.worktrees(), 0, "{}", out.stderr);
+    assert!(b.branches().is_empty(), "no branch had changes");
+}
+
+#[test]
+fn json_tags_every_event_with_its_task_and_run() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\nrepeat = 2\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "--json"]);
+    out.assert_exit(0);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "batch.started");
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "batch");
+    for task in ["a-1", "a-2"] {
+        let events: Vec<&Value> = lines.iter().filter(|l| l["task"] == task).collect();
+        assert!(events.iter().any(|e| e["type"] == "run.started"), "{task}");
+        assert!(events.iter().any(|e| e["type"] == "receipt"), "{task}");
+        let run = &events[0]["run_id"];
+        assert!(events.iter().all(|e| e["run_id"] == *run), "{task}");
+    }
+    assert!(out.stderr.trim().is_empty(), "{}", out.stderr);
+}
+
+#[test]
+fn tasks_from_stdin_as_json_lines_fan_out_and_junit_reports_them() {
+    let b = Bench::new();
+    let junit = b.ctx.root().join("junit.xml");
+    let bin = b.agent.display().to_string();
+    let stdin = format!(
+        "{{\"id\":\"x\",\"prompt\":\"edit:x\",\"inactivity_timeout\":\"2s\",\"agents\":{{\"opencode\":{{\"bin\":\"{bin}\"}}}}}}\n\
+         {{\"id\":\"y\",\"prompt\":\"fail\",\"agents\":{{\"opencode\":{{\"bin\":\"{bin}\"}}}}}}\n"
+    );
+    let mut cmd = b
+        .ctx
+        .runbook(&["batch", "--tasks", "-", "--junit", junit.to_str().unwrap()]);
+    cmd.stdin(std::process::Stdio::piped());
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = support::finish(child, LIMIT);
+    out.assert_exit(1);
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "x"), "completed");
+    assert_eq!(outcome_of(&record, "y"), "agent_error");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    assert!(
+        xml.contains("<testcase classname=\"opencode\" name=\"y\""),
+        "{xml}"
+    );
+    assert!(xml.contains("<failure type=\"agent_error\""), "{xml}");
+}
+
+#[test]
+fn the_plain_view_off_a_terminal() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"fix-login\"\nprompt = \"edit:login\"\n\n[[task]]\nid = \"stalls\"\nprompt = \"hang\"\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "1", "--keep", "none"]);
+    out.assert_exit(1);
+    let text = plain_view(&out.stderr, b.ctx.root());
+    insta::assert_snapshot!("batch_plain_view", text);
+}
+
+#[test]
+fn the_view_at_80_columns() {
+    let b = Bench::new();
+    let long = "a-task-whose-name-is-long-enough-to-reach-the-edge-of-a-terminal";
+    let file = b.tasks(
+        "",
+        &format!("[[task]]\nid = \"{long}\"\nprompt = \"fail\"\n\n[[task]]\nid = \"short\"\nprompt = \"edit:s\"\n"),
+    );
+    let mut cmd = b.ctx.runbook(&[
+        "--width",
+        "80",
+        "batch",
+        file.to_str().unwrap(),
+        "-j",
+        "1",
+        "--keep",
+        "none",
+    ]);
+    let out = support::run(&mut cmd, LIMIT);
+    out.assert_exit(1);
+    insta::assert_snapshot!("batch_view_80", plain_view(&out.stderr, b.ctx.root()));
+}
+
+/// The view with what changes from run to run (ids, times, paths) made constant.
+fn plain_view(stderr: &str, root: &Path) -> String {
+    let ids = regex::Regex::new(r"\d{8}-\d{6}-[0-9a-z]{5}").unwrap();
+    let took = regex::Regex::new(r"\[ *[0-9.]+s\]|\[ *\d+m\d+s\]").unwrap();
+    let base = regex::Regex::new(r"base [0-9a-f]{12}").unwrap();
+    let text = stderr.replace(&root.display().to_string(), "[ROOT]");
+    let text = ids.replace_all(&text, "[ID]");
+    let text = took.replace_all(&text, "[TIME]");
+    base.replace_all(&text, "base [COMMIT]").into_owned()
+}
+
+#[test]
+fn report_tells_a_batch_as_one_markdown_table() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"fix-login\"\nprompt = \"edit:login\"\n\n[[task]]\nid = \"breaks\"\nprompt = \"fail\"\n",
+    );
+    b.batch(&[file.to_str().unwrap()]).assert_exit(1);
+    let id = b.record()["batch_id"].as_str().unwrap().to_owned();
+    let out = b.ctx.run(&["report", &id]);
+    out.assert_exit(0);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines[0].starts_with("## Batch `"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("1 of 2 tasks completed"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("| Task | Agent | Outcome | Cost | Time | Changes | Branch |"),
+        "{}",
+        out.stdout
+    );
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("| fix-login |"))
+        .expect("a row per task");
+    assert!(
+        row.contains("| completed | \\$0.0500 |") && row.contains("| \\+1 −0 |"),
+        "{row}"
+    );
+    assert!(row.contains(&format!("`runbook/{id}/fix-login`")), "{row}");
+    let row = lines.iter().find(|l| l.starts_with("| breaks |")).unwrap();
+    assert!(
+        row.contains("| agent\\_error: ") && row.contains("| unknown |"),
+        "{row}"
+    );
+    assert!(
+        row.contains("| none | `runbook/"),
+        "the failed task's worktree is kept: {row}"
+    );
+    // A prefix of the id finds it too; as JSON it is the record.
+    let json = b.ctx.run(&["report", &id[..17], "--format", "json"]);
+    json.assert_exit(0);
+    let record: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(record["batch_id"], id.as_str());
+}
+
+#[test]
+fn the_live_view_shows_a_row_per_running_task_and_a_footer_then_clears_them() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"slowpoke\"\nprompt = \"long\"\ninactivity_timeout = \"60s\"\ntimeout = \"4s\"\nmax_cost = 1\n\n\
+         [[task]]\nid = \"quick\"\nprompt = \"edit:q\"\nmax_cost = 1\n\n[[task]]\nid = \"later\"\nprompt = \"edit:l\"\nmax_cost = 1\n",
+    );
+    let mut cmd = b.ctx.runbook(&[
+        "batch",
+        file.to_str().unwrap(),
+        "-j",
+        "2",
+        "--max-cost",
+        "9",
+    ]);
+    cmd.env("TERM", "xterm-256color");
+    let pty = crate::support::pty::Pty::spawn(cmd, 100);
+    let screen = pty.wait_for("  RUN [");
+    let text = screen.text();
+    assert!(text.contains("slowpoke opencode ·"), "{text}");
+    let screen = pty.wait_for("DONE [");
+    let footer = screen.text();
+    assert!(
+        footer.lines().any(|l| l.contains(" running · ")
+            && l.contains(" done · ")
+            && l.contains(" of $9.00")),
+        "{footer}"
+    );
+    let (status, screen) = pty.finish();
+    assert_eq!(status.code(), Some(1), "slowpoke times out");
+    let text = screen.text();
+    assert!(
+        text.contains(" TIME [") && text.contains("slowpoke"),
+        "{text}"
+    );
+    assert!(text.contains("Summary ["), "{text}");
+    assert!(
+        !text.contains("  RUN ["),
+        "the rows are gone at the end: {text}"
+    );
+    assert!(
+        !text.contains(" running · "),
+        "the footer is gone at the end: {text}"
+    );
+}
+
+#[test]
+fn a_task_file_in_the_repository_runs_its_setup_only_once_trusted_and_copies_its_includes() {
+    let b = Bench::new();
+    std::fs::write(b.ctx.work.join(".env"), "TOKEN=from-the-main-checkout\n").unwrap();
+    let text = format!(
+        "[defaults]\ninactivity_timeout = \"2s\"\nsetup = \"cp \\\"$RUNBOOK_ROOT_PATH/README\\\" copied && cp .env env-seen\"\ninclude = [\".env\", \"missing.txt\"]\n\
+         [defaults.agents.opencode]\nbin = \"{}\"\n\n[[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+        b.agent.display()
+    );
+    let file = b.ctx.work.join("tasks.toml");
+    std::fs::write(&file, text).unwrap();
+    let refused = b.batch(&["tasks.toml"]);
+    refused.assert_exit(2);
+    refused.assert_stderr_has("not trusted: ");
+    refused.assert_stderr_has("tasks.toml");
+    assert!(b.branches().is_empty(), "nothing started");
+
+    let out = b.batch(&["tasks.toml", "--trust"]);
+    out.assert_exit(0);
+    let record = b.record();
+    let branch = record["tasks"][0]["branch"].as_str().unwrap();
+    let files = git(&b.ctx.work, &["diff", "--name-only", "main", branch]);
+    let mut files: Vec<&str> = files.lines().collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["a.txt", "copied", "env-seen"],
+        "the setup ran in the worktree"
+    );
+    let seen = git(&b.ctx.work, &["show", &format!("{branch}:env-seen")]);
+    assert_eq!(
+        seen, "TOKEN=from-the-main-checkout\n",
+        "the ignored .env was copied in"
+    );
+}
+
+/// Starts the batch of `file` in the background; its id once its record is written.
+#[expect(clippy::zombie_processes, reason = "the caller waits for the child")]
+fn start_batch(b: &Bench, file: &Path) -> (std::process::Child, String) {
+    let child = b
+        .ctx
+        .runbook(&["batch", file.to_str().unwrap(), "-j", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let dir = b.ctx.root().join("batches");
+    let start = Instant::now();
+    loop {
+        if let Some(Ok(entry)) = std::fs::read_dir(&dir).ok().and_then(|mut d| d.next())
+            && entry.path().join("batch.json").is_file()
+        {
+            return (child, entry.file_name().to_string_lossy().into_owned());
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no batch record");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn status_live_follows_a_batch_from_another_terminal_to_its_end() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"first\"\nprompt = \"slow\"\n\n[[task]]\nid = \"second\"\nprompt = \"edit:s\"\n",
+    );
+    let (child, id) = start_batch(&b, &file);
+    let out = b.ctx.run(&["status", "--live", &id]);
+    out.assert_exit(0);
+    let first = out.stderr.find("DONE [").expect(&out.stderr);
+    assert!(out.stderr[first..].contains("first"), "{}", out.stderr);
+    assert!(out.stderr.contains("second +1 −0"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("completed: 2 of 2 completed"),
+        "{}",
+        out.stderr
+    );
+    support::finish(child, LIMIT).assert_exit(0);
+}
+
+#[test]
+fn status_live_says_when_the_batchs_runbook_is_gone() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"a\"\nprompt = \"long\"\ninactivity_timeout = \"60s\"\n",
+    );
+    let (mut child, id) = start_batch(&b, &file);
+    let start = Instant::now();
+    while !std::fs::read_to_string(b.ctx.pid_file()).is_ok_and(|p| !p.trim().is_empty()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = b.ctx.run(&["status", "--live", &id]);
+    out.assert_exit(7);
+    out.assert_stderr_has("abandoned: the batch's runbook is gone");
+    // Its runs die with it, and each run's guardian ends its agent.
+    b.ctx.assert_agent_gone();
+}
+
+#[test]
+fn a_failing_setup_ends_its_task_before_any_agent_starts_and_costs_nothing() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"broken\"\nprompt = \"edit:b\"\nsetup = \"echo no npm here >&2; exit 3\"\nmax_cost = 1\n\n\
+         [[task]]\nid = \"fine\"\nprompt = \"edit:f\"\nmax_cost = 1\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "1", "--max-cost", "1.5"]);
+    out.assert_exit(1);
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "broken"), "setup_failed");
+    assert_eq!(
+        outcome_of(&record, "fine"),
+        "completed",
+        "a setup that failed spent none of the budget"
+    );
+    let broken = &record["tasks"][0];
+    assert_eq!(broken["cost_usd"], 0.0);
+    assert!(broken.get("run_id").is_none(), "{broken:#}");
+    assert!(
+        out.stderr.contains("FAIL [")
+            && out
+                .stderr
+                .contains("its setup failed (exit 3): no npm here"),
+        "{}",
+        out.stderr
+    );
+}
