@@ -54,6 +54,7 @@ mod redact;
 mod render;
 mod rundir;
 mod runs;
+mod sandbox;
 mod stats;
 mod store;
 mod stuck;

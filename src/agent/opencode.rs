@@ -12,7 +12,7 @@ mod prints;
 pub(crate) use fast::agrees as fast_path_agrees;
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -62,6 +62,10 @@ impl Adapter for OpenCode {
         args.push("--".to_owned());
         args.push(inv.prompt.to_owned());
         args
+    }
+
+    fn own_paths(&self, var: super::own_paths::Var<'_>, cwd: &Path) -> super::own_paths::OwnPaths {
+        super::own_paths::opencode(var, cwd)
     }
 
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {

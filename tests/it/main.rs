@@ -38,6 +38,7 @@ mod readme;
 mod record;
 mod report_markdown;
 mod run;
+mod sandbox;
 mod stats;
 mod stats_page;
 mod status;

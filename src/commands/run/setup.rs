@@ -50,6 +50,10 @@ pub(super) struct Setup {
     pub events_to: Option<PathBuf>,
     pub color: ColorChoice,
     pub runs_dir: PathBuf,
+    /// What the sandbox asks for (`--sandbox`); `None`: no sandbox.
+    pub sandbox: Option<crate::sandbox::Policy>,
+    /// The sandbox as made into rules, once the run's directory exists.
+    pub sandbox_record: Option<crate::event::Sandbox>,
 }
 
 /// The agent to run: its adapter, its binary, and the arguments that come with it.
@@ -102,7 +106,10 @@ impl Setup {
         let limits = limits(&config);
         budget_can_hold(&config, &agent)?;
         let template = repair_template(&config)?;
+        let sandbox = super::sandbox::policy(&config, agent.adapter, &agent_env.pairs(), &cwd)?;
         Ok(Self {
+            sandbox,
+            sandbox_record: None,
             checks: if args.no_checks {
                 Vec::new()
             } else {
@@ -187,6 +194,7 @@ impl Setup {
             limits: self.limits,
             settings: redact_records(self.config.records(), redactor),
             env: self.agent_env.records(),
+            sandbox: self.sandbox_record.clone(),
         }
     }
 }

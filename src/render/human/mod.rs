@@ -264,6 +264,7 @@ impl Human {
             | K::WatchdogFired(_)
             | K::StuckWarning(_)
             | K::StuckDetected(_)
+            | K::SandboxDenied { .. }
             | K::StorageFailed { .. }
             | K::ObserverFinished(_)
             | K::ObserverFailed { .. }
