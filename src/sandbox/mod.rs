@@ -149,7 +149,7 @@ pub(crate) fn check(policy: &Policy) -> Result<(), String> {
 /// The policy with every path absolute and its links resolved (the kernel's rules are on what
 /// a path leads to), its lists sorted and without repeats. A path to write in that holds a path
 /// to keep unread would open that one to writing: refused.
-fn resolved(policy: &Policy) -> Result<Policy, String> {
+pub(crate) fn resolved(policy: &Policy) -> Result<Policy, String> {
     let deny: Vec<PathBuf> = sorted(policy.read_deny.iter().map(|p| real(p)));
     let write = sorted(policy.write.iter().map(|p| real(p)));
     for w in &write {

@@ -39,6 +39,7 @@ mod record;
 mod report_markdown;
 mod run;
 mod sandbox;
+mod sandbox_live;
 mod stats;
 mod stats_page;
 mod status;

@@ -304,3 +304,73 @@ fn config_shows_where_each_sandbox_entry_came_from() {
         }
     }
 }
+
+#[test]
+fn checks_run_in_the_sandbox_and_observers_do_not() {
+    let ctx = TestContext::new();
+    let (check_out, observer_out) = (
+        ctx.root().join("from-check"),
+        ctx.root().join("from-observer"),
+    );
+    let check = format!("outside=sh -c 'echo x > {}'", check_out.display());
+    let observer = format!("cat > {}", observer_out.display());
+    let out = run(
+        &ctx,
+        &[],
+        &[
+            "--sandbox",
+            "--repair-attempts",
+            "0",
+            "--check",
+            &check,
+            "--check",
+            "inside=echo x > from-check.txt",
+            "--on-event",
+            &observer,
+        ],
+    );
+    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    let passed: Vec<(&str, bool)> = receipt
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.passed))
+        .collect();
+    assert_eq!(passed, [("outside", false), ("inside", true)]);
+    assert!(!check_out.exists(), "the check could not write outside");
+    assert!(ctx.work.join("from-check.txt").exists());
+    assert!(
+        observer_out.exists(),
+        "the observer, the user's own, is not sandboxed"
+    );
+}
+
+#[test]
+fn doctor_shows_the_landlock_abi_and_what_the_sandbox_would_enforce() {
+    let ctx = TestContext::new();
+    let out = ctx.run(&["doctor", "--json", "--sandbox", "--allow-port", "8443"]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let sandbox = &json["sandbox"];
+    assert!(sandbox["abi"].as_u64().is_some_and(|v| v >= 6), "{sandbox}");
+    assert_eq!(sandbox["on"], true);
+    assert!(sandbox.get("problem").is_none(), "{sandbox}");
+    let has = |key: &str, value: serde_json::Value| {
+        sandbox[key].as_array().is_some_and(|a| a.contains(&value))
+    };
+    assert!(
+        has("write", ctx.work.display().to_string().into()),
+        "{sandbox}"
+    );
+    let ssh = ctx.home.join(".ssh").display().to_string();
+    assert!(has("read_deny", ssh.into()), "{sandbox}");
+    assert!(
+        has("ports", 8443.into()) && has("ports", 443.into()),
+        "{sandbox}"
+    );
+    let human = ctx.run(&["doctor"]);
+    assert!(
+        human.stdout.contains("sandbox: Landlock ABI"),
+        "{}",
+        human.stdout
+    );
+}

@@ -3,7 +3,7 @@
 mod planned;
 mod repair;
 mod repair_policy;
-mod sandbox;
+pub(crate) mod sandbox;
 mod session;
 pub(crate) mod setup;
 mod stall;

@@ -25,6 +25,25 @@ pub(super) fn policy(
     if !config.value(&keys::SANDBOX) {
         return Ok(None);
     }
+    let (policy, own) = wanted(config, adapter, env, cwd);
+    sandbox::check(&policy).map_err(Error::Usage)?;
+    // The agent could not make them itself: their parents are not its to write in.
+    let dirs: Vec<PathBuf> = own
+        .into_iter()
+        .filter(|p| p.extension().is_none())
+        .collect();
+    sandbox::make_dirs(&dirs);
+    Ok(Some(policy))
+}
+
+/// What `--sandbox` would ask for here, whether it is on or not (`runbook doctor` shows it),
+/// with the agent's own paths (also in the policy's `write`).
+pub(crate) fn wanted(
+    config: &Config,
+    adapter: &dyn Adapter,
+    env: &[(String, String)],
+    cwd: &Path,
+) -> (Policy, Vec<PathBuf>) {
     let var = |name: &str| -> Option<PathBuf> {
         env.iter()
             .find(|(k, _)| k == name)
@@ -62,15 +81,7 @@ pub(super) fn policy(
         read_deny,
         ports,
     };
-    sandbox::check(&policy).map_err(Error::Usage)?;
-    // The agent could not make them itself: their parents are not its to write in.
-    let dirs: Vec<PathBuf> = own
-        .write
-        .into_iter()
-        .filter(|p| p.extension().is_none())
-        .collect();
-    sandbox::make_dirs(&dirs);
-    Ok(Some(policy))
+    (policy, own.write)
 }
 
 /// Makes `policy` into rules, with the run's temp dir (`RUN_DIR/tmp`, made here) to write in.
