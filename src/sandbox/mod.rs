@@ -256,3 +256,39 @@ pub(crate) fn make_dirs(dirs: &[PathBuf]) {
             .create(dir);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_old_or_missing_landlock_is_refused_in_a_line() {
+        let missing = unavailable(None).unwrap();
+        assert!(
+            missing.contains("does not have") && !missing.contains('\n'),
+            "{missing}"
+        );
+        let old = unavailable(Some(4)).unwrap();
+        assert!(old.contains("ABI 6") && old.contains("ABI 4"), "{old}");
+        assert_eq!(unavailable(Some(MIN_ABI)), None);
+        assert_eq!(unavailable(Some(7)), None);
+    }
+
+    #[test]
+    fn a_write_path_holding_a_denied_path_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join("work")).unwrap();
+        let policy = |write: &str| Policy {
+            write: vec![home.join(write)],
+            read_deny: vec![home.join(".ssh")],
+            ports: vec![443, 443, 80],
+        };
+        let why = resolved(&policy(".")).unwrap_err();
+        assert!(why.contains(".ssh") && !why.contains('\n'), "{why}");
+        let fine = resolved(&policy("work")).unwrap();
+        assert_eq!(fine.ports, [80, 443]);
+        assert_eq!(fine.write, [home.join("work")]);
+    }
+}
