@@ -2,9 +2,11 @@
 //! `EACCES` and `EPERM` as programs print them. A refusal runbook cannot see (a program that
 //! swallows its error) is not counted.
 
-/// How programs print a refused operation: C's `strerror`, Rust's and Node's error names.
-const WORDS: [&str; 5] = [
+/// How programs print a refused operation: C's `strerror`, Rust's, Node's and Bun's (OpenCode's
+/// tools: `PermissionDenied: FileSystem.open (…)`) error names.
+const WORDS: [&str; 6] = [
     "permission denied",
+    "permissiondenied",
     "operation not permitted",
     "eacces",
     "eperm",
@@ -29,6 +31,9 @@ mod tests {
         ));
         assert!(is_denial("Error: EACCES: permission denied, open '/etc/x'"));
         assert!(is_denial("kill: (1) - Operation not permitted"));
+        assert!(is_denial(
+            "PermissionDenied: FileSystem.open (/home/me/.ssh/id_ed25519)"
+        ));
         assert!(!is_denial("File not found: /work/missing.txt"));
         assert!(!is_denial("The user rejected permission to use this tool"));
     }

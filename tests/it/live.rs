@@ -602,7 +602,7 @@ fn opencode_meets_every_scenario() {
     every_scenario("opencode", opencode);
 }
 
-fn opencode_acp(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn opencode_acp(scenario: Scenario) -> Option<Prepared> {
     opencode(scenario)?.over_acp(scenario)
 }
 

@@ -84,6 +84,29 @@ pub(crate) fn wanted(
     (policy, own.write)
 }
 
+/// OpenCode over ACP serves itself on a loopback port it picks at random, which the sandbox
+/// would refuse: runbook picks a free one instead (`--port N`, unless one is given) and allows it.
+pub(super) fn own_server(adapter: &dyn Adapter, args: &mut Vec<String>, policy: &mut Policy) {
+    if !(adapter.speaks_acp() && adapter.name() == "opencode") {
+        return;
+    }
+    let given = args
+        .iter()
+        .position(|a| a == "--port")
+        .and_then(|i| args.get(i + 1)?.parse::<u16>().ok())
+        .or_else(|| {
+            args.iter()
+                .find_map(|a| a.strip_prefix("--port=")?.parse().ok())
+        });
+    let port = given.or_else(|| {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?;
+        let port = listener.local_addr().ok()?.port();
+        args.extend(["--port".to_owned(), port.to_string()]);
+        Some(port)
+    });
+    policy.ports.extend(port);
+}
+
 /// Makes `policy` into rules, with the run's temp dir (`RUN_DIR/tmp`, made here) to write in.
 pub(super) fn prepare(policy: &Policy, run_dir: &Path) -> Result<Prepared, Error> {
     let tmp = run_dir.join("tmp");

@@ -85,7 +85,7 @@ impl Setup {
         // What a repository's files would start or write takes effect only once they are trusted.
         let given = crate::trust::Given::from_env(args.trust);
         crate::trust::ensure(&config, &agent_env, &given, ask)?;
-        let agent = resolve_agent(&config)?;
+        let mut agent = resolve_agent(&config)?;
         let model = config.get(&keys::MODEL);
 
         let permissions = config.value(&keys::PERMISSIONS);
@@ -106,7 +106,10 @@ impl Setup {
         let limits = limits(&config);
         budget_can_hold(&config, &agent)?;
         let template = repair_template(&config)?;
-        let sandbox = super::sandbox::policy(&config, agent.adapter, &agent_env.pairs(), &cwd)?;
+        let mut sandbox = super::sandbox::policy(&config, agent.adapter, &agent_env.pairs(), &cwd)?;
+        if let Some(policy) = &mut sandbox {
+            super::sandbox::own_server(agent.adapter, &mut agent.extra_args, policy);
+        }
         Ok(Self {
             sandbox,
             sandbox_record: None,
