@@ -374,3 +374,30 @@ fn doctor_shows_the_landlock_abi_and_what_the_sandbox_would_enforce() {
         human.stdout
     );
 }
+
+#[test]
+fn a_repair_turn_runs_in_the_sandbox_too() {
+    let ctx = TestContext::new();
+    let tries = [attempt("write", "../outside", false)];
+    let out = run(
+        &ctx,
+        &tries,
+        &[
+            "--sandbox",
+            "--repair-attempts",
+            "1",
+            "--check",
+            "fixed=test -f fixed.txt",
+        ],
+    );
+    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    assert_eq!(receipt.turns.len(), 2, "the task and one repair turn");
+    let results = tried(&ctx);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for result in &results {
+        refused(result, "../outside, in the task's turn and the repair's");
+    }
+    assert!(!ctx.root().join("outside").exists());
+    assert_eq!(receipt.sandbox.unwrap().denied, 2);
+}
