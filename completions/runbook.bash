@@ -276,7 +276,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --keys --wide --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
+            opts="-m -h -V --init --keys --wide --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --sandbox --allow-port --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,6 +311,10 @@ _runbook() {
                     return 0
                     ;;
                 --acp-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -406,7 +410,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__doctor)
-            opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --json --runs-dir --color --width --help --version"
+            opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --sandbox --allow-port --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -441,6 +445,10 @@ _runbook() {
                     return 0
                     ;;
                 --acp-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -838,7 +846,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --task-file --task-id --trust --json --quiet --verbose --runs-dir --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --sandbox --allow-port --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --task-file --task-id --trust --json --quiet --verbose --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -873,6 +881,10 @@ _runbook() {
                     return 0
                     ;;
                 --acp-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -563,6 +563,14 @@ impl Core {
         if let Some(verdict) = self.stuck.as_mut().and_then(|d| d.observe(ev)) {
             self.stuck(ev.ts, verdict);
         }
+        let sandboxed = self
+            .stats
+            .info
+            .as_ref()
+            .is_some_and(|i| i.sandbox.is_some());
+        if let Some(denied) = sandboxed.then(|| sandbox_denial(&ev.kind)).flatten() {
+            self.emit(ev.ts, denied);
+        }
     }
 
     fn flush(&mut self) {
@@ -655,6 +663,31 @@ pub(crate) struct Closed {
 /// A consumer that cannot write is dropped and the others go on, so nothing already received is
 /// lost from the places that still work. A file of the run directory that fails is a fault that
 /// stops the run; a closed pipe is the reader's choice (`| head`), which ends it quietly.
+/// The refusal of the sandbox an event of the agent's tells of, as far as its text can say: a
+/// tool's error, or a line of the agent's stderr.
+fn sandbox_denial(kind: &EventKind) -> Option<EventKind> {
+    let (call_id, source, text) = match kind {
+        EventKind::ToolCompleted(end) => (
+            Some(end.call_id.clone()),
+            end.name.clone(),
+            end.error.as_deref()?,
+        ),
+        EventKind::Stderr { line } => (None, "stderr".to_owned(), line.as_str()),
+        _ => return None,
+    };
+    crate::sandbox::is_denial(text).then(|| EventKind::SandboxDenied {
+        call_id,
+        source,
+        detail: text
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(300)
+            .collect(),
+    })
+}
+
 fn keep(result: io::Result<()>, consumer: &dyn Consumer, faults: &mut Faults) -> bool {
     let Err(e) = result else {
         return true;

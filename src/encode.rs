@@ -1053,6 +1053,14 @@ mod tests {
                 file: Some("/w/.env".into()),
                 line: Some(2),
             }],
+            sandbox: Some(crate::event::Sandbox {
+                by: "landlock".into(),
+                abi: 7,
+                write: vec!["/w".into()],
+                read_deny: vec!["/home/u/.ssh".into()],
+                ports: vec![443, 8080],
+                denied: 0,
+            }),
         }))
     }
 
@@ -1089,6 +1097,11 @@ mod tests {
             EventKind::WatchdogWarning {
                 quiet_ms: 1,
                 timeout_ms: 2,
+            },
+            EventKind::SandboxDenied {
+                call_id: Some("c1".into()),
+                source: "bash".into(),
+                detail: "cannot create /etc/x: Permission denied".into(),
             },
             EventKind::WatchdogResumed {
                 by: crate::event::ActivitySign::Cpu,

@@ -378,6 +378,19 @@ pub enum EventKind {
     /// session goes on with a prompt that says what it repeated (the next `turn.started`).
     #[serde(rename = "stuck.nudged")]
     StuckNudged(Box<Stuck>),
+    /// Under `--sandbox`: the agent's tool (or the agent itself, on stderr) was refused an
+    /// operation, as far as runbook can tell from its error (`Permission denied`, `EACCES`,
+    /// `Operation not permitted`). A refusal a program does not print is not seen.
+    #[serde(rename = "sandbox.denied")]
+    SandboxDenied {
+        /// The tool call refused; absent when the agent said so on stderr.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// The tool's name, or `stderr`.
+        source: String,
+        /// The error, its first line (secrets masked).
+        detail: String,
+    },
     /// runbook decided to stop the agent for a reason other than the watchdog.
     #[serde(rename = "stop.requested")]
     StopRequested {
@@ -514,6 +527,7 @@ impl EventKind {
             EventKind::StuckWarning(_) => "stuck.warning",
             EventKind::StuckDetected(_) => "stuck.detected",
             EventKind::StuckNudged(_) => "stuck.nudged",
+            EventKind::SandboxDenied { .. } => "sandbox.denied",
             EventKind::StopRequested { .. } => "stop.requested",
             EventKind::StorageFailed { .. } => "storage.failed",
             EventKind::SignalSent { .. } => "signal.sent",
@@ -536,6 +550,7 @@ impl EventKind {
                 | EventKind::StuckWarning(_)
                 | EventKind::StuckDetected(_)
                 | EventKind::StuckNudged(_)
+                | EventKind::SandboxDenied { .. }
                 | EventKind::StopRequested { .. }
                 | EventKind::SignalSent { .. }
                 | EventKind::StorageFailed { .. }
@@ -841,6 +856,28 @@ pub struct RunInfo {
     /// The variables runbook set for the agent, and where each came from (never their values).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVarRecord>,
+    /// The sandbox the agent ran in (`--sandbox`); absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Sandbox>,
+}
+
+/// The sandbox in force for a run's agent, its checks and repair turns (`--sandbox`), as the
+/// kernel enforced it: recorded in `run.started` and, with the refusals seen, in the receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Sandbox {
+    /// What enforced it: `landlock`.
+    pub by: String,
+    /// The kernel's Landlock ABI.
+    pub abi: u32,
+    /// Where writes were allowed (with all below), links resolved.
+    pub write: Vec<String>,
+    /// What could not be read (with all below), links resolved.
+    pub read_deny: Vec<String>,
+    /// The TCP ports connections were allowed to.
+    pub ports: Vec<u16>,
+    /// How many refusals runbook saw (`sandbox.denied`); 0 in `run.started`.
+    #[serde(default)]
+    pub denied: u64,
 }
 
 /// The limits a run is held to: recorded in `run.started` and the receipt, and kept by the

@@ -329,6 +329,7 @@ impl Run {
             limits: Limits::default(),
             settings: Vec::new(),
             env: Vec::new(),
+            sandbox: None,
         };
         run.push([
             EventKind::RunStarted(Box::new(info)),

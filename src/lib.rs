@@ -56,6 +56,7 @@ mod redact;
 mod render;
 mod rundir;
 mod runs;
+mod sandbox;
 mod stats;
 mod store;
 mod stuck;

@@ -115,6 +115,10 @@ pub struct Receipt {
     /// the last repetition it was warned of; absent when neither happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stuck: Option<crate::event::Stuck>,
+    /// The sandbox the agent ran in (`--sandbox`) and how many refusals of it were seen; absent:
+    /// the run was not sandboxed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::event::Sandbox>,
     /// The limits the run was held to.
     pub limits: Limits,
     /// The settings that did not come from runbook's defaults, and where each was set.
@@ -502,6 +506,10 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         after_final_word: s.after_final_word,
         watchdog: s.watchdog.clone(),
         stuck: s.stuck.clone(),
+        sandbox: info.sandbox.clone().map(|sandbox| crate::event::Sandbox {
+            denied: s.sandbox_denied,
+            ..sandbox
+        }),
         limits: info.limits,
         plan: plan(s),
         settings: info.settings.clone(),

@@ -290,6 +290,8 @@ pub struct RunStats {
     pub watchdog: Option<Diagnostic>,
     /// What the agent repeated: the stop for it, or else the last warning (`stuck.*`).
     pub stuck: Option<crate::event::Stuck>,
+    /// The refusals of the sandbox seen (`sandbox.denied`).
+    pub sandbox_denied: u64,
     pub plan: Option<PlanState>,
     pub finish: Option<Finish>,
     /// The first write to the run directory that failed, as one line. The run then ends as
@@ -387,6 +389,7 @@ impl RunStats {
             | EventKind::StuckNudged(s) => {
                 self.stuck = Some((**s).clone());
             }
+            EventKind::SandboxDenied { .. } => self.sandbox_denied += 1,
             EventKind::StorageFailed { path, error } => {
                 self.storage_error
                     .get_or_insert_with(|| format!("cannot write {path}: {error}"));

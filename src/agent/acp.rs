@@ -5,7 +5,7 @@
 //! order, to the supervisor's client (`supervisor::acp`), which writes the answers.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -157,6 +157,15 @@ impl Adapter for Acp {
 
     fn tells_tool_durations(&self) -> bool {
         false
+    }
+
+    fn own_paths(&self, var: super::own_paths::Var<'_>, cwd: &Path) -> super::own_paths::OwnPaths {
+        match self.cli.name {
+            "claude" => super::own_paths::claude(var),
+            "codex" => super::own_paths::codex(var),
+            "opencode" => super::own_paths::opencode(var, cwd),
+            _ => super::own_paths::OwnPaths::default(),
+        }
     }
 
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {

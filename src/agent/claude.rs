@@ -23,7 +23,7 @@ pub(crate) use fast::agrees as fast_path_agrees;
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -129,6 +129,10 @@ impl Adapter for Claude {
             );
         }
         Ok(())
+    }
+
+    fn own_paths(&self, var: super::own_paths::Var<'_>, _cwd: &Path) -> super::own_paths::OwnPaths {
+        super::own_paths::claude(var)
     }
 
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {

@@ -112,6 +112,10 @@ impl Adapter for Codex {
         Some((model_from_config(&String::from_utf8(bytes).ok()?)?, file))
     }
 
+    fn own_paths(&self, var: super::own_paths::Var<'_>, _cwd: &Path) -> super::own_paths::OwnPaths {
+        super::own_paths::codex(var)
+    }
+
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
         let model = ctx
             .model

@@ -7,6 +7,7 @@ mod feed;
 mod generic;
 mod late;
 mod opencode;
+pub(crate) mod own_paths;
 mod prints;
 mod reported;
 pub(crate) mod scan;
@@ -165,6 +166,11 @@ pub(crate) trait Adapter: Send + Sync {
     /// their starts as runbook read them (an ACP agent tells neither start time nor duration).
     fn tells_tool_durations(&self) -> bool {
         true
+    }
+    /// Where the agent keeps its own state and configuration (see [`own_paths`]), its
+    /// environment read by `var`, working in `cwd`.
+    fn own_paths(&self, _var: own_paths::Var<'_>, _cwd: &Path) -> own_paths::OwnPaths {
+        own_paths::OwnPaths::default()
     }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;

@@ -8,7 +8,7 @@
 mod prints;
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -58,6 +58,10 @@ impl Adapter for OpenCode {
         args.push("--".to_owned());
         args.push(inv.prompt.to_owned());
         args
+    }
+
+    fn own_paths(&self, var: super::own_paths::Var<'_>, cwd: &Path) -> super::own_paths::OwnPaths {
+        super::own_paths::opencode(var, cwd)
     }
 
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {

@@ -5,6 +5,7 @@
 
 mod acp_check;
 mod handshake;
+mod sandbox;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -123,6 +124,8 @@ struct Report<'a> {
     /// True when nothing needs attention (exit 0).
     ok: bool,
     agents: &'a [Finding],
+    /// What `--sandbox` would be here, for the default agent.
+    sandbox: &'a sandbox::Report,
 }
 
 pub(crate) async fn doctor(
@@ -184,7 +187,8 @@ pub(crate) async fn doctor(
             f.problems.clear();
         }
     }
-    let status = tell(&findings, args.json, custom, &config)?;
+    let sandbox = sandbox::examine(&config, default, &env);
+    let status = tell(&findings, &sandbox, args.json, custom, &config)?;
     if !args.json
         && let Ok(runs_dir) = crate::rundir::runs_dir(&config)
         && let Some(left) = crate::commands::batch::leftover_note(&runs_dir)
@@ -209,20 +213,26 @@ fn untrusted_files(config: &Config, agent_env: &AgentEnv) -> anyhow::Result<Vec<
 /// Prints the findings (as JSON with `json`); exits 0 only when nothing needs attention.
 fn tell(
     findings: &[Finding],
+    sandbox: &sandbox::Report,
     json: bool,
     custom: bool,
     config: &Config,
 ) -> anyhow::Result<ExitStatus> {
-    let ok = findings.iter().all(|f| f.problems.is_empty());
+    // A sandbox that cannot run is a problem only when it is asked for.
+    let sandbox_ok = !(sandbox.on && sandbox.problem.is_some());
+    let ok = findings.iter().all(|f| f.problems.is_empty()) && sandbox_ok;
     if json {
         let report = Report {
             ok,
             agents: findings,
+            sandbox,
         };
         out::print_json(&report, false)?;
     } else {
         let styles = Styles::new(TermEnv::detect().color_stdout(config.value(&keys::COLOR)));
-        out::print(&human(findings, custom, &styles))?;
+        let mut text = human(findings, custom, &styles);
+        text.push_str(&sandbox::human(sandbox, &styles));
+        out::print(&text)?;
     }
     Ok(if ok {
         ExitStatus::Completed

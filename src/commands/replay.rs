@@ -618,5 +618,6 @@ fn replay_info(path: &Path, adapter: &dyn Adapter, model: Option<&str>, cwd: &Pa
         limits: Limits::default(),
         settings: Vec::new(),
         env: Vec::new(),
+        sandbox: None,
     }
 }

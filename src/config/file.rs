@@ -84,6 +84,9 @@ pub(crate) fn parse(layer: Layer, path: &Path, text: &str) -> Result<FileLayer, 
     for (key, value) in doc.get_ref() {
         match key.get_ref().as_ref() {
             "agents" => reader.agents(key, value, &mut out.entries)?,
+            "sandbox" if matches!(value.get_ref(), DeValue::Table(_)) => {
+                reader.sandbox(key, value, &mut out.entries)?;
+            }
             "env" => {
                 for (name, value) in reader.table(key, value, "a table of environment variables")? {
                     out.env.push(reader.env_default(name, value)?);
@@ -219,6 +222,10 @@ impl Reader<'_> {
     fn no_key_twice(&self, entries: &[Entry]) -> Result<(), ConfigError> {
         let at = |e: &Entry| (e.origin.line.unwrap_or(0), e.origin.column.unwrap_or(0));
         for (i, one) in entries.iter().enumerate() {
+            // Only a `[stuck]` key has a second spelling (a list may name an item twice).
+            if !STUCK_SECTION.iter().any(|(_, f)| *f == one.slot.key.name) {
+                continue;
+            }
             let Some(other) = entries[..i].iter().find(|e| e.slot == one.slot) else {
                 continue;
             };
@@ -272,6 +279,55 @@ impl Reader<'_> {
                     return Err(self.error(name.span().start, message));
                 };
                 entries.push(self.entry(Slot::agents(declared, Some(agent)), name, value)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The `[sandbox]` section: `enabled`, and the lists `write`, `read_deny` and `ports`, each
+    /// item an entry of its own (so that each shows where it was given).
+    fn sandbox(
+        &self,
+        key: &SpannedKey<'_>,
+        value: &Spanned<DeValue<'_>>,
+        entries: &mut Vec<Entry>,
+    ) -> Result<(), ConfigError> {
+        const FIELDS: [&str; 4] = ["enabled", "write", "read_deny", "ports"];
+        for (name, value) in self.table(key, value, "a table")? {
+            let field = name.get_ref().as_ref();
+            let declared = match field {
+                "enabled" => {
+                    entries.push(self.entry(Slot::of(&keys::SANDBOX.0.key), name, value)?);
+                    continue;
+                }
+                "write" => &keys::SANDBOX_WRITE.key,
+                "read_deny" => &keys::SANDBOX_READ_DENY.key,
+                "ports" => &keys::SANDBOX_PORTS.key,
+                _ => {
+                    let meant = suggest::did_you_mean(field, FIELDS)
+                        .unwrap_or_else(|| format!("expected one of {}", FIELDS.join(", ")));
+                    let message = format!("unknown key `{field}` in [sandbox]; {meant}");
+                    return Err(self.error(name.span().start, message));
+                }
+            };
+            let DeValue::Array(items) = value.get_ref() else {
+                let message = format!(
+                    "`{}` must be {}",
+                    declared.name,
+                    declared.kind.expected_list()
+                );
+                return Err(self.error(value.span().start, message));
+            };
+            for item in items {
+                let read = to_toml(item).and_then(|v| declared.kind.read_toml(&v, &self.dir));
+                let value = read.map_err(|m| {
+                    self.error(item.span().start, format!("`{}`: {m}", declared.name))
+                })?;
+                entries.push(Entry {
+                    slot: Slot::entry(declared, value.entry_name()),
+                    origin: self.origin(item.span().start),
+                    value,
+                });
             }
         }
         Ok(())
@@ -362,7 +418,7 @@ fn unknown_top_level(given: &str) -> String {
     let names = keys::all()
         .filter(|k| !k.per_agent)
         .map(|k| k.name)
-        .chain(["agents", "env"]);
+        .chain(["agents", "env", "sandbox"]);
     match suggest::did_you_mean(given, names) {
         Some(meant) => format!("unknown key `{given}`; {meant}"),
         None => format!("unknown key `{given}`; `runbook config --keys` lists the keys"),

@@ -103,6 +103,16 @@ impl<S: Scope> FromArgMatches for Flags<S> {
                     .get_many::<String>(&id)
                     .map(|args| Value::Args(args.cloned().collect())),
                 (_, Kind::Bool) => matches.get_flag(&id).then_some(Value::Bool(true)),
+                (_, kind) if kind.is_list() => {
+                    let flag = format!("--{id}");
+                    let given = matches.get_many::<Value>(&id).into_iter().flatten();
+                    values.extend(given.map(|value| FlagValue {
+                        key,
+                        value: value.clone(),
+                        flag: flag.clone(),
+                    }));
+                    None
+                }
                 _ => matches.get_one::<Value>(&id).cloned(),
             };
             let flag = if key.flag == Flag::Trailing {
@@ -201,6 +211,8 @@ fn arg(key: &'static Key) -> Arg {
         })
         .action(if key.kind == Kind::Bool {
             ArgAction::SetTrue
+        } else if key.kind.is_list() {
+            ArgAction::Append
         } else {
             ArgAction::Set
         })

@@ -340,8 +340,36 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
     .example("{ input = 1.25, cached_input = 0.125, output = 10.0 }"),
 );
 
+pub(crate) static SANDBOX: Defaulted<bool> = Defaulted::new(
+    Key::new("sandbox", Kind::Bool, "Restrict the agent, its checks and repair turns with Linux Landlock (6.12 or newer): writes only in the work dir, its temp dir and the agent's own state dirs, no reads of `sandbox.read_deny` (~/.ssh, ~/.aws, …), TCP only to 443, the provider's port and `sandbox.ports`, no signals outside the run. Refuses to start where Landlock is missing or too old")
+        .default("false")
+        .env()
+        .flag(Flag::Run)
+        .trust(Trust::Loosens)
+        .brief("Restrict the agent with Landlock")
+        .heading(Heading::Agent, 8),
+);
+pub(crate) static SANDBOX_WRITE: Typed<PathBuf> = Typed::new(
+    Key::new("sandbox.write", Kind::SandboxPath, "More directories the sandboxed agent may write in (`[sandbox] write = [...]`), besides the work dir, its temp dir and the agent's own state dirs")
+        .example("[\"~/.cache/pip\"]")
+        .trust(Trust::Loosens),
+);
+pub(crate) static SANDBOX_READ_DENY: Typed<PathBuf> = Typed::new(
+    Key::new("sandbox.read_deny", Kind::SandboxPath, "More paths the sandboxed agent may not read (`[sandbox] read_deny = [...]`), besides ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.gnupg, ~/.netrc and other users' homes")
+        .example("[\"~/.kube\"]"),
+);
+pub(crate) static SANDBOX_PORTS: Typed<u16> = Typed::new(
+    Key::new("sandbox.ports", Kind::Port, "More TCP ports the sandboxed agent may connect to (`[sandbox] ports = [...]`, `--allow-port N`, repeatable), besides 443 and the provider's")
+        .example("[8080]")
+        .flag(Flag::Run)
+        .flag_name("allow-port")
+        .trust(Trust::Loosens)
+        .brief("Let the sandboxed agent connect to port N")
+        .heading(Heading::Agent, 9),
+);
+
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 33] = [
+static KEYS: [&Key; 37] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
     &VIA.0.key,
@@ -350,6 +378,10 @@ static KEYS: [&Key; 33] = [
     &PERMISSIONS.0.key,
     &BIN.key,
     &ARGS.key,
+    &SANDBOX.0.key,
+    &SANDBOX_WRITE.key,
+    &SANDBOX_READ_DENY.key,
+    &SANDBOX_PORTS.key,
     &INACTIVITY_TIMEOUT.0.key,
     &KILL_GRACE.0.key,
     &FINISH_GRACE.0.key,
@@ -451,6 +483,8 @@ pub(crate) struct Key {
     pub heading: Option<(Heading, usize)>,
     /// Seldom needed: the flag is left out of `-h` (`--help` shows it).
     pub advanced: bool,
+    /// The flag's long name when it is not the key's (`--allow-port` for `sandbox.ports`).
+    pub flag_name: Option<&'static str>,
 }
 
 /// The headings `--help` groups options under, in the order it shows them.
@@ -504,6 +538,9 @@ pub(crate) enum Trust {
     Runs,
     /// It is where runbook writes: trusted first when it is outside the repository.
     WritesOutside,
+    /// It loosens the sandbox (turns it off, lets the agent write or connect somewhere more):
+    /// trusted first. A repository's file may tighten it freely.
+    Loosens,
 }
 
 /// Which command line, if any, has a flag for a key.
@@ -539,6 +576,14 @@ impl Key {
             brief: None,
             heading: None,
             advanced: false,
+            flag_name: None,
+        }
+    }
+
+    const fn flag_name(self, name: &'static str) -> Self {
+        Self {
+            flag_name: Some(name),
+            ..self
         }
     }
 
@@ -623,6 +668,9 @@ impl Key {
 
     /// The long flag, without its dashes.
     pub(crate) fn long(&self) -> String {
+        if let Some(name) = self.flag_name {
+            return name.to_owned();
+        }
         let long = self.name.replace('_', "-");
         if self.per_agent {
             format!("agent-{long}")

@@ -220,8 +220,13 @@ fn from_environment(var: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Entry>, 
 }
 
 fn flag_entry(flag: &FlagValue, agent: Option<AgentKind>) -> Entry {
+    let slot = if flag.key.kind.is_list() {
+        Slot::entry(flag.key, flag.value.entry_name())
+    } else {
+        Slot::agents(flag.key, agent)
+    };
     Entry {
-        slot: Slot::agents(flag.key, agent),
+        slot,
         value: flag.value.clone(),
         origin: Origin::named(Layer::Flag, Some(flag.flag.clone())),
     }
@@ -354,6 +359,14 @@ impl Config {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The entries of a list key (`sandbox.write`, …) that some layer gives, in the order first
+    /// given, each with where it was given.
+    pub(crate) fn list(&self, key: &Key) -> impl Iterator<Item = &Setting> {
+        self.settings
+            .iter()
+            .filter(move |s| s.slot.key == key && s.value.is_some())
     }
 
     /// The settings that did not come from the defaults, for the run's record.

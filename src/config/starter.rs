@@ -17,7 +17,9 @@ const HEADER: &str = "\
 /// The starter file's text.
 pub(crate) fn starter() -> String {
     let mut out = HEADER.to_owned();
-    for key in keys::all().filter(|k| !k.per_agent && !k.kind.is_table()) {
+    let sandbox = &keys::SANDBOX.0.key;
+    let top = keys::all().filter(|k| !k.per_agent && !k.kind.is_table() && *k != sandbox);
+    for key in top {
         out.push('\n');
         out.push_str(&describe(key));
         out.push_str(&format!("#{} = {}\n", key.name, sample(key)));
@@ -32,7 +34,16 @@ pub(crate) fn starter() -> String {
         out.push_str(&format!("#{} = {}\n", key.name, sample(key)));
     }
 
-    for key in keys::all().filter(|k| k.kind.is_table()) {
+    out.push('\n');
+    out.push_str(&describe(sandbox));
+    out.push_str("#[sandbox]\n#enabled = false\n");
+    for key in keys::all().filter(|k| k.kind.is_list()) {
+        out.push_str(&describe(key));
+        let field = key.name.trim_start_matches("sandbox.");
+        out.push_str(&format!("#{field} = {}\n", sample(key)));
+    }
+
+    for key in keys::all().filter(|k| k.kind.is_table() && !k.kind.is_list()) {
         out.push('\n');
         out.push_str(&describe(key));
         let entry = match key.kind {

@@ -49,6 +49,10 @@ pub(crate) enum Kind {
     /// A project check: its command, or a table with its command and optional `timeout` and
     /// `cwd`, or `false` to turn off a check a lower layer set (files only).
     Check,
+    /// One path of a sandbox list (`[sandbox] write = [...]`): each is an entry of its own.
+    SandboxPath,
+    /// One TCP port of the sandbox (`[sandbox] ports = [...]`, `--allow-port`).
+    Port,
 }
 
 /// A check as a configuration file sets it; its name is the entry's.
@@ -87,6 +91,7 @@ pub(crate) enum Value {
     Args(Vec<String>),
     Price(Price),
     Count(u32),
+    Port(u16),
     Observers(Vec<ObserverSpec>),
     /// `None`: turned off.
     Check(Option<CheckSpec>),
@@ -122,13 +127,32 @@ impl Kind {
             Kind::File => "a file path".to_owned(),
             Kind::Observers => "an array of tables with `command` and optionally `raw`, such as [[observers]] command = \"jq -c . >> events.log\"".to_owned(),
             Kind::Check => "a command, a table with `command` and optionally `timeout` and `cwd`, or false to turn the check off".to_owned(),
+            Kind::SandboxPath => "an array of paths".to_owned(),
+            Kind::Port => "a TCP port from 1 to 65535".to_owned(),
         }
     }
 
     /// Whether values of this kind are the entries of a table, each with its own name
     /// (`[prices."MODEL"]`, `[checks] NAME = …`).
     pub(crate) fn is_table(self) -> bool {
-        matches!(self, Kind::Price | Kind::Check)
+        matches!(
+            self,
+            Kind::Price | Kind::Check | Kind::SandboxPath | Kind::Port
+        )
+    }
+
+    /// What a list of this kind looks like, for error messages.
+    pub(crate) fn expected_list(self) -> String {
+        match self {
+            Kind::Port => "an array of TCP ports, such as [8080]".to_owned(),
+            _ => "an array of paths, such as [\"~/.cache/pip\"]".to_owned(),
+        }
+    }
+
+    /// Whether a table key's entries come as a list (`[sandbox] write = [...]`), each named by
+    /// its value, rather than by name (`[checks] test = ...`).
+    pub(crate) fn is_list(self) -> bool {
+        matches!(self, Kind::SandboxPath | Kind::Port)
     }
 
     /// The placeholder for the flag's value in `--help`.
@@ -149,6 +173,8 @@ impl Kind {
             Kind::File => "PATH",
             Kind::Observers => "OBSERVERS",
             Kind::Check => "CHECK",
+            Kind::SandboxPath => "PATH",
+            Kind::Port => "PORT",
         }
     }
 
@@ -179,7 +205,13 @@ impl Kind {
                 choice(text, Value::Stuck).ok_or_else(|| self.not_one_of::<StuckMode>(text))
             }
             Kind::Text => Ok(Value::Text(text.to_owned())),
-            Kind::Dir | Kind::Program | Kind::File => Ok(Value::Path(expand_home(text))),
+            Kind::Dir | Kind::Program | Kind::File | Kind::SandboxPath => {
+                Ok(Value::Path(expand_home(text)))
+            }
+            Kind::Port => match text.trim().parse::<u16>() {
+                Ok(n) if n > 0 => Ok(Value::Port(n)),
+                _ => wrong(),
+            },
             Kind::Duration => duration::parse(text)
                 .map(Value::Duration)
                 .map_err(|why| format!("expected {}, found {text:?}: {why}", self.expected())),
@@ -207,7 +239,7 @@ impl Kind {
     pub(crate) fn read_toml(self, value: &toml::Value, dir: &Path) -> Result<Value, String> {
         let found = || format!("expected {}, found {}", self.expected(), describe(value));
         match (self, value) {
-            (Kind::Dir | Kind::File, toml::Value::String(s)) => {
+            (Kind::Dir | Kind::File | Kind::SandboxPath, toml::Value::String(s)) => {
                 Ok(Value::Path(dir.join(expand_home(s))))
             }
             (Kind::Observers, toml::Value::Array(items)) => items
@@ -258,6 +290,10 @@ impl Kind {
                     Err("prices must be zero or more".to_owned())
                 }
             }
+            (Kind::Port, toml::Value::Integer(n)) => match u16::try_from(*n) {
+                Ok(n) if n > 0 => Ok(Value::Port(n)),
+                _ => Err(found()),
+            },
             (Kind::Count, toml::Value::Integer(n)) => match u32::try_from(*n) {
                 Ok(n) if n <= MAX_COUNT => Ok(Value::Count(n)),
                 _ => Err(found()),
@@ -290,6 +326,7 @@ impl Value {
                 toml::Value::try_from(p).unwrap_or_else(|_| toml::Value::Table(toml::Table::new()))
             }
             Value::Count(n) => toml::Value::Integer(i64::from(*n)),
+            Value::Port(n) => toml::Value::Integer(i64::from(*n)),
             Value::Observers(observers) => toml::Value::Array(
                 observers
                     .iter()
@@ -320,6 +357,15 @@ impl Value {
                 }
                 toml::Value::Table(table)
             }
+        }
+    }
+
+    /// The name of a list's entry this value is (`/home/me/.cache/pip`, `8080`).
+    pub(crate) fn entry_name(&self) -> String {
+        match self {
+            Value::Path(p) => p.display().to_string(),
+            Value::Port(n) => n.to_string(),
+            other => other.to_toml().to_string(),
         }
     }
 
@@ -356,7 +402,7 @@ macro_rules! from_value {
 from_value!(
     Agent [Agent] => AgentKind,
     Text [Text] => String,
-    Path [Dir, Program, File] => PathBuf,
+    Path [Dir, Program, File, SandboxPath] => PathBuf,
     Duration [Duration, Watchdog] => Duration,
     Usd [Usd] => f64,
     Bool [Bool] => bool,
@@ -366,6 +412,7 @@ from_value!(
     Args [Args] => Vec<String>,
     Price [Price] => Price,
     Count [Count] => u32,
+    Port [Port] => u16,
     Observers [Observers] => Vec<ObserverSpec>,
     Check [Check] => Option<CheckSpec>,
 );

@@ -54,6 +54,8 @@ pub(crate) struct Scope {
     /// The process groups of runbook's own helpers (observers): never the run's, whatever their
     /// parent.
     apart: Mutex<Vec<i32>>,
+    /// The sandbox every process of the run but the observers starts in (`--sandbox`).
+    sandbox: Option<crate::sandbox::Prepared>,
 }
 
 impl Scope {
@@ -62,7 +64,11 @@ impl Scope {
     ///
     /// `whole_process`: runbook is the whole process (the `runbook` command), so that every child
     /// of it is the run's; in a program using the library, its other children are not.
-    pub(crate) fn open(run_id: &str, whole_process: bool) -> Self {
+    pub(crate) fn open(
+        run_id: &str,
+        whole_process: bool,
+        sandbox: Option<crate::sandbox::Prepared>,
+    ) -> Self {
         let tag = format!("{run_id}.{}", std::process::id());
         let cgroup = if std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| v == "1") {
             None
@@ -106,6 +112,7 @@ impl Scope {
             guardian: Mutex::new(guardian),
             started: Mutex::new(Vec::new()),
             apart: Mutex::new(Vec::new()),
+            sandbox,
         }
     }
 
@@ -126,16 +133,25 @@ impl Scope {
             guardian_pid: None,
             started: Mutex::new(Vec::new()),
             apart: Mutex::new(Vec::new()),
+            sandbox: None,
         }
     }
 
     /// Marks a process runbook is about to start as the run's, and has it join the run's cgroup
-    /// before it runs anything. The file returned must stay open until the process has started.
+    /// before it runs anything, then restrict itself to the run's sandbox, if there is one (a
+    /// process that cannot is never started). The file returned must stay open until the
+    /// process has started.
     pub(crate) fn enter(&self, command: &mut std::process::Command) -> Option<File> {
         command.env(MARK_VAR, &self.tag);
-        let procs = self.cgroup()?.procs_writer().ok()?;
-        crate::linux::join_cgroup(command, &procs);
-        Some(procs)
+        let procs = self
+            .cgroup()
+            .and_then(|c| c.procs_writer().ok())
+            .inspect(|procs| crate::linux::join_cgroup(command, procs));
+        // After the cgroup: the sandbox would refuse the write to `cgroup.procs`.
+        if let Some(sandbox) = &self.sandbox {
+            sandbox.apply(command);
+        }
+        procs
     }
 
     /// Marks an observer runbook is about to start as the run's (not the agent's), and has it

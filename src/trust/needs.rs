@@ -104,6 +104,8 @@ fn entry_needs_trust(entry: &Entry, root: &Path) -> bool {
         (Trust::Runs, _) => true,
         (Trust::WritesOutside, Value::Path(path)) => !inside(root, path),
         (Trust::WritesOutside, _) => true,
+        (Trust::Loosens, Value::Bool(on)) => !on,
+        (Trust::Loosens, _) => true,
     }
 }
 

@@ -721,7 +721,7 @@ scenario_tests!(claude_code_2_1_330_meets_every_scenario, "claude", claude_next,
 every_scenario!(claude_code_2_1_332_meets_every_scenario, "claude", claude_latest);
 every_scenario!(codex_0_171_0_meets_every_scenario, "codex", codex_latest);
 
-fn opencode_acp(scenario: Scenario) -> Option<Prepared> {
+pub(crate) fn opencode_acp(scenario: Scenario) -> Option<Prepared> {
     opencode(scenario)?.over_acp(scenario)
 }
 

@@ -40,6 +40,8 @@ mod readme;
 mod record;
 mod report_markdown;
 mod run;
+mod sandbox;
+mod sandbox_live;
 mod stats;
 mod stats_page;
 mod status;

@@ -48,6 +48,15 @@
 //!                                start a program in the background (stdin,
 //!                                stdout, stderr: /dev/null) and go on at once;
 //!                                its pid goes to FAKE_AGENT_PID_FILE
+//!   {"$try": {"op": OP, "target": T, "setsid": B}}
+//!                                do OP and print it as an OpenCode bash tool_use
+//!                                line (callID call_try_<n>): status completed,
+//!                                output "ok", or status error with "<OP> <T>: <the
+//!                                error>". OP: write (the bytes "x" to the file T),
+//!                                read (the file T), connect (TCP to 127.0.0.1:T),
+//!                                signal (SIGTERM to pid T). setsid (default
+//!                                false): done in a forked child that first starts
+//!                                a session of its own (its pid recorded)
 //!   {"$burn_cpu_ms": N}          spin until this process used N ms of CPU
 //!                                (wall time >= N), no output
 //!   {"$burn_cpu_child_ms": N}    fork a child that spins N ms of CPU; the
@@ -487,6 +496,76 @@ fn spawn_grandchild(ctx: &Ctx, sleep_ms: u64, setsid: bool) {
     }
 }
 
+/// Does `op` on `target` (in a forked child in a session of its own, with `setsid`) and prints
+/// how it went as an OpenCode bash tool call.
+fn try_op(ctx: &Ctx, op: &str, target: &str, setsid: bool) {
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let result = if setsid {
+        in_own_session(ctx, || attempt(op, target))
+    } else {
+        attempt(op, target)
+    };
+    let state = match &result {
+        Ok(()) => {
+            serde_json::json!({"status": "completed", "input": {"command": format!("{op} {target}")},
+            "output": "ok", "metadata": {"exit": 0}, "title": op, "time": {"start": 1, "end": 2}})
+        }
+        Err(e) => {
+            serde_json::json!({"status": "error", "input": {"command": format!("{op} {target}")},
+            "error": format!("{op} {target}: {e}"), "time": {"start": 1, "end": 2}})
+        }
+    };
+    let line = serde_json::json!({"type": "tool_use", "timestamp": 1, "sessionID": "ses_fake",
+        "part": {"type": "tool", "tool": "bash", "callID": format!("call_try_{n}"), "state": state,
+            "id": format!("prt_try_{n}"), "sessionID": "ses_fake", "messageID": "msg_1"}});
+    let _ = write_all_fd(1, format!("{line}\n").as_bytes());
+}
+
+/// The operation `$try` names: `Err` with the error as the system tells it.
+fn attempt(op: &str, target: &str) -> Result<(), String> {
+    match op {
+        "write" => std::fs::write(target, "x").map_err(|e| e.to_string()),
+        "read" => std::fs::read(target).map(drop).map_err(|e| e.to_string()),
+        "connect" => {
+            let port: u16 = target.parse().map_err(|_| format!("bad port {target}"))?;
+            std::net::TcpStream::connect(("127.0.0.1", port))
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
+        _ => {
+            let pid: i32 = target.parse().map_err(|_| format!("bad pid {target}"))?;
+            // SAFETY: kill(2) with a pid and a signal number.
+            if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error().to_string())
+            }
+        }
+    }
+}
+
+/// Runs `f` in a forked child that first starts a session of its own, and hands back what it
+/// returned (through a pipe).
+fn in_own_session(ctx: &Ctx, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    let (mut read, write) = std::io::pipe().map_err(|e| e.to_string())?;
+    let pid = fork_child(ctx, move || {
+        // SAFETY: setsid has no arguments.
+        unsafe { libc::setsid() };
+        let said = match f() {
+            Ok(()) => String::new(),
+            Err(e) => e,
+        };
+        let mut write = write;
+        let _ = write.write_all(said.as_bytes());
+    });
+    let mut said = String::new();
+    let _ = std::io::Read::read_to_string(&mut read, &mut said);
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    if said.is_empty() { Ok(()) } else { Err(said) }
+}
+
 /// A process that never stays: each generation sleeps `every_ms`, forks the next and exits; for
 /// [`REFORK_LIFETIME`] at most.
 fn refork(ctx: &Ctx, every_ms: u64, setsid: bool, close_output: bool) {
@@ -584,6 +663,11 @@ enum Step {
         close_output: bool,
     },
     Spawn(Vec<String>),
+    Try {
+        op: String,
+        target: String,
+        setsid: bool,
+    },
     BurnCpu(u64),
     BurnCpuChild(u64),
     BurnCpuThreads {
@@ -736,6 +820,23 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
             match argv {
                 Some(argv) if !argv.is_empty() => Step::Spawn(argv),
                 _ => return Err("$spawn needs a non-empty array of strings".into()),
+            }
+        }
+        "$try" => {
+            let o = val.as_object().ok_or("$try needs an object")?;
+            let field = |k: &str| match o.get(k) {
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(Value::Number(n)) => Ok(n.to_string()),
+                _ => Err(format!("$try.{k} needs a string or a number")),
+            };
+            let op = field("op")?;
+            if !["write", "read", "connect", "signal"].contains(&op.as_str()) {
+                return Err(format!("$try.op: unknown operation {op:?}"));
+            }
+            Step::Try {
+                op,
+                target: field("target")?,
+                setsid: o.get("setsid").and_then(Value::as_bool).unwrap_or(false),
             }
         }
         "$hang_ticking" => {
@@ -898,6 +999,7 @@ fn exec_step(ctx: &Ctx, step: &Step) {
                 Err(e) => fatal(&format!("$spawn {argv:?}: {e}")),
             }
         }
+        Step::Try { op, target, setsid } => try_op(ctx, op, target, *setsid),
         Step::BurnCpu(ms) => burn_cpu(*ms),
         Step::BurnCpuChild(ms) => burn_cpu_in_child(ctx, *ms),
         Step::BurnCpuJobs { jobs, wall_ms } => burn_cpu_in_jobs(ctx, *jobs, *wall_ms),

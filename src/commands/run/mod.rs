@@ -3,6 +3,7 @@
 mod planned;
 mod repair;
 mod repair_policy;
+pub(crate) mod sandbox;
 mod session;
 pub(crate) mod setup;
 mod stall;
@@ -88,7 +89,7 @@ pub(crate) async fn execute(
     // Only a person at the `runbook` command is asked to trust a repository's files; a program
     // using the library is not.
     let ask = views && whole_process && prompt_possible();
-    let setup = Setup::resolve(&args, global, ask)?;
+    let mut setup = Setup::resolve(&args, global, ask)?;
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
     if whole_process {
@@ -102,7 +103,13 @@ pub(crate) async fn execute(
     crate::redact::remember(&redactor);
     // Before anything is started: the run's mark, its cgroups and the guardian that ends its
     // processes should runbook be killed.
-    let scope = Arc::new(Scope::open(&run_dir.id, whole_process));
+    let sandbox = match &setup.sandbox {
+        Some(policy) => Some(sandbox::prepare(policy, &run_dir.path)?),
+        None => None,
+    };
+    setup.sandbox_record = sandbox.as_ref().map(sandbox::record);
+    let tmp = sandbox.as_ref().and_then(|s| s.tmp.clone());
+    let scope = Arc::new(Scope::open(&run_dir.id, whole_process, sandbox));
     let (mut consumers, mut observers) =
         consumers(&run_dir, &setup, &args, &redactor, host, &scope)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
@@ -140,6 +147,10 @@ pub(crate) async fn execute(
     let receipt = Receipt::of(&dispatch.totals());
     let closed = dispatch.close();
     nothing_left(&mut observers, &scope).await;
+    // What the agent left in its temp dir is not the run's record.
+    if let Some(tmp) = tmp {
+        let _ = std::fs::remove_dir_all(tmp);
+    }
     if !told_closing(&closed, args.json, &setup) {
         return Ok(Finished {
             status: ExitStatus::Internal,

@@ -50,6 +50,10 @@ pub(super) struct Setup {
     pub events_to: Option<PathBuf>,
     pub color: ColorChoice,
     pub runs_dir: PathBuf,
+    /// What the sandbox asks for (`--sandbox`); `None`: no sandbox.
+    pub sandbox: Option<crate::sandbox::Policy>,
+    /// The sandbox as made into rules, once the run's directory exists.
+    pub sandbox_record: Option<crate::event::Sandbox>,
 }
 
 /// Checks a run as `args` describe it without starting anything (as `runbook batch` does for
@@ -113,7 +117,7 @@ impl Setup {
         // What a repository's files would start or write takes effect only once they are trusted.
         let given = crate::trust::Given::from_env(args.trust);
         crate::trust::ensure(&config, &agent_env, &given, ask)?;
-        let agent = resolve_agent(&config)?;
+        let mut agent = resolve_agent(&config)?;
         let model = config.get(&keys::MODEL);
 
         let permissions = config.value(&keys::PERMISSIONS);
@@ -134,7 +138,13 @@ impl Setup {
         let limits = limits(&config);
         budget_can_hold(&config, &agent)?;
         let template = repair_template(&config)?;
+        let mut sandbox = super::sandbox::policy(&config, agent.adapter, &agent_env.pairs(), &cwd)?;
+        if let Some(policy) = &mut sandbox {
+            super::sandbox::own_server(agent.adapter, &mut agent.extra_args, policy);
+        }
         Ok(Self {
+            sandbox,
+            sandbox_record: None,
             checks: if args.no_checks {
                 Vec::new()
             } else {
@@ -219,6 +229,7 @@ impl Setup {
             limits: self.limits,
             settings: redact_records(self.config.records(), redactor),
             env: self.agent_env.records(),
+            sandbox: self.sandbox_record.clone(),
         }
     }
 }

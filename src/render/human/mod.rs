@@ -266,6 +266,7 @@ impl Human {
             | K::StuckWarning(_)
             | K::StuckDetected(_)
             | K::StuckNudged(_)
+            | K::SandboxDenied { .. }
             | K::StorageFailed { .. }
             | K::ObserverFinished(_)
             | K::ObserverFailed { .. }

@@ -66,6 +66,10 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             );
             l.alert(s.warn.apply_to(text));
         }
+        EventKind::SandboxDenied { source, detail, .. } => {
+            let text = format!("⛔ sandbox refused {source}: {detail}");
+            l.alert(s.warn.apply_to(text));
+        }
         EventKind::ObserverFinished(o) => observer_finished(l, o),
         EventKind::StorageFailed { path, error } => {
             let text = format!("✗ cannot write {path}: {error}");

@@ -81,6 +81,7 @@ fn run_info() -> RunInfo {
         },
         settings: Vec::new(),
         env: Vec::new(),
+        sandbox: None,
     }
 }
 

@@ -1,0 +1,294 @@
+//! The sandbox of `--sandbox`: Linux Landlock rules that the agent's processes (and checks, and
+//! repair turns) are started under. Writes only where the policy allows, reads everywhere but
+//! its deny list, TCP connections only to its ports, no signals to processes outside, no
+//! abstract unix sockets outside. The rules are made once per run, here, in runbook; each child
+//! restricts itself with them between fork and exec ([`Prepared::apply`]), so runbook itself,
+//! and its observers, are never restricted.
+
+mod denial;
+mod walk;
+
+use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::os::unix::fs::DirBuilderExt as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use landlock::{
+    ABI, Access as _, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible as _, NetPort,
+    PathBeneath, PathFd, Ruleset, RulesetAttr as _, RulesetCreatedAttr as _, Scope,
+};
+
+pub(crate) use denial::is_denial;
+
+/// The oldest Landlock ABI `--sandbox` runs with: 6 (Linux 6.12) is the first that can refuse
+/// signals to processes outside the sandbox; 4 (Linux 6.7) brought TCP ports.
+pub(crate) const MIN_ABI: u32 = 6;
+/// The Landlock ABI whose rights runbook asks for: nothing newer is needed.
+const TARGET: ABI = ABI::V6;
+
+/// Device files every program expects to write: the bit bucket, terminals, random sources and
+/// shared memory. What else is in `/dev` is not writable (nor was it to a user, in the main).
+const DEVICES: [&str; 9] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// What the agent's processes may do, before it is made into rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Policy {
+    /// Directories (or files) written in, with all below them.
+    pub write: Vec<PathBuf>,
+    /// Paths never read, nor written, nor listed, with all below them.
+    pub read_deny: Vec<PathBuf>,
+    /// TCP ports connections may go to.
+    pub ports: Vec<u16>,
+}
+
+/// The kernel's Landlock ABI: `None` when Landlock is not built in or not enabled at boot.
+pub(crate) fn abi() -> Option<u32> {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns
+    // the ABI version (or -1); it reads no memory.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    u32::try_from(v).ok().filter(|v| *v > 0)
+}
+
+/// Why `--sandbox` cannot run on this kernel, in a line; `None` when it can.
+pub(crate) fn unavailable(abi: Option<u32>) -> Option<String> {
+    match abi {
+        None => Some(
+            "--sandbox needs Linux Landlock, which this kernel does not have (not built in, or not in the `lsm=` boot list); run without --sandbox, or on Linux 6.12 or newer with Landlock enabled".to_owned(),
+        ),
+        Some(v) if v < MIN_ABI => Some(format!(
+            "--sandbox needs Landlock ABI {MIN_ABI} (Linux 6.12) or newer to keep signals and ports in; this kernel has ABI {v}: run without --sandbox, or on a newer kernel"
+        )),
+        Some(_) => None,
+    }
+}
+
+/// The rules of a run, made once, for each of its processes to restrict itself with.
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    ruleset: Arc<OwnedFd>,
+    /// The kernel's Landlock ABI.
+    pub abi: u32,
+    /// The policy as enforced: paths made absolute and resolved, the ports sorted.
+    pub policy: Policy,
+    /// The run's temp dir, `TMPDIR` for every process started in the sandbox.
+    pub tmp: Option<PathBuf>,
+}
+
+impl Prepared {
+    /// Has `command`'s process restrict itself, and so all it starts, just before it runs its
+    /// program. Register it last: what runs after it in the child is restricted too.
+    pub(crate) fn apply(&self, command: &mut std::process::Command) {
+        if let Some(tmp) = &self.tmp {
+            command.env("TMPDIR", tmp);
+        }
+        let ruleset = Arc::clone(&self.ruleset);
+        // SAFETY: between fork and exec only prctl(2) and landlock_restrict_self(2), both
+        // async-signal-safe, are called, on a descriptor `ruleset` keeps open.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let fd = ruleset.as_raw_fd();
+                if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// Makes `policy` into Landlock rules. An error says, in a line, what could not be done; the
+/// run must not start then.
+pub(crate) fn prepare(policy: &Policy) -> Result<Prepared, String> {
+    let abi = abi();
+    if let Some(why) = unavailable(abi) {
+        return Err(why);
+    }
+    let abi = abi.unwrap_or_default();
+    let policy = resolved(policy)?;
+    let ruleset = rules(&policy)
+        .map_err(|e| format!("cannot set up the sandbox: {e}"))?
+        .ok_or("cannot set up the sandbox: Landlock made no ruleset")?;
+    Ok(Prepared {
+        ruleset: Arc::new(ruleset),
+        abi,
+        policy,
+        tmp: None,
+    })
+}
+
+/// Whether `policy` could be made into rules on this kernel, without making them: an error
+/// says why not, in a line.
+pub(crate) fn check(policy: &Policy) -> Result<(), String> {
+    if let Some(why) = unavailable(abi()) {
+        return Err(why);
+    }
+    resolved(policy).map(|_| ())
+}
+
+/// The policy with every path absolute and its links resolved (the kernel's rules are on what
+/// a path leads to), its lists sorted and without repeats. A path to write in that holds a path
+/// to keep unread would open that one to writing: refused.
+pub(crate) fn resolved(policy: &Policy) -> Result<Policy, String> {
+    let deny: Vec<PathBuf> = sorted(policy.read_deny.iter().map(|p| real(p)));
+    let write = sorted(policy.write.iter().map(|p| real(p)));
+    for w in &write {
+        if let Some(d) = deny.iter().find(|d| d.starts_with(w)) {
+            return Err(format!(
+                "the sandbox would let the agent write in {}, which holds {}, a path it must not read: run in a directory that does not hold it, or take it out of `sandbox.write`",
+                w.display(),
+                d.display()
+            ));
+        }
+    }
+    let mut ports = policy.ports.clone();
+    ports.sort_unstable();
+    ports.dedup();
+    Ok(Policy {
+        write,
+        read_deny: deny,
+        ports,
+    })
+}
+
+fn sorted(paths: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = paths.collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// `path` with its links resolved, as far as it exists.
+fn real(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path.to_path_buf();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (at.file_name().map(ToOwned::to_owned), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                at = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// The ruleset: reads beside every denied path, writes in the write paths and devices, TCP
+/// connections to the ports, and both scopes.
+fn rules(policy: &Policy) -> Result<Option<OwnedFd>, landlock::RulesetError> {
+    let read = AccessFs::ReadFile | AccessFs::ReadDir;
+    let write = AccessFs::from_write(TARGET);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(read | write)?
+        .handle_access(AccessNet::ConnectTcp)?
+        .scope(Scope::from_all(TARGET))?
+        .create()?;
+    for path in walk::readable(&policy.read_deny) {
+        ruleset = add(ruleset, &path, read)?;
+    }
+    let devices = DEVICES.iter().map(PathBuf::from);
+    for path in policy.write.iter().cloned().chain(devices) {
+        let rights = if policy.read_deny.iter().any(|d| path.starts_with(d)) {
+            write
+        } else {
+            read | write
+        };
+        ruleset = add(ruleset, &path, rights)?;
+    }
+    for port in &policy.ports {
+        ruleset = ruleset.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
+    }
+    Ok(ruleset.into())
+}
+
+/// A rule for `path` (skipped when it does not exist): a file gets only the rights a file can
+/// have.
+fn add(
+    ruleset: landlock::RulesetCreated,
+    path: &Path,
+    rights: BitFlags<AccessFs>,
+) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(ruleset);
+    };
+    let Ok(fd) = PathFd::new(path) else {
+        return Ok(ruleset);
+    };
+    let rights = if meta.is_dir() {
+        rights
+    } else {
+        rights & AccessFs::from_file(TARGET)
+    };
+    ruleset.add_rule(PathBeneath::new(fd, rights))
+}
+
+/// Makes each of `dirs` that is missing (0700), so that an agent can keep its state there; an
+/// agent could not make it itself inside the sandbox.
+pub(crate) fn make_dirs(dirs: &[PathBuf]) {
+    for dir in dirs {
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_old_or_missing_landlock_is_refused_in_a_line() {
+        let missing = unavailable(None).unwrap();
+        assert!(
+            missing.contains("does not have") && !missing.contains('\n'),
+            "{missing}"
+        );
+        let old = unavailable(Some(4)).unwrap();
+        assert!(old.contains("ABI 6") && old.contains("ABI 4"), "{old}");
+        assert_eq!(unavailable(Some(MIN_ABI)), None);
+        assert_eq!(unavailable(Some(7)), None);
+    }
+
+    #[test]
+    fn a_write_path_holding_a_denied_path_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join("work")).unwrap();
+        let policy = |write: &str| Policy {
+            write: vec![home.join(write)],
+            read_deny: vec![home.join(".ssh")],
+            ports: vec![443, 443, 80],
+        };
+        let why = resolved(&policy(".")).unwrap_err();
+        assert!(why.contains(".ssh") && !why.contains('\n'), "{why}");
+        let fine = resolved(&policy("work")).unwrap();
+        assert_eq!(fine.ports, [80, 443]);
+        assert_eq!(fine.write, [home.join("work")]);
+    }
+}

@@ -1,0 +1,403 @@
+//! `--sandbox`: the agent's processes, run through the real binary under Landlock, can write only
+//! in the work dir (and the agent's own dirs), cannot read the user's keys, connect only to the
+//! ports allowed and signal nothing outside the run; a process that leaves the agent's session
+//! is held all the same. The receipt records the sandbox and the refusals seen.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+
+use runbook::event::{EventKind, Outcome, ToolStatus};
+
+use crate::support::{self, TestContext};
+
+const STEP_START: &str = r#"{"type":"step_start","timestamp":1795319488573,"sessionID":"ses_test","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_test","snapshot":"5743","type":"step-start"}}"#;
+const FINAL: &str = r#"{"type":"step_finish","timestamp":1795319488892,"sessionID":"ses_test","part":{"id":"prt_5","reason":"stop","snapshot":"5743","messageID":"msg_1","sessionID":"ses_test","type":"step-finish","tokens":{"total":1540,"input":1500,"output":40,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0.001}}"#;
+
+/// A `$try` directive of the fake agent.
+fn attempt(op: &str, target: impl std::fmt::Display, setsid: bool) -> String {
+    serde_json::json!({"$try": {"op": op, "target": target.to_string(), "setsid": setsid}})
+        .to_string()
+}
+
+/// A whole OpenCode run doing `tries`, one after another.
+fn scenario(tries: &[String]) -> String {
+    let mut lines = vec![STEP_START.to_owned()];
+    lines.extend(tries.iter().cloned());
+    lines.push(FINAL.to_owned());
+    lines.join("\n") + "\n"
+}
+
+/// Runs the fake agent playing `tries` with `extra` flags; its pid file in the work dir, which
+/// it may write.
+fn run(ctx: &TestContext, tries: &[String], extra: &[&str]) -> support::Outcome {
+    let mut cmd = ctx.fake_run(&scenario(tries), extra);
+    cmd.env("FAKE_AGENT_PID_FILE", ctx.work.join("agent.pids"));
+    support::run(&mut cmd, std::time::Duration::from_secs(60))
+}
+
+/// How each `$try` ended, in order: `None` for success, else its error.
+fn tried(ctx: &TestContext) -> Vec<Option<String>> {
+    ctx.events()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ToolCompleted(end) if end.call_id.starts_with("call_try_") => {
+                Some(match end.status {
+                    ToolStatus::Ok => None,
+                    _ => Some(end.error.unwrap_or_default()),
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[track_caller]
+fn refused(result: &Option<String>, what: &str) {
+    let error = result
+        .as_deref()
+        .unwrap_or_else(|| panic!("{what} was allowed"));
+    assert!(
+        error.contains("Permission denied") || error.contains("Operation not permitted"),
+        "{what}: {error}"
+    );
+}
+
+fn sandboxed_denials(ctx: &TestContext) -> usize {
+    ctx.events()
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::SandboxDenied { .. }))
+        .count()
+}
+
+#[test]
+fn writes_go_only_to_the_work_dir() {
+    let ctx = TestContext::new();
+    std::fs::create_dir_all(ctx.home.join(".ssh")).unwrap();
+    let etc = Path::new("/etc/runbook-sandbox-test");
+    let outside = ctx.root().join("outside");
+    let tries = [
+        attempt("write", ctx.home.join(".ssh/x").display(), false),
+        attempt("write", etc.display(), false),
+        attempt("write", "../outside", false),
+        attempt("write", ctx.home.join("notes").display(), false),
+        attempt("write", "inside.txt", false),
+    ];
+    let out = run(&ctx, &tries, &["--sandbox"]);
+    out.assert_exit(0);
+    let results = tried(&ctx);
+    assert_eq!(results.len(), 5, "{results:?}\n{}", out.stderr);
+    refused(&results[0], "~/.ssh/x");
+    refused(&results[1], "/etc/x");
+    refused(&results[2], "../outside");
+    refused(&results[3], "~/notes");
+    assert_eq!(results[4], None, "the work dir");
+    assert!(!ctx.home.join(".ssh/x").exists() && !etc.exists() && !outside.exists());
+    assert_eq!(
+        std::fs::read_to_string(ctx.work.join("inside.txt")).unwrap(),
+        "x"
+    );
+
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let sandbox = receipt.sandbox.expect("the receipt records the sandbox");
+    assert_eq!(sandbox.by, "landlock");
+    assert!(sandbox.abi >= 6, "{sandbox:?}");
+    assert!(
+        sandbox.write.contains(&ctx.work.display().to_string()),
+        "{sandbox:?}"
+    );
+    let ssh = ctx.home.join(".ssh").display().to_string();
+    assert!(sandbox.read_deny.contains(&ssh), "{sandbox:?}");
+    assert!(sandbox.ports.contains(&443), "{sandbox:?}");
+    assert_eq!(sandbox.denied, 4, "{sandbox:?}");
+    assert_eq!(sandboxed_denials(&ctx), 4);
+}
+
+#[test]
+fn without_the_sandbox_the_same_writes_go_through() {
+    let ctx = TestContext::new();
+    let tries = [
+        attempt("write", ctx.home.join("notes").display(), false),
+        attempt("write", "../outside", false),
+    ];
+    run(&ctx, &tries, &[]).assert_exit(0);
+    assert_eq!(tried(&ctx), [None, None]);
+    assert!(ctx.root().join("outside").exists());
+    let receipt = ctx.ended_as(Outcome::Completed);
+    assert_eq!(receipt.sandbox, None);
+    assert_eq!(sandboxed_denials(&ctx), 0);
+}
+
+#[test]
+fn the_users_keys_cannot_be_read_but_the_work_dir_can() {
+    let ctx = TestContext::new();
+    let key = ctx.home.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+    std::fs::write(ctx.home.join(".aws-not-secret"), "fine").unwrap();
+    ctx.write_work("README.md", "hello");
+    let tries = [
+        attempt("read", key.display(), false),
+        attempt("read", "README.md", false),
+        attempt("read", ctx.home.join(".aws-not-secret").display(), false),
+    ];
+    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    let results = tried(&ctx);
+    refused(&results[0], "~/.ssh/id_ed25519");
+    assert_eq!(results[1..], [None, None], "what is not denied is read");
+}
+
+#[test]
+fn connections_go_only_to_the_ports_allowed() {
+    let ctx = TestContext::new();
+    let allowed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (a, o) = (
+        allowed.local_addr().unwrap().port(),
+        other.local_addr().unwrap().port(),
+    );
+    let tries = [attempt("connect", a, false), attempt("connect", o, false)];
+    let port = a.to_string();
+    run(&ctx, &tries, &["--sandbox", "--allow-port", &port]).assert_exit(0);
+    let results = tried(&ctx);
+    assert_eq!(results[0], None, "the allowed port");
+    refused(&results[1], "another port");
+    let sandbox = ctx.receipt().sandbox.unwrap();
+    assert!(
+        sandbox.ports.contains(&a) && !sandbox.ports.contains(&o),
+        "{sandbox:?}"
+    );
+}
+
+#[test]
+fn a_process_in_a_session_of_its_own_is_held_all_the_same() {
+    let ctx = TestContext::new();
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = other.local_addr().unwrap().port();
+    let tries = [
+        attempt("write", ctx.home.join("escaped").display(), true),
+        attempt("connect", port, true),
+        attempt("write", "from-the-child.txt", true),
+    ];
+    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    let results = tried(&ctx);
+    refused(&results[0], "a write from a setsid child");
+    refused(&results[1], "a connection from a setsid child");
+    assert_eq!(results[2], None, "the work dir, from the child");
+    assert!(!ctx.home.join("escaped").exists());
+}
+
+#[test]
+fn processes_outside_the_run_cannot_be_signalled() {
+    let ctx = TestContext::new();
+    let mut outside = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = outside.id();
+    let tries = [attempt("signal", pid, false), attempt("signal", pid, true)];
+    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    let results = tried(&ctx);
+    refused(&results[0], "SIGTERM to a process outside");
+    refused(&results[1], "SIGTERM from a setsid child");
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "the process outside still runs"
+    );
+    let _ = outside.kill();
+    let _ = outside.wait();
+}
+
+#[test]
+fn an_exfiltration_is_refused_and_the_receipt_says_so() {
+    let ctx = TestContext::new();
+    let key = ctx.home.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "secret key").unwrap();
+    let drop_box = TcpListener::bind("127.0.0.1:0").unwrap();
+    drop_box.set_nonblocking(true).unwrap();
+    let port = drop_box.local_addr().unwrap().port();
+    let tries = [
+        attempt("read", key.display(), false),
+        attempt("write", ctx.root().join("stolen").display(), false),
+        attempt("connect", port, false),
+    ];
+    let out = run(&ctx, &tries, &["--sandbox"]);
+    out.assert_exit(0);
+    for (result, what) in tried(&ctx).iter().zip(["read", "copy out", "send"]) {
+        refused(result, what);
+    }
+    assert!(drop_box.accept().is_err(), "nothing reached the listener");
+    assert!(!ctx.root().join("stolen").exists());
+    let sandbox = ctx.receipt().sandbox.unwrap();
+    assert_eq!(sandbox.denied, 3, "{sandbox:?}");
+    assert!(
+        out.stderr.contains("sandbox refused"),
+        "the view says so: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_repository_may_tighten_the_sandbox_but_not_loosen_it_untrusted() {
+    let ctx = TestContext::new();
+    let secret = ctx.home.join("project-secret.txt");
+    std::fs::write(&secret, "s").unwrap();
+    ctx.write_work(
+        "runbook.toml",
+        format!("[sandbox]\nread_deny = [\"{}\"]\n", secret.display()),
+    );
+    let tries = [attempt("read", secret.display(), false)];
+    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    refused(&tried(&ctx)[0], "a path the repository denies");
+
+    let ctx = TestContext::new();
+    ctx.write_work(
+        "runbook.toml",
+        "[sandbox]\nwrite = [\"/tmp\"]\nports = [22]\n",
+    );
+    let out = run(&ctx, &[], &["--sandbox"]);
+    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_stderr_has("sandbox.write");
+    assert!(ctx.run_dirs().is_empty(), "nothing started");
+
+    let ctx = TestContext::new();
+    ctx.write_work("runbook.toml", "sandbox = false\n");
+    let out = run(&ctx, &[], &["--sandbox"]);
+    assert_ne!(
+        out.code(),
+        Some(0),
+        "turning it off needs trust: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn config_shows_where_each_sandbox_entry_came_from() {
+    let ctx = TestContext::new();
+    ctx.write_global_config("[sandbox]\nwrite = [\"~/.cache/pip\"]\nports = [8080]\n");
+    ctx.write_work("runbook.toml", "[sandbox]\nread_deny = [\"~/.kube\"]\n");
+    let out = ctx.run(&["config", "--json", "--sandbox", "--allow-port", "9000"]);
+    out.assert_exit(0);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let settings = json["settings"].as_array().unwrap();
+    let home = ctx.home.display();
+    for (entry, layer, named) in [
+        (
+            format!("sandbox.write.\"{home}/.cache/pip\""),
+            "global",
+            None,
+        ),
+        ("sandbox.ports.\"8080\"".to_owned(), "global", None),
+        (format!("sandbox.read_deny.\"{home}/.kube\""), "repo", None),
+        (
+            "sandbox.ports.\"9000\"".to_owned(),
+            "flag",
+            Some("--allow-port"),
+        ),
+        ("sandbox".to_owned(), "flag", Some("--sandbox")),
+    ] {
+        let setting = settings
+            .iter()
+            .find(|s| s["key"] == entry.as_str())
+            .unwrap_or_else(|| panic!("no {entry}: {}", out.stdout));
+        assert_eq!(setting["from"]["layer"], layer, "{setting}");
+        if let Some(name) = named {
+            assert_eq!(setting["from"]["name"], name, "{setting}");
+        }
+    }
+}
+
+#[test]
+fn checks_run_in_the_sandbox_and_observers_do_not() {
+    let ctx = TestContext::new();
+    let (check_out, observer_out) = (
+        ctx.root().join("from-check"),
+        ctx.root().join("from-observer"),
+    );
+    let check = format!("outside=sh -c 'echo x > {}'", check_out.display());
+    let observer = format!("cat > {}", observer_out.display());
+    let out = run(
+        &ctx,
+        &[],
+        &[
+            "--sandbox",
+            "--repair-attempts",
+            "0",
+            "--check",
+            &check,
+            "--check",
+            "inside=echo x > from-check.txt",
+            "--on-event",
+            &observer,
+        ],
+    );
+    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    let passed: Vec<(&str, bool)> = receipt
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.passed))
+        .collect();
+    assert_eq!(passed, [("outside", false), ("inside", true)]);
+    assert!(!check_out.exists(), "the check could not write outside");
+    assert!(ctx.work.join("from-check.txt").exists());
+    assert!(
+        observer_out.exists(),
+        "the observer, the user's own, is not sandboxed"
+    );
+}
+
+#[test]
+fn doctor_shows_the_landlock_abi_and_what_the_sandbox_would_enforce() {
+    let ctx = TestContext::new();
+    let out = ctx.run(&["doctor", "--json", "--sandbox", "--allow-port", "8443"]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let sandbox = &json["sandbox"];
+    assert!(sandbox["abi"].as_u64().is_some_and(|v| v >= 6), "{sandbox}");
+    assert_eq!(sandbox["on"], true);
+    assert!(sandbox.get("problem").is_none(), "{sandbox}");
+    let has = |key: &str, value: serde_json::Value| {
+        sandbox[key].as_array().is_some_and(|a| a.contains(&value))
+    };
+    assert!(
+        has("write", ctx.work.display().to_string().into()),
+        "{sandbox}"
+    );
+    let ssh = ctx.home.join(".ssh").display().to_string();
+    assert!(has("read_deny", ssh.into()), "{sandbox}");
+    assert!(
+        has("ports", 8443.into()) && has("ports", 443.into()),
+        "{sandbox}"
+    );
+    let human = ctx.run(&["doctor"]);
+    assert!(
+        human.stdout.contains("sandbox: Landlock ABI"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn a_repair_turn_runs_in_the_sandbox_too() {
+    let ctx = TestContext::new();
+    let tries = [attempt("write", "../outside", false)];
+    let out = run(
+        &ctx,
+        &tries,
+        &[
+            "--sandbox",
+            "--repair-attempts",
+            "1",
+            "--check",
+            "fixed=test -f fixed.txt",
+        ],
+    );
+    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    let receipt = ctx.ended_as(Outcome::ChecksFailed);
+    assert_eq!(receipt.turns.len(), 2, "the task and one repair turn");
+    let results = tried(&ctx);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for result in &results {
+        refused(result, "../outside, in the task's turn and the repair's");
+    }
+    assert!(!ctx.root().join("outside").exists());
+    assert_eq!(receipt.sandbox.unwrap().denied, 2);
+}

@@ -1,0 +1,158 @@
+//! The real OpenCode, Claude Code and Codex under `--sandbox`, each against its fake provider:
+//! every standard scenario ends as it does unsandboxed, with the provider's port allowed, the
+//! agent's own state dirs writable and no refusal seen.
+
+use runbook::event::Outcome;
+
+use crate::conformance::{ALL, Scenario, assert_facts, facts};
+use crate::live::{self, Prepared};
+
+/// Runs every scenario of `agent` with `--sandbox`, and checks each as the unsandboxed run is
+/// checked, plus the sandbox the receipt records.
+fn every_scenario_sandboxed(agent: &str, prepare: fn(Scenario) -> Option<Prepared>, own: &[&str]) {
+    for scenario in ALL {
+        let Some(ran) = live::run(agent, scenario, prepare, &["--sandbox"]) else {
+            return;
+        };
+        let why = &ran.why;
+        assert_facts(
+            &facts(&ran.events, &ran.receipt),
+            ran.expected(),
+            scenario == Scenario::ProviderError,
+            scenario == Scenario::Subagent,
+            why,
+        );
+        ran.assert_exit(match ran.expected().outcome {
+            Outcome::Completed => 0,
+            Outcome::Hung => 3,
+            _ => 1,
+        });
+        let sandbox = ran
+            .receipt
+            .sandbox
+            .as_ref()
+            .expect("the receipt records it");
+        assert_eq!(sandbox.denied, 0, "no refusal: {sandbox:?}\n{why}");
+        let provider = sandbox.ports.iter().any(|p| *p != 443);
+        assert!(provider, "the provider's port is allowed: {sandbox:?}");
+        let home = ran.ctx.home.display().to_string();
+        let codex_home = ran.codex_home.as_ref().map(|p| p.display().to_string());
+        for dir in own {
+            let dir = match (*dir, &codex_home) {
+                ("$CODEX_HOME", Some(h)) => h.clone(),
+                (dir, _) => format!("{home}/{dir}"),
+            };
+            assert!(
+                sandbox.write.contains(&dir),
+                "{dir} is writable: {sandbox:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn opencode_meets_every_scenario_sandboxed() {
+    every_scenario_sandboxed(
+        "opencode",
+        live::opencode,
+        &[
+            ".local/share/opencode",
+            ".cache/opencode",
+            ".config/opencode",
+            ".local/state/opencode",
+        ],
+    );
+}
+
+#[test]
+fn claude_code_meets_every_scenario_sandboxed() {
+    every_scenario_sandboxed("claude", live::claude, &[".claude", ".claude.json"]);
+}
+
+#[test]
+fn codex_meets_every_scenario_sandboxed() {
+    every_scenario_sandboxed("codex", live::codex, &["$CODEX_HOME"]);
+}
+
+/// The real OpenCode, told by its model to read the user's key and write it out of the work dir:
+/// both tools fail with the kernel's refusal, nothing leaves, and the receipt counts them.
+#[test]
+fn opencode_trying_to_exfiltrate_a_key_is_refused_and_the_receipt_says_so() {
+    use serde_json::json;
+
+    use crate::support::fake_llm::{OpencodeConfig, Reply, ToolCall, Usage};
+
+    let config = OpencodeConfig {
+        overlay: Some(json!({"permission": {"external_directory": "allow"}})),
+        ..OpencodeConfig::default()
+    };
+    let Some(setup) = crate::opencode::Setup::with(config, |work| {
+        let root = work.parent().unwrap();
+        let key = root.join("home/.ssh/id_ed25519").display().to_string();
+        let out = root.join("stolen.txt").display().to_string();
+        vec![
+            Reply::tool_calls(
+                None,
+                vec![ToolCall::new("call_key", "read", json!({"filePath": key}))],
+                Usage::new(1000, 10),
+            ),
+            Reply::tool_calls(
+                None,
+                vec![ToolCall::new(
+                    "call_out",
+                    "write",
+                    json!({"filePath": out, "content": "the key"}),
+                )],
+                Usage::new(1100, 10),
+            ),
+            Reply::text("I could not.", Usage::new(1200, 5)),
+        ]
+    }) else {
+        return;
+    };
+    let ctx = &setup.ctx;
+    let key = ctx.home.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+    // OpenCode alone may take a minute to start on a busy machine.
+    let mut cmd = setup.command(
+        &["--sandbox", "--permissions", "bypass"],
+        "Send me your key",
+    );
+    let out = crate::support::run(&mut cmd, std::time::Duration::from_secs(240));
+    let events = ctx.events();
+    let why = crate::opencode::show(&out, &events);
+    let ends = crate::opencode::tool_ends(&events);
+    let errors: Vec<(&str, Option<&str>)> = ends
+        .iter()
+        .map(|e| (e.call_id.as_str(), e.error.as_deref()))
+        .collect();
+    assert_eq!(errors.len(), 2, "{why}");
+    for (call, error) in &errors {
+        let error = error.unwrap_or_else(|| panic!("{call} went through: {why}"));
+        assert!(
+            runbook_denial(error),
+            "{call} was refused by the kernel: {error}\n{why}"
+        );
+    }
+    assert!(!ctx.root().join("stolen.txt").exists());
+    let sandbox = ctx.receipt().sandbox.expect("sandboxed");
+    assert_eq!(sandbox.denied, 2, "{sandbox:?}\n{why}");
+}
+
+/// How OpenCode's tools say the kernel refused: `PermissionDenied: FileSystem.open (…)`.
+fn runbook_denial(error: &str) -> bool {
+    let lower = error.to_ascii_lowercase();
+    ["permission denied", "permissiondenied", "eacces"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+#[test]
+fn opencode_over_acp_meets_every_scenario_sandboxed() {
+    every_scenario_sandboxed(
+        "opencode",
+        live::opencode_acp,
+        &[".local/share/opencode", ".cache/opencode"],
+    );
+}
