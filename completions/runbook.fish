@@ -35,6 +35,7 @@ complete -c runbook -n "__fish_runbook_needs_command" -f -a "status" -d 'Show ho
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
@@ -71,6 +72,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l check-timeout -d
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-attempts -d 'Times to resume the session to fix checks' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l repair-budget -d 'What repairs may spend, on top of the task' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l events-to -d 'Write every event to this file or FIFO' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l upload -d 'Upload the run to object storage' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l then -d 'Then continue with this prompt (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l on-event -d 'Pipe every event to this command (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l name -d 'A name for the run [default: the run id]' -r
@@ -148,6 +150,15 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand upload" -l to -d 'Where to: s3://bucket/prefix, gs://…, az://…, file:///path [default: the `upload` setting]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand upload" -l runs-dir -d 'Where run directories go' -r
+complete -c runbook -n "__fish_runbook_using_subcommand upload" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand upload" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand upload" -l all -d 'Upload every finished run whose receipt is not in the bucket yet'
+complete -c runbook -n "__fish_runbook_using_subcommand upload" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand upload" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s output [default: detected]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
@@ -194,6 +205,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l check-timeout
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-attempts -d 'Times to resume the session to fix checks' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l repair-budget -d 'What repairs may spend, on top of the task' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l events-to -d 'Write every event to this file or FIFO' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l upload -d 'Upload the run to object storage' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l cwd -d 'The directory the agent works in' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l env-file -d 'Read agent variables from FILE (repeatable)' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l runs-dir -d 'Where run directories go' -r
@@ -240,6 +252,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l check-timeout
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-attempts -d 'Times to resume the session to fix checks' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l repair-budget -d 'What repairs may spend, on top of the task' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l events-to -d 'Write every event to this file or FIFO' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l upload -d 'Upload the run to object storage' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
@@ -266,14 +279,15 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report replay config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -14,9 +14,13 @@ pub(crate) fn report(
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
-    let runs = Runs::new(rundir::runs_dir(&config)?);
-    let dir = runs.locate(args.run.as_deref())?;
-    let state = runs::load(&dir)?;
+    let state = match args.run.as_deref().filter(|r| crate::bucket::is_url(r)) {
+        Some(url) => super::remote::load(url)?,
+        None => {
+            let runs = Runs::new(rundir::runs_dir(&config)?);
+            runs::load(&runs.locate(args.run.as_deref())?)?
+        }
+    };
     for w in state.warnings {
         warn(w);
     }

@@ -323,6 +323,19 @@ pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     .brief("Where run directories go")
     .heading(Heading::RunDir, 1),
 );
+pub(crate) static UPLOAD: Typed<String> = Typed::new(
+    Key::new(
+        "upload",
+        Kind::Text,
+        "At the end of the run, upload its directory to object storage under URL/runs/<run id>/, the receipt last: s3://bucket/prefix, gs://…, az://…, file:///path. Credentials come from the provider's usual variables and files (AWS_*, GOOGLE_*, AZURE_*); a failed upload is retried, then reported, and changes neither the exit code nor the local copy",
+    )
+    .example("\"s3://team-runs/nightly\"")
+    .env()
+    .flag(Flag::Run)
+    .trust(Trust::WritesOutside)
+    .brief("Upload the run to object storage")
+    .heading(Heading::RunDir, 3),
+);
 pub(crate) static COLOR: Defaulted<ColorChoice> = Defaulted::new(
     Key::new("color", Kind::Color, "When to use colour")
         .default("auto")
@@ -341,7 +354,7 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 33] = [
+static KEYS: [&Key; 34] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
     &VIA.0.key,
@@ -373,6 +386,7 @@ static KEYS: [&Key; 33] = [
     &ON_EVENT_RAW.0.key,
     &EVENTS_TO.key,
     &RUNS_DIR.key,
+    &UPLOAD.key,
     &COLOR.0.key,
     &PRICES.key,
 ];

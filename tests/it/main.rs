@@ -10,6 +10,7 @@
 mod acp;
 mod acp_adapters;
 mod acp_scripted;
+mod bucket;
 mod checks;
 mod config;
 mod conformance;

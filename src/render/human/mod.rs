@@ -265,6 +265,7 @@ impl Human {
             | K::StuckWarning(_)
             | K::StuckDetected(_)
             | K::StorageFailed { .. }
+            | K::UploadFailed(_)
             | K::ObserverFinished(_)
             | K::ObserverFailed { .. }
             | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
