@@ -12,7 +12,7 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use object_store::path::Path as Key;
 
-pub(crate) use open::{is_url, open};
+pub(crate) use open::{hide_credentials, is_url, open};
 pub(crate) use read::{FetchError, fetch, fetch_all, list_runs};
 pub(crate) use upload::{Uploaded, upload_run, uploaded};
 

@@ -30,6 +30,14 @@ pub(crate) fn is_url(text: &str) -> bool {
         .is_some_and(|(scheme, _)| SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)))
 }
 
+/// Has every writer of this process mask what could be a credential in the URL `text` (its
+/// user information, query and fragment).
+pub(crate) fn hide_credentials(text: &str) {
+    if let Ok(url) = Url::parse(text) {
+        masked(&url);
+    }
+}
+
 /// Opens the bucket `text` names. Credentials come from the provider's usual environment
 /// variables and files (`AWS_*`, `GOOGLE_*`, `AZURE_*`), never from runbook's own settings.
 pub(crate) fn open(text: &str) -> Result<Bucket, Error> {

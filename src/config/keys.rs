@@ -326,7 +326,7 @@ pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
 pub(crate) static UPLOAD: Typed<String> = Typed::new(
     Key::new(
         "upload",
-        Kind::Text,
+        Kind::Url,
         "At the end of the run, upload its directory to object storage under URL/runs/<run id>/, the receipt last: s3://bucket/prefix, gs://…, az://…, file:///path. Credentials come from the provider's usual variables and files (AWS_*, GOOGLE_*, AZURE_*); a failed upload is retried, then reported, and changes neither the exit code nor the local copy",
     )
     .example("\"s3://team-runs/nightly\"")
@@ -334,7 +334,7 @@ pub(crate) static UPLOAD: Typed<String> = Typed::new(
     .flag(Flag::Run)
     .trust(Trust::WritesOutside)
     .brief("Upload the run to object storage")
-    .heading(Heading::RunDir, 3),
+    .heading(Heading::Output, 7),
 );
 pub(crate) static COLOR: Defaulted<ColorChoice> = Defaulted::new(
     Key::new("color", Kind::Color, "When to use colour")
@@ -386,8 +386,8 @@ static KEYS: [&Key; 34] = [
     &ON_EVENT_RAW.0.key,
     &EVENTS_TO.key,
     &RUNS_DIR.key,
-    &UPLOAD.key,
     &COLOR.0.key,
+    &UPLOAD.key,
     &PRICES.key,
 ];
 

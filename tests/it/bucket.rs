@@ -264,7 +264,7 @@ fn a_wrong_secret_is_refused_by_the_server_and_credentials_are_never_shown() {
     let wrong = "wrong-secret-Qq81LmZ0";
     ctx.env("AWS_SECRET_ACCESS_KEY", wrong);
     let out = ctx.run(&["list", "s3://team-runs/any"]);
-    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    out.assert_exit(6);
     out.assert_stderr_has("403").assert_hides(wrong);
     // Credentials written into a URL are masked wherever the URL is told.
     let url = "s3://AKIAINURL0001:in-url-secret-77Hx@team-runs/any?sig=query-secret-55Jk";
@@ -280,6 +280,13 @@ fn a_wrong_secret_is_refused_by_the_server_and_credentials_are_never_shown() {
         .assert_hides("in-url-secret-77Hx")
         .assert_hides(wrong);
     ctx.assert_no_run_file_holds("in-url-secret-77Hx");
+    let mut ctx = ctx;
+    ctx.env("RUNBOOK_UPLOAD", url);
+    ctx.run(&["config"])
+        .assert_exit(0)
+        .assert_stdout_has("upload")
+        .assert_hides("in-url-secret-77Hx")
+        .assert_hides("query-secret-55Jk");
     ctx.assert_no_run_file_holds("query-secret-55Jk");
     ctx.assert_no_run_file_holds(wrong);
 }
