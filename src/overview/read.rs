@@ -202,7 +202,7 @@ pub(crate) fn read_all(dirs: &[PathBuf], filter: &Filter) -> std::io::Result<Fou
             .collect()
     });
     let mut found = gather(reads.into_iter().flatten(), filter);
-    found.runs.sort_by_key(|r| r.started_at);
+    found.runs.sort_by(in_order);
     Ok(found)
 }
 
@@ -228,7 +228,7 @@ impl Found {
     /// Adds the runs of `other`, keeping them in the order they started.
     pub(crate) fn merge(&mut self, other: Found) {
         self.runs.extend(other.runs);
-        self.runs.sort_by_key(|r| r.started_at);
+        self.runs.sort_by(in_order);
         self.running += other.running;
         self.abandoned += other.abandoned;
         for (why, n) in other.skipped {
@@ -253,8 +253,17 @@ pub(crate) fn read_bucket(bucket: &Bucket, filter: &Filter) -> Result<Found, Str
     });
     let partial = partial.iter().map(|_| Read::Skipped(NOT_WHOLE.to_owned()));
     let mut found = gather(reads.chain(partial), filter);
-    found.runs.sort_by_key(|r| r.started_at);
+    found.runs.sort_by(in_order);
     Ok(found)
+}
+
+/// Runs in the order they started, those that started together by id: the same order however
+/// they were read (a directory's listing, a bucket's), so that sums of money add up alike to the
+/// last bit.
+fn in_order(a: &RunFacts, b: &RunFacts) -> std::cmp::Ordering {
+    a.started_at
+        .cmp(&b.started_at)
+        .then_with(|| a.run_id.cmp(&b.run_id))
 }
 
 /// Why a run in a bucket without its receipt is skipped.
