@@ -7,7 +7,8 @@ its floor or peer and the command that reproduces it, then the detailed tables t
 
 Runs, in order: `benches/adapters.py` (every adapter against its floor, tiny events, latency,
 memory, idle CPU), `benches/startup.py`, `cargo bench --bench inspect` and `cargo bench --bench
-stats`. Everything between the two dashboard markers in BENCHMARKS.md is replaced; the rest of the
+stats`, and keeps what it measured in target/dashboard.json (`DASHBOARD_FROM=target/dashboard.json`
+renders the page again from it without measuring). Everything between the two dashboard markers in BENCHMARKS.md is replaced; the rest of the
 file is left as it is. `DASHBOARD_OUT=FILE` writes the section to FILE instead (to look first).
 Python 3 standard library only.
 """
@@ -84,9 +85,10 @@ def throughput_rows(res):
             n = res["tiny_events"]
             eps = med([n / w for w in r["runbook"]]) / 1e6
             floor = med([n / w for w in r["floor"]]) / 1e6
+            other = f"{med([n / w for w in r['other_wall']]) / 1e6:.2f} M/s" if r.get("other_wall") else ""
             rows.append((f"tiny Codex lines ({n:,}, ~{r['size'] / n:.0f} B each), events/s",
                          f"**{eps:.2f} M/s**", f"floor `agent \\| tee`: {floor:.2f} M lines/s", "≥ 2 M/s",
-                         compare(r)))
+                         other))
             continue
         mbs = r["size"] / 1e6 / med(r["runbook"])
         ratio = med(r["ratios"])
@@ -156,24 +158,26 @@ def bench_rows(startup, inspect, stats):
     live = table_cells(inspect, "`status --live`: event appended")
     if live:
         rows.append(("`status --live`: event appended → printed", live[1], "", live[2], ""))
-    lst = table_cells(inspect, "`list --all` over 10,000 runs")
+    lst = table_cells(inspect, "`list --all` over")
     if lst:
         rows.append(("`list --all` over 10,000 runs", lst[1], "", lst[2], ""))
-    for n in ("10,000", "100,000"):
-        s = table_cells(stats, n)
-        if s:
-            rows.append((f"`stats --json` over {n} receipts", f"**{s[1]}**", f"floor (read the receipts): {s[2]}", s[3], ""))
+    for line in stats.splitlines():
+        s = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(s) == 4 and s[0].isdigit():
+            rows.append((f"`stats --json` over {int(s[0]):,} receipts", f"**{s[1]}**",
+                         f"floor (read the receipts): {s[2]}", s[3], ""))
     return rows
 
 
-def render(res, adapters_text, startup, inspect, stats):
-    other = os.environ.get("BENCH_COMPARE")
+def render(got):
+    res, adapters_text, startup, inspect, stats = (got["res"], got["adapters"], got["startup"], got["inspect"],
+                                                   got["stats"])
+    other = got.get("other")
     head = ["| figure | runbook | floor or peer, same run | goal |" + (" the other build, same run |" if other else ""),
             "|---|---|---|---|" + ("---|" if other else "")]
     rows = throughput_rows(res) + latency_rows(res) + memory_rows(res) + bench_rows(startup, inspect, stats)
     body = [f"| {a} | {b} | {c} | {d} |" + (f" {e} |" if other else "") for a, b, c, d, e in rows]
-    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    out = [BEGIN, "", f"Measured {when} on {host()}; load average {os.getloadavg()[0]:.2f} at the end.",
+    out = [BEGIN, "", f"Measured {got['when']} on {host()}; load average {got['load']:.2f} at the end.",
            "Regenerate everything below with `python3 benches/dashboard.py` (about 15 minutes, quiet machine);"
            " each part alone: `python3 benches/adapters.py` (`BENCH_ONLY=throughput,tiny,latency,memory,idle`),"
            " `python3 benches/startup.py RUNBOOK FAKE_AGENT 20`, `cargo bench --bench inspect`, `cargo bench --bench stats`."
@@ -196,13 +200,24 @@ def build():
 
 
 def main():
-    rb, fake = build()
-    with tempfile.TemporaryDirectory(prefix="runbook-dashboard-") as scratch:
-        res, adapters_text = run_adapters(rb, scratch)
-    startup = run_startup(rb, fake)
-    inspect = run_cargo_bench("inspect")
-    stats = run_cargo_bench("stats")
-    section = render(res, adapters_text, startup, inspect, stats)
+    # Every measurement of the last run is kept, so the page can be rendered again without
+    # measuring (`DASHBOARD_FROM=target/dashboard.json`).
+    kept = os.path.join(REPO, "target", "dashboard.json")
+    if os.environ.get("DASHBOARD_FROM"):
+        with open(os.environ["DASHBOARD_FROM"]) as f:
+            got = json.load(f)
+    else:
+        rb, fake = build()
+        with tempfile.TemporaryDirectory(prefix="runbook-dashboard-") as scratch:
+            res, adapters_text = run_adapters(rb, scratch)
+        got = {"res": res, "adapters": adapters_text, "startup": run_startup(rb, fake),
+               "inspect": run_cargo_bench("inspect"), "stats": run_cargo_bench("stats"),
+               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg()[0],
+               "other": os.environ.get("BENCH_COMPARE")}
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        with open(kept, "w") as f:
+            json.dump(got, f)
+    section = render(got)
     if os.environ.get("DASHBOARD_OUT"):
         with open(os.environ["DASHBOARD_OUT"], "w") as f:
             f.write(section)

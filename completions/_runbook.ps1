@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools')
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
+            [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload runs made earlier or offline to object storage')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check each agent: its binary, version, model and price')
@@ -67,6 +68,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--repair-attempts', '--repair-attempts', [CompletionResultType]::ParameterName, 'Times to resume the session to fix checks')
             [CompletionResult]::new('--repair-budget', '--repair-budget', [CompletionResultType]::ParameterName, 'What repairs may spend, on top of the task')
             [CompletionResult]::new('--events-to', '--events-to', [CompletionResultType]::ParameterName, 'Write every event to this file or FIFO')
+            [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload the run to object storage')
             [CompletionResult]::new('--then', '--then', [CompletionResultType]::ParameterName, 'Then continue with this prompt (repeatable)')
             [CompletionResult]::new('--on-event', '--on-event', [CompletionResultType]::ParameterName, 'Pipe every event to this command (repeatable)')
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'A name for the run [default: the run id]')
@@ -209,6 +211,18 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'runbook;upload' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to: s3://bucket/prefix, gs://…, az://…, file:///path [default: the `upload` setting]')
+            [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Upload every finished run whose receipt is not in the bucket yet')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'runbook;replay' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Read the file as this agent''s output [default: detected]')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model the recording used, to price it')
@@ -255,6 +269,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--repair-attempts', '--repair-attempts', [CompletionResultType]::ParameterName, 'Times to resume the session to fix checks')
             [CompletionResult]::new('--repair-budget', '--repair-budget', [CompletionResultType]::ParameterName, 'What repairs may spend, on top of the task')
             [CompletionResult]::new('--events-to', '--events-to', [CompletionResultType]::ParameterName, 'Write every event to this file or FIFO')
+            [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload the run to object storage')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'The directory the agent works in')
             [CompletionResult]::new('--env-file', '--env-file', [CompletionResultType]::ParameterName, 'Read agent variables from FILE (repeatable)')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
@@ -300,6 +315,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--repair-attempts', '--repair-attempts', [CompletionResultType]::ParameterName, 'Times to resume the session to fix checks')
             [CompletionResult]::new('--repair-budget', '--repair-budget', [CompletionResultType]::ParameterName, 'What repairs may spend, on top of the task')
             [CompletionResult]::new('--events-to', '--events-to', [CompletionResultType]::ParameterName, 'Write every event to this file or FIFO')
+            [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload the run to object storage')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
@@ -342,6 +358,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools')
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
+            [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload runs made earlier or offline to object storage')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check each agent: its binary, version, model and price')
@@ -370,6 +387,9 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;help;report' {
+            break
+        }
+        'runbook;help;upload' {
             break
         }
         'runbook;help;replay' {

@@ -16,9 +16,6 @@ _runbook() {
             ",$1")
                 cmd="runbook"
                 ;;
-            runbook,batch)
-                cmd="runbook__subcmd__batch"
-                ;;
             runbook,completions)
                 cmd="runbook__subcmd__completions"
                 ;;
@@ -52,20 +49,8 @@ _runbook() {
             runbook,trust)
                 cmd="runbook__subcmd__trust"
                 ;;
-            runbook__subcmd__batch,clean)
-                cmd="runbook__subcmd__batch__subcmd__clean"
-                ;;
-            runbook__subcmd__batch,help)
-                cmd="runbook__subcmd__batch__subcmd__help"
-                ;;
-            runbook__subcmd__batch__subcmd__help,clean)
-                cmd="runbook__subcmd__batch__subcmd__help__subcmd__clean"
-                ;;
-            runbook__subcmd__batch__subcmd__help,help)
-                cmd="runbook__subcmd__batch__subcmd__help__subcmd__help"
-                ;;
-            runbook__subcmd__help,batch)
-                cmd="runbook__subcmd__help__subcmd__batch"
+            runbook,upload)
+                cmd="runbook__subcmd__upload"
                 ;;
             runbook__subcmd__help,completions)
                 cmd="runbook__subcmd__help__subcmd__completions"
@@ -100,8 +85,8 @@ _runbook() {
             runbook__subcmd__help,trust)
                 cmd="runbook__subcmd__help__subcmd__trust"
                 ;;
-            runbook__subcmd__help__subcmd__batch,clean)
-                cmd="runbook__subcmd__help__subcmd__batch__subcmd__clean"
+            runbook__subcmd__help,upload)
+                cmd="runbook__subcmd__help__subcmd__upload"
                 ;;
             *)
                 ;;
@@ -110,7 +95,7 @@ _runbook() {
 
     case "${cmd}" in
         runbook)
-            opts="-h -V --color --width --help --version run status batch list stats report replay config doctor trust completions help"
+            opts="-h -V --color --width --help --version run status list stats report upload replay config doctor trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -124,128 +109,6 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        runbook__subcmd__batch)
-            opts="-j -h -V --tasks --jobs --max-fail --fail-fast --max-cost --keep --junit --trust --json --runs-dir --color --width --help --version clean help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --tasks)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --jobs)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -j)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-fail)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-cost)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --keep)
-                    COMPREPLY=($(compgen -W "none failed all" -- "${cur}"))
-                    return 0
-                    ;;
-                --junit)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --runs-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --width)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        runbook__subcmd__batch__subcmd__clean)
-            opts="-h -V --runs-dir --color --width --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --runs-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --width)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        runbook__subcmd__batch__subcmd__help)
-            opts="clean help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        runbook__subcmd__batch__subcmd__help__subcmd__clean)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        runbook__subcmd__batch__subcmd__help__subcmd__help)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -276,7 +139,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__config)
-            opts="-m -h -V --init --keys --wide --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --sandbox --allow-port --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --cwd --env-file --json --runs-dir --color --width --help --version"
+            opts="-m -h -V --init --keys --wide --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --upload --cwd --env-file --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -314,10 +177,6 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --allow-port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -343,7 +202,7 @@ _runbook() {
                     return 0
                     ;;
                 --stuck)
-                    COMPREPLY=($(compgen -W "off warn stop nudge" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
                     return 0
                     ;;
                 --stuck-repeat)
@@ -379,6 +238,10 @@ _runbook() {
                     return 0
                     ;;
                 --events-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --upload)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -410,7 +273,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__doctor)
-            opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --sandbox --allow-port --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --json --runs-dir --color --width --help --version"
+            opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --upload --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -448,10 +311,6 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --allow-port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -477,7 +336,7 @@ _runbook() {
                     return 0
                     ;;
                 --stuck)
-                    COMPREPLY=($(compgen -W "off warn stop nudge" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
                     return 0
                     ;;
                 --stuck-repeat)
@@ -516,6 +375,10 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --upload)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --runs-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -536,36 +399,8 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help)
-            opts="run status batch list stats report replay config doctor trust completions help"
+            opts="run status list stats report upload replay config doctor trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        runbook__subcmd__help__subcmd__batch)
-            opts="clean"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        runbook__subcmd__help__subcmd__batch__subcmd__clean)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -731,6 +566,20 @@ _runbook() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        runbook__subcmd__help__subcmd__upload)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         runbook__subcmd__list)
             opts="-n -h -V --limit --all --outcome --agent --here --json --wide --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -846,7 +695,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__run)
-            opts="-m -y -q -v -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --sandbox --allow-port --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --task-file --task-id --trust --json --quiet --verbose --runs-dir --color --width --help --version"
+            opts="-m -y -q -v -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --upload --then --on-event --summary --name --check --no-checks --plan-only --yes --max-revisions --cwd --env-file --trust --json --quiet --verbose --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -884,10 +733,6 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --allow-port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -913,7 +758,7 @@ _runbook() {
                     return 0
                     ;;
                 --stuck)
-                    COMPREPLY=($(compgen -W "off warn stop nudge" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "off warn stop" -- "${cur}"))
                     return 0
                     ;;
                 --stuck-repeat)
@@ -952,6 +797,10 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --upload)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --then)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -977,14 +826,6 @@ _runbook() {
                     return 0
                     ;;
                 --env-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --task-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --task-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1094,6 +935,36 @@ _runbook() {
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        runbook__subcmd__upload)
+            opts="-h -V --all --to --runs-dir --color --width --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0

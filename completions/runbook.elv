@@ -30,6 +30,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand list 'List runs, newest first'
             cand stats 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
             cand report 'Tell one run for a pull request, as Markdown or JSON'
+            cand upload 'Upload runs made earlier or offline to object storage'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from'
             cand doctor 'Check each agent: its binary, version, model and price'
@@ -63,6 +64,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --repair-attempts 'Times to resume the session to fix checks'
             cand --repair-budget 'What repairs may spend, on top of the task'
             cand --events-to 'Write every event to this file or FIFO'
+            cand --upload 'Upload the run to object storage'
             cand --then 'Then continue with this prompt (repeatable)'
             cand --on-event 'Pipe every event to this command (repeatable)'
             cand --name 'A name for the run [default: the run id]'
@@ -195,6 +197,17 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'runbook;upload'= {
+            cand --to 'Where to: s3://bucket/prefix, gs://…, az://…, file:///path [default: the `upload` setting]'
+            cand --runs-dir 'Where run directories go'
+            cand --color 'When to use colour: auto, always, never'
+            cand --width 'Lay the view out for this many columns'
+            cand --all 'Upload every finished run whose receipt is not in the bucket yet'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'runbook;replay'= {
             cand --agent 'Read the file as this agent''s output [default: detected]'
             cand -m 'The model the recording used, to price it'
@@ -240,6 +253,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --repair-attempts 'Times to resume the session to fix checks'
             cand --repair-budget 'What repairs may spend, on top of the task'
             cand --events-to 'Write every event to this file or FIFO'
+            cand --upload 'Upload the run to object storage'
             cand --cwd 'The directory the agent works in'
             cand --env-file 'Read agent variables from FILE (repeatable)'
             cand --runs-dir 'Where run directories go'
@@ -284,6 +298,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --repair-attempts 'Times to resume the session to fix checks'
             cand --repair-budget 'What repairs may spend, on top of the task'
             cand --events-to 'Write every event to this file or FIFO'
+            cand --upload 'Upload the run to object storage'
             cand --runs-dir 'Where run directories go'
             cand --color 'When to use colour: auto, always, never'
             cand --width 'Lay the view out for this many columns'
@@ -323,6 +338,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand list 'List runs, newest first'
             cand stats 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
             cand report 'Tell one run for a pull request, as Markdown or JSON'
+            cand upload 'Upload runs made earlier or offline to object storage'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand config 'Show the configuration in effect and where each value comes from'
             cand doctor 'Check each agent: its binary, version, model and price'
@@ -344,6 +360,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;stats'= {
         }
         &'runbook;help;report'= {
+        }
+        &'runbook;help;upload'= {
         }
         &'runbook;help;replay'= {
         }

@@ -53,6 +53,11 @@ pub enum Command {
     /// Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or
     /// JSON.
     Report(ReportArgs),
+    /// Upload runs made earlier or offline to object storage.
+    ///
+    /// Upload a run made earlier or offline (or with --all every finished run not yet there) to
+    /// object storage, as `run --upload` does: under URL/runs/<run id>/, the receipt last.
+    Upload(UploadArgs),
     /// Show a recorded agent transcript or runbook event log as `runbook run` showed it.
     Replay(ReplayArgs),
     /// Show the configuration in effect and where each value comes from.
@@ -231,6 +236,24 @@ pub struct ReportArgs {
     pub runs_dir: Flags<config::Runs>,
 }
 
+#[derive(Debug, Args)]
+pub struct UploadArgs {
+    /// A run id or a prefix of one, or a run directory [default: the latest].
+    #[arg(conflicts_with = "all")]
+    pub run: Option<String>,
+
+    /// Upload every finished run whose receipt is not in the bucket yet.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Where to: s3://bucket/prefix, gs://…, az://…, file:///path [default: the `upload` setting].
+    #[arg(long, value_name = "URL")]
+    pub to: Option<String>,
+
+    #[command(flatten)]
+    pub runs_dir: Flags<config::Runs>,
+}
+
 /// The forms of `runbook report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {
@@ -268,6 +291,10 @@ pub struct DoctorArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// A bucket to list instead of the runs directory: s3://bucket/prefix, gs://…, az://…, file:///path.
+    #[arg(value_name = "BUCKET")]
+    pub bucket: Option<String>,
+
     /// Show at most this many runs.
     #[arg(short = 'n', long, value_name = "N", default_value_t = 20, allow_hyphen_values = true, value_parser = parse_limit)]
     pub limit: usize,

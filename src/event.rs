@@ -435,6 +435,11 @@ pub enum EventKind {
         /// How the agent's process exited.
         exit: ExitInfo,
     },
+    /// The run's directory could not be uploaded to object storage (`--upload`), each request
+    /// having had its retries; the only event after `run.finished`. The local copy is whole and
+    /// the exit code is the run's own.
+    #[serde(rename = "upload.failed")]
+    UploadFailed(UploadFailure),
     /// What the run changed in its git repository since it started, just before it ends.
     #[serde(rename = "changes")]
     Changes(Changes),
@@ -514,6 +519,7 @@ impl EventKind {
             EventKind::PermissionStalled { .. } => "permission.stalled",
             EventKind::ObserverFinished(_) => "observer.finished",
             EventKind::ObserverFailed { .. } => "observer.failed",
+            EventKind::UploadFailed(_) => "upload.failed",
             EventKind::Changes(_) => "changes",
             EventKind::Summary { .. } => "summary",
             EventKind::AgentWarning { .. } => "agent.warning",
@@ -567,11 +573,21 @@ impl EventKind {
                 | EventKind::ObserverFinished(_)
                 | EventKind::ObserverFailed { .. }
                 | EventKind::Changes(_)
+                | EventKind::UploadFailed(_)
                 | EventKind::Summary { .. }
                 | EventKind::AfterFinalWord { .. }
                 | EventKind::PermissionAnswered { .. }
         )
     }
+}
+
+/// An upload of a run's directory that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UploadFailure {
+    /// Where the run was to go, with any credential in the URL masked.
+    pub url: String,
+    /// Why it failed, in a sentence.
+    pub error: String,
 }
 
 /// The git repository a run's agent worked in, as the run found it.

@@ -16,6 +16,7 @@ mod agent_env;
 mod agent_kind;
 mod batched;
 mod bounds;
+mod bucket;
 mod cli;
 mod commands;
 mod config;
@@ -113,6 +114,7 @@ pub fn main() -> ExitCode {
             cli::Command::List(args) => commands::list::list(&args, &cli.global),
             cli::Command::Report(args) => commands::report::report(&args, &cli.global),
             cli::Command::Stats(args) => commands::stats::stats(&args, &cli.global),
+            cli::Command::Upload(args) => commands::upload::upload(&args, &cli.global),
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Doctor(args) => commands::doctor::doctor(&args, &cli.global).await,

@@ -153,6 +153,10 @@ pub struct Receipt {
     /// did not complete ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
+    /// The run's upload to object storage (`--upload`) that failed, when its last one did; absent
+    /// when it was not uploaded or its upload succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_failed: Option<crate::event::UploadFailure>,
 }
 
 /// What the whole run did, in a few sentences. Receipts of older versions have only `text` and
@@ -492,6 +496,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         git: info.git.as_deref().cloned(),
         changes: s.changes.clone(),
         summary: s.summary.as_ref().and_then(Summary::of),
+        upload_failed: s.upload_failed.clone(),
         provider_errors: s.provider_errors.clone(),
         agent_errors: s.agent_errors.clone(),
         unparsed_lines: UnparsedLines {
@@ -622,6 +627,26 @@ pub(crate) fn write_atomically(path: &Path, value: &impl Serialize) -> io::Resul
     let mut bytes = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
     bytes.push(b'\n');
     crate::redact::write::atomically(path, "json.tmp", &crate::redact::current().mask(&bytes))
+}
+
+/// Records in a run's receipt how its last upload went: the failure, or none once it succeeded.
+/// The receipt is rewritten whole, atomically; nothing else in it changes.
+pub(crate) fn record_upload(
+    path: &Path,
+    failure: Option<crate::event::UploadFailure>,
+) -> io::Result<()> {
+    let bytes = crate::files::read(
+        path,
+        crate::files::RECEIPT_LIMIT,
+        crate::files::Links::Refuse,
+    )
+    .map_err(io::Error::other)?;
+    let mut receipt: Receipt = serde_json::from_slice(&bytes).map_err(io::Error::other)?;
+    if receipt.upload_failed == failure {
+        return Ok(());
+    }
+    receipt.upload_failed = failure;
+    write_atomically(path, &receipt)
 }
 
 #[cfg(test)]

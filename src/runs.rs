@@ -153,7 +153,7 @@ impl Runs {
 }
 
 /// `20261122-043355-7k3mq`.
-fn looks_like_run_id(name: &str) -> bool {
+pub(crate) fn looks_like_run_id(name: &str) -> bool {
     let b = name.as_bytes();
     b.len() >= 17
         && b[..8].iter().all(u8::is_ascii_digit)
@@ -191,14 +191,7 @@ pub(crate) struct RunState {
 pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
     let receipt_path = run_dir.join(RECEIPT);
     if let Some(bytes) = read_receipt(&receipt_path)? {
-        let mut receipt = serde_json::from_slice(&bytes).map_err(|e| {
-            anyhow::anyhow!(
-                "{} is not a valid receipt ({e}); the run's events are in {EVENTS}",
-                receipt_path.display()
-            )
-        })?;
-        let warnings = crate::bounds::hold(&mut receipt);
-        return Ok(RunState { receipt, warnings });
+        return parse_receipt(&bytes, &receipt_path.display().to_string());
     }
     let (stats, warnings) = fold_log(&run_dir.join(EVENTS))?;
     let Some(info) = stats.info.as_ref() else {
@@ -215,6 +208,16 @@ pub(crate) fn load(run_dir: &Path) -> anyhow::Result<RunState> {
     };
     let receipt = Receipt::unfinished(&stats, outcome, message, now)
         .ok_or_else(|| anyhow::anyhow!("{} has no run.started event", run_dir.display()))?;
+    Ok(RunState { receipt, warnings })
+}
+
+/// A receipt read back (foreign input: its figures held to their bounds); `name` says where it
+/// was read from.
+pub(crate) fn parse_receipt(bytes: &[u8], name: &str) -> anyhow::Result<RunState> {
+    let mut receipt = serde_json::from_slice(bytes).map_err(|e| {
+        anyhow::anyhow!("{name} is not a valid receipt ({e}); the run's events are in {EVENTS}")
+    })?;
+    let warnings = crate::bounds::hold(&mut receipt);
     Ok(RunState { receipt, warnings })
 }
 
@@ -248,7 +251,15 @@ pub(crate) fn read_receipt(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
 fn fold_log(path: &Path) -> anyhow::Result<(RunStats, Vec<String>)> {
     let file = files::open(path, Links::Refuse)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    let mut reader = LineReader::new(file, EVENT_LINE_LIMIT);
+    fold_lines(file, &path.display().to_string())
+}
+
+/// Folds every complete, valid line of an event log read from `log`; `name` says where from.
+pub(crate) fn fold_lines(
+    log: impl std::io::Read,
+    name: &str,
+) -> anyhow::Result<(RunStats, Vec<String>)> {
+    let mut reader = LineReader::new(log, EVENT_LINE_LIMIT);
     let mut stats = RunStats::default();
     let mut warnings = Vec::new();
     let mut number = 0;
@@ -259,14 +270,13 @@ fn fold_log(path: &Path) -> anyhow::Result<(RunStats, Vec<String>)> {
             break;
         }
         if line.is_overlong() {
-            warnings.push(too_long(path, number, line.total));
+            warnings.push(too_long(Path::new(name), number, line.total));
             continue;
         }
         match serde_json::from_slice::<Event>(&line.bytes) {
             Ok(ev) => stats.observe(&ev),
             Err(e) => warnings.push(format!(
-                "{} line {number} is not a valid event ({e}); skipped",
-                path.display()
+                "{name} line {number} is not a valid event ({e}); skipped"
             )),
         }
     }

@@ -346,6 +346,8 @@ pub struct RunStats {
     pub observers: Vec<crate::event::ObserverReport>,
     /// What the run changed in its repository.
     pub changes: Option<crate::event::Changes>,
+    /// The run's upload to object storage that failed, if it did.
+    pub upload_failed: Option<crate::event::UploadFailure>,
     /// The run's `summary` event (an `EventKind::Summary`).
     pub summary: Option<EventKind>,
     pub provider_errors: Vec<ProviderError>,
@@ -422,6 +424,7 @@ impl RunStats {
             EventKind::PermissionAnswered { .. } => self.asking = None,
             EventKind::ObserverFinished(report) => self.observers.push(report.clone()),
             EventKind::Changes(changes) => self.changes = Some(changes.clone()),
+            EventKind::UploadFailed(failure) => self.upload_failed = Some(failure.clone()),
             EventKind::Summary { .. } => self.summary = Some(ev.kind.clone()),
             EventKind::TurnCompleted { .. } | EventKind::TurnFailed { .. } => {
                 // A question left unanswered at the end of its turn is not asked any more.

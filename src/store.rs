@@ -87,3 +87,34 @@ impl Consumer for EventLog {
         Some(&self.path)
     }
 }
+
+/// Appends one event to the log of a run that has ended (`upload.failed`), stamped after its
+/// last whole line: the next sequence number, that line's turn, the time now.
+pub(crate) fn append_after_end(path: &Path, kind: crate::event::EventKind) -> io::Result<()> {
+    use crate::event::{Event, Turn};
+    use crate::lines::LineReader;
+    let file = crate::files::open(path, crate::files::Links::Refuse).map_err(io::Error::other)?;
+    // As long as `runs::EVENT_LINE_LIMIT`: far above any event runbook writes.
+    let mut reader = LineReader::new(file, 3 * crate::lines::MAX_LINE_BYTES);
+    let mut last: Option<Event> = None;
+    while let Some(line) = reader.next_line()? {
+        if !line.newline || line.is_overlong() {
+            continue;
+        }
+        if let Ok(ev) = serde_json::from_slice::<Event>(&line.bytes) {
+            last = Some(ev);
+        }
+    }
+    let ev = Event {
+        seq: last.as_ref().map_or(0, |ev| ev.seq + 1),
+        ts: std::time::SystemTime::now(),
+        turn: last.map_or(Turn::FIRST, |ev| ev.turn),
+        kind,
+    };
+    let mut line = Vec::new();
+    crate::encode::event(&mut line, &ev).map_err(io::Error::other)?;
+    line.push(b'\n');
+    let mut file = MaskedWriter::append(path)?;
+    file.write_all(&crate::redact::current().mask(&line))?;
+    file.flush()
+}

@@ -39,6 +39,10 @@ pub(crate) fn config(
             .chain(args.runs_dir.values()),
     )?;
     let env = agent_env::load(&config, &args.workspace.env_files)?;
+    if let Some(url) = config.get(&config::keys::UPLOAD) {
+        // Credentials written into the URL are shown masked, as everywhere else.
+        crate::bucket::hide_credentials(&url);
+    }
     let trust = trust_rows(&config, &env);
     if args.json {
         out::print_json(&settings::Report::new(&config, env.records(), trust), true)?;

@@ -25,12 +25,23 @@ use crate::term::print::{note, warn};
 
 pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::Result<ExitStatus> {
     let RunsHere { runs, color, here } = RunsHere::open(global, &args.runs_dir, args.here)?;
+    let (found, place) = match &args.bucket {
+        Some(url) => {
+            let bucket = crate::bucket::open(url)?;
+            let found = scan_bucket(&bucket, args, here.as_deref())?;
+            (found, bucket.shown().to_owned())
+        }
+        None => (
+            scan(&runs, args, here.as_deref())?,
+            runs.dir().display().to_string(),
+        ),
+    };
     let Found {
         rows,
         receipts,
         seen,
         more,
-    } = scan(&runs, args, here.as_deref())?;
+    } = found;
     let limited = (more > 0).then(|| Limited {
         kind: "list.limited",
         shown: rows.len(),
@@ -49,7 +60,7 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
         }
         out.flush()?;
     } else if rows.is_empty() {
-        let dir = runs.dir().display();
+        let dir = place;
         match seen {
             0 => warn(format!("no runs to list in {dir}")),
             1 => warn(format!(
@@ -144,6 +155,75 @@ fn scan(runs: &Runs, args: &ListArgs, here: Option<&Path>) -> anyhow::Result<Fou
     Ok(found)
 }
 
+/// [`scan`] over a bucket: the runs listed (page by page), newest first, and only the receipts
+/// the listing shows fetched (all of them with filters), a bounded number at a time. A run
+/// whose receipt is not there was not uploaded whole, and is skipped with a warning.
+fn scan_bucket(
+    bucket: &crate::bucket::Bucket,
+    args: &ListArgs,
+    here: Option<&Path>,
+) -> anyhow::Result<Found> {
+    let limit = if args.all { usize::MAX } else { args.limit };
+    let filtered = !args.outcome.is_empty() || args.agent.is_some() || here.is_some();
+    let listed = crate::bucket::list_runs(bucket).map_err(anyhow::Error::msg)?;
+    let newest: Vec<_> = listed.runs.iter().rev().collect();
+    let read = if filtered {
+        newest.len()
+    } else {
+        newest.len().min(limit)
+    };
+    let mut found = Found {
+        rows: Vec::new(),
+        receipts: Vec::new(),
+        seen: 0,
+        more: newest.len() - read,
+    };
+    let whole: Vec<_> = newest[..read].iter().filter(|r| r.receipt).collect();
+    for run in newest[..read].iter().filter(|r| !r.receipt) {
+        warn(format!(
+            "skipping {}: not uploaded whole (no {RECEIPT})",
+            run.id
+        ));
+    }
+    let files: Vec<Vec<&str>> = whole.iter().map(|r| r.file(RECEIPT)).collect();
+    let fetched = crate::bucket::fetch_all(bucket, &files, crate::files::RECEIPT_LIMIT);
+    for (run, got) in whole.into_iter().zip(fetched) {
+        let name = bucket.shown_at(&run.file(RECEIPT));
+        let read = got
+            .map_err(|e| anyhow::anyhow!("cannot read {name}: {e}"))
+            .and_then(|bytes| bytes.ok_or_else(|| anyhow::anyhow!("{name} is gone")))
+            .and_then(|bytes| {
+                if args.json {
+                    let receipt = runs::parse_receipt(&bytes, &name)?.receipt;
+                    Ok((row_of(&receipt), Some(receipt)))
+                } else {
+                    summary_of(&bytes).map(|r| (r, None))
+                }
+            });
+        let ((row, cwd), receipt) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                warn(format!("skipping {}: {e:#}", run.id));
+                continue;
+            }
+        };
+        found.seen += 1;
+        let wanted = (args.outcome.is_empty() || args.outcome.contains(&row.outcome))
+            && args.agent.as_deref().is_none_or(|a| a == row.agent)
+            && here.is_none_or(|h| cwd == h);
+        if !wanted {
+            continue;
+        }
+        if found.rows.len() >= limit {
+            found.more += 1;
+            continue;
+        }
+        found.rows.push(row);
+        found.receipts.extend(receipt);
+    }
+    Ok(found)
+}
+
 /// The line `list --json` ends with when the limit left runs out.
 #[derive(Serialize)]
 struct Limited {
@@ -206,26 +286,29 @@ fn load(dir: &Path) -> anyhow::Result<Receipt> {
 /// Just what a row shows, read cheaply from the receipt when there is one.
 pub(crate) fn summary(dir: &Path) -> anyhow::Result<(Row, PathBuf)> {
     match runs::read_receipt(&dir.join(RECEIPT))? {
-        Some(bytes) => {
-            let s: Summary = serde_json::from_slice(&bytes)?;
-            let started_at = humantime::parse_rfc3339_weak(&s.started_at)?;
-            let row = Row {
-                run_id: s.run_id,
-                started_at,
-                agent: s.agent.name,
-                model: s.model,
-                outcome: s.outcome,
-                duration_ms: s.duration_ms,
-                steps: s.steps,
-                // A cost beyond its bound is unknown (`?`), never a 309-digit amount.
-                cost_usd: s.cost.usd.and_then(|usd| crate::bounds::cost(usd).ok()),
-                checks: Row::last_checks(s.checks.iter().map(|c| (c.attempt, c.passed))),
-                prompt: s.prompt,
-            };
-            Ok((row, PathBuf::from(s.cwd)))
-        }
+        Some(bytes) => summary_of(&bytes),
         None => Ok(row_of(&load(dir)?)),
     }
+}
+
+/// Just what a row shows, from a receipt's bytes.
+fn summary_of(bytes: &[u8]) -> anyhow::Result<(Row, PathBuf)> {
+    let s: Summary = serde_json::from_slice(bytes)?;
+    let started_at = humantime::parse_rfc3339_weak(&s.started_at)?;
+    let row = Row {
+        run_id: s.run_id,
+        started_at,
+        agent: s.agent.name,
+        model: s.model,
+        outcome: s.outcome,
+        duration_ms: s.duration_ms,
+        steps: s.steps,
+        // A cost beyond its bound is unknown (`?`), never a 309-digit amount.
+        cost_usd: s.cost.usd.and_then(|usd| crate::bounds::cost(usd).ok()),
+        checks: Row::last_checks(s.checks.iter().map(|c| (c.attempt, c.passed))),
+        prompt: s.prompt,
+    };
+    Ok((row, PathBuf::from(s.cwd)))
 }
 
 fn row_of(r: &Receipt) -> (Row, PathBuf) {

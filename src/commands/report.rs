@@ -17,6 +17,10 @@ pub(crate) fn report(
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
+    if let Some(url) = args.run.as_deref().filter(|r| crate::bucket::is_url(r)) {
+        let state = super::remote::load(url)?;
+        return report_state(state, args);
+    }
     let runs_dir = rundir::runs_dir(&config)?;
     if let Some(dir) = batch::named(&runs_dir, args.run.as_deref()) {
         return report_batch(&dir, args.format);
@@ -35,7 +39,11 @@ pub(crate) fn report(
             _ => return Err(e),
         },
     };
-    let state = runs::load(&dir)?;
+    report_state(runs::load(&dir)?, args)
+}
+
+/// A run's report, from its state however it was read.
+fn report_state(state: runs::RunState, args: &ReportArgs) -> anyhow::Result<ExitStatus> {
     for w in state.warnings {
         warn(w);
     }

@@ -3,7 +3,9 @@
 use crate::cli::StatsArgs;
 use crate::config::{self, Flags};
 use crate::exit::{Error, ExitStatus};
-use crate::overview::{Figures, Filter, read_all};
+use std::path::PathBuf;
+
+use crate::overview::{Figures, Filter, read_all, read_bucket};
 use crate::term::out;
 use anyhow::Context as _;
 
@@ -17,13 +19,22 @@ pub(crate) fn stats(
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
     let config = config::load_here(global.values().iter().chain(args.runs_dir.values()))?;
+    // Buckets (`s3://…`) are read from object storage, the rest as runs directories.
+    let (urls, locals): (Vec<&PathBuf>, Vec<&PathBuf>) = args
+        .dirs
+        .iter()
+        .partition(|d| d.to_str().is_some_and(crate::bucket::is_url));
+    let buckets = urls
+        .iter()
+        .map(|u| crate::bucket::open(&u.to_string_lossy()))
+        .collect::<Result<Vec<_>, _>>()?;
     let dirs = if args.dirs.is_empty() {
         // No runs yet is zero runs, not an error.
         let own = rundir::runs_dir(&config)?;
         rundir::ensure_runs_dir(&own)?;
         vec![own]
     } else {
-        args.dirs.clone()
+        locals.into_iter().cloned().collect()
     };
     for dir in &dirs {
         if !dir.is_dir() {
@@ -45,7 +56,15 @@ pub(crate) fn stats(
             .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())),
         outcomes: args.outcome.clone(),
     };
-    let found = read_all(&dirs, &filter)?;
+    let mut found = read_all(&dirs, &filter)?;
+    for bucket in &buckets {
+        found.merge(read_bucket(bucket, &filter).map_err(anyhow::Error::msg)?);
+    }
+    // Named as given, buckets with any credential in their URL masked.
+    let dirs: Vec<PathBuf> = dirs
+        .into_iter()
+        .chain(buckets.iter().map(|b| PathBuf::from(b.shown())))
+        .collect();
     let figures = Figures::of(&found);
     if let Some(path) = &args.html {
         let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();

@@ -30,15 +30,23 @@ pub(crate) async fn status(
         let color = term.color(color);
         return crate::commands::batch::follow::follow(&dir, args.live, color).await;
     }
+    let bucket = args.run.as_deref().filter(|r| crate::bucket::is_url(r));
+    if bucket.is_some() && args.live {
+        return Err(Error::Usage(
+            "--live follows a run of this machine's runs directory, not one in a bucket".to_owned(),
+        )
+        .into());
+    }
     if args.live || args.next {
         return live(&args, &runs, here.as_deref(), color).await;
     }
-    let dir = match &here {
-        Some(cwd) => runs.latest_in(cwd)?,
-        None => runs.locate(args.run.as_deref())?,
+    let state = match bucket {
+        Some(url) => super::remote::load(url)?,
+        None => runs::load(&match &here {
+            Some(cwd) => runs.latest_in(cwd)?,
+            None => runs.locate(args.run.as_deref())?,
+        })?,
     };
-
-    let state = runs::load(&dir)?;
     for w in state.warnings {
         warn(w);
     }

@@ -323,6 +323,19 @@ pub(crate) static RUNS_DIR: Typed<PathBuf> = Typed::new(
     .brief("Where run directories go")
     .heading(Heading::RunDir, 1),
 );
+pub(crate) static UPLOAD: Typed<String> = Typed::new(
+    Key::new(
+        "upload",
+        Kind::Url,
+        "At the end of the run, upload its directory to object storage under URL/runs/<run id>/, the receipt last: s3://bucket/prefix, gs://…, az://…, file:///path. Credentials come from the provider's usual variables and files (AWS_*, GOOGLE_*, AZURE_*); a failed upload is retried, then reported, and changes neither the exit code nor the local copy",
+    )
+    .example("\"s3://team-runs/nightly\"")
+    .env()
+    .flag(Flag::Run)
+    .trust(Trust::WritesOutside)
+    .brief("Upload the run to object storage")
+    .heading(Heading::Output, 7),
+);
 pub(crate) static COLOR: Defaulted<ColorChoice> = Defaulted::new(
     Key::new("color", Kind::Color, "When to use colour")
         .default("auto")
@@ -369,7 +382,7 @@ pub(crate) static SANDBOX_PORTS: Typed<u16> = Typed::new(
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.
-static KEYS: [&Key; 37] = [
+static KEYS: [&Key; 38] = [
     &AGENT.0.key,
     &AGENT_CMD.key,
     &VIA.0.key,
@@ -406,6 +419,7 @@ static KEYS: [&Key; 37] = [
     &EVENTS_TO.key,
     &RUNS_DIR.key,
     &COLOR.0.key,
+    &UPLOAD.key,
     &PRICES.key,
 ];
 

@@ -18,6 +18,8 @@ pub(crate) enum Kind {
     Agent,
     /// Free text, such as a model id.
     Text,
+    /// The URL of a place in object storage: `s3://bucket/prefix`, `gs://…`, `az://…`, `file:///…`.
+    Url,
     /// A directory; relative in a file means relative to the file.
     Dir,
     /// A program: a path (relative in a file means relative to the file), or a name on `PATH`.
@@ -103,6 +105,7 @@ impl Kind {
         match self {
             Kind::Agent => format!("one of {}", names::<AgentKind>()),
             Kind::Text => "a string".to_owned(),
+            Kind::Url => "a URL such as s3://bucket/prefix".to_owned(),
             Kind::Dir => "a directory path".to_owned(),
             Kind::Program => "a program's path or name".to_owned(),
             Kind::Duration => {
@@ -160,6 +163,7 @@ impl Kind {
         match self {
             Kind::Agent => "AGENT",
             Kind::Text => "TEXT",
+            Kind::Url => "URL",
             Kind::Dir => "DIR",
             Kind::Program => "PATH",
             Kind::Duration | Kind::Watchdog => "DURATION",
@@ -204,7 +208,7 @@ impl Kind {
             Kind::Stuck => {
                 choice(text, Value::Stuck).ok_or_else(|| self.not_one_of::<StuckMode>(text))
             }
-            Kind::Text => Ok(Value::Text(text.to_owned())),
+            Kind::Text | Kind::Url => Ok(Value::Text(text.to_owned())),
             Kind::Dir | Kind::Program | Kind::File | Kind::SandboxPath => {
                 Ok(Value::Path(expand_home(text)))
             }
@@ -401,7 +405,7 @@ macro_rules! from_value {
 
 from_value!(
     Agent [Agent] => AgentKind,
-    Text [Text] => String,
+    Text [Text, Url] => String,
     Path [Dir, Program, File, SandboxPath] => PathBuf,
     Duration [Duration, Watchdog] => Duration,
     Usd [Usd] => f64,

@@ -6,4 +6,4 @@ mod figures;
 mod read;
 
 pub(crate) use figures::{Figures, Group};
-pub(crate) use read::{Filter, RunFacts, read_all};
+pub(crate) use read::{Filter, RunFacts, read_all, read_bucket};

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use serde::Deserialize;
 
 use crate::bounds::{self, OutOfBounds};
+use crate::bucket::{self, Bucket, FetchError};
 use crate::event::{Outcome, RepairStop, RunInfo, SCHEMA_VERSION};
 use crate::files::{self, FileError, Links};
 use crate::linux::procfs;
@@ -200,8 +201,15 @@ pub(crate) fn read_all(dirs: &[PathBuf], filter: &Filter) -> std::io::Result<Fou
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
+    let mut found = gather(reads.into_iter().flatten(), filter);
+    found.runs.sort_by(in_order);
+    Ok(found)
+}
+
+/// The runs of `reads` that `filter` wants, counted as [`Found`] counts them (unsorted).
+fn gather(reads: impl Iterator<Item = Read>, filter: &Filter) -> Found {
     let mut found = Found::default();
-    for read in reads.into_iter().flatten() {
+    for read in reads {
         match read {
             Read::Run(run) if filter.wants(&run) => found.runs.push(*run),
             Read::Run(_) | Read::Nothing => {}
@@ -213,19 +221,66 @@ pub(crate) fn read_all(dirs: &[PathBuf], filter: &Filter) -> std::io::Result<Fou
             Read::Skipped(why) => *found.skipped.entry(why).or_default() += 1,
         }
     }
-    found.runs.sort_by_key(|r| r.started_at);
+    found
+}
+
+impl Found {
+    /// Adds the runs of `other`, keeping them in the order they started.
+    pub(crate) fn merge(&mut self, other: Found) {
+        self.runs.extend(other.runs);
+        self.runs.sort_by(in_order);
+        self.running += other.running;
+        self.abandoned += other.abandoned;
+        for (why, n) in other.skipped {
+            *self.skipped.entry(why).or_default() += n;
+        }
+    }
+}
+
+/// Every run under a bucket's prefix, its receipt fetched (a bounded number at a time) and read
+/// as a local one is: held to the same bounds, skipped for the same reasons. A run whose
+/// receipt is not there was not uploaded whole, and is skipped as such.
+pub(crate) fn read_bucket(bucket: &Bucket, filter: &Filter) -> Result<Found, String> {
+    let listed = bucket::list_runs(bucket)?;
+    let (whole, partial): (Vec<_>, Vec<_>) = listed.runs.iter().partition(|r| r.receipt);
+    let files: Vec<Vec<&str>> = whole.iter().map(|r| r.file(RECEIPT)).collect();
+    let fetched = bucket::fetch_all(bucket, &files, files::RECEIPT_LIMIT);
+    let reads = fetched.into_iter().map(|got| match got {
+        Ok(Some(bytes)) => of_receipt(&bytes),
+        Ok(None) => Read::Skipped(NOT_WHOLE.to_owned()),
+        Err(FetchError::TooLarge(_)) => Read::Skipped("too large".to_owned()),
+        Err(FetchError::Failed(_)) => Read::Skipped("unreadable".to_owned()),
+    });
+    let partial = partial.iter().map(|_| Read::Skipped(NOT_WHOLE.to_owned()));
+    let mut found = gather(reads.chain(partial), filter);
+    found.runs.sort_by(in_order);
     Ok(found)
 }
 
+/// Runs in the order they started, those that started together by id: the same order however
+/// they were read (a directory's listing, a bucket's), so that sums of money add up alike to the
+/// last bit.
+fn in_order(a: &RunFacts, b: &RunFacts) -> std::cmp::Ordering {
+    a.started_at
+        .cmp(&b.started_at)
+        .then_with(|| a.run_id.cmp(&b.run_id))
+}
+
+/// Why a run in a bucket without its receipt is skipped.
+const NOT_WHOLE: &str = "not uploaded whole";
+
 fn read_one(dir: &Path) -> Read {
-    let bytes = match files::read_optional(&dir.join(RECEIPT), files::RECEIPT_LIMIT, Links::Refuse)
-    {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return unfinished(dir),
-        Err(FileError::TooLarge(_)) => return Read::Skipped("too large".to_owned()),
-        Err(_) => return Read::Skipped("unreadable".to_owned()),
-    };
-    let slim = match parse(&bytes) {
+    match files::read_optional(&dir.join(RECEIPT), files::RECEIPT_LIMIT, Links::Refuse) {
+        Ok(Some(bytes)) => of_receipt(&bytes),
+        Ok(None) => unfinished(dir),
+        Err(FileError::TooLarge(_)) => Read::Skipped("too large".to_owned()),
+        Err(_) => Read::Skipped("unreadable".to_owned()),
+    }
+}
+
+/// A receipt's bytes, read for the figures.
+fn of_receipt(bytes: &[u8]) -> Read {
+    let slim = match parse(bytes) {
         Ok(slim) => slim,
         Err(why) => return Read::Skipped(why),
     };

@@ -160,6 +160,15 @@ pub(crate) async fn execute(
     if args.plan_only && !args.json && completed && views {
         print_plan(&answer)?;
     }
+    let mut receipt = receipt;
+    if let Some(bucket) = &setup.upload {
+        // Told, recorded, and without effect on the exit code or the local copy.
+        let pushed =
+            crate::commands::upload::push(bucket, crate::bucket::RUNS_GROUP, &run_dir.path, views);
+        if let (Err(failure), Some(receipt)) = (pushed, receipt.as_mut()) {
+            receipt.upload_failed = Some(failure);
+        }
+    }
     Ok(Finished {
         status: ExitStatus::from_outcome(outcome),
         receipt,

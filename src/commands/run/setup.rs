@@ -48,6 +48,8 @@ pub(super) struct Setup {
     pub observers: Vec<ObserverSpec>,
     /// The file or FIFO every event goes to as well.
     pub events_to: Option<PathBuf>,
+    /// Where the run is uploaded once it has ended (`--upload`).
+    pub upload: Option<crate::bucket::Bucket>,
     pub color: ColorChoice,
     pub runs_dir: PathBuf,
     /// What the sandbox asks for (`--sandbox`); `None`: no sandbox.
@@ -166,6 +168,10 @@ impl Setup {
             permission_timeout: config.value(&keys::PERMISSION_TIMEOUT),
             observers: observers(&config, &args.on_event),
             events_to: config.get(&keys::EVENTS_TO),
+            upload: config
+                .get(&keys::UPLOAD)
+                .map(|url| crate::bucket::open(&url))
+                .transpose()?,
             limits,
             plan: config.value(&keys::PLAN),
             color: config.value(&keys::COLOR),

@@ -268,6 +268,7 @@ impl Human {
             | K::StuckNudged(_)
             | K::SandboxDenied { .. }
             | K::StorageFailed { .. }
+            | K::UploadFailed(_)
             | K::ObserverFinished(_)
             | K::ObserverFailed { .. }
             | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),

@@ -71,6 +71,10 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             l.alert(s.warn.apply_to(text));
         }
         EventKind::ObserverFinished(o) => observer_finished(l, o),
+        EventKind::UploadFailed(f) => {
+            let text = format!("✗ cannot upload the run to {}: {}", f.url, f.error);
+            l.alert(s.error.apply_to(text));
+        }
         EventKind::StorageFailed { path, error } => {
             let text = format!("✗ cannot write {path}: {error}");
             l.alert(s.error.apply_to(text));

@@ -10,6 +10,7 @@ pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod fake_responses;
 pub mod pty;
+pub mod s3;
 pub mod sse;
 
 use std::io::Read;
