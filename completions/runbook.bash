@@ -22,6 +22,9 @@ _runbook() {
             runbook,config)
                 cmd="runbook__subcmd__config"
                 ;;
+            runbook,demo)
+                cmd="runbook__subcmd__demo"
+                ;;
             runbook,doctor)
                 cmd="runbook__subcmd__doctor"
                 ;;
@@ -54,6 +57,9 @@ _runbook() {
                 ;;
             runbook__subcmd__help,config)
                 cmd="runbook__subcmd__help__subcmd__config"
+                ;;
+            runbook__subcmd__help,demo)
+                cmd="runbook__subcmd__help__subcmd__demo"
                 ;;
             runbook__subcmd__help,doctor)
                 cmd="runbook__subcmd__help__subcmd__doctor"
@@ -89,7 +95,7 @@ _runbook() {
 
     case "${cmd}" in
         runbook)
-            opts="-h -V --color --width --help --version run status list stats report replay config doctor trust completions help"
+            opts="-h -V --color --width --help --version run status list stats report replay demo config doctor trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -262,6 +268,32 @@ _runbook() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        runbook__subcmd__demo)
+            opts="-h -V --speed --fast --json --color --width --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         runbook__subcmd__doctor)
             opts="-m -h -V --agent --model --permissions --agent-bin --agent-cmd --via --acp-cmd --timeout --max-cost --inactivity-timeout --permission-timeout --kill-grace --finish-grace --stuck --stuck-repeat --stuck-same-failure --stuck-same-error --stuck-ping-pong --stuck-monologue --plan --check-timeout --repair-attempts --repair-budget --retry-denied --on-event-raw --events-to --json --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -385,7 +417,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help)
-            opts="run status list stats report replay config doctor trust completions help"
+            opts="run status list stats report replay demo config doctor trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -413,6 +445,20 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        runbook__subcmd__help__subcmd__demo)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -2,6 +2,7 @@
 
 pub(crate) mod completions;
 pub(crate) mod config;
+pub(crate) mod demo;
 pub(crate) mod doctor;
 pub(crate) mod list;
 pub(crate) mod replay;

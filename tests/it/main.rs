@@ -13,6 +13,7 @@ mod acp_scripted;
 mod checks;
 mod config;
 mod conformance;
+mod demo;
 mod doctor;
 mod drift;
 mod fakes;
