@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -88,12 +89,15 @@ def write_json(path, value):
     path.write_text(json.dumps(value, indent=2) + "\n")
 
 
-def platform_package(out, target, binary, version):
+def platform_package(out, target, binary, version, strip):
     name, cpu, libc, label = PLATFORMS[target]
     folder = out / name
     (folder / "bin").mkdir(parents=True)
     shutil.copyfile(binary, folder / "bin" / "runbook")
     os.chmod(folder / "bin" / "runbook", 0o755)
+    if strip:
+        # The debug information of a release build is most of its size.
+        subprocess.run(["strip", str(folder / "bin" / "runbook")], check=True)
     write_json(folder / "package.json", {
         "name": name,
         "version": version,
@@ -155,6 +159,8 @@ def main():
     parser.add_argument("--version", help="the packages' version [default: Cargo.toml's]")
     parser.add_argument("--out", type=Path, default=ROOT / "target" / "npm",
                         help="where the packages go (emptied first) [default: target/npm]")
+    parser.add_argument("--strip", action="store_true",
+                        help="strip each binary's debug information (the pipeline's are stripped)")
     parser.add_argument("--require-all", action="store_true",
                         help="refuse unless every platform has a binary (for a release)")
     args = parser.parse_args()
@@ -171,7 +177,7 @@ def main():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
     for target, path in binaries.items():
-        folder = platform_package(args.out, target, path, version)
+        folder = platform_package(args.out, target, path, version, args.strip)
         print(f"{folder}  ({target})")
     print(main_package(args.out, version))
     for target in missing:
