@@ -35,6 +35,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
             [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload runs made earlier or offline to object storage')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'See runbook supervise a recorded agent session: no agent or API key needed')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check each agent: its binary, version, model and price')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Trust a repository''s configuration files, so that the commands they set may run')
@@ -243,6 +244,18 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'runbook;demo' {
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Play the session this many times faster (0.001 to 1000000) [default: its recorded pace, at most 15 s]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
+            [CompletionResult]::new('--fast', '--fast', [CompletionResultType]::ParameterName, 'Don''t wait between events')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the run''s events and then its receipt as JSON lines, as `runbook run --json` does')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'runbook;config' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Which agent to run: opencode, claude, codex')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model, as the agent names it')
@@ -360,6 +373,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
             [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload runs made earlier or offline to object storage')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'See runbook supervise a recorded agent session: no agent or API key needed')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the configuration in effect and where each value comes from')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check each agent: its binary, version, model and price')
             [CompletionResult]::new('trust', 'trust', [CompletionResultType]::ParameterValue, 'Trust a repository''s configuration files, so that the commands they set may run')
@@ -393,6 +407,9 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;help;replay' {
+            break
+        }
+        'runbook;help;demo' {
             break
         }
         'runbook;help;config' {

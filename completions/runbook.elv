@@ -32,6 +32,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand report 'Tell one run for a pull request, as Markdown or JSON'
             cand upload 'Upload runs made earlier or offline to object storage'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+            cand demo 'See runbook supervise a recorded agent session: no agent or API key needed'
             cand config 'Show the configuration in effect and where each value comes from'
             cand doctor 'Check each agent: its binary, version, model and price'
             cand trust 'Trust a repository''s configuration files, so that the commands they set may run'
@@ -227,6 +228,17 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'runbook;demo'= {
+            cand --speed 'Play the session this many times faster (0.001 to 1000000) [default: its recorded pace, at most 15 s]'
+            cand --color 'When to use colour: auto, always, never'
+            cand --width 'Lay the view out for this many columns'
+            cand --fast 'Don''t wait between events'
+            cand --json 'Print the run''s events and then its receipt as JSON lines, as `runbook run --json` does'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'runbook;config'= {
             cand --agent 'Which agent to run: opencode, claude, codex'
             cand -m 'The model, as the agent names it'
@@ -340,6 +352,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand report 'Tell one run for a pull request, as Markdown or JSON'
             cand upload 'Upload runs made earlier or offline to object storage'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+            cand demo 'See runbook supervise a recorded agent session: no agent or API key needed'
             cand config 'Show the configuration in effect and where each value comes from'
             cand doctor 'Check each agent: its binary, version, model and price'
             cand trust 'Trust a repository''s configuration files, so that the commands they set may run'
@@ -364,6 +377,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;upload'= {
         }
         &'runbook;help;replay'= {
+        }
+        &'runbook;help;demo'= {
         }
         &'runbook;help;config'= {
         }

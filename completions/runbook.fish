@@ -32,11 +32,13 @@ complete -c runbook -n "__fish_runbook_needs_command" -s h -l help -d 'Print hel
 complete -c runbook -n "__fish_runbook_needs_command" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "batch" -d 'Run many tasks at once, each in a git worktree of its own, within one budget'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "demo" -d 'See runbook supervise a recorded agent session: no agent or API key needed'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
@@ -54,6 +56,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'Th
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-cmd -d 'Run this command instead; it prints events' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l via -d 'How to talk to the agent: native or acp' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l acp-cmd -d 'Run this command instead, an ACP agent' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l allow-port -d 'Let the sandboxed agent connect to port N' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the run after this long' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop once it cost this many US dollars' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l inactivity-timeout -d 'Stop after this long idle, or `off`' -r
@@ -62,7 +65,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l kill-grace -d 'T
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l finish-grace -d 'Time to exit after the final result' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
 warn\t'Warn, and let the agent go on'
-stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'
+nudge\t'As `stop`, but the first time the agent\'s session goes on with one prompt that says what it repeated; stuck again after it, the run ends `stuck`'"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-repeat -d 'Stop at this many same calls and results' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
@@ -80,11 +84,14 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l check -d 'Run th
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-revisions -d 'How many times a plan may be revised' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l cwd -d 'The directory the agent works in' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l env-file -d 'Read agent variables from FILE (repeatable)' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l task-file -d 'The task file of the batch this run is a task of (set by `runbook batch`)' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l task-id -d 'The task of `--task-file` this run is' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l sandbox -d 'Restrict the agent with Landlock'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l on-event-raw -d 'Add the agent\'s own line to observer lines'
@@ -111,6 +118,35 @@ complete -c runbook -n "__fish_runbook_using_subcommand status" -s q -l quiet -d
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s v -l verbose -d 'Show everything, the agent\'s reasoning too'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l tasks -d 'Read the tasks from this file instead; `-` reads JSON lines from stdin' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s j -l jobs -d 'Run at most this many tasks at once [default: min(4, cores)]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l max-fail -d 'Start no more tasks once this many have not completed' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l max-cost -d 'The whole batch\'s budget in US dollars' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l keep -d 'Which worktrees to keep at the end (branches with changes are always kept)' -r -f -a "none\t'None: every worktree is removed (the branches with changes stay)'
+failed\t'Those of the tasks that did not complete'
+all\t'Every one'"
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l junit -d 'Write a JUnit XML report of the tasks to FILE' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l runs-dir -d 'Where run directories go' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l fail-fast -d 'Start no more tasks once one has not completed (--max-fail 1)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l trust -d 'Trust the repository\'s config and the task file, for this batch'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l json -d 'Print every task\'s events as JSON lines, tagged with `task`, then the batch record'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l runs-dir -d 'Where run directories go' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from help" -f -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c runbook -n "__fish_runbook_using_subcommand list" -s n -l limit -d 'Show at most this many runs' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l outcome -d 'Only runs that ended so (repeatable)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand list" -l agent -d 'Only runs of this agent' -r
@@ -175,6 +211,15 @@ complete -c runbook -n "__fish_runbook_using_subcommand replay" -s q -l quiet -d
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s v -l verbose -d 'Show everything, the agent\'s reasoning too'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand demo" -l speed -d 'Play the session this many times faster (0.001 to 1000000) [default: its recorded pace, at most 15 s]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand demo" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand demo" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand demo" -l fast -d 'Don\'t wait between events'
+complete -c runbook -n "__fish_runbook_using_subcommand demo" -l json -d 'Print the run\'s events and then its receipt as JSON lines, as `runbook run --json` does'
+complete -c runbook -n "__fish_runbook_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand demo" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent -d 'Which agent to run: opencode, claude, codex' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
@@ -187,6 +232,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-bin -d 
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-cmd -d 'Run this command instead; it prints events' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l via -d 'How to talk to the agent: native or acp' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l acp-cmd -d 'Run this command instead, an ACP agent' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l allow-port -d 'Let the sandboxed agent connect to port N' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l timeout -d 'Stop the run after this long' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l max-cost -d 'Stop once it cost this many US dollars' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l inactivity-timeout -d 'Stop after this long idle, or `off`' -r
@@ -195,7 +241,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l kill-grace -d
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l finish-grace -d 'Time to exit after the final result' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
 warn\t'Warn, and let the agent go on'
-stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'
+nudge\t'As `stop`, but the first time the agent\'s session goes on with one prompt that says what it repeated; stuck again after it, the run ends `stuck`'"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-repeat -d 'Stop at this many same calls and results' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
@@ -216,6 +263,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l width -d 'Lay
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a starter runbook.toml in the repository root'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l keys -d 'List the keys a configuration file can set'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l wide -d 'Show every value whole, however wide [default: fit the terminal, or 80 columns]'
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l sandbox -d 'Restrict the agent with Landlock'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l on-event-raw -d 'Add the agent\'s own line to observer lines'
@@ -234,6 +282,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l agent-bin -d 
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l agent-cmd -d 'Run this command instead; it prints events' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l via -d 'How to talk to the agent: native or acp' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l acp-cmd -d 'Run this command instead, an ACP agent' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l allow-port -d 'Let the sandboxed agent connect to port N' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l timeout -d 'Stop the run after this long' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l max-cost -d 'Stop once it cost this many US dollars' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l inactivity-timeout -d 'Stop after this long idle, or `off`' -r
@@ -242,7 +291,8 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l kill-grace -d
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l finish-grace -d 'Time to exit after the final result' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck -d 'When the agent goes round in circles' -r -f -a "off\t'Nothing: no rule is looked at'
 warn\t'Warn, and let the agent go on'
-stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'"
+stop\t'Warn, then stop the agent at a rule\'s stop threshold (the run ends `stuck`)'
+nudge\t'As `stop`, but the first time the agent\'s session goes on with one prompt that says what it repeated; stuck again after it, the run ends `stuck`'"
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-repeat -d 'Stop at this many same calls and results' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-same-failure -d 'Stop at this many same shell failures' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l stuck-same-error -d 'Stop at this many same errors in a row' -r
@@ -258,6 +308,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l color -d 'Whe
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l sandbox -d 'Restrict the agent with Landlock'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l on-event-raw -d 'Add the agent\'s own line to observer lines'
@@ -279,15 +330,18 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status list stats report upload replay config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "batch" -d 'Run many tasks at once, each in a git worktree of its own, within one budget'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "demo" -d 'See runbook supervise a recorded agent session: no agent or API key needed'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and __fish_seen_subcommand_from batch" -f -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'

@@ -13,7 +13,7 @@ use crate::exit::EXIT_CODES_HELP;
 
 /// Supervise a coding agent's headless run: live view, watchdog, budget, event log and receipt.
 #[derive(Debug, Parser)]
-#[command(name = "runbook", version, propagate_version = true, args_override_self = true, after_long_help = EXIT_CODES_HELP)]
+#[command(name = "runbook", version = crate::version::short(), propagate_version = true, args_override_self = true, after_long_help = EXIT_CODES_HELP)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Flags<config::Global>,
@@ -60,6 +60,12 @@ pub enum Command {
     Upload(UploadArgs),
     /// Show a recorded agent transcript or runbook event log as `runbook run` showed it.
     Replay(ReplayArgs),
+    /// See runbook supervise a recorded agent session: no agent or API key needed.
+    ///
+    /// See runbook supervise a real recorded OpenCode session, bundled in runbook: the live view
+    /// at the session's own pace, then its status and receipt. Nothing is installed or asked
+    /// for; the run goes into a new directory under the system's temporary directory.
+    Demo(DemoArgs),
     /// Show the configuration in effect and where each value comes from.
     ///
     /// Show the configuration in effect and where each value comes from; or list the keys a
@@ -372,6 +378,22 @@ pub struct ReplayArgs {
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Play the session this many times faster (0.001 to 1000000) [default: its recorded pace,
+    /// at most 15 s].
+    #[arg(long, value_name = "N", default_value_t = 1.0, allow_hyphen_values = true, value_parser = parse_speed, hide_default_value = true)]
+    pub speed: f64,
+
+    /// Don't wait between events.
+    #[arg(long, conflicts_with = "speed")]
+    pub fast: bool,
+
+    /// Print the run's events and then its receipt as JSON lines, as `runbook run --json` does.
+    #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -22,7 +22,8 @@ fn generated_files() -> Vec<(String, Vec<u8>)> {
             script(shell),
         ));
     }
-    let cmd = Cli::command();
+    // The version alone: the commit `--version` names changes with every commit.
+    let cmd = Cli::command().version(env!("CARGO_PKG_VERSION"));
     files.push((format!("docs/man/{BIN}.1"), man(cmd.clone())));
     for sub in cmd.get_subcommands() {
         let name = format!("{BIN}-{}", sub.get_name());

@@ -65,6 +65,7 @@ mod supervisor;
 mod term;
 mod tool_clock;
 mod trust;
+mod version;
 mod warning;
 mod watchdog;
 
@@ -87,7 +88,20 @@ pub fn main() -> ExitCode {
     if let Some(exit) = supervisor::guardian_invocation() {
         return exit;
     }
+    if let Some(exit) = commands::demo::player::invocation() {
+        return exit;
+    }
+    if version::verbose_asked(std::env::args_os()) {
+        return match term::out::print(&version::long()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
     let cli = cli::Cli::parse();
+    if let cli::Command::Demo(args) = &cli.command {
+        // SAFETY: runbook has one thread until the runtime below is built.
+        unsafe { commands::demo::set_stand_in_env(args) };
+    }
     if let Some(columns) = cli.width {
         term::set_width(columns);
     }
@@ -116,6 +130,7 @@ pub fn main() -> ExitCode {
             cli::Command::Stats(args) => commands::stats::stats(&args, &cli.global),
             cli::Command::Upload(args) => commands::upload::upload(&args, &cli.global),
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
+            cli::Command::Demo(args) => commands::demo::demo(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),
             cli::Command::Doctor(args) => commands::doctor::doctor(&args, &cli.global).await,
             cli::Command::Trust(args) => commands::trust::trust(&args),

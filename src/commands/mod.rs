@@ -3,6 +3,7 @@
 pub(crate) mod batch;
 pub(crate) mod completions;
 pub(crate) mod config;
+pub(crate) mod demo;
 pub(crate) mod doctor;
 pub(crate) mod list;
 mod remote;

@@ -15,6 +15,7 @@ mod bucket;
 mod checks;
 mod config;
 mod conformance;
+mod demo;
 mod doctor;
 mod drift;
 mod fakes;
