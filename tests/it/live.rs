@@ -718,7 +718,11 @@ scenario_tests!(claude_code_2_1_330_meets_every_scenario, "claude", claude_next,
 ]);
 // The newest releases, each in every scenario once (their multi-turn runs are those of the
 // releases before them).
-every_scenario!(claude_code_2_1_332_meets_every_scenario, "claude", claude_latest);
+every_scenario!(
+    claude_code_2_1_332_meets_every_scenario,
+    "claude",
+    claude_latest
+);
 every_scenario!(codex_0_171_0_meets_every_scenario, "codex", codex_latest);
 
 pub(crate) fn opencode_acp(scenario: Scenario) -> Option<Prepared> {
