@@ -440,7 +440,6 @@ impl Receipt {
 /// The receipt of the run folded into `s`, ended as `end` says.
 fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
     let info = s.info.as_ref()?;
-    let tally = |f: fn(&ToolTally) -> u32| s.tools.values().map(f).sum();
     Some(Receipt {
         kind: "receipt".to_owned(),
         schema_version: SCHEMA_VERSION,
@@ -469,23 +468,12 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         exit: end.exit,
         session_id: s.session_id.clone(),
         steps: s.steps(),
-        tool_calls: ToolCalls {
-            total: s.tool_calls,
-            errors: tally(|t| t.errors),
-            denied: tally(|t| t.denied),
-            by_name: s.tools.clone(),
-        },
+        tool_calls: tool_calls(s),
         tokens: TokenTotals {
             incomplete: s.tokens_incomplete(),
             ..s.tokens.into()
         },
-        cost: Cost {
-            usd: s.cost(),
-            source: s.cost_source,
-            known_usd: s.known_cost(),
-            incomplete: s.cost_incomplete(),
-            rejected: s.costs_rejected,
-        },
+        cost: cost(s),
         turns: s.turns.clone(),
         permission_denials: s.permission_denials.clone(),
         permissions_asked: s.permissions_asked.clone(),
@@ -520,6 +508,26 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
         settings: info.settings.clone(),
         env: info.env.clone(),
     })
+}
+
+fn tool_calls(s: &RunStats) -> ToolCalls {
+    let tally = |f: fn(&ToolTally) -> u32| s.tools.values().map(f).sum();
+    ToolCalls {
+        total: s.tool_calls,
+        errors: tally(|t| t.errors),
+        denied: tally(|t| t.denied),
+        by_name: s.tools.clone(),
+    }
+}
+
+fn cost(s: &RunStats) -> Cost {
+    Cost {
+        usd: s.cost(),
+        source: s.cost_source,
+        known_usd: s.known_cost(),
+        incomplete: s.cost_incomplete(),
+        rejected: s.costs_rejected,
+    }
 }
 
 /// The repair record: each attempt with what its turn spent.

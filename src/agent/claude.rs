@@ -205,20 +205,7 @@ impl StdoutParser for Parser {
         let late = self.result.is_some() && parsed.kind != "result";
         let from = out.len();
         match (parsed.kind.as_str(), parsed.subtype.as_deref()) {
-            ("system", Some("init")) => {
-                if let Some(cwd) = parsed.cwd {
-                    self.cwd = cwd;
-                }
-                if let Some(model) = parsed.model {
-                    self.announce_model(&model, out);
-                    self.model.get_or_insert(model);
-                }
-                if let Some(enabled) = parsed.sandbox_enabled
-                    && !std::mem::replace(&mut self.sandbox_told, true)
-                {
-                    out.push(EventKind::AgentSandbox { enabled });
-                }
-            }
+            ("system", Some("init")) => self.init(parsed, out),
             ("system", Some("permission_denied")) => {
                 if let Some(id) = parsed.tool_use_id
                     && self.refused.len() < MAX_DENIED_IDS
@@ -227,18 +214,7 @@ impl StdoutParser for Parser {
                 }
             }
             ("system", Some("task_notification")) => self.task_notification(parsed, out),
-            ("system", Some("api_retry")) => out.push(EventKind::ProviderRetry(ProviderRetry {
-                attempt: parsed.attempt.unwrap_or(0),
-                max_attempts: parsed.max_retries,
-                delay_ms: parsed.retry_delay_ms.map(|ms| ms.round() as u64),
-                status: parsed.error_status,
-                message: parsed
-                    .error
-                    .as_ref()
-                    .and_then(Value::as_str)
-                    .unwrap_or("request failed")
-                    .to_owned(),
-            })),
+            ("system", Some("api_retry")) => out.push(EventKind::ProviderRetry(retry(&parsed))),
             ("system", Some("task_started")) => {
                 let call_id = parsed.tool_use_id.unwrap_or_default();
                 if parsed.is_backgrounded == Some(true) && self.background.len() < MAX_DENIED_IDS {
@@ -294,7 +270,40 @@ impl StdoutParser for Parser {
     }
 }
 
+/// A `system/api_retry` line: the provider is being retried.
+fn retry(parsed: &Line) -> ProviderRetry {
+    ProviderRetry {
+        attempt: parsed.attempt.unwrap_or(0),
+        max_attempts: parsed.max_retries,
+        delay_ms: parsed.retry_delay_ms.map(|ms| ms.round() as u64),
+        status: parsed.error_status,
+        message: parsed
+            .error
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or("request failed")
+            .to_owned(),
+    }
+}
+
 impl Parser {
+    /// `system/init`: the session's directory, its model and whether Claude Code sandboxes
+    /// itself.
+    fn init(&mut self, parsed: Line, out: &mut Vec<EventKind>) {
+        if let Some(cwd) = parsed.cwd {
+            self.cwd = cwd;
+        }
+        if let Some(model) = parsed.model {
+            self.announce_model(&model, out);
+            self.model.get_or_insert(model);
+        }
+        if let Some(enabled) = parsed.sandbox_enabled
+            && !std::mem::replace(&mut self.sandbox_told, true)
+        {
+            out.push(EventKind::AgentSandbox { enabled });
+        }
+    }
+
     /// `model.announced` for the first model Claude names, with how runbook can price it.
     fn announce_model(&mut self, model: &str, out: &mut Vec<EventKind>) {
         if std::mem::replace(&mut self.model_announced, true) {

@@ -45,17 +45,7 @@ pub(crate) fn stats(
             return Err(Error::Usage(message).into());
         }
     }
-    let filter = Filter {
-        since: args.since,
-        until: args.until,
-        agents: args.agent.clone(),
-        models: args.model.clone(),
-        project: args
-            .project
-            .as_ref()
-            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())),
-        outcomes: args.outcome.clone(),
-    };
+    let filter = filter_of(args);
     let mut found = read_all(&dirs, &filter)?;
     for bucket in &buckets {
         found.merge(read_bucket(bucket, &filter).map_err(anyhow::Error::msg)?);
@@ -94,4 +84,19 @@ pub(crate) fn stats(
         out::print(&text)?;
     }
     Ok(ExitStatus::Completed)
+}
+
+/// The runs `args` asks about.
+fn filter_of(args: &StatsArgs) -> Filter {
+    Filter {
+        since: args.since,
+        until: args.until,
+        agents: args.agent.clone(),
+        models: args.model.clone(),
+        project: args
+            .project
+            .as_ref()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())),
+        outcomes: args.outcome.clone(),
+    }
 }

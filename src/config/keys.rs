@@ -378,7 +378,8 @@ pub(crate) static SANDBOX_PORTS: Typed<u16> = Typed::new(
         .flag_name("allow-port")
         .trust(Trust::Loosens)
         .brief("Let the sandboxed agent connect to port N")
-        .heading(Heading::Agent, 9),
+        .heading(Heading::Agent, 9)
+        .advanced(),
 );
 
 /// The keys, in the order `runbook config` and `--help` show them.

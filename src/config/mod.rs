@@ -22,7 +22,7 @@ pub(crate) use error::{ConfigError, line_column};
 #[cfg(test)]
 pub(crate) use file::parse as parse_file;
 pub(crate) use file::{Entry, EnvDefault, is_var_name};
-pub(crate) use flags::{Flags, Global, Run, Runs, color_flag};
+pub(crate) use flags::{FlagValue, Flags, Global, Run, Runs, color_flag};
 pub(crate) use listing::listing;
 pub(crate) use resolve::{Config, Setting, load, load_for_task, load_here};
 pub(crate) use starter::starter;

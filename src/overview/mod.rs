@@ -5,5 +5,5 @@
 mod figures;
 mod read;
 
-pub(crate) use figures::{Figures, Group};
+pub(crate) use figures::{Figures, Group, StuckFigures};
 pub(crate) use read::{Filter, RunFacts, read_all, read_bucket};

@@ -8,7 +8,7 @@ use super::report::token_kinds;
 use super::table::{Column, Fit, KEEP, Table};
 use super::wrap::wrap;
 use crate::format::{duration_ms, money, money_of, plural, short_count};
-use crate::overview::{Figures, Group};
+use crate::overview::{Figures, Group, StuckFigures};
 
 /// The widest bar of the per-day chart, in cells.
 const BAR: usize = 30;
@@ -140,22 +140,7 @@ fn headline(f: &Figures, s: &Styles, width: Option<usize>) -> String {
         );
     }
     if let Some(st) = &f.stuck {
-        let unknown = if st.cost_unknown > 0 {
-            format!(
-                " (unknown for {})",
-                plural(u64::from(st.cost_unknown), "run")
-            )
-        } else {
-            String::new()
-        };
-        row(
-            "stuck",
-            format!(
-                "{} stopped going round in circles, having spent {}{unknown}",
-                plural(u64::from(st.runs), "run"),
-                money_of(st.spent_usd, st.known_spent_usd)
-            ),
-        );
+        row("stuck", stuck_line(st));
     }
     if !f.failing_tools.is_empty() {
         let tools: Vec<String> = f
@@ -175,6 +160,23 @@ fn headline(f: &Figures, s: &Styles, width: Option<usize>) -> String {
         row("denied", counted(&f.denials, "time"));
     }
     rows.fit(width).text()
+}
+
+/// `2 runs stopped going round in circles, having spent $0.41`.
+fn stuck_line(st: &StuckFigures) -> String {
+    let unknown = if st.cost_unknown > 0 {
+        format!(
+            " (unknown for {})",
+            plural(u64::from(st.cost_unknown), "run")
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{} stopped going round in circles, having spent {}{unknown}",
+        plural(u64::from(st.runs), "run"),
+        money_of(st.spent_usd, st.known_spent_usd)
+    )
 }
 
 /// `bash 22 · write 4`.

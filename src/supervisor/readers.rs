@@ -664,16 +664,8 @@ mod tests {
         assert_eq!(logged, line);
     }
 
-    /// More than one read and many batches: every line arrives once, in order, and the raw log
-    /// holds exactly what was written.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_fast_stream_arrives_whole_and_in_order() {
-        let lines: Vec<String> = (0..60_000)
-            .map(|i| format!(r#"{{"type":"text","part":{{"text":"line {i}"}}}}"#))
-            .collect();
-        let input = lines.join("\n") + "\n";
-        assert!(input.len() > 2 * STDOUT_READ);
-
+    /// A pipe whose write end a thread fills with `input`, then closes.
+    fn pipe_writing(input: String) -> (OwnedFd, std::thread::JoinHandle<()>) {
         let mut fds = [0; 2];
         // SAFETY: a valid array for pipe(2) to fill.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
@@ -684,13 +676,24 @@ mod tests {
                 std::fs::File::from(OwnedFd::from_raw_fd(fds[1])),
             )
         };
-        let writer = {
-            let input = input.clone();
-            std::thread::spawn(move || {
-                let mut w = write_end;
-                w.write_all(input.as_bytes()).unwrap();
-            })
-        };
+        let writer = std::thread::spawn(move || {
+            let mut w = write_end;
+            w.write_all(input.as_bytes()).unwrap();
+        });
+        (read_end, writer)
+    }
+
+    /// More than one read and many batches: every line arrives once, in order, and the raw log
+    /// holds exactly what was written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fast_stream_arrives_whole_and_in_order() {
+        let lines: Vec<String> = (0..60_000)
+            .map(|i| format!(r#"{{"type":"text","part":{{"text":"line {i}"}}}}"#))
+            .collect();
+        let input = lines.join("\n") + "\n";
+        assert!(input.len() > 2 * STDOUT_READ);
+
+        let (read_end, writer) = pipe_writing(input.clone());
         let dir = tempfile::tempdir().unwrap();
         let raw_path = dir.path().join("stdout.log");
         let raw = super::super::raw::RawFile::new(

@@ -55,10 +55,9 @@ pub(super) fn line(mut c: Cursor<'_>) -> Option<Line<'_>> {
     let (mut description, mut is_error, mut api_error_status) = (None, None, None);
     let (mut result, mut errors, mut stop_reason) = (None, None, None);
     let (mut total_cost_usd, mut duration_ms, mut usage) = (None, None, None);
-    let (mut model_usage, mut permission_denials) = (None, None);
+    let (mut model_usage, mut permission_denials, mut sandbox_enabled) = (None, None, None);
     let (mut is_backgrounded, mut status, mut summary, mut tool_result_meta) =
         (None, None, None, None);
-    let mut sandbox_enabled = None;
     c.object(|c, key| match key {
         "type" => once(&mut kind, scan::name(c, line_type)?),
         "subtype" => once(&mut subtype, option(c, |c| scan::name(c, subtype_name))?),

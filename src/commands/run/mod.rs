@@ -103,13 +103,7 @@ pub(crate) async fn execute(
     crate::redact::remember(&redactor);
     // Before anything is started: the run's mark, its cgroups and the guardian that ends its
     // processes should runbook be killed.
-    let sandbox = match &setup.sandbox {
-        Some(policy) => Some(sandbox::prepare(policy, &run_dir.path)?),
-        None => None,
-    };
-    setup.sandbox_record = sandbox.as_ref().map(sandbox::record);
-    let tmp = sandbox.as_ref().and_then(|s| s.tmp.clone());
-    let scope = Arc::new(Scope::open(&run_dir.id, whole_process, sandbox));
+    let (scope, tmp) = open_scope(&mut setup, &run_dir, whole_process)?;
     let (mut consumers, mut observers) =
         consumers(&run_dir, &setup, &args, &redactor, host, &scope)?;
     consumers.extend(std::mem::take(&mut observers.consumers));
@@ -161,18 +155,43 @@ pub(crate) async fn execute(
         print_plan(&answer)?;
     }
     let mut receipt = receipt;
-    if let Some(bucket) = &setup.upload {
-        // Told, recorded, and without effect on the exit code or the local copy.
-        let pushed =
-            crate::commands::upload::push(bucket, crate::bucket::RUNS_GROUP, &run_dir.path, views);
-        if let (Err(failure), Some(receipt)) = (pushed, receipt.as_mut()) {
-            receipt.upload_failed = Some(failure);
-        }
-    }
+    upload(&setup, &run_dir, views, receipt.as_mut());
     Ok(Finished {
         status: ExitStatus::from_outcome(outcome),
         receipt,
     })
+}
+
+/// The run's scope of processes, under the sandbox when one was asked for (recorded in
+/// `setup`), and the sandbox's temp dir to remove at the end.
+fn open_scope(
+    setup: &mut Setup,
+    run_dir: &RunDir,
+    whole_process: bool,
+) -> anyhow::Result<(Arc<Scope>, Option<std::path::PathBuf>)> {
+    let sandbox = match &setup.sandbox {
+        Some(policy) => Some(sandbox::prepare(policy, &run_dir.path)?),
+        None => None,
+    };
+    setup.sandbox_record = sandbox.as_ref().map(sandbox::record);
+    let tmp = sandbox.as_ref().and_then(|s| s.tmp.clone());
+    Ok((
+        Arc::new(Scope::open(&run_dir.id, whole_process, sandbox)),
+        tmp,
+    ))
+}
+
+/// Pushes the run to its bucket, if it has one: told, recorded in the receipt, and without
+/// effect on the exit code or the local copy.
+fn upload(setup: &Setup, run_dir: &RunDir, views: bool, receipt: Option<&mut Receipt>) {
+    let Some(bucket) = &setup.upload else {
+        return;
+    };
+    let pushed =
+        crate::commands::upload::push(bucket, crate::bucket::RUNS_GROUP, &run_dir.path, views);
+    if let (Err(failure), Some(receipt)) = (pushed, receipt) {
+        receipt.upload_failed = Some(failure);
+    }
 }
 
 /// `run.started`, with what the repository was before the agent touched it (returned, to tell

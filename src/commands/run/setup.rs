@@ -105,16 +105,7 @@ impl Setup {
             .iter()
             .chain(args.options.values())
             .chain(args.runs_dir.values());
-        let config = match (&args.task_file, &args.task_id) {
-            (Some(file), Some(id)) => {
-                let tasks = config::tasks::read_tasks(file).map_err(Error::from)?;
-                let entries = tasks
-                    .entries_of(id)
-                    .ok_or_else(|| Error::Usage(format!("{}: no task `{id}`", file.display())))?;
-                config::load_for_task(&cwd, (file, tasks.digest, entries), flags)?
-            }
-            _ => config::load(&cwd, flags)?,
-        };
+        let config = load_config(args, &cwd, flags)?;
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         // What a repository's files would start or write takes effect only once they are trusted.
         let given = crate::trust::Given::from_env(args.trust);
@@ -133,10 +124,10 @@ impl Setup {
                 permissions,
             })
             .map_err(Error::Usage)?;
-        let configured_model = match model {
-            Some(_) => None,
-            None => agent.adapter.configured_model(&agent_env.pairs()),
-        };
+        let configured_model = model
+            .is_none()
+            .then(|| agent.adapter.configured_model(&agent_env.pairs()))
+            .flatten();
         let limits = limits(&config);
         budget_can_hold(&config, &agent)?;
         let template = repair_template(&config)?;
@@ -323,6 +314,24 @@ fn checks(configured: Vec<Check>, given: &[Check], timeout: Duration) -> Vec<Che
 
 /// The agent to run: `agent_cmd` (a command that prints universal events) when it is set, else
 /// the `agent` with its `bin` and `args`.
+/// The run's configuration: its files and flags, and a batch task's settings when it is one.
+fn load_config<'a>(
+    args: &RunArgs,
+    cwd: &Path,
+    flags: impl IntoIterator<Item = &'a config::FlagValue>,
+) -> anyhow::Result<Config> {
+    Ok(match (&args.task_file, &args.task_id) {
+        (Some(file), Some(id)) => {
+            let tasks = config::tasks::read_tasks(file).map_err(Error::from)?;
+            let entries = tasks
+                .entries_of(id)
+                .ok_or_else(|| Error::Usage(format!("{}: no task `{id}`", file.display())))?;
+            config::load_for_task(cwd, (file, tasks.digest, entries), flags)?
+        }
+        _ => config::load(cwd, flags)?,
+    })
+}
+
 pub(crate) fn resolve_agent(config: &Config) -> Result<Agent, Error> {
     let agent = config.value(&keys::AGENT);
     let args = config.agent_setting(agent, &keys::ARGS);

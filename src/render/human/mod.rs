@@ -224,61 +224,24 @@ impl Human {
             K::Summary { text, .. }
                 if produced::repeats(text, &self.last_text)
                     && text::shown_whole(&self.last_text, self.verbose, lines.width) => {}
-            K::RunStarted(_)
-            | K::TurnStarted { .. }
-            | K::AgentVersion { .. }
-            | K::AgentSandbox { .. }
-            | K::SessionStarted { .. }
-            | K::StopRequested { .. }
-            | K::SignalSent { .. }
-            | K::TurnCompleted { .. }
-            | K::TurnFailed { .. } => lifecycle::show(&mut lines, kind),
             // Said once, unless the model changes.
             K::ModelAnnounced { model, .. } if self.model.as_ref() == Some(model) => {}
             K::ModelAnnounced { model, .. } => {
                 self.model = Some(model.clone());
                 lifecycle::show(&mut lines, kind);
             }
-            K::ToolStarted(_)
-            | K::ToolCompleted(_)
-            | K::SubagentStarted { .. }
-            | K::SubagentFinished { .. }
-            | K::PermissionDenied { .. }
-            | K::PermissionRequested { .. }
-            | K::PermissionAnswered { .. } => {
-                tools::show_held(&mut lines, &mut self.denial, &mut self.refusals, kind);
-            }
-            K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => {
-                text::show(&mut lines, kind)
-            }
-            K::StepStarted { .. } | K::StepFinished(_) | K::AgentResult(_) => {
-                cost::show(&mut lines, kind)
-            }
-            K::ProviderError(_)
-            | K::ProviderRetry(_)
-            | K::AgentWarning { .. }
-            | K::AgentError { .. }
-            | K::Stderr { .. }
-            | K::Unparsed(_)
-            | K::WatchdogWarning { .. }
-            | K::WatchdogResumed { .. }
-            | K::WatchdogFired(_)
-            | K::StuckWarning(_)
-            | K::StuckDetected(_)
-            | K::StuckNudged(_)
-            | K::SandboxDenied { .. }
-            | K::StorageFailed { .. }
-            | K::UploadFailed(_)
-            | K::ObserverFinished(_)
-            | K::ObserverFailed { .. }
-            | K::AfterFinalWord { .. } => warnings::show(&mut lines, kind),
-            K::PlanProposed { .. } | K::PlanDecided(_) => plan::show(&mut lines, kind),
-            K::CheckStarted { .. }
-            | K::CheckFinished(_)
-            | K::RepairStarted { .. }
-            | K::RepairFinished { .. }
-            | K::PermissionStalled { .. } => checks::show(&mut lines, kind),
-            K::Changes(_) | K::Summary { .. } => produced::show(&mut lines, kind),
+            _ => match part_of(kind) {
+                Part::Lifecycle => lifecycle::show(&mut lines, kind),
+                Part::Tools => {
+                    tools::show_held(&mut lines, &mut self.denial, &mut self.refusals, kind);
+                }
+                Part::Text => text::show(&mut lines, kind),
+                Part::Cost => cost::show(&mut lines, kind),
+                Part::Warnings => warnings::show(&mut lines, kind),
+                Part::Plan => plan::show(&mut lines, kind),
+                Part::Checks => checks::show(&mut lines, kind),
+                Part::Produced => produced::show(&mut lines, kind),
+            },
         }
         let shows = !lines.out.is_empty();
         if let Some(more) = self.refusals.end(kind, shows, &self.styles) {
@@ -571,3 +534,66 @@ impl Consumer for Human {
 
 #[cfg(test)]
 mod tests;
+
+/// The part of the view that shows an event of each kind.
+enum Part {
+    Lifecycle,
+    Tools,
+    Text,
+    Cost,
+    Warnings,
+    Plan,
+    Checks,
+    Produced,
+}
+
+fn part_of(kind: &EventKind) -> Part {
+    use EventKind as K;
+    match kind {
+        K::RunStarted(_)
+        | K::RunFinished { .. }
+        | K::ModelAnnounced { .. }
+        | K::TurnStarted { .. }
+        | K::AgentVersion { .. }
+        | K::AgentSandbox { .. }
+        | K::SessionStarted { .. }
+        | K::StopRequested { .. }
+        | K::SignalSent { .. }
+        | K::TurnCompleted { .. }
+        | K::TurnFailed { .. } => Part::Lifecycle,
+        K::ToolStarted(_)
+        | K::ToolCompleted(_)
+        | K::SubagentStarted { .. }
+        | K::SubagentFinished { .. }
+        | K::PermissionDenied { .. }
+        | K::PermissionRequested { .. }
+        | K::PermissionAnswered { .. } => Part::Tools,
+        K::Text { .. } | K::TextDelta { .. } | K::Reasoning { .. } => Part::Text,
+        K::StepStarted { .. } | K::StepFinished(_) | K::AgentResult(_) => Part::Cost,
+        K::ProviderError(_)
+        | K::ProviderRetry(_)
+        | K::AgentWarning { .. }
+        | K::AgentError { .. }
+        | K::Stderr { .. }
+        | K::Unparsed(_)
+        | K::WatchdogWarning { .. }
+        | K::WatchdogResumed { .. }
+        | K::WatchdogFired(_)
+        | K::StuckWarning(_)
+        | K::StuckDetected(_)
+        | K::StuckNudged(_)
+        | K::SandboxDenied { .. }
+        | K::StorageFailed { .. }
+        | K::UploadFailed(_)
+        | K::ObserverFinished(_)
+        | K::ObserverFailed { .. }
+        | K::AfterFinalWord { .. } => Part::Warnings,
+        K::PlanProposed { .. } | K::PlanDecided(_) => Part::Plan,
+        K::CheckStarted { .. }
+        | K::CheckFinished(_)
+        | K::RepairStarted { .. }
+        | K::RepairFinished { .. }
+        | K::PermissionStalled { .. } => Part::Checks,
+        K::Changes(_) | K::Summary { .. } => Part::Produced,
+    }
+}
