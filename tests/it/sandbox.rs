@@ -401,3 +401,53 @@ fn a_repair_turn_runs_in_the_sandbox_too() {
     assert!(!ctx.root().join("outside").exists());
     assert_eq!(receipt.sandbox.unwrap().denied, 2);
 }
+
+/// OpenCode tells a failed command only by its exit code; the refusal is in its output. In the
+/// sandbox, the line that tells of it joins the call's error and counts as a denial; a command
+/// that failed for another reason does not.
+#[test]
+fn a_shell_command_refused_by_the_sandbox_counts_as_a_denial() {
+    let ctx = TestContext::new();
+    let key = ctx.home.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+    let tries = [
+        attempt("shell", format!("echo start; cat {}", key.display()), false),
+        attempt("shell", "echo x > ../outside", false),
+        attempt("shell", "touch /etc/runbook-sandbox-shell", false),
+        attempt("shell", "ls ./missing-file", false),
+        attempt("shell", "echo fine > inside.txt", false),
+    ];
+    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    let results = tried(&ctx);
+    for (i, what) in ["cat the key", "write ../outside", "touch /etc/x"]
+        .iter()
+        .enumerate()
+    {
+        refused(&results[i], what);
+        let error = results[i].as_deref().unwrap_or_default();
+        assert!(error.starts_with("exit code "), "{what}: {error}");
+        assert!(!error.contains("start"), "only the refusal's line: {error}");
+    }
+    let other = results[3].as_deref().expect("ls of a missing file failed");
+    assert!(!other.contains("denied"), "{other}");
+    assert_eq!(results[4], None);
+    assert!(ctx.work.join("inside.txt").exists());
+    assert!(!ctx.root().join("outside").exists());
+    assert_eq!(sandboxed_denials(&ctx), 3);
+    assert_eq!(ctx.ended_as(Outcome::Completed).sandbox.unwrap().denied, 3);
+}
+
+/// Outside the sandbox a command's output is not searched: its error stays its exit code.
+#[test]
+fn without_the_sandbox_a_commands_output_is_not_searched_for_refusals() {
+    let ctx = TestContext::new();
+    let tries = [attempt(
+        "shell",
+        "echo 'x: Permission denied' >&2; exit 1",
+        false,
+    )];
+    run(&ctx, &tries, &[]).assert_exit(0);
+    assert_eq!(tried(&ctx), [Some("exit code 1".to_owned())]);
+    assert_eq!(sandboxed_denials(&ctx), 0);
+}

@@ -202,6 +202,7 @@ impl Setup {
             prices: Arc::new(self.config.prices()),
             inbox: None,
             told: None,
+            sandboxed: self.config.value(&crate::config::keys::SANDBOX),
         }
     }
 
