@@ -101,7 +101,7 @@ fn writes_go_only_to_the_work_dir() {
     let receipt = ctx.ended_as(Outcome::Completed);
     let sandbox = receipt.sandbox.expect("the receipt records the sandbox");
     assert_eq!(sandbox.by, "landlock");
-    assert!(sandbox.abi >= 6, "{sandbox:?}");
+    assert!(sandbox.abi.is_some_and(|v| v >= 6), "{sandbox:?}");
     assert!(
         sandbox.write.contains(&ctx.work.display().to_string()),
         "{sandbox:?}"
@@ -354,6 +354,13 @@ fn doctor_shows_the_landlock_abi_and_what_the_sandbox_would_enforce() {
     assert!(sandbox["abi"].as_u64().is_some_and(|v| v >= 6), "{sandbox}");
     assert_eq!(sandbox["on"], true);
     assert!(sandbox.get("problem").is_none(), "{sandbox}");
+    assert_eq!(sandbox["by"], "landlock", "{sandbox}");
+    assert!(
+        sandbox["bwrap"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/bwrap")),
+        "whether bubblewrap is installed (.ci/install-agents installs it): {sandbox}"
+    );
     let has = |key: &str, value: serde_json::Value| {
         sandbox[key].as_array().is_some_and(|a| a.contains(&value))
     };
@@ -369,7 +376,7 @@ fn doctor_shows_the_landlock_abi_and_what_the_sandbox_would_enforce() {
     );
     let human = ctx.run(&["doctor"]);
     assert!(
-        human.stdout.contains("sandbox: Landlock ABI"),
+        human.stdout.contains("sandbox: Landlock ABI") && human.stdout.contains("bwrap at "),
         "{}",
         human.stdout
     );
