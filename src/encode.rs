@@ -1055,7 +1055,8 @@ mod tests {
             }],
             sandbox: Some(crate::event::Sandbox {
                 by: "landlock".into(),
-                abi: 7,
+                abi: Some(7),
+                not_enforced: Vec::new(),
                 write: vec!["/w".into()],
                 read_deny: vec!["/home/u/.ssh".into()],
                 ports: vec![443, 8080],

@@ -881,16 +881,21 @@ pub struct RunInfo {
 /// kernel enforced it: recorded in `run.started` and, with the refusals seen, in the receipt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sandbox {
-    /// What enforced it: `landlock`.
+    /// What enforced it: `landlock` or `bwrap`.
     pub by: String,
-    /// The kernel's Landlock ABI.
-    pub abi: u32,
+    /// The kernel's Landlock ABI; absent under bubblewrap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abi: Option<u32>,
     /// Where writes were allowed (with all below), links resolved.
     pub write: Vec<String>,
     /// What could not be read (with all below), links resolved.
     pub read_deny: Vec<String>,
-    /// The TCP ports connections were allowed to.
+    /// The TCP ports connections were allowed to (none listed when ports were not enforced).
     pub ports: Vec<u16>,
+    /// What the sandbox's promise holds that this enforcer did not keep (bubblewrap: `tcp
+    /// ports`, `signals outside the run`, `abstract unix sockets`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_enforced: Vec<String>,
     /// How many refusals runbook saw (`sandbox.denied`); 0 in `run.started`.
     #[serde(default)]
     pub denied: u64,

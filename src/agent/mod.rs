@@ -67,6 +67,9 @@ pub(crate) struct ParseContext {
     pub inbox: Option<acp::Inbox>,
     /// What the ACP client tells the parser (refused calls, the prompt in flight).
     pub told: Option<acp::Shared>,
+    /// Whether the agent runs in `--sandbox`: a failed command's output is then searched for
+    /// the refusal that failed it.
+    pub sandboxed: bool,
 }
 
 impl ParseContext {
@@ -77,6 +80,7 @@ impl ParseContext {
             prices: Arc::default(),
             inbox: None,
             told: None,
+            sandboxed: false,
         }
     }
 }

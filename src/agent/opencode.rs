@@ -69,6 +69,7 @@ impl Adapter for OpenCode {
             cwd: ctx.cwd,
             model: ctx.model,
             prices: ctx.prices,
+            sandboxed: ctx.sandboxed,
             ..Parser::default()
         })
     }
@@ -84,6 +85,8 @@ struct Parser {
     /// The model asked for, to price a step whose reported cost cannot be used.
     model: Option<String>,
     prices: Arc<PriceTable>,
+    /// Whether the agent runs in `--sandbox` (a failed command's refusal is then looked for).
+    sandboxed: bool,
     session_announced: bool,
     /// The message id of the step in progress, if any.
     open_step: Option<Option<String>>,
@@ -134,7 +137,7 @@ impl StdoutParser for Parser {
             ("tool_use", Some(part), _) => {
                 let at = out.len();
                 self.tool_use(part, out);
-                prints::stamp(line, &mut out[at..]);
+                prints::stamp(line, &mut out[at..], self.sandboxed);
             }
             ("error", _, Some(err)) => self.error(err, out),
             _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),

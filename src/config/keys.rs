@@ -354,7 +354,7 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
 );
 
 pub(crate) static SANDBOX: Defaulted<bool> = Defaulted::new(
-    Key::new("sandbox", Kind::Bool, "Restrict the agent, its checks and repair turns with Linux Landlock (6.12 or newer): writes only in the work dir, its temp dir and the agent's own state dirs, no reads of `sandbox.read_deny` (~/.ssh, ~/.aws, …), TCP only to 443, the provider's port and `sandbox.ports`, no signals outside the run. Refuses to start where Landlock is missing or too old")
+    Key::new("sandbox", Kind::Bool, "Restrict the agent, its checks and repair turns with Linux Landlock (6.12 or newer): writes only in the work dir, its temp dir and the agent's own state dirs, no reads of `sandbox.read_deny` (~/.ssh, ~/.aws, …), TCP only to 443, the provider's port and `sandbox.ports`, no signals outside the run. Where Landlock is missing or too old: bubblewrap (`bwrap`) if installed (writes and reads only; ports and signals not enforced), else refuses to start")
         .default("false")
         .env()
         .flag(Flag::Run)

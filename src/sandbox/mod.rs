@@ -3,11 +3,14 @@
 //! its deny list, TCP connections only to its ports, no signals to processes outside, no
 //! abstract unix sockets outside. The rules are made once per run, here, in runbook; each child
 //! restricts itself with them between fork and exec ([`Prepared::apply`]), so runbook itself,
-//! and its observers, are never restricted.
+//! and its observers, are never restricted. Where Landlock is missing or too old, bubblewrap
+//! ([`bwrap`]) keeps the writes and reads, and the record says what it does not keep.
 
+pub(crate) mod bwrap;
 mod denial;
 mod walk;
 
+use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::fs::DirBuilderExt as _;
 use std::os::unix::process::CommandExt as _;
@@ -80,12 +83,22 @@ pub(crate) fn unavailable(abi: Option<u32>) -> Option<String> {
     }
 }
 
+/// What keeps the rules: Landlock's ruleset, or bubblewrap with its options.
+#[derive(Debug, Clone)]
+enum Enforcer {
+    Landlock(Arc<OwnedFd>),
+    Bwrap {
+        program: PathBuf,
+        options: Vec<OsString>,
+    },
+}
+
 /// The rules of a run, made once, for each of its processes to restrict itself with.
 #[derive(Debug, Clone)]
 pub(crate) struct Prepared {
-    ruleset: Arc<OwnedFd>,
-    /// The kernel's Landlock ABI.
-    pub abi: u32,
+    enforcer: Enforcer,
+    /// The kernel's Landlock ABI; `None` under bubblewrap.
+    pub abi: Option<u32>,
     /// The policy as enforced: paths made absolute and resolved, the ports sorted.
     pub policy: Policy,
     /// The run's temp dir, `TMPDIR` for every process started in the sandbox.
@@ -99,7 +112,12 @@ impl Prepared {
         if let Some(tmp) = &self.tmp {
             command.env("TMPDIR", tmp);
         }
-        let ruleset = Arc::clone(&self.ruleset);
+        let ruleset = match &self.enforcer {
+            Enforcer::Landlock(ruleset) => Arc::clone(ruleset),
+            Enforcer::Bwrap { program, options } => {
+                return through_bwrap(command, program, options);
+            }
+        };
         // SAFETY: between fork and exec only prctl(2) and landlock_restrict_self(2), both
         // async-signal-safe, are called, on a descriptor `ruleset` keeps open.
         unsafe {
@@ -117,6 +135,111 @@ impl Prepared {
     }
 }
 
+/// Has `command`'s process become `bwrap` running its program, just before it would run it
+/// (its environment, directory and descriptors already set). Nothing of `command` may change
+/// after.
+fn through_bwrap(command: &mut std::process::Command, program: &Path, options: &[OsString]) {
+    let args = command.get_args().map(ToOwned::to_owned);
+    let argv = bwrap::argv(program, options, command.get_program(), args);
+    let argv = argv.map(|strings| {
+        let mut pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        pointers.push(std::ptr::null());
+        Argv { strings, pointers }
+    });
+    // SAFETY: between fork and exec only prctl(2) and execv(2), async-signal-safe, are called,
+    // on strings and pointers made before the fork and kept alive by the closure.
+    unsafe {
+        command.pre_exec(move || {
+            let Some(argv) = &argv else {
+                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+            };
+            // What runbook would have the child do after this (it never returns here): die
+            // with runbook.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::execv(argv.strings[0].as_ptr(), argv.pointers.as_ptr());
+            Err(std::io::Error::last_os_error())
+        });
+    }
+}
+
+/// A command line made for execv(2): the strings and the pointers to them.
+struct Argv {
+    strings: Vec<CString>,
+    pointers: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers point into `strings`, owned alongside and never changed; they are only
+// read, in the child.
+unsafe impl Send for Argv {}
+// SAFETY: as above.
+unsafe impl Sync for Argv {}
+
+/// Which enforcer `--sandbox` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum By {
+    /// Landlock where it can keep the whole promise, else bubblewrap if installed.
+    Auto,
+    Landlock,
+    Bwrap,
+}
+
+/// The enforcer `by` comes to on this machine, or why none can run, in a line.
+pub(crate) fn choose(by: By) -> Result<By, String> {
+    let landlock = unavailable(abi());
+    match by {
+        By::Landlock => landlock.map_or(Ok(By::Landlock), Err),
+        By::Bwrap => bwrap::find().map(|_| By::Bwrap).ok_or_else(|| {
+            "--sandbox=bwrap needs bubblewrap (`bwrap`), which is not on PATH: install it (apt-get install bubblewrap) or use --sandbox=landlock".to_owned()
+        }),
+        By::Auto => match (landlock, bwrap::find()) {
+            (None, _) => Ok(By::Landlock),
+            (Some(_), Some(_)) => Ok(By::Bwrap),
+            (Some(why), None) => Err(format!("{why}; or install bubblewrap (`bwrap`) for --sandbox=bwrap")),
+        },
+    }
+}
+
+/// Makes `policy` into bubblewrap's options. An error says, in a line, what could not be done.
+pub(crate) fn prepare_bwrap(policy: &Policy) -> Result<Prepared, String> {
+    let program = bwrap::find().ok_or("--sandbox=bwrap needs bubblewrap (`bwrap`), which is not on PATH: install it (apt-get install bubblewrap)")?;
+    let policy = resolved(policy)?;
+    Ok(Prepared {
+        enforcer: Enforcer::Bwrap {
+            program,
+            options: bwrap::options(&policy),
+        },
+        abi: None,
+        policy: Policy {
+            ports: Vec::new(),
+            ..policy
+        },
+        tmp: None,
+    })
+}
+
+impl Prepared {
+    /// What enforces the rules: `landlock` or `bwrap`.
+    pub(crate) fn by(&self) -> &'static str {
+        match self.enforcer {
+            Enforcer::Landlock(_) => "landlock",
+            Enforcer::Bwrap { .. } => "bwrap",
+        }
+    }
+
+    /// What the promise holds that this enforcer does not keep.
+    pub(crate) fn not_enforced(&self) -> Vec<String> {
+        match self.enforcer {
+            Enforcer::Landlock(_) => Vec::new(),
+            Enforcer::Bwrap { .. } => bwrap::NOT_ENFORCED
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+        }
+    }
+}
+
 /// Makes `policy` into Landlock rules. An error says, in a line, what could not be done; the
 /// run must not start then.
 pub(crate) fn prepare(policy: &Policy) -> Result<Prepared, String> {
@@ -130,19 +253,17 @@ pub(crate) fn prepare(policy: &Policy) -> Result<Prepared, String> {
         .map_err(|e| format!("cannot set up the sandbox: {e}"))?
         .ok_or("cannot set up the sandbox: Landlock made no ruleset")?;
     Ok(Prepared {
-        ruleset: Arc::new(ruleset),
-        abi,
+        enforcer: Enforcer::Landlock(Arc::new(ruleset)),
+        abi: Some(abi),
         policy,
         tmp: None,
     })
 }
 
-/// Whether `policy` could be made into rules on this kernel, without making them: an error
-/// says why not, in a line.
+/// Whether `policy` could be made into rules here (by Landlock, or else bubblewrap), without
+/// making them: an error says why not, in a line.
 pub(crate) fn check(policy: &Policy) -> Result<(), String> {
-    if let Some(why) = unavailable(abi()) {
-        return Err(why);
-    }
+    choose(By::Auto)?;
     resolved(policy).map(|_| ())
 }
 

@@ -101,7 +101,7 @@ fn writes_go_only_to_the_work_dir() {
     let receipt = ctx.ended_as(Outcome::Completed);
     let sandbox = receipt.sandbox.expect("the receipt records the sandbox");
     assert_eq!(sandbox.by, "landlock");
-    assert!(sandbox.abi >= 6, "{sandbox:?}");
+    assert!(sandbox.abi.is_some_and(|v| v >= 6), "{sandbox:?}");
     assert!(
         sandbox.write.contains(&ctx.work.display().to_string()),
         "{sandbox:?}"
@@ -354,6 +354,13 @@ fn doctor_shows_the_landlock_abi_and_what_the_sandbox_would_enforce() {
     assert!(sandbox["abi"].as_u64().is_some_and(|v| v >= 6), "{sandbox}");
     assert_eq!(sandbox["on"], true);
     assert!(sandbox.get("problem").is_none(), "{sandbox}");
+    assert_eq!(sandbox["by"], "landlock", "{sandbox}");
+    assert!(
+        sandbox["bwrap"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/bwrap")),
+        "whether bubblewrap is installed (.ci/install-agents installs it): {sandbox}"
+    );
     let has = |key: &str, value: serde_json::Value| {
         sandbox[key].as_array().is_some_and(|a| a.contains(&value))
     };
@@ -369,7 +376,7 @@ fn doctor_shows_the_landlock_abi_and_what_the_sandbox_would_enforce() {
     );
     let human = ctx.run(&["doctor"]);
     assert!(
-        human.stdout.contains("sandbox: Landlock ABI"),
+        human.stdout.contains("sandbox: Landlock ABI") && human.stdout.contains("bwrap at "),
         "{}",
         human.stdout
     );
@@ -400,4 +407,54 @@ fn a_repair_turn_runs_in_the_sandbox_too() {
     }
     assert!(!ctx.root().join("outside").exists());
     assert_eq!(receipt.sandbox.unwrap().denied, 2);
+}
+
+/// OpenCode tells a failed command only by its exit code; the refusal is in its output. In the
+/// sandbox, the line that tells of it joins the call's error and counts as a denial; a command
+/// that failed for another reason does not.
+#[test]
+fn a_shell_command_refused_by_the_sandbox_counts_as_a_denial() {
+    let ctx = TestContext::new();
+    let key = ctx.home.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+    let tries = [
+        attempt("shell", format!("echo start; cat {}", key.display()), false),
+        attempt("shell", "echo x > ../outside", false),
+        attempt("shell", "touch /etc/runbook-sandbox-shell", false),
+        attempt("shell", "ls ./missing-file", false),
+        attempt("shell", "echo fine > inside.txt", false),
+    ];
+    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    let results = tried(&ctx);
+    for (i, what) in ["cat the key", "write ../outside", "touch /etc/x"]
+        .iter()
+        .enumerate()
+    {
+        refused(&results[i], what);
+        let error = results[i].as_deref().unwrap_or_default();
+        assert!(error.starts_with("exit code "), "{what}: {error}");
+        assert!(!error.contains("start"), "only the refusal's line: {error}");
+    }
+    let other = results[3].as_deref().expect("ls of a missing file failed");
+    assert!(!other.contains("denied"), "{other}");
+    assert_eq!(results[4], None);
+    assert!(ctx.work.join("inside.txt").exists());
+    assert!(!ctx.root().join("outside").exists());
+    assert_eq!(sandboxed_denials(&ctx), 3);
+    assert_eq!(ctx.ended_as(Outcome::Completed).sandbox.unwrap().denied, 3);
+}
+
+/// Outside the sandbox a command's output is not searched: its error stays its exit code.
+#[test]
+fn without_the_sandbox_a_commands_output_is_not_searched_for_refusals() {
+    let ctx = TestContext::new();
+    let tries = [attempt(
+        "shell",
+        "echo 'x: Permission denied' >&2; exit 1",
+        false,
+    )];
+    run(&ctx, &tries, &[]).assert_exit(0);
+    assert_eq!(tried(&ctx), [Some("exit code 1".to_owned())]);
+    assert_eq!(sandboxed_denials(&ctx), 0);
 }

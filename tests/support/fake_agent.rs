@@ -54,7 +54,10 @@
 //!                                output "ok", or status error with "<OP> <T>: <the
 //!                                error>". OP: write (the bytes "x" to the file T),
 //!                                read (the file T), connect (TCP to 127.0.0.1:T),
-//!                                signal (SIGTERM to pid T). setsid (default
+//!                                signal (SIGTERM to pid T), shell (`sh -c T`,
+//!                                printed as OpenCode prints a command: status
+//!                                completed, its stdout and stderr as output, its
+//!                                exit code in metadata.exit). setsid (default
 //!                                false): done in a forked child that first starts
 //!                                a session of its own (its pid recorded)
 //!   {"$burn_cpu_ms": N}          spin until this process used N ms of CPU
@@ -501,6 +504,9 @@ fn spawn_grandchild(ctx: &Ctx, sleep_ms: u64, setsid: bool) {
 fn try_op(ctx: &Ctx, op: &str, target: &str, setsid: bool) {
     static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if op == "shell" {
+        return print_try(n, shell(target));
+    }
     let result = if setsid {
         in_own_session(ctx, || attempt(op, target))
     } else {
@@ -516,6 +522,31 @@ fn try_op(ctx: &Ctx, op: &str, target: &str, setsid: bool) {
             "error": format!("{op} {target}: {e}"), "time": {"start": 1, "end": 2}})
         }
     };
+    print_try(n, state);
+}
+
+/// The state of a `$try` shell command, as OpenCode's bash tool tells it: completed, whatever
+/// its exit code, with what it printed.
+fn shell(command: &str) -> serde_json::Value {
+    let (output, exit) = match std::process::Command::new("sh")
+        .args(["-c", command])
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(out) => {
+            let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.push_str(&String::from_utf8_lossy(&out.stderr));
+            (text, out.status.code().unwrap_or(-1))
+        }
+        Err(e) => (e.to_string(), 127),
+    };
+    serde_json::json!({"status": "completed", "input": {"command": command},
+        "output": output, "metadata": {"exit": exit, "output": output}, "title": command,
+        "time": {"start": 1, "end": 2}})
+}
+
+/// Prints the `tool_use` line of the `n`th `$try`.
+fn print_try(n: u32, state: serde_json::Value) {
     let line = serde_json::json!({"type": "tool_use", "timestamp": 1, "sessionID": "ses_fake",
         "part": {"type": "tool", "tool": "bash", "callID": format!("call_try_{n}"), "state": state,
             "id": format!("prt_try_{n}"), "sessionID": "ses_fake", "messageID": "msg_1"}});
@@ -830,7 +861,7 @@ fn parse_directive(line: &[u8], cwd: &str) -> Result<Step, String> {
                 _ => Err(format!("$try.{k} needs a string or a number")),
             };
             let op = field("op")?;
-            if !["write", "read", "connect", "signal"].contains(&op.as_str()) {
+            if !["write", "read", "connect", "signal", "shell"].contains(&op.as_str()) {
                 return Err(format!("$try.op: unknown operation {op:?}"));
             }
             Step::Try {

@@ -6,8 +6,13 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use crate::event::{EventKind, ToolStatus};
+use super::super::summary;
+use crate::event::{EventKind, ToolEnd, ToolStatus};
 use crate::fingerprint::{self, Ended};
+use crate::sandbox::is_denial;
+
+/// Longest refusal line added to a failed command's error.
+const MAX_REFUSAL_CHARS: usize = 300;
 
 #[derive(Deserialize)]
 struct Line<'a> {
@@ -42,8 +47,11 @@ struct Meta {
 }
 
 /// Stamps the `tool.completed` among `events` (those made of `line`) with its fingerprints.
-/// A denied call has none: it did not run, so there is nothing to compare.
-pub(super) fn stamp(line: &[u8], events: &mut [EventKind]) {
+/// A denied call has none: it did not run, so there is nothing to compare. In a sandbox
+/// (`sandboxed`), a command that failed by its exit code gets, in its error, the first line of
+/// its output that tells of a refused operation: OpenCode keeps a command's stderr there, and
+/// its error is otherwise only the exit code.
+pub(super) fn stamp(line: &[u8], events: &mut [EventKind], sandboxed: bool) {
     let Some(end) = events.iter_mut().find_map(|e| match e {
         EventKind::ToolCompleted(end) if end.status != ToolStatus::Denied => Some(end),
         _ => None,
@@ -66,4 +74,19 @@ pub(super) fn stamp(line: &[u8], events: &mut [EventKind]) {
     };
     let output = state.output.or(state.error).unwrap_or_default();
     end.result_hash = Some(fingerprint::result(ended, exit, &output));
+    if sandboxed && exit.is_some_and(|code| code != 0) {
+        refusal(end, &output);
+    }
+}
+
+/// Adds to `end`'s error the first line of `output` that tells of a refused operation.
+fn refusal(end: &mut ToolEnd, output: &str) {
+    let Some(line) = output.lines().map(str::trim).find(|l| is_denial(l)) else {
+        return;
+    };
+    let line = summary::truncate(line, MAX_REFUSAL_CHARS);
+    end.error = Some(match end.error.take() {
+        Some(error) => format!("{error}: {line}"),
+        None => line,
+    });
 }

@@ -15,6 +15,11 @@ pub(super) struct Report {
     pub abi: Option<u32>,
     /// Whether the configuration turns it on (`sandbox`, `--sandbox`).
     pub on: bool,
+    /// Where bubblewrap (`bwrap`) is, the sandbox where Landlock is missing or too old; absent:
+    /// not installed.
+    pub bwrap: Option<String>,
+    /// What would enforce it: `landlock` or `bwrap`; absent when nothing can.
+    pub by: Option<String>,
     /// Why it cannot run here; absent when it can.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
@@ -38,10 +43,20 @@ pub(super) fn examine(config: &Config, agent: AgentKind, env: &[(String, String)
     let shown = |paths: &[std::path::PathBuf]| -> Vec<String> {
         paths.iter().map(|p| p.display().to_string()).collect()
     };
+    let by = sandbox::choose(sandbox::By::Auto);
     Report {
         abi,
         on: config.value(&keys::SANDBOX),
-        problem: sandbox::unavailable(abi).or(conflict),
+        bwrap: sandbox::bwrap::find().map(|p| p.display().to_string()),
+        by: by.as_ref().ok().map(|b| {
+            if *b == sandbox::By::Bwrap {
+                "bwrap"
+            } else {
+                "landlock"
+            }
+            .to_owned()
+        }),
+        problem: by.err().or(conflict),
         write: shown(&policy.write),
         read_deny: shown(&policy.read_deny),
         ports: policy.ports,
@@ -59,9 +74,28 @@ pub(super) fn human(r: &Report, s: &Styles) -> String {
         (Some(_), false) => s.dim.apply_to("-").to_string(),
         (None, _) => s.ok.apply_to("✓").to_string(),
     };
-    let mut out = format!("{mark} {}: {abi} · {state}\n", s.bold.apply_to("sandbox"));
+    let bwrap = r
+        .bwrap
+        .as_ref()
+        .map_or("no bwrap".to_owned(), |p| format!("bwrap at {p}"));
+    let mut out = format!(
+        "{mark} {}: {abi} · {bwrap} · {state}\n",
+        s.bold.apply_to("sandbox")
+    );
     if let Some(problem) = &r.problem {
         out.push_str(&format!("    {}\n", s.warn.apply_to(problem)));
+        return out;
+    }
+    if r.by.as_deref() == Some("bwrap") {
+        out.push_str(&format!(
+            "    {}\n",
+            s.dim.apply_to(format!(
+                "by bwrap: writes in {}; no reads of {}; not enforced: {}",
+                r.write.join(", "),
+                r.read_deny.join(", "),
+                sandbox::bwrap::NOT_ENFORCED.join(", ")
+            ))
+        ));
         return out;
     }
     let ports: Vec<String> = r.ports.iter().map(u16::to_string).collect();

@@ -107,7 +107,8 @@ pub(super) fn own_server(adapter: &dyn Adapter, args: &mut Vec<String>, policy: 
     policy.ports.extend(port);
 }
 
-/// Makes `policy` into rules, with the run's temp dir (`RUN_DIR/tmp`, made here) to write in.
+/// Makes `policy` into rules (Landlock's where it keeps the whole promise, else bubblewrap's),
+/// with the run's temp dir (`RUN_DIR/tmp`, made here) to write in.
 pub(super) fn prepare(policy: &Policy, run_dir: &Path) -> Result<Prepared, Error> {
     let tmp = run_dir.join("tmp");
     std::fs::DirBuilder::new()
@@ -116,7 +117,11 @@ pub(super) fn prepare(policy: &Policy, run_dir: &Path) -> Result<Prepared, Error
         .map_err(|e| Error::Usage(format!("cannot make {}: {e}", tmp.display())))?;
     let mut policy = policy.clone();
     policy.write.push(tmp.clone());
-    let mut prepared = sandbox::prepare(&policy).map_err(Error::Usage)?;
+    let prepared = match sandbox::choose(sandbox::By::Auto).map_err(Error::Usage)? {
+        sandbox::By::Bwrap => sandbox::prepare_bwrap(&policy),
+        _ => sandbox::prepare(&policy),
+    };
+    let mut prepared = prepared.map_err(Error::Usage)?;
     prepared.tmp = Some(tmp);
     Ok(prepared)
 }
@@ -125,8 +130,9 @@ pub(super) fn prepare(policy: &Policy, run_dir: &Path) -> Result<Prepared, Error
 pub(super) fn record(prepared: &Prepared) -> crate::event::Sandbox {
     let shown = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
     crate::event::Sandbox {
-        by: "landlock".to_owned(),
+        by: prepared.by().to_owned(),
         abi: prepared.abi,
+        not_enforced: prepared.not_enforced(),
         write: shown(&prepared.policy.write),
         read_deny: shown(&prepared.policy.read_deny),
         ports: prepared.policy.ports.clone(),

@@ -193,6 +193,7 @@ impl Setup {
             prices: Arc::new(self.config.prices()),
             inbox: None,
             told: None,
+            sandboxed: self.config.value(&crate::config::keys::SANDBOX),
         }
     }
 
