@@ -27,6 +27,9 @@ pub(crate) async fn status(
     let term = TermEnv::detect();
 
     if let Some(dir) = crate::commands::batch::named(runs.dir(), args.run.as_deref()) {
+        if args.json {
+            return crate::commands::batch::follow::print_json(&dir, args.live).await;
+        }
         let color = term.color(color);
         return crate::commands::batch::follow::follow(&dir, args.live, color).await;
     }

@@ -19,13 +19,14 @@ use crate::files::{self, Links};
 use crate::provenance::Layer;
 
 /// The keys of a task (or of `[defaults]`) that are not run settings.
-const TASK_KEYS: [&str; 7] = [
+const TASK_KEYS: [&str; 8] = [
     "id",
     "prompt",
     "prompt_file",
     "repeat",
     "agents",
     "setup",
+    "setup_timeout",
     "include",
 ];
 
@@ -39,6 +40,8 @@ pub(crate) struct Section {
     pub entries: Vec<Entry>,
     /// A command run in the task's new worktree before the agent starts.
     pub setup: Option<String>,
+    /// How long `setup` may run before it is stopped and the task fails.
+    pub setup_timeout: Option<std::time::Duration>,
     /// Files (ignored by git, so not in the worktree) copied from the main checkout.
     pub include: Option<Vec<String>>,
     /// How many copies of the task run (`repeat`).
@@ -242,6 +245,7 @@ fn section(
             }
             "id" | "prompt" | "prompt_file" => {}
             "setup" => out.setup = Some(string(reader, key, value)?),
+            "setup_timeout" => out.setup_timeout = Some(setup_timeout(reader, key, value)?),
             "include" => out.include = Some(strings(reader, key, value)?),
             "repeat" => {
                 let n = whole(reader, key, value)?;
@@ -304,6 +308,32 @@ fn string(
         )),
         Err(message) => Err(reader.error(value.span().start, message)),
     }
+}
+
+/// `setup_timeout`: a duration (`"10m"`, or a whole number of seconds).
+fn setup_timeout(
+    reader: &Reader<'_>,
+    key: &SpannedKey<'_>,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<std::time::Duration, ConfigError> {
+    let toml = to_toml(value).map_err(|m| reader.error(value.span().start, m))?;
+    super::value::Kind::Duration
+        .read_toml(&toml, Path::new(""))
+        .ok()
+        .and_then(|v| match v {
+            super::value::Value::Duration(d) => Some(d),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            reader.error(
+                value.span().start,
+                format!(
+                    "`{}` must be a duration such as \"90s\" or \"10m\", found {}",
+                    key.get_ref(),
+                    toml
+                ),
+            )
+        })
 }
 
 fn strings(

@@ -15,6 +15,8 @@ const STEP_START: &str = r#"{"type":"step_start","timestamp":1795319488573,"sess
 const TEXT: &str = r#"{"type":"text","timestamp":1795319488778,"sessionID":"ses_test","part":{"id":"prt_2","messageID":"msg_1","sessionID":"ses_test","type":"text","text":"All done.","time":{"start":1795319488595,"end":1795319488772}}}"#;
 const TOOL_BASH: &str = r#"{"type":"tool_use","timestamp":1795319495152,"sessionID":"ses_test","part":{"type":"tool","tool":"bash","callID":"call_bash_1","state":{"status":"completed","input":{"command":"echo hi"},"output":"hi\n","metadata":{"output":"hi\n","exit":0,"truncated":false},"title":"echo hi","time":{"start":1795319495034,"end":1795319495136}},"id":"prt_9","sessionID":"ses_test","messageID":"msg_1"}}"#;
 
+const RATE_LIMITED: &str = r#"{"type":"error","timestamp":1795319489000,"sessionID":"ses_test","error":{"name":"APIError","data":{"message":"Rate limit reached for requests","statusCode":429,"isRetryable":true}}}"#;
+
 fn step_finish(reason: &str, cost: f64) -> String {
     format!(
         r#"{{"type":"step_finish","timestamp":1795319488892,"sessionID":"ses_test","part":{{"id":"prt_5","reason":"{reason}","snapshot":"5743","messageID":"msg_1","sessionID":"ses_test","type":"step-finish","tokens":{{"total":1540,"input":1500,"output":40,"reasoning":0,"cache":{{"write":0,"read":0}}}},"cost":{cost}}}}}"#
@@ -52,6 +54,16 @@ impl Bench {
                     STEP_START,
                     r#"{"$stderr": "model exploded"}"#,
                     r#"{"$exit": 1}"#,
+                ],
+            ),
+            (
+                "limited",
+                vec![
+                    STEP_START,
+                    RATE_LIMITED,
+                    r#"{"$sleep_ms": 4000}"#,
+                    TEXT,
+                    &stop,
                 ],
             ),
             (
@@ -700,4 +712,139 @@ fn a_failing_setup_ends_its_task_before_any_agent_starts_and_costs_nothing() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn a_rate_limited_task_holds_the_queued_tasks_of_its_agent_until_it_answers_again() {
+    let b = Bench::new();
+    // `limited` hits a 429 and answers 4 s later; `slow` frees its slot after 1.5 s, but the
+    // queued `after` (same agent) waits for `limited` to answer again.
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"limited\"\nprompt = \"limited\"\ninactivity_timeout = \"20s\"\n\n\
+         [[task]]\nid = \"slow\"\nprompt = \"slow\"\n\n\
+         [[task]]\nid = \"after\"\nprompt = \"edit:after\"\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "2", "--json"]);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |pred: &dyn Fn(&Value) -> bool, what: &str| {
+        lines
+            .iter()
+            .position(pred)
+            .unwrap_or_else(|| panic!("no {what} in {}", out.stdout))
+    };
+    let held = at(
+        &|l| {
+            l["type"] == "batch.held"
+                && l["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("opencode is being rate-limited"))
+        },
+        "hold",
+    );
+    let slow_done = at(
+        &|l| l["task"] == "slow" && l["type"] == "receipt",
+        "slow's end",
+    );
+    let answered = at(
+        &|l| l["task"] == "limited" && l["type"] == "text",
+        "limited's answer",
+    );
+    let after_starts = at(
+        &|l| l["task"] == "after" && l["type"] == "run.started",
+        "after's start",
+    );
+    assert!(
+        held < after_starts && slow_done < answered && answered < after_starts,
+        "a free slot while the agent was rate-limited did not start the queued task: {}",
+        out.stdout
+    );
+    assert_eq!(outcome_of(&b.record(), "after"), "completed");
+}
+
+#[test]
+fn a_setup_that_outlasts_its_setup_timeout_is_stopped_and_ends_its_task() {
+    let b = Bench::new();
+    let pid_file = b.ctx.root().join("setup.pid");
+    let file = b.tasks(
+        "",
+        &format!(
+            "[[task]]\nid = \"stuck\"\nprompt = \"edit:s\"\nsetup = \"echo $$ > {}; exec sleep 60\"\nsetup_timeout = \"1s\"\n\n\
+             [[task]]\nid = \"fine\"\nprompt = \"edit:f\"\n",
+            pid_file.display()
+        ),
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "2", "--trust"]);
+    out.assert_exit(1);
+    assert!(
+        out.took < Duration::from_secs(40),
+        "the setup was not stopped: {:?}",
+        out.took
+    );
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "stuck"), "setup_failed");
+    assert_eq!(outcome_of(&record, "fine"), "completed");
+    assert!(
+        out.stderr
+            .contains("its setup did not finish within 1.0s (setup_timeout)"),
+        "{}",
+        out.stderr
+    );
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z ")),
+        "the setup's sleep is still running"
+    );
+}
+
+#[test]
+fn a_setup_timeout_that_is_not_a_duration_is_named_with_its_line() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\nsetup_timeout = \"soon\"\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap()]);
+    out.assert_exit(2);
+    assert!(
+        out.stderr.contains("tasks.toml:11:")
+            && out.stderr.contains("`setup_timeout` must be a duration"),
+        "{}",
+        out.stderr
+    );
+    assert!(b.branches().is_empty(), "nothing started");
+}
+
+#[test]
+fn status_json_prints_a_batchs_record_while_it_runs_and_once_it_has_ended() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"first\"\nprompt = \"slow\"\n\n[[task]]\nid = \"second\"\nprompt = \"edit:s\"\n",
+    );
+    let (child, id) = start_batch(&b, &file);
+    let now = b.ctx.run(&["status", &id, "--json"]);
+    now.assert_exit(0);
+    let running: Value = serde_json::from_str(&now.stdout).expect(&now.stdout);
+    assert_eq!(running["batch_id"], id.as_str());
+    assert_eq!(running["outcome"], "running", "{running:#}");
+    assert!(now.stderr.trim().is_empty(), "{}", now.stderr);
+    let out = b.ctx.run(&["status", "--live", &id, "--json"]);
+    out.assert_exit(0);
+    let ended: Value = serde_json::from_str(&out.stdout).expect(&out.stdout);
+    assert_eq!(ended["outcome"], "completed", "{ended:#}");
+    assert_eq!(outcome_of(&ended, "first"), "completed");
+    assert_eq!(outcome_of(&ended, "second"), "completed");
+    support::finish(child, LIMIT).assert_exit(0);
+    assert_eq!(ended, b.record(), "the record as the batch left it");
 }

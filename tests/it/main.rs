@@ -11,6 +11,7 @@ mod acp;
 mod acp_adapters;
 mod acp_scripted;
 mod batch;
+mod batch_opencode;
 mod bucket;
 mod checks;
 mod config;

@@ -115,7 +115,8 @@ pub(super) async fn drive(
 }
 
 /// Runs the task's `setup` command in its worktree (`sh -c`, `RUNBOOK_ROOT_PATH` set to the
-/// main checkout), ended with its process group when the batch is interrupted.
+/// main checkout), ended with its process group when the batch is interrupted or it outlasts
+/// its `setup_timeout`.
 async fn setup(
     idx: usize,
     job: &Job,
@@ -147,19 +148,29 @@ async fn setup(
         let _ = (&mut stderr).take(1 << 20).read_to_end(&mut all).await;
         String::from_utf8_lossy(&all).into_owned()
     });
-    let status = tokio::select! {
-        status = child.wait() => Some(status.ok()),
-        _ = async { let _ = cancel.wait_for(|level| *level > 0).await; } => None,
-    };
-    let Some(status) = status else {
-        if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+    let stopped = tokio::select! {
+        status = child.wait() => Ok(status.ok()),
+        _ = async { let _ = cancel.wait_for(|level| *level > 0).await; } => {
+            Err("interrupted during its setup".to_owned())
         }
-        let _ = child.wait().await;
-        return Err("interrupted during its setup".to_owned());
+        () = tokio::time::sleep(job.setup_timeout) => Err(format!(
+            "its setup did not finish within {} (setup_timeout)",
+            crate::format::duration(job.setup_timeout)
+        )),
+    };
+    let status = match stopped {
+        Ok(status) => status,
+        Err(why) => {
+            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            let _ = child.wait().await;
+            tail.abort();
+            return Err(why);
+        }
     };
     let tail = tail.await.unwrap_or_default();
     match status {

@@ -1,5 +1,6 @@
 //! `runbook status [--live] BATCH`: a batch followed from another terminal through its record,
-//! a line per task as it ends, until the batch ends (or its runbook is gone).
+//! a line per task as it ends, until the batch ends (or its runbook is gone); or with `--json`
+//! its record.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -55,6 +56,24 @@ pub(crate) async fn follow(dir: &Path, live: bool, color: bool) -> anyhow::Resul
         record.tasks.len()
     ));
     Ok(status_of(&record))
+}
+
+/// `runbook status [--live] BATCH --json`: the batch's record on stdout (with `live`, once the
+/// batch has ended or its runbook is gone), and the exit status `follow` would give.
+pub(crate) async fn print_json(dir: &Path, live: bool) -> anyhow::Result<ExitStatus> {
+    let mut record = record::load(dir)?;
+    let mut status = status_of(&record);
+    while live && record.outcome == "running" {
+        if !alive(&record) {
+            status = ExitStatus::Abandoned;
+            break;
+        }
+        tokio::time::sleep(POLL).await;
+        record = record::load(dir)?;
+        status = status_of(&record);
+    }
+    crate::term::out::print_json(&record, true)?;
+    Ok(status)
 }
 
 /// The exit status `runbook batch` had, or has when it ends so.

@@ -28,9 +28,15 @@ pub(super) struct Job {
     pub max_cost: Option<f64>,
     /// A command run in its worktree first.
     pub setup: Option<String>,
+    /// How long `setup` may run ([`DEFAULT_SETUP_TIMEOUT`] unless the file says).
+    pub setup_timeout: std::time::Duration,
     /// Ignored files copied into its worktree.
     pub include: Vec<String>,
 }
+
+/// How long a task's `setup` may run when its file does not say (`setup_timeout`).
+pub(super) const DEFAULT_SETUP_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_secs(15 * 60);
 
 /// What every job's run shares.
 pub(super) struct Common<'a> {
@@ -71,6 +77,10 @@ pub(super) fn jobs(file: &TaskFile) -> Vec<Job> {
                     agent_name: String::new(),
                     max_cost: None,
                     setup: section.setup.clone().or(file.defaults.setup.clone()),
+                    setup_timeout: section
+                        .setup_timeout
+                        .or(file.defaults.setup_timeout)
+                        .unwrap_or(DEFAULT_SETUP_TIMEOUT),
                     include: section
                         .include
                         .clone()

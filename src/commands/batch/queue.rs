@@ -54,6 +54,10 @@ struct Batch<'a> {
     tasks: Vec<Task>,
     queue: Vec<usize>,
     sched: Scheduler,
+    /// Which task, its agent's first, holds the agent's other tasks until it speaks.
+    starting_by: std::collections::HashMap<String, usize>,
+    /// The agents a task of which has spoken.
+    warmed: std::collections::HashSet<String>,
     /// Which task's 429 holds each agent.
     limited_by: std::collections::HashMap<String, usize>,
     level: u8,
@@ -99,6 +103,8 @@ pub(super) async fn run(
         view,
         told: None,
         held: None,
+        starting_by: std::collections::HashMap::new(),
+        warmed: std::collections::HashSet::new(),
         started_at: SystemTime::now(),
         t0: Instant::now(),
     };
@@ -233,6 +239,12 @@ impl Batch<'_> {
         task.started = Some(Instant::now());
         task.record.outcome = TaskOutcome::Running;
         self.sched.running.push(task.cap);
+        if !self.warmed.contains(&task.job.agent_name) {
+            let agent = task.job.agent_name.clone();
+            let until = Instant::now() + schedule::START_HOLD;
+            self.sched.starting.insert(agent.clone(), until);
+            self.starting_by.insert(agent, i);
+        }
         if !self.view.is_live() && !self.settings.json {
             let line = format!(
                 "{} {} ({})",
@@ -408,6 +420,11 @@ impl Batch<'_> {
         task.stats.observe(event);
         task.doing = "working";
         let agent = task.job.agent_name.clone();
+        if self.starting_by.get(&agent) == Some(&i) && spoke(&event.kind) {
+            self.starting_by.remove(&agent);
+            self.sched.starting.remove(&agent);
+            self.warmed.insert(agent.clone());
+        }
         match &event.kind {
             EventKind::RunStarted(info) => {
                 task.record.run_id = Some(info.run_id.clone());
@@ -486,6 +503,11 @@ impl Batch<'_> {
 
     /// Shows and records that task `i` ended.
     fn finished(&mut self, i: usize) {
+        let agent = &self.tasks[i].job.agent_name;
+        if self.starting_by.get(agent) == Some(&i) {
+            self.sched.starting.remove(agent);
+            self.starting_by.remove(agent);
+        }
         let record = self.tasks[i].record.clone();
         if self.settings.json {
             let mut value = serde_json::to_value(&record).unwrap_or_default();
@@ -725,6 +747,17 @@ impl Batch<'_> {
 }
 
 /// Whether a provider's failure is a rate limit: HTTP 429, or its words say so.
+/// Whether the agent itself said this (its state is set up by then), not runbook about it.
+fn spoke(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::RunStarted(_)
+            | EventKind::TurnStarted { .. }
+            | EventKind::AgentVersion { .. }
+            | EventKind::AgentSandbox { .. }
+    )
+}
+
 fn is_rate_limit(status: Option<u16>, message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     status == Some(429) || lower.contains("rate limit") || lower.contains("rate_limit")

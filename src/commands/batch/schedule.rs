@@ -1,11 +1,18 @@
 //! Which queued task starts next: at most `-j` at once, none once `--max-fail` tasks failed,
-//! none that the batch's budget could not hold, none of an agent being rate-limited.
+//! none that the batch's budget could not hold, none of an agent being rate-limited, none of an
+//! agent whose first task has not said its first word yet.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// How long an agent counts as rate-limited after a 429 that gave no delay of its own.
 pub(super) const RATE_LIMIT_HOLD: Duration = Duration::from_secs(30);
+
+/// How long an agent's first task keeps the agent's other tasks waiting when it says nothing.
+/// An agent's first task starts alone: agents sharing one home set up their state when they
+/// start (OpenCode creates and migrates its SQLite database, and two doing so at once fail),
+/// so the others start once it has spoken; a silent agent does not hold the queue for long.
+pub(super) const START_HOLD: Duration = Duration::from_secs(20);
 
 /// A queued task, as the scheduler sees it.
 #[derive(Debug, Clone)]
@@ -62,6 +69,8 @@ pub(super) struct Scheduler {
     pub failed: usize,
     /// Agents being rate-limited, until when.
     pub limited: HashMap<String, Instant>,
+    /// Agents whose first task has not spoken yet, until when that holds their other tasks.
+    pub starting: HashMap<String, Instant>,
 }
 
 impl Scheduler {
@@ -74,8 +83,12 @@ impl Scheduler {
             return Next::Wait(Hold::Full);
         }
         let limited = |agent: &str| self.limited.get(agent).is_some_and(|until| *until > now);
+        let starting = |agent: &str| self.starting.get(agent).is_some_and(|until| *until > now);
         let mut hold = None;
         for (i, task) in queue.iter().enumerate() {
+            if starting(task.agent) {
+                continue;
+            }
             if limited(task.agent) {
                 hold.get_or_insert(Hold::RateLimited(task.agent.to_owned()));
                 continue;
@@ -124,6 +137,30 @@ mod tests {
 
     fn task(agent: &str, max_cost: Option<f64>) -> Candidate<'_> {
         Candidate { agent, max_cost }
+    }
+
+    #[test]
+    fn a_task_waits_while_the_first_one_of_its_agent_has_not_spoken() {
+        let now = Instant::now();
+        let mut s = Scheduler {
+            jobs: 4,
+            ..Scheduler::default()
+        };
+        s.starting.insert("opencode".into(), now + START_HOLD);
+        let queue = [task("opencode", None), task("claude", None)];
+        assert_eq!(
+            s.next(&queue, now),
+            Next::Start(1, None),
+            "another agent starts"
+        );
+        assert_eq!(s.next(&queue[..1], now), Next::Wait(Hold::Full));
+        assert_eq!(
+            s.next(&queue[..1], now + START_HOLD),
+            Next::Start(0, None),
+            "a silent agent holds the others only so long"
+        );
+        s.starting.clear();
+        assert_eq!(s.next(&queue[..1], now), Next::Start(0, None));
     }
 
     #[test]
