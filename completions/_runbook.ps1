@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools')
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
+            [CompletionResult]::new('fleet', 'fleet', [CompletionResultType]::ParameterValue, 'Print what a scheduler needs to run a task file''s tasks, one per index')
             [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload runs made earlier or offline to object storage')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'See runbook supervise a recorded agent session: no agent or API key needed')
@@ -129,12 +130,16 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--max-cost', '--max-cost', [CompletionResultType]::ParameterName, 'The whole batch''s budget in US dollars')
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Which worktrees to keep at the end (branches with changes are always kept)')
             [CompletionResult]::new('--junit', '--junit', [CompletionResultType]::ParameterName, 'Write a JUnit XML report of the tasks to FILE')
+            [CompletionResult]::new('--task-index', '--task-index', [CompletionResultType]::ParameterName, 'Run only task N of the file (from 0, after `repeat` and `agents` make their copies)')
+            [CompletionResult]::new('--task-index-from-env', '--task-index-from-env', [CompletionResultType]::ParameterName, 'Run only the task whose index a scheduler gives in VAR')
+            [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Upload each task''s run to s3://bucket/prefix, gs://…, az://… or file:///path, under the batch''s id')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
             [CompletionResult]::new('--fail-fast', '--fail-fast', [CompletionResultType]::ParameterName, 'Start no more tasks once one has not completed (--max-fail 1)')
             [CompletionResult]::new('--trust', '--trust', [CompletionResultType]::ParameterName, 'Trust the repository''s config and the task file, for this batch')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print every task''s events as JSON lines, tagged with `task`, then the batch record')
+            [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'With a task index: run in this checkout instead of a worktree of its own')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -204,6 +209,20 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
         'runbook;report' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'How to tell it')
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'runbook;fleet' {
+            [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Where each task uploads its run, and `stats` reads them')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The name of the job (letters, digits, `-`)')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The container image (Kubernetes): runbook, the agent and the repository at /work')
+            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'How long the whole job may take, in seconds (Kubernetes, Slurm)')
+            [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'How many times one task is tried again after a failure worth retrying')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -371,6 +390,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List runs, newest first')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools')
             [CompletionResult]::new('report', 'report', [CompletionResultType]::ParameterValue, 'Tell one run for a pull request, as Markdown or JSON')
+            [CompletionResult]::new('fleet', 'fleet', [CompletionResultType]::ParameterValue, 'Print what a scheduler needs to run a task file''s tasks, one per index')
             [CompletionResult]::new('upload', 'upload', [CompletionResultType]::ParameterValue, 'Upload runs made earlier or offline to object storage')
             [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Show a recorded agent transcript or runbook event log as `runbook run` showed it')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'See runbook supervise a recorded agent session: no agent or API key needed')
@@ -401,6 +421,9 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;help;report' {
+            break
+        }
+        'runbook;help;fleet' {
             break
         }
         'runbook;help;upload' {

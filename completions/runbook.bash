@@ -31,6 +31,9 @@ _runbook() {
             runbook,doctor)
                 cmd="runbook__subcmd__doctor"
                 ;;
+            runbook,fleet)
+                cmd="runbook__subcmd__fleet"
+                ;;
             runbook,help)
                 cmd="runbook__subcmd__help"
                 ;;
@@ -85,6 +88,9 @@ _runbook() {
             runbook__subcmd__help,doctor)
                 cmd="runbook__subcmd__help__subcmd__doctor"
                 ;;
+            runbook__subcmd__help,fleet)
+                cmd="runbook__subcmd__help__subcmd__fleet"
+                ;;
             runbook__subcmd__help,help)
                 cmd="runbook__subcmd__help__subcmd__help"
                 ;;
@@ -122,7 +128,7 @@ _runbook() {
 
     case "${cmd}" in
         runbook)
-            opts="-h -V --color --width --help --version run status batch list stats report upload replay demo config doctor trust completions help"
+            opts="-h -V --color --width --help --version run status batch list stats report fleet upload replay demo config doctor trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -144,7 +150,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__batch)
-            opts="-j -h -V --tasks --jobs --max-fail --fail-fast --max-cost --keep --junit --trust --json --runs-dir --color --width --help --version clean help"
+            opts="-j -h -V --tasks --jobs --max-fail --fail-fast --max-cost --keep --junit --trust --json --task-index --task-index-from-env --in-place --upload --runs-dir --color --width --help --version clean help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -175,6 +181,18 @@ _runbook() {
                     return 0
                     ;;
                 --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --task-index)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --task-index-from-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --upload)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -581,8 +599,50 @@ _runbook() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        runbook__subcmd__fleet)
+            opts="-h -V --upload --name --image --deadline --retries --color --width --help --version k8s gha slurm"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --upload)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         runbook__subcmd__help)
-            opts="run status batch list stats report upload replay demo config doctor trust completions help"
+            opts="run status batch list stats report fleet upload replay demo config doctor trust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -666,6 +726,20 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        runbook__subcmd__help__subcmd__fleet)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

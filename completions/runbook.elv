@@ -30,6 +30,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand list 'List runs, newest first'
             cand stats 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
             cand report 'Tell one run for a pull request, as Markdown or JSON'
+            cand fleet 'Print what a scheduler needs to run a task file''s tasks, one per index'
             cand upload 'Upload runs made earlier or offline to object storage'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand demo 'See runbook supervise a recorded agent session: no agent or API key needed'
@@ -123,12 +124,16 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --max-cost 'The whole batch''s budget in US dollars'
             cand --keep 'Which worktrees to keep at the end (branches with changes are always kept)'
             cand --junit 'Write a JUnit XML report of the tasks to FILE'
+            cand --task-index 'Run only task N of the file (from 0, after `repeat` and `agents` make their copies)'
+            cand --task-index-from-env 'Run only the task whose index a scheduler gives in VAR'
+            cand --upload 'Upload each task''s run to s3://bucket/prefix, gs://…, az://… or file:///path, under the batch''s id'
             cand --runs-dir 'Where run directories go'
             cand --color 'When to use colour: auto, always, never'
             cand --width 'Lay the view out for this many columns'
             cand --fail-fast 'Start no more tasks once one has not completed (--max-fail 1)'
             cand --trust 'Trust the repository''s config and the task file, for this batch'
             cand --json 'Print every task''s events as JSON lines, tagged with `task`, then the batch record'
+            cand --in-place 'With a task index: run in this checkout instead of a worktree of its own'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -191,6 +196,19 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;report'= {
             cand --format 'How to tell it'
             cand --runs-dir 'Where run directories go'
+            cand --color 'When to use colour: auto, always, never'
+            cand --width 'Lay the view out for this many columns'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'runbook;fleet'= {
+            cand --upload 'Where each task uploads its run, and `stats` reads them'
+            cand --name 'The name of the job (letters, digits, `-`)'
+            cand --image 'The container image (Kubernetes): runbook, the agent and the repository at /work'
+            cand --deadline 'How long the whole job may take, in seconds (Kubernetes, Slurm)'
+            cand --retries 'How many times one task is tried again after a failure worth retrying'
             cand --color 'When to use colour: auto, always, never'
             cand --width 'Lay the view out for this many columns'
             cand -h 'Print help (see more with ''--help'')'
@@ -350,6 +368,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand list 'List runs, newest first'
             cand stats 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
             cand report 'Tell one run for a pull request, as Markdown or JSON'
+            cand fleet 'Print what a scheduler needs to run a task file''s tasks, one per index'
             cand upload 'Upload runs made earlier or offline to object storage'
             cand replay 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
             cand demo 'See runbook supervise a recorded agent session: no agent or API key needed'
@@ -373,6 +392,8 @@ set edit:completion:arg-completer[runbook] = {|@words|
         &'runbook;help;stats'= {
         }
         &'runbook;help;report'= {
+        }
+        &'runbook;help;fleet'= {
         }
         &'runbook;help;upload'= {
         }

@@ -36,6 +36,7 @@ complete -c runbook -n "__fish_runbook_needs_command" -f -a "batch" -d 'Run many
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "list" -d 'List runs, newest first'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_needs_command" -f -a "fleet" -d 'Print what a scheduler needs to run a task file\'s tasks, one per index'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
 complete -c runbook -n "__fish_runbook_needs_command" -f -a "demo" -d 'See runbook supervise a recorded agent session: no agent or API key needed'
@@ -126,6 +127,9 @@ complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_se
 failed\t'Those of the tasks that did not complete'
 all\t'Every one'"
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l junit -d 'Write a JUnit XML report of the tasks to FILE' -r -F
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l task-index -d 'Run only task N of the file (from 0, after `repeat` and `agents` make their copies)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l task-index-from-env -d 'Run only the task whose index a scheduler gives in VAR' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l upload -d 'Upload each task\'s run to s3://bucket/prefix, gs://…, az://… or file:///path, under the batch\'s id' -r
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
@@ -134,6 +138,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_se
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l fail-fast -d 'Start no more tasks once one has not completed (--max-fail 1)'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l trust -d 'Trust the repository\'s config and the task file, for this batch'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l json -d 'Print every task\'s events as JSON lines, tagged with `task`, then the batch record'
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l in-place -d 'With a task index: run in this checkout instead of a worktree of its own'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'
@@ -186,6 +191,17 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s V -l version -d 'Print version'
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l upload -d 'Where each task uploads its run, and `stats` reads them' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l name -d 'The name of the job (letters, digits, `-`)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l image -d 'The container image (Kubernetes): runbook, the agent and the repository at /work' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l deadline -d 'How long the whole job may take, in seconds (Kubernetes, Slurm)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l retries -d 'How many times one task is tried again after a failure worth retrying' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
+always\t''
+never\t''"
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand upload" -l to -d 'Where to: s3://bucket/prefix, gs://…, az://…, file:///path [default: the `upload` setting]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand upload" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand upload" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
@@ -330,18 +346,19 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "batch" -d 'Run many tasks at once, each in a git worktree of its own, within one budget'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "demo" -d 'See runbook supervise a recorded agent session: no agent or API key needed'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report upload replay demo config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "run" -d 'Run an agent on a task and supervise it to the end'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "status" -d 'Show how a run went (the latest by default), or follow it live from another terminal'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "batch" -d 'Run many tasks at once, each in a git worktree of its own, within one budget'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "list" -d 'List runs, newest first'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "stats" -d 'The numbers over all runs: outcomes, cost, tokens, durations, failing tools'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "report" -d 'Tell one run for a pull request, as Markdown or JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "fleet" -d 'Print what a scheduler needs to run a task file\'s tasks, one per index'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "upload" -d 'Upload runs made earlier or offline to object storage'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "replay" -d 'Show a recorded agent transcript or runbook event log as `runbook run` showed it'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "demo" -d 'See runbook supervise a recorded agent session: no agent or API key needed'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "config" -d 'Show the configuration in effect and where each value comes from'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "doctor" -d 'Check each agent: its binary, version, model and price'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "trust" -d 'Trust a repository\'s configuration files, so that the commands they set may run'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c runbook -n "__fish_runbook_using_subcommand help; and not __fish_seen_subcommand_from run status batch list stats report fleet upload replay demo config doctor trust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c runbook -n "__fish_runbook_using_subcommand help; and __fish_seen_subcommand_from batch" -f -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'

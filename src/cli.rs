@@ -53,6 +53,12 @@ pub enum Command {
     /// Tell one run for a pull request: its summary, changes, checks and cost, as Markdown or
     /// JSON.
     Report(ReportArgs),
+    /// Print what a scheduler needs to run a task file's tasks, one per index.
+    ///
+    /// Print a Kubernetes Indexed Job, a GitHub Actions workflow or a Slurm array script that
+    /// runs each task of a task file as `runbook batch FILE --task-index-from-env`, uploading
+    /// to one bucket. It never talks to the engine.
+    Fleet(FleetArgs),
     /// Upload runs made earlier or offline to object storage.
     ///
     /// Upload a run made earlier or offline (or with --all every finished run not yet there) to
@@ -550,11 +556,77 @@ pub struct BatchArgs {
     #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
+    /// Run only task N of the file (from 0, after `repeat` and `agents` make their copies).
+    ///
+    /// Run only task N of the file, counted from 0 in the file's order after `repeat` and
+    /// `agents` make their copies (as `runbook fleet` counts them); the exit code is that run's.
+    #[arg(long, value_name = "N", conflicts_with = "task_index_from_env")]
+    pub task_index: Option<usize>,
+
+    /// Run only the task whose index a scheduler gives in VAR.
+    ///
+    /// Run only the task whose index a scheduler gives: VAR, else the first set of
+    /// JOB_COMPLETION_INDEX (Kubernetes), SLURM_ARRAY_TASK_ID, AWS_BATCH_JOB_ARRAY_INDEX.
+    #[arg(long, value_name = "VAR", num_args = 0..=1, default_missing_value = "")]
+    pub task_index_from_env: Option<String>,
+
+    /// With a task index: run in this checkout instead of a worktree of its own.
+    #[arg(long)]
+    pub in_place: bool,
+
+    /// Upload each task's run to s3://bucket/prefix, gs://…, az://… or file:///path, under the
+    /// batch's id.
+    #[arg(long, value_name = "URL")]
+    pub upload: Option<String>,
+
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
 
     #[command(subcommand)]
     pub command: Option<BatchCommand>,
+}
+
+/// `runbook fleet`.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// The engine to write for.
+    #[arg(value_enum)]
+    pub engine: FleetEngine,
+
+    /// The task file (TOML or JSON lines).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Where each task uploads its run, and `stats` reads them.
+    #[arg(long, value_name = "URL", default_value = "s3://BUCKET/runbook")]
+    pub upload: String,
+
+    /// The name of the job (letters, digits, `-`).
+    #[arg(long, default_value = "runbook-batch")]
+    pub name: String,
+
+    /// The container image (Kubernetes): runbook, the agent and the repository at /work.
+    #[arg(long, default_value = "ghcr.io/OWNER/runbook-agent:latest")]
+    pub image: String,
+
+    /// How long the whole job may take, in seconds (Kubernetes, Slurm).
+    #[arg(long, value_name = "SECONDS", default_value_t = 21600)]
+    pub deadline: u64,
+
+    /// How many times one task is tried again after a failure worth retrying.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub retries: u32,
+}
+
+/// The engines `runbook fleet` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FleetEngine {
+    /// A Kubernetes Indexed Job and a ConfigMap holding the task file.
+    K8s,
+    /// A GitHub Actions workflow, one matrix leg per task.
+    Gha,
+    /// A Slurm `sbatch --array` script.
+    Slurm,
 }
 
 #[derive(Debug, Subcommand)]

@@ -106,4 +106,6 @@ Exit codes:
   2    usage error: bad arguments, task file or configuration, or not in a git repository;
        nothing was started
   6    runbook error: the batch's record could not be written
-  130  interrupted (Ctrl-C, SIGTERM, SIGHUP)";
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP)
+With --task-index or --task-index-from-env: the exit code of the task's run (`runbook
+--help`); final for a scheduler: 2, 4, 5, 8, 9, 10, 127; worth another try: 1, 3, 6, 7, 130.";

@@ -129,6 +129,7 @@ pub fn main() -> ExitCode {
             cli::Command::Report(args) => commands::report::report(&args, &cli.global),
             cli::Command::Stats(args) => commands::stats::stats(&args, &cli.global),
             cli::Command::Upload(args) => commands::upload::upload(&args, &cli.global),
+            cli::Command::Fleet(args) => commands::fleet::fleet(&args),
             cli::Command::Replay(args) => commands::replay::replay(args, &cli.global).await,
             cli::Command::Demo(args) => commands::demo::demo(args, &cli.global).await,
             cli::Command::Config(args) => commands::config::config(&args, &cli.global),

@@ -5,6 +5,7 @@ pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod demo;
 pub(crate) mod doctor;
+pub(crate) mod fleet;
 pub(crate) mod list;
 mod remote;
 pub(crate) mod replay;

@@ -848,3 +848,111 @@ fn status_json_prints_a_batchs_record_while_it_runs_and_once_it_has_ended() {
     support::finish(child, LIMIT).assert_exit(0);
     assert_eq!(ended, b.record(), "the record as the batch left it");
 }
+
+/// Three tasks that each edit a file of their own.
+fn three(b: &Bench) -> PathBuf {
+    b.tasks(
+        "",
+        "[[task]]\nid = \"t0\"\nprompt = \"edit:t0\"\n\n\
+         [[task]]\nid = \"t1\"\nprompt = \"edit:t1\"\n\n\
+         [[task]]\nid = \"t2\"\nprompt = \"fail\"\n",
+    )
+}
+
+#[test]
+fn task_index_runs_only_that_task_and_exits_as_its_run() {
+    let b = Bench::new();
+    let file = three(&b);
+    let out = b.batch(&[file.to_str().unwrap(), "--task-index", "1"]);
+    out.assert_exit(0);
+    let record = b.record();
+    let tasks = record["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "{record:#}");
+    assert_eq!(tasks[0]["task"], "t1");
+    assert_eq!(
+        b.branches(),
+        vec!["runbook/".to_owned() + record["batch_id"].as_str().unwrap_or_default() + "/t1"]
+    );
+    let failed = b.batch(&[file.to_str().unwrap(), "--task-index", "2"]);
+    failed.assert_exit(1);
+}
+
+#[test]
+fn task_index_from_env_reads_the_schedulers_variable_and_in_place_edits_the_checkout() {
+    let mut b = Bench::new();
+    let file = three(&b);
+    b.ctx.env("SLURM_ARRAY_TASK_ID", "0");
+    let out = b.batch(&[
+        file.to_str().unwrap(),
+        "--task-index-from-env",
+        "--in-place",
+    ]);
+    out.assert_exit(0);
+    assert!(
+        b.ctx.work.join("t0.txt").is_file(),
+        "it ran in the checkout"
+    );
+    assert!(!b.ctx.work.join("t1.txt").exists(), "and ran only task 0");
+    assert!(b.branches().is_empty(), "no branch was made");
+    b.ctx.env("MY_INDEX", "1");
+    b.batch(&[
+        file.to_str().unwrap(),
+        "--task-index-from-env",
+        "MY_INDEX",
+        "--in-place",
+    ])
+    .assert_exit(0);
+    assert!(b.ctx.work.join("t1.txt").is_file());
+}
+
+#[test]
+fn a_task_index_out_of_range_or_unset_is_a_one_line_usage_error() {
+    let mut b = Bench::new();
+    let file = three(&b);
+    let out = b.batch(&[file.to_str().unwrap(), "--task-index", "3"]);
+    out.assert_exit(2);
+    assert!(
+        out.stderr.contains("task index 3 is out of range") && out.stderr.contains("3 tasks"),
+        "{}",
+        out.stderr
+    );
+    let unset = b.batch(&[file.to_str().unwrap(), "--task-index-from-env"]);
+    unset.assert_exit(2);
+    assert!(
+        unset.stderr.contains("JOB_COMPLETION_INDEX"),
+        "{}",
+        unset.stderr
+    );
+    b.ctx.env("JOB_COMPLETION_INDEX", "one\x1b[31m");
+    let wrong = b.batch(&[file.to_str().unwrap(), "--task-index-from-env"]);
+    wrong.assert_exit(2);
+    assert!(
+        wrong.stderr.contains("not a task index") && !wrong.stderr.contains('\x1b'),
+        "{}",
+        wrong.stderr
+    );
+    let batches = std::fs::read_dir(b.ctx.root().join("batches")).map_or(0, |d| d.count());
+    assert_eq!(batches, 0, "nothing started");
+    assert_eq!(b.worktrees(), 0);
+}
+
+#[test]
+fn batch_upload_pushes_each_run_under_the_batch_id() {
+    let b = Bench::new();
+    let file = three(&b);
+    let place = b.ctx.root().join("bucket");
+    std::fs::create_dir_all(&place).unwrap();
+    let url = format!("file://{}", place.display());
+    b.batch(&[file.to_str().unwrap(), "-j", "3", "--upload", &url])
+        .assert_exit(1);
+    let record = b.record();
+    let batch = place.join(record["batch_id"].as_str().unwrap());
+    for task in record["tasks"].as_array().unwrap() {
+        let run = batch.join(task["run_id"].as_str().unwrap());
+        assert!(
+            run.join("result.json").is_file(),
+            "{} uploaded",
+            run.display()
+        );
+    }
+}

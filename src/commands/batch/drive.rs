@@ -39,6 +39,12 @@ pub(super) struct Ctx {
     pub keep: Keep,
     /// The path of the batch's directory inside the repository, where its runs start.
     pub subdir: PathBuf,
+    /// Its one task runs in the checkout itself, not in a worktree (`--in-place`).
+    pub in_place: bool,
+    /// Where each run is uploaded, under the batch's id (`--upload`).
+    pub upload: Option<crate::bucket::Bucket>,
+    /// Whether an upload is told on the terminal.
+    pub tell_upload: bool,
 }
 
 /// Drives the task `idx`: `argv` is its run's command line. `cancel` holds how many times the
@@ -51,6 +57,9 @@ pub(super) async fn drive(
     tx: UnboundedSender<Msg>,
     cancel: watch::Receiver<u8>,
 ) {
+    if ctx.in_place {
+        return in_place(idx, job, argv, ctx, tx, cancel).await;
+    }
     let dir = super::plan::worktree_dir(&ctx.batch_dir, &job);
     let branch = format!("runbook/{}/{}", ctx.batch_id, job.name);
     let made = {
@@ -75,24 +84,9 @@ pub(super) async fn drive(
         }
         Ok(()) if interrupted => {}
         Ok(()) => {
-            let cwd = dir.join(&ctx.subdir);
-            let mut args = argv;
-            // The run works in the worktree, at the place the batch was started from.
-            if let Some(i) = args.iter().position(|a| a == "--cwd") {
-                args[i + 1] = cwd.clone().into();
-            }
             let env = trust_env(&ctx.repo, &dir);
-            let seen = outcome.clone();
-            let send = tx.clone();
-            let said = move |said: Said| {
-                if let Said::Receipt(r, _) = &said {
-                    *seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(r.outcome);
-                }
-                let _ = send.send(Msg::Child(idx, said));
-            };
-            if let Err(e) = child::run(args, &cwd, env, said).await {
-                let _ = tx.send(Msg::NotSpawned(idx, format!("cannot start its run: {e:#}")));
-            }
+            *outcome.lock().unwrap_or_else(|e| e.into_inner()) =
+                run(idx, argv, &ctx, &dir, env, &tx).await;
         }
     }
     let outcome = *outcome.lock().unwrap_or_else(|e| e.into_inner());
@@ -112,6 +106,66 @@ pub(super) async fn drive(
         .await
         .unwrap_or_default();
     let _ = tx.send(Msg::Finished(idx, ending));
+}
+
+/// Drives the task `idx` in the checkout itself (`--in-place`): its `setup`, then its run;
+/// nothing is committed or removed.
+async fn in_place(
+    idx: usize,
+    job: Job,
+    argv: Vec<OsString>,
+    ctx: Arc<Ctx>,
+    tx: UnboundedSender<Msg>,
+    cancel: watch::Receiver<u8>,
+) {
+    let dir = ctx.repo.root.clone();
+    match setup(idx, &job, &ctx, &dir, &tx, cancel.clone()).await {
+        Err(why) => {
+            let _ = tx.send(Msg::SetupFailed(idx, why));
+        }
+        Ok(()) if *cancel.borrow() > 0 => {}
+        Ok(()) => {
+            run(idx, argv, &ctx, &dir, Vec::new(), &tx).await;
+        }
+    }
+    let _ = tx.send(Msg::Finished(idx, Ending::default()));
+}
+
+/// Runs the task's run in `dir` (at the place the batch was started from), then uploads it
+/// when the batch uploads; the run's outcome, once it told one.
+async fn run(
+    idx: usize,
+    mut args: Vec<OsString>,
+    ctx: &Ctx,
+    dir: &std::path::Path,
+    env: Vec<(String, OsString)>,
+    tx: &UnboundedSender<Msg>,
+) -> Option<Outcome> {
+    let cwd = dir.join(&ctx.subdir);
+    if let Some(i) = args.iter().position(|a| a == "--cwd") {
+        args[i + 1] = cwd.clone().into();
+    }
+    let seen: Arc<Mutex<Option<(Outcome, String)>>> = Arc::default();
+    let (keep, send) = (seen.clone(), tx.clone());
+    let said = move |said: Said| {
+        if let Said::Receipt(r, _) = &said {
+            *keep.lock().unwrap_or_else(|e| e.into_inner()) = Some((r.outcome, r.run_dir.clone()));
+        }
+        let _ = send.send(Msg::Child(idx, said));
+    };
+    if let Err(e) = child::run(args, &cwd, env, said).await {
+        let _ = tx.send(Msg::NotSpawned(idx, format!("cannot start its run: {e:#}")));
+    }
+    let seen = seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let (outcome, run_dir) = seen?;
+    if let Some(bucket) = ctx.upload.clone() {
+        let (group, tell) = (ctx.batch_id.clone(), ctx.tell_upload);
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::commands::upload::push(&bucket, &group, std::path::Path::new(&run_dir), tell)
+        })
+        .await;
+    }
+    Some(outcome)
 }
 
 /// Runs the task's `setup` command in its worktree (`sh -c`, `RUNBOOK_ROOT_PATH` set to the

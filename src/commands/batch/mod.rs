@@ -6,6 +6,7 @@ mod child;
 mod clean;
 mod drive;
 pub(crate) mod follow;
+mod index;
 mod plan;
 mod queue;
 pub(crate) mod record;
@@ -39,6 +40,19 @@ pub(crate) async fn batch(
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| Error::Usage(format!("cannot read the current directory: {e}")))?;
+    let asked = index::asked(&args)?;
+    if args.in_place && asked.is_none() {
+        return Err(Error::Usage(
+            "--in-place runs one task in this checkout: give --task-index N or --task-index-from-env"
+                .into(),
+        )
+        .into());
+    }
+    let upload = args
+        .upload
+        .as_deref()
+        .map(crate::bucket::open)
+        .transpose()?;
     let repo = Repo::find(&cwd)?;
     let config = config::load(&cwd, global.values().iter().chain(args.runs_dir.values()))?;
     let runs_dir = rundir::runs_dir(&config)?;
@@ -48,6 +62,11 @@ pub(crate) async fn batch(
     let mut jobs = plan::jobs(&tasks);
     if jobs.is_empty() {
         return Err(Error::Usage(format!("{label}: no [[task]] in it")).into());
+    }
+    if let Some(n) = asked {
+        jobs = index::pick(jobs, n, &label).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&batch_dir);
+        })?;
     }
     let common = plan::Common {
         tasks_path: &tasks.path,
@@ -79,6 +98,7 @@ pub(crate) async fn batch(
         color,
         junit: args.junit.clone(),
         tasks_label: label,
+        one_index: asked.is_some(),
     };
     let ctx = drive::Ctx {
         repo,
@@ -86,6 +106,9 @@ pub(crate) async fn batch(
         batch_dir,
         keep: args.keep,
         subdir,
+        in_place: args.in_place,
+        upload,
+        tell_upload: asked.is_some() && !args.json,
     };
     queue::run(ctx, jobs, &common, settings).await
 }
@@ -102,6 +125,12 @@ pub(crate) fn leftover_note(runs_dir: &Path) -> Option<String> {
             record::batches_dir(runs_dir).display()
         )
     })
+}
+
+/// How many tasks `file` makes once `repeat` and `agents` made their copies: the indexes of
+/// `--task-index` are 0 to this less one.
+pub(crate) fn task_count(file: &TaskFile) -> usize {
+    plan::jobs(file).len()
 }
 
 /// min(4, cores).

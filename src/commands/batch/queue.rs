@@ -29,6 +29,8 @@ pub(super) struct Settings {
     pub color: bool,
     pub junit: Option<PathBuf>,
     pub tasks_label: String,
+    /// It runs one task a scheduler named by its index: the exit code is that run's.
+    pub one_index: bool,
 }
 
 /// One task as the loop follows it.
@@ -634,6 +636,11 @@ impl Batch<'_> {
             self.summary(&record);
         }
         written.map_err(|e| anyhow::anyhow!("cannot write the batch record: {e}"))?;
+        if self.settings.one_index
+            && let [task] = record.tasks.as_slice()
+        {
+            return Ok(super::index::exit_status(task.outcome));
+        }
         Ok(match record.outcome.as_str() {
             "completed" => ExitStatus::Completed,
             "interrupted" => ExitStatus::Interrupted,

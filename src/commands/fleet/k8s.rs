@@ -1,0 +1,95 @@
+//! A Kubernetes Indexed Job running one task per completion index, and the ConfigMap that
+//! holds its task file.
+
+use serde_json::json;
+
+use super::Plan;
+use super::policy::{Retry, codes};
+
+/// The container's name, which the pod failure policy's rules name.
+const CONTAINER: &str = "runbook";
+
+/// How long a finished Job stays (a day), for its logs.
+const TTL_SECONDS: u64 = 86_400;
+
+/// At most this many pods run at once.
+const PARALLELISM: usize = 10;
+
+/// The ConfigMap and the Job, as two YAML documents.
+pub(super) fn render(plan: &Plan<'_>) -> String {
+    let a = plan.args;
+    let key = if plan.file.extension().is_some_and(|e| e == "jsonl") {
+        "tasks.jsonl"
+    } else {
+        "tasks.toml"
+    };
+    let config_map = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": { "name": format!("{}-tasks", a.name) },
+        "data": { key: plan.text },
+    });
+    let exit_rule = |action: &str, kind: Retry| {
+        json!({
+            "action": action,
+            "onExitCodes": { "containerName": CONTAINER, "operator": "In", "values": codes(kind) },
+        })
+    };
+    let job = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": { "name": a.name },
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": plan.tasks,
+            "parallelism": plan.tasks.min(PARALLELISM),
+            "backoffLimitPerIndex": a.retries,
+            "activeDeadlineSeconds": a.deadline,
+            "ttlSecondsAfterFinished": TTL_SECONDS,
+            "podFailurePolicy": { "rules": [
+                { "action": "Ignore", "onPodConditions": [{ "type": "DisruptionTarget" }] },
+                exit_rule("Ignore", Retry::Ignore),
+                exit_rule("FailIndex", Retry::Final),
+                exit_rule("Count", Retry::Again),
+            ]},
+            "template": { "spec": {
+                "restartPolicy": "Never",
+                "containers": [{
+                    "name": CONTAINER,
+                    "image": a.image,
+                    "workingDir": "/work",
+                    "command": [
+                        "runbook", "batch", format!("/tasks/{key}"),
+                        "--task-index-from-env", "JOB_COMPLETION_INDEX",
+                        "--in-place", "--upload", a.upload,
+                    ],
+                    "envFrom": [{ "secretRef": { "name": format!("{}-secrets", a.name) } }],
+                    "volumeMounts": [{ "name": "tasks", "mountPath": "/tasks", "readOnly": true }],
+                }],
+                "volumes": [{ "name": "tasks", "configMap": { "name": format!("{}-tasks", a.name) } }],
+            }},
+        },
+    });
+    format!(
+        "# runbook fleet k8s: {tasks} tasks of {file}, one per completion index (0 to {last}).\n\
+         # kubectl apply -f this file; then `runbook stats {url}`.\n\
+         # The image runs runbook and the agent, with the repository checked out at /work.\n\
+         # Secrets it expects, in the Secret `{name}-secrets` (kubectl create secret generic\n\
+         # {name}-secrets --from-literal=...): the agent's API key (ANTHROPIC_API_KEY,\n\
+         # OPENAI_API_KEY, ...) and the bucket's credentials (AWS_ACCESS_KEY_ID and\n\
+         # AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_KEY...).\n\
+         # Exit codes: {final_:?} are final (FailIndex), {again:?} are retried up to\n\
+         # backoffLimitPerIndex times, {ignore:?} (interrupted) and evictions are retried freely.\n\
+         ---\n{}\n---\n{}\n",
+        super::yaml(&config_map),
+        super::yaml(&job),
+        tasks = plan.tasks,
+        file = plan.file.display(),
+        last = plan.tasks - 1,
+        url = a.upload,
+        name = a.name,
+        final_ = codes(Retry::Final),
+        again = codes(Retry::Again),
+        ignore = codes(Retry::Ignore),
+    )
+}

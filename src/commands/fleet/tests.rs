@@ -1,0 +1,98 @@
+//! What each generator writes for a small task file, as snapshots.
+
+use std::path::Path;
+
+use super::*;
+use crate::cli::FleetArgs;
+
+const TASKS: &str = "[defaults]\nagent = \"claude\"\n\n\
+[[task]]\nid = \"fix-login\"\nprompt = \"Fix the login bug\"\n\n\
+[[task]]\nid = \"docs\"\nprompt = \"Document the API\"\nrepeat = 2\n";
+
+fn args(engine: FleetEngine) -> FleetArgs {
+    FleetArgs {
+        engine,
+        file: "tasks/nightly.toml".into(),
+        upload: "s3://team-runs/nightly".into(),
+        name: "nightly".into(),
+        image: "ghcr.io/acme/runbook-agent:1".into(),
+        deadline: 7200,
+        retries: 2,
+    }
+}
+
+fn rendered(engine: FleetEngine, tasks: usize) -> anyhow::Result<String> {
+    let args = args(engine);
+    let plan = Plan {
+        args: &args,
+        file: Path::new("tasks/nightly.toml"),
+        text: TASKS,
+        tasks,
+    };
+    render(&plan, engine)
+}
+
+/// The small task file makes three tasks: one, and two copies of another.
+fn count() -> usize {
+    let file = crate::config::tasks::parse_tasks(Path::new("/t/nightly.toml"), TASKS).unwrap();
+    crate::commands::batch::task_count(&file)
+}
+
+#[test]
+fn kubernetes_indexed_job() {
+    assert_eq!(count(), 3);
+    insta::assert_snapshot!(rendered(FleetEngine::K8s, count()).unwrap());
+}
+
+#[test]
+fn github_actions_matrix() {
+    insta::assert_snapshot!(rendered(FleetEngine::Gha, count()).unwrap());
+}
+
+#[test]
+fn slurm_array() {
+    insta::assert_snapshot!(rendered(FleetEngine::Slurm, count()).unwrap());
+}
+
+#[test]
+fn github_actions_refuses_more_legs_than_a_matrix_has() {
+    assert!(rendered(FleetEngine::Gha, 256).is_ok());
+    let e = rendered(FleetEngine::Gha, 257).unwrap_err().to_string();
+    assert!(e.contains("257 tasks") && e.contains("256"), "{e}");
+}
+
+/// Each YAML document is JSON, which YAML 1.2 reads as it is.
+#[test]
+fn kubernetes_documents_parse_and_map_every_exit_code() {
+    let out = rendered(FleetEngine::K8s, 3).unwrap();
+    let docs: Vec<serde_json::Value> = out
+        .split("\n---\n")
+        .skip(1)
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(docs[0]["kind"], "ConfigMap");
+    assert_eq!(docs[0]["data"]["tasks.toml"], TASKS);
+    let spec = &docs[1]["spec"];
+    assert_eq!(spec["completions"], 3);
+    let mut mapped: Vec<u64> = spec["podFailurePolicy"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| {
+            r["onExitCodes"]["values"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    mapped.sort_unstable();
+    let every: Vec<u64> = policy::EVERY
+        .iter()
+        .filter(|s| **s != ExitStatus::Completed)
+        .map(|s| *s as u64)
+        .collect();
+    let mut every = every;
+    every.sort_unstable();
+    assert_eq!(mapped, every, "each failing exit code has one rule");
+}
