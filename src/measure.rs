@@ -8,7 +8,9 @@
 //!     cargo test --release --lib measure_codex_tiny -- --ignored --nocapture
 //! ```
 //! Without `RUNBOOK_MEASURE_STREAM`, Claude Code's recorded transcripts cycled to about 50 MB,
-//! and 1,000,000 tiny Codex lines made here.
+//! and 1,000,000 tiny Codex lines made here; `measure_stuck_detector` reads 200,000 OpenCode
+//! lines shaped as the fake agent's `FAKE_AGENT_GENERATE` output, made here, and times the loop
+//! detector (`--stuck`) on their events.
 
 #![allow(
     clippy::disallowed_macros,
@@ -206,4 +208,156 @@ fn measure_codex_tiny() {
         ),
     ];
     report(&data, lines.len(), &stages);
+}
+
+/// One OpenCode line of each kind the fake agent's `FAKE_AGENT_GENERATE` writes, for step
+/// `step` (tool calls cycling read, edit, bash; every 600th a bash call with two 64 KiB outputs).
+fn opencode_line(kind: &str, step: u64, call: u64, big: &str) -> String {
+    let head = format!(
+        "\"timestamp\":{},\"sessionID\":\"ses_1\"",
+        1_700_000_000_000 + call
+    );
+    let (root, n) = ("/home/dev/demo", step);
+    let tool = |tool: &str, input: &str, output: &str, metadata: &str| {
+        format!(
+            "{{\"type\":\"tool_use\",{head},\"part\":{{\"type\":\"tool\",\"tool\":\"{tool}\",\"callID\":\"call_{call}\",\"state\":{{\"status\":\"completed\",\"input\":{input},\"output\":\"{output}\",\"metadata\":{metadata},\"title\":\"t\",\"time\":{{\"start\":1,\"end\":2}}}},\"id\":\"prt_{call}\",\"sessionID\":\"ses_1\",\"messageID\":\"msg_{step}\"}}}}"
+        )
+    };
+    match kind {
+        "start" => format!(
+            "{{\"type\":\"step_start\",{head},\"part\":{{\"id\":\"prt_s{step}\",\"messageID\":\"msg_{step}\",\"sessionID\":\"ses_1\",\"snapshot\":\"abc\",\"type\":\"step-start\"}}}}"
+        ),
+        "text" => format!(
+            "{{\"type\":\"text\",{head},\"part\":{{\"id\":\"prt_t{step}\",\"messageID\":\"msg_{step}\",\"sessionID\":\"ses_1\",\"type\":\"text\",\"text\":\"Now I'll make the edit and run the tests.\",\"time\":{{\"start\":1,\"end\":2}}}}}}"
+        ),
+        "read" => tool(
+            "read",
+            &format!("{{\"filePath\":\"{root}/src/module_{n}.rs\"}}"),
+            &format!(
+                "<path>{root}/src/module_{n}.rs</path>\\n<content>\\n1: //! Module {n}.\\n2: pub fn answer() -> u32 {{ 42 }}\\n</content>"
+            ),
+            &format!("{{\"preview\":\"//! Module {n}.\",\"truncated\":false}}"),
+        ),
+        "edit" => tool(
+            "edit",
+            &format!(
+                "{{\"filePath\":\"{root}/src/module_{n}.rs\",\"oldString\":\"    42\",\"newString\":\"    // The answer.\\n    42\"}}"
+            ),
+            "Edit applied successfully.",
+            &format!(
+                "{{\"diff\":\"--- {root}/src/module_{n}.rs\\n+++ {root}/src/module_{n}.rs\\n+    // The answer.\\n\",\"truncated\":false}}"
+            ),
+        ),
+        "bash" => {
+            let out = "\\nrunning 3 tests\\n...\\ntest result: ok. 3 passed; 0 failed\\n\\n";
+            tool(
+                "bash",
+                &format!("{{\"command\":\"cargo test -q module_{n}\"}}"),
+                out,
+                &format!("{{\"output\":\"{out}\",\"exit\":0,\"truncated\":false}}"),
+            )
+        }
+        "big" => tool(
+            "bash",
+            "{\"command\":\"cargo build -vv 2>&1\"}",
+            big,
+            &format!("{{\"output\":\"{big}\",\"exit\":0,\"truncated\":false}}"),
+        ),
+        _ => format!(
+            "{{\"type\":\"step_finish\",{head},\"part\":{{\"id\":\"prt_f{step}\",\"reason\":\"tool-calls\",\"snapshot\":\"abc\",\"messageID\":\"msg_{step}\",\"sessionID\":\"ses_1\",\"type\":\"step-finish\",\"tokens\":{{\"total\":1200,\"input\":1000,\"output\":200,\"reasoning\":0,\"cache\":{{\"write\":0,\"read\":0}}}},\"cost\":0.001}}}}"
+        ),
+    }
+}
+
+/// About `events` lines shaped as the fake agent's `FAKE_AGENT_GENERATE` output.
+fn opencode_generated(events: u64) -> Vec<u8> {
+    let mut big = String::new();
+    for i in 0.. {
+        if big.len() >= 65_536 {
+            break;
+        }
+        big.push_str(&format!(
+            "   Compiling crate_{i:05} v0.1.0 (/home/dev/.cargo/registry/src/crate_{i:05})\\n"
+        ));
+    }
+    let (mut data, mut lines, mut call, mut step) = (Vec::new(), 0, 0u64, 0u64);
+    let tools = ["read", "edit", "bash"];
+    while lines < events {
+        let mut step_lines = vec!["start", "text"];
+        for _ in 0..2 + step % 2 {
+            call += 1;
+            step_lines.push(if call.is_multiple_of(600) {
+                "big"
+            } else {
+                tools[((call - 1) % 3) as usize]
+            });
+        }
+        step_lines.push("finish");
+        for kind in step_lines {
+            data.extend_from_slice(opencode_line(kind, step, call, &big).as_bytes());
+            data.push(b'\n');
+            lines += 1;
+        }
+        step += 1;
+    }
+    data
+}
+
+#[test]
+#[ignore = "a measurement, not a check: run it by hand"]
+fn measure_stuck_detector() {
+    use crate::stuck::{Detector, Mode, Thresholds};
+    let data = stream(|| opencode_generated(200_000));
+    let lines = lines_of(&data);
+    let events = stamped(&crate::agent::OpenCode, &lines);
+    let tools = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::ToolCompleted(_)))
+        .count();
+    let verdicts = {
+        let mut detector = Detector::new(Mode::Warn, Thresholds::default()).expect("on");
+        events.iter().filter_map(|e| detector.observe(e)).count()
+    };
+    let stages = [
+        (
+            "the events walked, no detector (--stuck off)",
+            median_of_five(|| {
+                events
+                    .iter()
+                    .filter(|e| std::hint::black_box(e).seq != u64::MAX)
+                    .count()
+            }),
+        ),
+        (
+            "the events through the detector (--stuck warn)",
+            median_of_five(|| {
+                let mut detector = Detector::new(Mode::Warn, Thresholds::default()).expect("on");
+                events
+                    .iter()
+                    .filter_map(|e| detector.observe(std::hint::black_box(e)))
+                    .count()
+            }),
+        ),
+        (
+            "the events folded (RunStats::observe), for scale",
+            median_of_five(|| {
+                let mut stats = crate::stats::RunStats::default();
+                for ev in &events {
+                    stats.observe(ev);
+                }
+                events.len()
+            }),
+        ),
+    ];
+    #[expect(clippy::print_stderr, reason = "the measurement's result")]
+    {
+        eprintln!(
+            "{} events ({tools} tool calls), {verdicts} verdicts; per event:",
+            events.len()
+        );
+        for (stage, took) in &stages {
+            let per = took.as_nanos() as f64 / events.len() as f64;
+            eprintln!("  {stage}: {took:.1?} ({per:.1} ns an event)");
+        }
+    }
 }

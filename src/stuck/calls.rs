@@ -4,8 +4,8 @@
 
 use std::collections::VecDeque;
 
-use super::Reached;
-use crate::event::{Stuck, StuckRule, ToolEnd, ToolKind, ToolStatus};
+use super::{Counts, Reached};
+use crate::event::{StuckRule, ToolEnd, ToolKind, ToolStatus};
 
 /// How many failing commands `same_failure` follows at once (the oldest is forgotten).
 const MAX_FAILURES: usize = 64;
@@ -14,16 +14,40 @@ const MAX_INPUT_CHARS: usize = 60;
 /// The most calls `ping_pong` keeps: 32 cycles.
 const MAX_WINDOW: usize = 64;
 
-/// One call, as the rules compare it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One call, as the rules compare it: its name and its two fingerprints, one after another in
+/// one string (made once a call), with where the second and third begin.
+#[derive(Debug, PartialEq, Eq)]
 struct Call {
-    name: String,
-    input: String,
-    result: String,
+    text: String,
+    input_at: usize,
+    result_at: usize,
+}
+
+impl Call {
+    fn new(name: &str, input: &str, result: &str) -> Self {
+        let mut text = String::with_capacity(name.len() + input.len() + result.len());
+        text.push_str(name);
+        text.push_str(input);
+        let result_at = text.len();
+        text.push_str(result);
+        Self {
+            text,
+            input_at: name.len(),
+            result_at,
+        }
+    }
+
+    fn input(&self) -> &str {
+        &self.text[self.input_at..self.result_at]
+    }
+
+    fn result(&self) -> &str {
+        &self.text[self.result_at..]
+    }
 }
 
 /// A run of the same thing, from `first_seq`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Streak {
     count: u32,
     first_seq: u64,
@@ -47,19 +71,20 @@ struct Failure {
 
 #[derive(Default)]
 pub(super) struct Calls {
-    last: Option<Call>,
     repeat: Option<Streak>,
     errors: Option<Streak>,
-    /// The last calls, newest last, for `ping_pong` (with their sequence numbers).
+    /// The last calls, newest last (the last call, for `repeat`), for `ping_pong` (with their
+    /// sequence numbers).
     window: VecDeque<(Call, u64)>,
     failures: VecDeque<Failure>,
 }
 
 impl Calls {
-    /// A call ended: the counts it moved, each with what it is about.
-    pub(super) fn completed(&mut self, seq: u64, end: &ToolEnd) -> Vec<Reached> {
+    /// A call ended: the counts it moved, in the order they are judged.
+    pub(super) fn completed(&mut self, seq: u64, end: &ToolEnd) -> Counts {
+        let mut counts = [None; 4];
         if end.status == ToolStatus::Denied {
-            return Vec::new();
+            return counts;
         }
         let (Some(input), Some(result)) = (&end.input_hash, &end.result_hash) else {
             // Something was done that cannot be compared: whatever ran in a row before is over.
@@ -67,58 +92,44 @@ impl Calls {
                 failures: std::mem::take(&mut self.failures),
                 ..Self::default()
             };
-            return Vec::new();
+            return counts;
         };
-        let call = Call {
-            name: end.name.clone(),
-            input: input.clone(),
-            result: result.clone(),
-        };
-        let about = |rule, count, first_seq| Reached {
-            rule,
-            count,
-            stuck: Stuck {
+        let call = Call::new(&end.name, input, result);
+        let reached = |rule, streak: Streak| {
+            Some(Reached {
                 rule,
-                count,
-                tool: Some(end.name.clone()),
-                input: Some(short(&end.input)),
-                first_seq,
-                last_seq: seq,
-                nudged: false,
-            },
+                count: streak.count,
+                first_seq: streak.first_seq,
+            })
         };
-        let mut reached = Vec::new();
-        let again = self.last.as_ref() == Some(&call);
-        let repeat = bump(&mut self.repeat, again, seq);
-        reached.push(about(StuckRule::Repeat, repeat.count, repeat.first_seq));
+        let again = self.window.back().is_some_and(|(last, _)| *last == call);
+        counts[0] = reached(StuckRule::Repeat, bump(&mut self.repeat, again, seq));
         let failed = end.status == ToolStatus::Error;
         if failed {
             let again = again && self.errors.is_some();
-            let errors = bump(&mut self.errors, again, seq);
-            reached.push(about(StuckRule::SameError, errors.count, errors.first_seq));
+            counts[1] = reached(StuckRule::SameError, bump(&mut self.errors, again, seq));
         } else {
             self.errors = None;
         }
         if end.kind == ToolKind::Shell
             && let Some(streak) = self.failure(&call, failed, seq)
         {
-            reached.push(about(
-                StuckRule::SameFailure,
-                streak.count,
-                streak.first_seq,
-            ));
+            counts[2] = reached(StuckRule::SameFailure, streak);
         }
-        if let Some((cycles, first)) = self.ping_pong(&call, seq) {
-            reached.push(about(StuckRule::PingPong, cycles, first));
+        if let Some((cycles, first)) = self.ping_pong(call, seq) {
+            counts[3] = Some(Reached {
+                rule: StuckRule::PingPong,
+                count: cycles,
+                first_seq: first,
+            });
         }
-        self.last = Some(call);
-        reached
+        counts
     }
 
     /// `same_failure`: the command's failure, counted again when it is the same as the last
     /// time it ran; a success or another failure forgets or replaces it.
     fn failure(&mut self, call: &Call, failed: bool, seq: u64) -> Option<Streak> {
-        let known = self.failures.iter().position(|f| f.input == call.input);
+        let known = self.failures.iter().position(|f| f.input == call.input());
         if !failed {
             if let Some(i) = known {
                 self.failures.remove(i);
@@ -126,24 +137,24 @@ impl Calls {
             return None;
         }
         match known {
-            Some(i) if self.failures[i].result == call.result => {
+            Some(i) if self.failures[i].result == call.result() => {
                 let f = &mut self.failures[i];
                 f.streak.count += 1;
-                Some(f.streak.clone())
+                Some(f.streak)
             }
             Some(i) => {
                 let f = &mut self.failures[i];
-                f.result.clone_from(&call.result);
+                call.result().clone_into(&mut f.result);
                 f.streak = Streak::start(seq);
-                Some(f.streak.clone())
+                Some(f.streak)
             }
             None => {
                 if self.failures.len() >= MAX_FAILURES {
                     self.failures.pop_front();
                 }
                 self.failures.push_back(Failure {
-                    input: call.input.clone(),
-                    result: call.result.clone(),
+                    input: call.input().to_owned(),
+                    result: call.result().to_owned(),
                     streak: Streak::start(seq),
                 });
                 Some(Streak::start(seq))
@@ -153,8 +164,8 @@ impl Calls {
 
     /// `ping_pong`: the number of full A,B cycles the last calls make, A and B different, each
     /// with its result unchanged; with the first call's sequence number.
-    fn ping_pong(&mut self, call: &Call, seq: u64) -> Option<(u32, u64)> {
-        self.window.push_back((call.clone(), seq));
+    fn ping_pong(&mut self, call: Call, seq: u64) -> Option<(u32, u64)> {
+        self.window.push_back((call, seq));
         let n = self.window.len();
         let (a, b) = (
             &self.window[n - 1].0,
@@ -181,11 +192,11 @@ fn bump(streak: &mut Option<Streak>, again: bool, seq: u64) -> Streak {
         Some(s) if again => s.count += 1,
         _ => *streak = Some(Streak::start(seq)),
     }
-    streak.clone().unwrap_or_else(|| Streak::start(seq))
+    streak.unwrap_or_else(|| Streak::start(seq))
 }
 
 /// The input, cut to a short line.
-fn short(input: &str) -> String {
+pub(super) fn short(input: &str) -> String {
     let line = input.lines().next().unwrap_or_default();
     match line.char_indices().nth(MAX_INPUT_CHARS) {
         Some((at, _)) => format!("{}…", &line[..at]),

@@ -13,7 +13,7 @@ pub(crate) mod nudge;
 
 use clap::ValueEnum;
 
-use crate::event::{Event, EventKind, Stuck, StuckRule};
+use crate::event::{Event, EventKind, Stuck, StuckRule, ToolEnd};
 
 /// What runbook does about an agent going round in circles (`--stuck`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -123,12 +123,17 @@ pub(crate) enum Verdict {
     Stop(Stuck),
 }
 
-/// A count a rule reached: the rule, the count (cycles for `ping_pong`) and what it is about.
+/// A count a rule reached: the rule, the count (cycles for `ping_pong`) and the event it began
+/// at. What it is about (a [`Stuck`]) is made only of a count that reaches a threshold.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Reached {
     pub rule: StuckRule,
     pub count: u32,
-    pub stuck: Stuck,
+    pub first_seq: u64,
 }
+
+/// The counts one event moved, in the order the rules are judged.
+type Counts = [Option<Reached>; 4];
 
 /// Watches one run's events.
 pub(crate) struct Detector {
@@ -165,60 +170,74 @@ impl Detector {
             self.monologue = monologue::Monologue::default();
             self.stopped = false;
         }
-        let reached = match &ev.kind {
+        let (reached, call): (Counts, _) = match &ev.kind {
             EventKind::ToolCompleted(end) => {
                 self.monologue.tool_call();
-                self.calls.completed(ev.seq, end)
+                (self.calls.completed(ev.seq, end), Some(end))
             }
             EventKind::StepStarted { .. } => {
                 self.monologue.step_started();
-                Vec::new()
+                return None;
             }
             EventKind::Text { text } => {
                 self.monologue.text(text);
-                Vec::new()
+                return None;
             }
             EventKind::ProviderError(_)
             | EventKind::ProviderRetry(_)
             | EventKind::Reasoning { .. } => {
                 self.monologue.pass_over();
-                Vec::new()
+                return None;
             }
             EventKind::StuckNudged(_) => {
                 self.nudged = true;
                 return None;
             }
-            EventKind::StepFinished(step) => self
-                .monologue
-                .step_finished(ev.seq, &step.reason)
-                .into_iter()
-                .collect(),
+            EventKind::StepFinished(step) => (
+                [
+                    self.monologue.step_finished(ev.seq, &step.reason),
+                    None,
+                    None,
+                    None,
+                ],
+                None,
+            ),
             _ => return None,
         };
-        self.judge(reached)
+        self.judge(reached, ev.seq, call)
     }
 
-    /// The strongest verdict among the counts reached: a stop before a warning.
-    fn judge(&mut self, reached: Vec<Reached>) -> Option<Verdict> {
+    /// The strongest verdict among the counts reached: a stop before a warning. What it is
+    /// about (`call`: the call that ended at `seq`, for the rules about calls) is made only then.
+    fn judge(&mut self, reached: Counts, seq: u64, call: Option<&ToolEnd>) -> Option<Verdict> {
         if self.stopped {
             return None;
         }
+        let nudged = self.nudged;
+        let stuck = |r: Reached| Stuck {
+            rule: r.rule,
+            count: r.count,
+            tool: call.map(|c| c.name.clone()),
+            input: call.map(|c| calls::short(&c.input)),
+            first_seq: r.first_seq,
+            last_seq: seq,
+            nudged,
+        };
         let mut warning = None;
-        for mut r in reached {
-            r.stuck.nudged = self.nudged;
+        for r in reached.into_iter().flatten() {
             let level = self.thresholds.level(r.rule);
             if level.stop == Some(r.count) {
                 // A nudge is the session's to give, after the stop.
                 if matches!(self.mode, Mode::Stop | Mode::Nudge) {
                     self.stopped = true;
-                    return Some(Verdict::Stop(r.stuck));
+                    return Some(Verdict::Stop(stuck(r)));
                 }
-                warning.get_or_insert(Verdict::Warning(r.stuck));
+                warning.get_or_insert(r);
             } else if level.warn == Some(r.count) {
-                warning.get_or_insert(Verdict::Warning(r.stuck));
+                warning.get_or_insert(r);
             }
         }
-        warning
+        warning.map(|r| Verdict::Warning(stuck(r)))
     }
 }
 

@@ -7,7 +7,7 @@
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
 use super::Reached;
-use crate::event::{Stuck, StuckRule};
+use crate::event::StuckRule;
 
 #[derive(Default)]
 pub(super) struct Monologue {
@@ -78,15 +78,7 @@ impl Monologue {
         Some(Reached {
             rule: StuckRule::Monologue,
             count: self.count,
-            stuck: Stuck {
-                rule: StuckRule::Monologue,
-                count: self.count,
-                tool: None,
-                input: None,
-                first_seq: self.first_seq,
-                last_seq: seq,
-                nudged: false,
-            },
+            first_seq: self.first_seq,
         })
     }
 }
