@@ -88,11 +88,7 @@ pub(crate) async fn batch(
     let color = crate::term::TermEnv::detect().color(config.value(&config::keys::COLOR));
     let settings = queue::Settings {
         jobs: args.jobs.unwrap_or_else(default_jobs),
-        max_fail: if args.fail_fast {
-            Some(1)
-        } else {
-            args.max_fail
-        },
+        max_fail: args.fail_fast.then_some(1).or(args.max_fail),
         budget: args.max_cost,
         json: args.json,
         color,

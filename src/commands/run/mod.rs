@@ -95,7 +95,6 @@ pub(crate) async fn execute(
     if whole_process {
         crate::linux::become_subreaper();
     }
-
     let started = SystemTime::now();
     let run_dir = RunDir::create(&setup.runs_dir, started)?;
     let redactor = Redactor::for_agent(setup.agent_env.values());

@@ -112,18 +112,8 @@ impl Setup {
         crate::trust::ensure(&config, &agent_env, &given, ask)?;
         let mut agent = resolve_agent(&config)?;
         let model = config.get(&keys::MODEL);
-
         let permissions = config.value(&keys::PERMISSIONS);
-        agent
-            .adapter
-            .preflight(&Invocation {
-                prompt: &args.prompt,
-                model: model.as_deref(),
-                extra_args: &agent.extra_args,
-                resume_session: None,
-                permissions,
-            })
-            .map_err(Error::Usage)?;
+        adapter_preflight(&agent, &args.prompt, model.as_deref(), permissions)?;
         let configured_model = model
             .is_none()
             .then(|| agent.adapter.configured_model(&agent_env.pairs()))
@@ -315,6 +305,25 @@ fn checks(configured: Vec<Check>, given: &[Check], timeout: Duration) -> Vec<Che
 
 /// The agent to run: `agent_cmd` (a command that prints universal events) when it is set, else
 /// the `agent` with its `bin` and `args`.
+/// What the agent's adapter finds wrong with the run before it starts (a flag it cannot take).
+fn adapter_preflight(
+    agent: &Agent,
+    prompt: &str,
+    model: Option<&str>,
+    permissions: Permissions,
+) -> Result<(), Error> {
+    agent
+        .adapter
+        .preflight(&Invocation {
+            prompt,
+            model,
+            extra_args: &agent.extra_args,
+            resume_session: None,
+            permissions,
+        })
+        .map_err(Error::Usage)
+}
+
 /// The run's configuration: its files and flags, and a batch task's settings when it is one.
 fn load_config<'a>(
     args: &RunArgs,
