@@ -169,6 +169,14 @@ def bench_rows(startup, inspect, stats):
     return rows
 
 
+def measured_builds(got, other):
+    names = got.get("versions") or {}
+    this = f" Measured: `{names['this']}`." if names.get("this") else ""
+    if not other:
+        return this
+    return this + f" The other build: `{names.get('other') or other}`."
+
+
 def render(got):
     res, adapters_text, startup, inspect, stats = (got["res"], got["adapters"], got["startup"], got["inspect"],
                                                    got["stats"])
@@ -181,12 +189,21 @@ def render(got):
            "Regenerate everything below with `python3 benches/dashboard.py` (about 15 minutes, quiet machine);"
            " each part alone: `python3 benches/adapters.py` (`BENCH_ONLY=throughput,tiny,latency,memory,idle`),"
            " `python3 benches/startup.py RUNBOOK FAKE_AGENT 20`, `cargo bench --bench inspect`, `cargo bench --bench stats`."
-           + (f" The other build is `{other}`." if other else ""), "", *head, *body, "",
+           + measured_builds(got, other), "", *head, *body, "",
            "<details><summary>The detailed tables of this run</summary>", "", adapters_text.strip(), "",
            "Start-up (median of 20 runs; wall time of `runbook run`, and run.started → turn.started):", "",
            "| agent | wall | start-up |", "|---|---:|---:|", startup.strip(), "", inspect.strip(), "", stats.strip(), "",
            "</details>", "", END]
     return "\n".join(out) + "\n"
+
+
+def versions(rb):
+    """What was measured, as `--version` names it: this build and the other one."""
+    def of(path):
+        out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip()
+        return out or "unknown version"
+    other = os.environ.get("BENCH_COMPARE")
+    return {"this": of(rb), "other": of(other) if other else None}
 
 
 def build():
@@ -213,7 +230,7 @@ def main():
         got = {"res": res, "adapters": adapters_text, "startup": run_startup(rb, fake),
                "inspect": run_cargo_bench("inspect"), "stats": run_cargo_bench("stats"),
                "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg()[0],
-               "other": os.environ.get("BENCH_COMPARE")}
+               "other": os.environ.get("BENCH_COMPARE"), "versions": versions(rb)}
         os.makedirs(os.path.dirname(kept), exist_ok=True)
         with open(kept, "w") as f:
             json.dump(got, f)
