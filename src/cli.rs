@@ -560,7 +560,13 @@ pub struct BatchArgs {
     ///
     /// Run only task N of the file, counted from 0 in the file's order after `repeat` and
     /// `agents` make their copies (as `runbook fleet` counts them); the exit code is that run's.
-    #[arg(long, value_name = "N", conflicts_with = "task_index_from_env")]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "task_index_from_env",
+        value_parser = parse_task_index,
+        allow_negative_numbers = true
+    )]
     pub task_index: Option<usize>,
 
     /// Run only the task whose index a scheduler gives in VAR.
@@ -817,6 +823,16 @@ fn parse_limit(s: &str) -> Result<usize, String> {
 
 fn parse_jobs(s: &str) -> Result<usize, String> {
     whole(s, "a number of tasks", 1..=1000)
+}
+
+/// A task's index in a task file: a whole number from 0.
+fn parse_task_index(s: &str) -> Result<usize, String> {
+    s.trim().parse::<usize>().map_err(|_| {
+        format!(
+            "`{}` is not a task index: give a whole number from 0 (the file's first task)",
+            s.escape_debug()
+        )
+    })
 }
 
 fn parse_budget(s: &str) -> Result<f64, String> {

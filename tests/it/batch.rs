@@ -905,35 +905,104 @@ fn task_index_from_env_reads_the_schedulers_variable_and_in_place_edits_the_chec
     assert!(b.ctx.work.join("t1.txt").is_file());
 }
 
+/// Each bad task index a scheduler or a person can give: the flag's value or the variable's.
 #[test]
-fn a_task_index_out_of_range_or_unset_is_a_one_line_usage_error() {
-    let mut b = Bench::new();
+fn every_bad_task_index_is_a_one_line_usage_error_and_nothing_is_made() {
+    let b = Bench::new();
     let file = three(&b);
-    let out = b.batch(&[file.to_str().unwrap(), "--task-index", "3"]);
-    out.assert_exit(2);
+    let file = file.to_str().unwrap();
+    let from_env = |var: Option<&str>, env: &[(&str, &str)]| {
+        let mut args = vec!["batch", file, "--task-index-from-env"];
+        args.extend(var);
+        let mut cmd = b.ctx.runbook(&args);
+        cmd.envs(env.iter().copied());
+        support::run(&mut cmd, LIMIT)
+    };
+    let flag = |value: &str| b.batch(&[file, "--task-index", value]);
+    let cases: Vec<(&str, support::Outcome, &str)> = vec![
+        ("past the last", flag("3"), "task index 3 is out of range: "),
+        (
+            "the largest number",
+            flag("18446744073709551615"),
+            "task index 18446744073709551615 is out of range",
+        ),
+        ("negative", flag("-1"), "`-1` is not a task index"),
+        ("not a number", flag("two"), "`two` is not a task index"),
+        ("empty", flag(""), "`` is not a task index"),
+        (
+            "no scheduler's variable set",
+            from_env(None, &[]),
+            "none of JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, AWS_BATCH_JOB_ARRAY_INDEX is set",
+        ),
+        (
+            "the variable empty",
+            from_env(None, &[("SLURM_ARRAY_TASK_ID", "")]),
+            "SLURM_ARRAY_TASK_ID is set but empty",
+        ),
+        (
+            "the variable negative",
+            from_env(None, &[("JOB_COMPLETION_INDEX", "-2")]),
+            "JOB_COMPLETION_INDEX is `-2`, not a task index",
+        ),
+        (
+            "the variable past the last",
+            from_env(None, &[("AWS_BATCH_JOB_ARRAY_INDEX", "7")]),
+            "task index 7 is out of range",
+        ),
+        (
+            "the variable with control characters",
+            from_env(None, &[("JOB_COMPLETION_INDEX", "one\x1b[31m")]),
+            "JOB_COMPLETION_INDEX is `one\\e[31m`, not a task index",
+        ),
+        (
+            "a named variable not set",
+            from_env(Some("MY_INDEX"), &[("SLURM_ARRAY_TASK_ID", "0")]),
+            "--task-index-from-env: MY_INDEX is not set",
+        ),
+        (
+            "a named variable empty",
+            from_env(Some("MY_INDEX"), &[("MY_INDEX", " ")]),
+            "MY_INDEX is set but empty",
+        ),
+        (
+            "not a variable's name",
+            from_env(Some("A=B"), &[]),
+            "`A=B` is not a variable's name",
+        ),
+    ];
+    for (case, out, says) in &cases {
+        assert_eq!(out.code(), Some(2), "{case}: {}", out.stderr);
+        let first = out.stderr.lines().next().unwrap_or_default();
+        assert!(first.contains(says), "{case}: {:?}", out.stderr);
+        assert!(!out.stderr.contains('\x1b'), "{case}: {:?}", out.stderr);
+    }
+    // runbook's own errors are one line; clap's (a flag's value) one line, then a hint.
+    for (case, out, _) in &cases[5..] {
+        assert_eq!(
+            out.stderr.trim().lines().count(),
+            1,
+            "{case}: {}",
+            out.stderr
+        );
+    }
+    // The task file put after the flag, which takes it as its value: the file is missing.
+    let misplaced = b.batch(&["--task-index-from-env", file]);
+    misplaced.assert_exit(2);
     assert!(
-        out.stderr.contains("task index 3 is out of range") && out.stderr.contains("3 tasks"),
+        misplaced
+            .stderr
+            .contains("required arguments were not provided")
+            && misplaced
+                .stderr
+                .contains("--task-index-from-env [<VAR>] <FILE>"),
         "{}",
-        out.stderr
-    );
-    let unset = b.batch(&[file.to_str().unwrap(), "--task-index-from-env"]);
-    unset.assert_exit(2);
-    assert!(
-        unset.stderr.contains("JOB_COMPLETION_INDEX"),
-        "{}",
-        unset.stderr
-    );
-    b.ctx.env("JOB_COMPLETION_INDEX", "one\x1b[31m");
-    let wrong = b.batch(&[file.to_str().unwrap(), "--task-index-from-env"]);
-    wrong.assert_exit(2);
-    assert!(
-        wrong.stderr.contains("not a task index") && !wrong.stderr.contains('\x1b'),
-        "{}",
-        wrong.stderr
+        misplaced.stderr
     );
     let batches = std::fs::read_dir(b.ctx.root().join("batches")).map_or(0, |d| d.count());
-    assert_eq!(batches, 0, "nothing started");
-    assert_eq!(b.worktrees(), 0);
+    assert_eq!(batches, 0, "no batch directory");
+    assert_eq!(b.worktrees(), 0, "no worktree");
+    assert!(b.branches().is_empty(), "no branch");
+    assert!(b.ctx.run_dirs().is_empty(), "no run directory, no receipt");
 }
 
 #[test]
