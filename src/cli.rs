@@ -581,9 +581,17 @@ pub struct BatchArgs {
     pub in_place: bool,
 
     /// Upload each task's run to s3://bucket/prefix, gs://…, az://… or file:///path, under the
-    /// batch's id.
+    /// batch's id [default: the `upload` setting].
     #[arg(long, value_name = "URL")]
     pub upload: Option<String>,
+
+    /// The id the runs are uploaded under, URL/ID/<run id>/ [default: the batch's own].
+    ///
+    /// The id the runs are uploaded under, URL/ID/<run id>/, instead of the batch's own: the
+    /// tasks of one job that a scheduler runs one per process meet under one id (`runbook
+    /// fleet` passes the engine's job id). Up to 64 letters, digits, `-`, `_` and `.`.
+    #[arg(long, value_name = "ID")]
+    pub batch_id: Option<String>,
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
@@ -622,6 +630,14 @@ pub struct FleetArgs {
     /// How many times one task is tried again after a failure worth retrying.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub retries: u32,
+
+    /// The id every task uploads its run under, URL/ID/ [default: the engine's job id].
+    ///
+    /// The id every task uploads its run under, URL/ID/<run id>/ [default: the engine's id of
+    /// one submission: slurm-<SLURM_ARRAY_JOB_ID>, gha-<the workflow run's id>, k8s-<the Job's
+    /// uid>]. Up to 64 letters, digits, `-`, `_` and `.`.
+    #[arg(long, value_name = "ID")]
+    pub batch_id: Option<String>,
 }
 
 /// The engines `runbook fleet` writes for.

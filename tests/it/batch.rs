@@ -1025,3 +1025,168 @@ fn batch_upload_pushes_each_run_under_the_batch_id() {
         );
     }
 }
+
+/// Where each run is uploaded: with `upload` set (here in the environment) and no flag, under
+/// the batch's id; `--upload` wins over the setting. The runs themselves never upload (nothing
+/// under `runs/`, where `runbook run` uploads), so no run is there twice.
+#[test]
+fn batch_uploads_where_the_upload_setting_says_and_each_run_once() {
+    let mut b = Bench::new();
+    let file = three(&b);
+    let (set, flag) = (b.ctx.root().join("set"), b.ctx.root().join("flag"));
+    b.ctx
+        .env("RUNBOOK_UPLOAD", format!("file://{}", set.display()));
+    let file = file.to_str().unwrap();
+    b.batch(&[file, "-j", "3", "--keep", "none"]).assert_exit(1);
+    let record = b.record();
+    let first = record["batch_id"].as_str().unwrap().to_owned();
+    let dirs = |place: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(place)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        dirs(&set),
+        vec![first.clone()],
+        "only the batch's id, no `runs`"
+    );
+    let mut ids: Vec<String> = record["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["run_id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(dirs(&set.join(&first)), ids, "each run once");
+    for id in &ids {
+        assert!(set.join(&first).join(id).join("result.json").is_file());
+    }
+    std::fs::remove_dir_all(b.ctx.root().join("batches")).unwrap();
+    let url = format!("file://{}", flag.display());
+    b.batch(&[file, "-j", "3", "--keep", "none", "--upload", &url])
+        .assert_exit(1);
+    let second = b.record()["batch_id"].as_str().unwrap().to_owned();
+    assert_eq!(dirs(&flag), vec![second.clone()]);
+    assert_eq!(dirs(&flag.join(&second)).len(), 3);
+    assert_eq!(
+        dirs(&set),
+        vec![first],
+        "the setting's bucket got nothing more"
+    );
+}
+
+/// The script `runbook fleet slurm` writes, run once per index as Slurm would (each its own
+/// process, `SLURM_ARRAY_JOB_ID` shared): every run lands under the one id `slurm-<job id>`,
+/// where `runbook stats` reads them together; `--batch-id` fixes another id; outside Slurm the
+/// script stops before anything runs.
+#[test]
+fn the_runs_of_one_fleet_submission_meet_under_one_batch_id() {
+    let b = Bench::new();
+    let file = three(&b);
+    let place = b.ctx.root().join("bucket");
+    let url = format!("file://{}", place.display());
+    let script = |extra: &[&str]| {
+        let mut args = vec!["fleet", "slurm", file.to_str().unwrap(), "--upload", &url];
+        args.extend_from_slice(&["--retries", "0"]);
+        args.extend_from_slice(extra);
+        let out = b.ctx.run(&args);
+        out.assert_exit(0);
+        let path = b.ctx.root().join(format!("array{}.sbatch", extra.len()));
+        std::fs::write(&path, &out.stdout).unwrap();
+        path
+    };
+    let submit = |path: &Path, env: &[(&str, &str)]| {
+        let dir = support::runbook_bin().parent().unwrap().to_owned();
+        let path_var = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+        // The environment runbook's own commands get here, as sbatch passes the submitter's.
+        let runbook = b.ctx.runbook(&[]);
+        let mut bash = Command::new("bash");
+        bash.arg(path)
+            .current_dir(&b.ctx.work)
+            .env_clear()
+            .envs(runbook.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env("PATH", path_var)
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null());
+        support::run(&mut bash, LIMIT)
+    };
+    let array = script(&[]);
+    for (i, code) in [(0, 0), (1, 0), (2, 1)] {
+        let index = i.to_string();
+        let env = [
+            ("SLURM_ARRAY_JOB_ID", "4242"),
+            ("SLURM_ARRAY_TASK_ID", index.as_str()),
+        ];
+        submit(&array, &env).assert_exit(code);
+    }
+    let batch = format!("{url}/slurm-4242");
+    let stats = b.ctx.run(&["stats", &batch, "--json"]);
+    stats.assert_exit(0);
+    let stats: Value = serde_json::from_str(&stats.stdout).unwrap();
+    assert_eq!(stats["runs"], 3, "{stats:#}");
+    let whole: Value = serde_json::from_str(&b.ctx.run(&["stats", &url, "--json"]).stdout).unwrap();
+    assert_eq!(whole["runs"], 3, "nothing outside the one batch: {whole:#}");
+    let batches = std::fs::read_dir(b.ctx.root().join("batches"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        batches, 3,
+        "three processes, three local batches, one id in the bucket"
+    );
+
+    let fixed = script(&["--batch-id", "nightly-1"]);
+    submit(&fixed, &[("SLURM_ARRAY_TASK_ID", "0")]).assert_exit(0);
+    assert!(place.join("nightly-1").is_dir());
+
+    let outside = submit(&array, &[("SLURM_ARRAY_TASK_ID", "0")]);
+    assert_ne!(outside.code(), Some(0));
+    assert!(
+        outside.stderr.contains("submit this script with sbatch"),
+        "{}",
+        outside.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(&place).unwrap().count(),
+        2,
+        "slurm-4242, nightly-1"
+    );
+}
+
+/// `--batch-id` names where runs go in a bucket: without one, or a name that is not one, it is
+/// refused before anything starts.
+#[test]
+fn a_batch_id_without_a_bucket_or_not_a_name_is_refused_before_anything_starts() {
+    let b = Bench::new();
+    let file = three(&b);
+    let file = file.to_str().unwrap();
+    let url = format!("file://{}", b.ctx.root().join("bucket").display());
+    let alone = b.batch(&[file, "--task-index", "0", "--batch-id", "slurm-1"]);
+    alone.assert_exit(2);
+    assert!(
+        alone.stderr.contains("give --upload URL too"),
+        "{}",
+        alone.stderr
+    );
+    for bad in ["../up", "runs", "", "a/b", "x\x1b[2J"] {
+        let out = b.batch(&[file, "--upload", &url, "--batch-id", bad]);
+        out.assert_exit(2);
+        assert!(
+            out.stderr.contains("--batch-id `"),
+            "{bad:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains('\x1b'), "{bad:?}: {}", out.stderr);
+        let fleet = b.ctx.run(&["fleet", "slurm", file, "--batch-id", bad]);
+        fleet.assert_exit(2);
+    }
+    let batches = std::fs::read_dir(b.ctx.root().join("batches")).map_or(0, |d| d.count());
+    assert_eq!(batches, 0);
+    assert!(!b.ctx.root().join("bucket").exists());
+    assert!(b.ctx.run_dirs().is_empty());
+}
