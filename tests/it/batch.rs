@@ -1076,9 +1076,40 @@ fn batch_uploads_where_the_upload_setting_says_and_each_run_once() {
     assert_eq!(dirs(&flag.join(&second)).len(), 3);
     assert_eq!(
         dirs(&set),
-        vec![first],
+        vec![first.clone()],
         "the setting's bucket got nothing more"
     );
+
+    // A task's own `upload` in the task file, over the environment's: for that task alone.
+    let own = b.ctx.root().join("own");
+    let file = b.tasks(
+        "",
+        &format!(
+            "[[task]]\nid = \"t0\"\nprompt = \"edit:t0\"\nupload = \"file://{}\"\n\n\
+             [[task]]\nid = \"t1\"\nprompt = \"edit:t1\"\n",
+            own.display()
+        ),
+    );
+    std::fs::remove_dir_all(b.ctx.root().join("batches")).unwrap();
+    b.batch(&[file.to_str().unwrap(), "-j", "2", "--keep", "none"])
+        .assert_exit(0);
+    let record = b.record();
+    let third = record["batch_id"].as_str().unwrap().to_owned();
+    let run_of = |task: &str| {
+        record["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task"] == task)
+            .unwrap()["run_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(dirs(&own), vec![third.clone()]);
+    assert_eq!(dirs(&own.join(&third)), vec![run_of("t0")]);
+    assert_eq!(dirs(&set), vec![first, third.clone()]);
+    assert_eq!(dirs(&set.join(&third)), vec![run_of("t1")]);
 }
 
 /// The script `runbook fleet slurm` writes, run once per index as Slurm would (each its own
