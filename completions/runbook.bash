@@ -150,7 +150,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__batch)
-            opts="-j -h -V --tasks --jobs --max-fail --fail-fast --max-cost --keep --junit --trust --json --task-index --task-index-from-env --in-place --upload --runs-dir --color --width --help --version clean help"
+            opts="-j -h -V --tasks --jobs --max-fail --fail-fast --max-cost --keep --junit --trust --json --task-index --task-index-from-env --in-place --upload --batch-id --runs-dir --color --width --help --version clean help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -193,6 +193,10 @@ _runbook() {
                     return 0
                     ;;
                 --upload)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -600,7 +604,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__fleet)
-            opts="-h -V --upload --name --image --deadline --retries --color --width --help --version k8s gha slurm"
+            opts="-h -V --upload --name --image --deadline --retries --batch-id --color --width --help --version k8s gha slurm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -623,6 +627,10 @@ _runbook() {
                     return 0
                     ;;
                 --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

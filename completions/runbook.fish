@@ -129,7 +129,8 @@ all\t'Every one'"
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l junit -d 'Write a JUnit XML report of the tasks to FILE' -r -F
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l task-index -d 'Run only task N of the file (from 0, after `repeat` and `agents` make their copies)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l task-index-from-env -d 'Run only the task whose index a scheduler gives in VAR' -r
-complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l upload -d 'Upload each task\'s run to s3://bucket/prefix, gs://…, az://… or file:///path, under the batch\'s id' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l upload -d 'Upload each task\'s run to s3://bucket/prefix, gs://…, az://… or file:///path, under the batch\'s id [default: the `upload` setting]' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l batch-id -d 'The id the runs are uploaded under, URL/ID/<run id>/ [default: the batch\'s own]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l runs-dir -d 'Where run directories go' -r
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and not __fish_seen_subcommand_from clean help" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
@@ -196,6 +197,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l name -d 'The n
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l image -d 'The container image (Kubernetes): runbook, the agent and the repository at /work' -r
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l deadline -d 'How long the whole job may take, in seconds (Kubernetes, Slurm)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l retries -d 'How many times one task is tried again after a failure worth retrying' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l batch-id -d 'The id every task uploads its run under, URL/ID/ [default: the engine\'s job id]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'
 always\t''
 never\t''"

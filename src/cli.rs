@@ -560,7 +560,13 @@ pub struct BatchArgs {
     ///
     /// Run only task N of the file, counted from 0 in the file's order after `repeat` and
     /// `agents` make their copies (as `runbook fleet` counts them); the exit code is that run's.
-    #[arg(long, value_name = "N", conflicts_with = "task_index_from_env")]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "task_index_from_env",
+        value_parser = parse_task_index,
+        allow_negative_numbers = true
+    )]
     pub task_index: Option<usize>,
 
     /// Run only the task whose index a scheduler gives in VAR.
@@ -575,9 +581,17 @@ pub struct BatchArgs {
     pub in_place: bool,
 
     /// Upload each task's run to s3://bucket/prefix, gs://…, az://… or file:///path, under the
-    /// batch's id.
+    /// batch's id [default: the `upload` setting].
     #[arg(long, value_name = "URL")]
     pub upload: Option<String>,
+
+    /// The id the runs are uploaded under, URL/ID/<run id>/ [default: the batch's own].
+    ///
+    /// The id the runs are uploaded under, URL/ID/<run id>/, instead of the batch's own: the
+    /// tasks of one job that a scheduler runs one per process meet under one id (`runbook
+    /// fleet` passes the engine's job id). Up to 64 letters, digits, `-`, `_` and `.`.
+    #[arg(long, value_name = "ID")]
+    pub batch_id: Option<String>,
 
     #[command(flatten)]
     pub runs_dir: Flags<config::Runs>,
@@ -616,6 +630,14 @@ pub struct FleetArgs {
     /// How many times one task is tried again after a failure worth retrying.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub retries: u32,
+
+    /// The id every task uploads its run under, URL/ID/ [default: the engine's job id].
+    ///
+    /// The id every task uploads its run under, URL/ID/<run id>/ [default: the engine's id of
+    /// one submission: slurm-<SLURM_ARRAY_JOB_ID>, gha-<the workflow run's id>, k8s-<the Job's
+    /// uid>]. Up to 64 letters, digits, `-`, `_` and `.`.
+    #[arg(long, value_name = "ID")]
+    pub batch_id: Option<String>,
 }
 
 /// The engines `runbook fleet` writes for.
@@ -817,6 +839,16 @@ fn parse_limit(s: &str) -> Result<usize, String> {
 
 fn parse_jobs(s: &str) -> Result<usize, String> {
     whole(s, "a number of tasks", 1..=1000)
+}
+
+/// A task's index in a task file: a whole number from 0.
+fn parse_task_index(s: &str) -> Result<usize, String> {
+    s.trim().parse::<usize>().map_err(|_| {
+        format!(
+            "`{}` is not a task index: give a whole number from 0 (the file's first task)",
+            s.escape_debug()
+        )
+    })
 }
 
 fn parse_budget(s: &str) -> Result<f64, String> {

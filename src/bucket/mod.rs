@@ -31,6 +31,13 @@ pub(crate) struct Bucket {
     shown: String,
 }
 
+/// Only the URL as it may be shown: no credential.
+impl std::fmt::Debug for Bucket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Bucket").field(&self.shown).finish()
+    }
+}
+
 impl Bucket {
     /// The URL, as it may be shown or written.
     pub(crate) fn shown(&self) -> &str {

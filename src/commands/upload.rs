@@ -78,6 +78,7 @@ pub(crate) fn upload(
         .to
         .clone()
         .or_else(|| config.get(&config::keys::UPLOAD))
+        .filter(|url| !url.is_empty())
     else {
         return Err(Error::Usage(
             "nowhere to upload to: give --to URL, or set `upload` (RUNBOOK_UPLOAD, runbook.toml)"

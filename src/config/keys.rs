@@ -327,7 +327,7 @@ pub(crate) static UPLOAD: Typed<String> = Typed::new(
     Key::new(
         "upload",
         Kind::Url,
-        "At the end of the run, upload its directory to object storage under URL/runs/<run id>/, the receipt last: s3://bucket/prefix, gs://…, az://…, file:///path. Credentials come from the provider's usual variables and files (AWS_*, GOOGLE_*, AZURE_*); a failed upload is retried, then reported, and changes neither the exit code nor the local copy",
+        "At the end of the run, upload its directory to object storage under URL/runs/<run id>/, the receipt last: s3://bucket/prefix, gs://…, az://…, file:///path. Credentials come from the provider's usual variables and files (AWS_*, GOOGLE_*, AZURE_*); a failed upload is retried, then reported, and changes neither the exit code nor the local copy. An empty value turns off an upload set elsewhere",
     )
     .example("\"s3://team-runs/nightly\"")
     .env()

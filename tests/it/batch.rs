@@ -905,35 +905,104 @@ fn task_index_from_env_reads_the_schedulers_variable_and_in_place_edits_the_chec
     assert!(b.ctx.work.join("t1.txt").is_file());
 }
 
+/// Each bad task index a scheduler or a person can give: the flag's value or the variable's.
 #[test]
-fn a_task_index_out_of_range_or_unset_is_a_one_line_usage_error() {
-    let mut b = Bench::new();
+fn every_bad_task_index_is_a_one_line_usage_error_and_nothing_is_made() {
+    let b = Bench::new();
     let file = three(&b);
-    let out = b.batch(&[file.to_str().unwrap(), "--task-index", "3"]);
-    out.assert_exit(2);
+    let file = file.to_str().unwrap();
+    let from_env = |var: Option<&str>, env: &[(&str, &str)]| {
+        let mut args = vec!["batch", file, "--task-index-from-env"];
+        args.extend(var);
+        let mut cmd = b.ctx.runbook(&args);
+        cmd.envs(env.iter().copied());
+        support::run(&mut cmd, LIMIT)
+    };
+    let flag = |value: &str| b.batch(&[file, "--task-index", value]);
+    let cases: Vec<(&str, support::Outcome, &str)> = vec![
+        ("past the last", flag("3"), "task index 3 is out of range: "),
+        (
+            "the largest number",
+            flag("18446744073709551615"),
+            "task index 18446744073709551615 is out of range",
+        ),
+        ("negative", flag("-1"), "`-1` is not a task index"),
+        ("not a number", flag("two"), "`two` is not a task index"),
+        ("empty", flag(""), "`` is not a task index"),
+        (
+            "no scheduler's variable set",
+            from_env(None, &[]),
+            "none of JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, AWS_BATCH_JOB_ARRAY_INDEX is set",
+        ),
+        (
+            "the variable empty",
+            from_env(None, &[("SLURM_ARRAY_TASK_ID", "")]),
+            "SLURM_ARRAY_TASK_ID is set but empty",
+        ),
+        (
+            "the variable negative",
+            from_env(None, &[("JOB_COMPLETION_INDEX", "-2")]),
+            "JOB_COMPLETION_INDEX is `-2`, not a task index",
+        ),
+        (
+            "the variable past the last",
+            from_env(None, &[("AWS_BATCH_JOB_ARRAY_INDEX", "7")]),
+            "task index 7 is out of range",
+        ),
+        (
+            "the variable with control characters",
+            from_env(None, &[("JOB_COMPLETION_INDEX", "one\x1b[31m")]),
+            "JOB_COMPLETION_INDEX is `one\\e[31m`, not a task index",
+        ),
+        (
+            "a named variable not set",
+            from_env(Some("MY_INDEX"), &[("SLURM_ARRAY_TASK_ID", "0")]),
+            "--task-index-from-env: MY_INDEX is not set",
+        ),
+        (
+            "a named variable empty",
+            from_env(Some("MY_INDEX"), &[("MY_INDEX", " ")]),
+            "MY_INDEX is set but empty",
+        ),
+        (
+            "not a variable's name",
+            from_env(Some("A=B"), &[]),
+            "`A=B` is not a variable's name",
+        ),
+    ];
+    for (case, out, says) in &cases {
+        assert_eq!(out.code(), Some(2), "{case}: {}", out.stderr);
+        let first = out.stderr.lines().next().unwrap_or_default();
+        assert!(first.contains(says), "{case}: {:?}", out.stderr);
+        assert!(!out.stderr.contains('\x1b'), "{case}: {:?}", out.stderr);
+    }
+    // runbook's own errors are one line; clap's (a flag's value) one line, then a hint.
+    for (case, out, _) in &cases[5..] {
+        assert_eq!(
+            out.stderr.trim().lines().count(),
+            1,
+            "{case}: {}",
+            out.stderr
+        );
+    }
+    // The task file put after the flag, which takes it as its value: the file is missing.
+    let misplaced = b.batch(&["--task-index-from-env", file]);
+    misplaced.assert_exit(2);
     assert!(
-        out.stderr.contains("task index 3 is out of range") && out.stderr.contains("3 tasks"),
+        misplaced
+            .stderr
+            .contains("required arguments were not provided")
+            && misplaced
+                .stderr
+                .contains("--task-index-from-env [<VAR>] <FILE>"),
         "{}",
-        out.stderr
-    );
-    let unset = b.batch(&[file.to_str().unwrap(), "--task-index-from-env"]);
-    unset.assert_exit(2);
-    assert!(
-        unset.stderr.contains("JOB_COMPLETION_INDEX"),
-        "{}",
-        unset.stderr
-    );
-    b.ctx.env("JOB_COMPLETION_INDEX", "one\x1b[31m");
-    let wrong = b.batch(&[file.to_str().unwrap(), "--task-index-from-env"]);
-    wrong.assert_exit(2);
-    assert!(
-        wrong.stderr.contains("not a task index") && !wrong.stderr.contains('\x1b'),
-        "{}",
-        wrong.stderr
+        misplaced.stderr
     );
     let batches = std::fs::read_dir(b.ctx.root().join("batches")).map_or(0, |d| d.count());
-    assert_eq!(batches, 0, "nothing started");
-    assert_eq!(b.worktrees(), 0);
+    assert_eq!(batches, 0, "no batch directory");
+    assert_eq!(b.worktrees(), 0, "no worktree");
+    assert!(b.branches().is_empty(), "no branch");
+    assert!(b.ctx.run_dirs().is_empty(), "no run directory, no receipt");
 }
 
 #[test]
@@ -955,4 +1024,200 @@ fn batch_upload_pushes_each_run_under_the_batch_id() {
             run.display()
         );
     }
+}
+
+/// Where each run is uploaded: with `upload` set (here in the environment) and no flag, under
+/// the batch's id; `--upload` wins over the setting. The runs themselves never upload (nothing
+/// under `runs/`, where `runbook run` uploads), so no run is there twice.
+#[test]
+fn batch_uploads_where_the_upload_setting_says_and_each_run_once() {
+    let mut b = Bench::new();
+    let file = three(&b);
+    let (set, flag) = (b.ctx.root().join("set"), b.ctx.root().join("flag"));
+    b.ctx
+        .env("RUNBOOK_UPLOAD", format!("file://{}", set.display()));
+    let file = file.to_str().unwrap();
+    b.batch(&[file, "-j", "3", "--keep", "none"]).assert_exit(1);
+    let record = b.record();
+    let first = record["batch_id"].as_str().unwrap().to_owned();
+    let dirs = |place: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(place)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        dirs(&set),
+        vec![first.clone()],
+        "only the batch's id, no `runs`"
+    );
+    let mut ids: Vec<String> = record["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["run_id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(dirs(&set.join(&first)), ids, "each run once");
+    for id in &ids {
+        assert!(set.join(&first).join(id).join("result.json").is_file());
+    }
+    std::fs::remove_dir_all(b.ctx.root().join("batches")).unwrap();
+    let url = format!("file://{}", flag.display());
+    b.batch(&[file, "-j", "3", "--keep", "none", "--upload", &url])
+        .assert_exit(1);
+    let second = b.record()["batch_id"].as_str().unwrap().to_owned();
+    assert_eq!(dirs(&flag), vec![second.clone()]);
+    assert_eq!(dirs(&flag.join(&second)).len(), 3);
+    assert_eq!(
+        dirs(&set),
+        vec![first.clone()],
+        "the setting's bucket got nothing more"
+    );
+
+    // A task's own `upload` in the task file, over the environment's: for that task alone.
+    let own = b.ctx.root().join("own");
+    let file = b.tasks(
+        "",
+        &format!(
+            "[[task]]\nid = \"t0\"\nprompt = \"edit:t0\"\nupload = \"file://{}\"\n\n\
+             [[task]]\nid = \"t1\"\nprompt = \"edit:t1\"\n",
+            own.display()
+        ),
+    );
+    std::fs::remove_dir_all(b.ctx.root().join("batches")).unwrap();
+    b.batch(&[file.to_str().unwrap(), "-j", "2", "--keep", "none"])
+        .assert_exit(0);
+    let record = b.record();
+    let third = record["batch_id"].as_str().unwrap().to_owned();
+    let run_of = |task: &str| {
+        record["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task"] == task)
+            .unwrap()["run_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(dirs(&own), vec![third.clone()]);
+    assert_eq!(dirs(&own.join(&third)), vec![run_of("t0")]);
+    assert_eq!(dirs(&set), vec![first, third.clone()]);
+    assert_eq!(dirs(&set.join(&third)), vec![run_of("t1")]);
+}
+
+/// The script `runbook fleet slurm` writes, run once per index as Slurm would (each its own
+/// process, `SLURM_ARRAY_JOB_ID` shared): every run lands under the one id `slurm-<job id>`,
+/// where `runbook stats` reads them together; `--batch-id` fixes another id; outside Slurm the
+/// script stops before anything runs.
+#[test]
+fn the_runs_of_one_fleet_submission_meet_under_one_batch_id() {
+    let b = Bench::new();
+    let file = three(&b);
+    let place = b.ctx.root().join("bucket");
+    let url = format!("file://{}", place.display());
+    let script = |extra: &[&str]| {
+        let mut args = vec!["fleet", "slurm", file.to_str().unwrap(), "--upload", &url];
+        args.extend_from_slice(&["--retries", "0"]);
+        args.extend_from_slice(extra);
+        let out = b.ctx.run(&args);
+        out.assert_exit(0);
+        let path = b.ctx.root().join(format!("array{}.sbatch", extra.len()));
+        std::fs::write(&path, &out.stdout).unwrap();
+        path
+    };
+    let submit = |path: &Path, env: &[(&str, &str)]| {
+        let dir = support::runbook_bin().parent().unwrap().to_owned();
+        let path_var = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+        // The environment runbook's own commands get here, as sbatch passes the submitter's.
+        let runbook = b.ctx.runbook(&[]);
+        let mut bash = Command::new("bash");
+        bash.arg(path)
+            .current_dir(&b.ctx.work)
+            .env_clear()
+            .envs(runbook.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env("PATH", path_var)
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null());
+        support::run(&mut bash, LIMIT)
+    };
+    let array = script(&[]);
+    for (i, code) in [(0, 0), (1, 0), (2, 1)] {
+        let index = i.to_string();
+        let env = [
+            ("SLURM_ARRAY_JOB_ID", "4242"),
+            ("SLURM_ARRAY_TASK_ID", index.as_str()),
+        ];
+        submit(&array, &env).assert_exit(code);
+    }
+    let batch = format!("{url}/slurm-4242");
+    let stats = b.ctx.run(&["stats", &batch, "--json"]);
+    stats.assert_exit(0);
+    let stats: Value = serde_json::from_str(&stats.stdout).unwrap();
+    assert_eq!(stats["runs"], 3, "{stats:#}");
+    let whole: Value = serde_json::from_str(&b.ctx.run(&["stats", &url, "--json"]).stdout).unwrap();
+    assert_eq!(whole["runs"], 3, "nothing outside the one batch: {whole:#}");
+    let batches = std::fs::read_dir(b.ctx.root().join("batches"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        batches, 3,
+        "three processes, three local batches, one id in the bucket"
+    );
+
+    let fixed = script(&["--batch-id", "nightly-1"]);
+    submit(&fixed, &[("SLURM_ARRAY_TASK_ID", "0")]).assert_exit(0);
+    assert!(place.join("nightly-1").is_dir());
+
+    let outside = submit(&array, &[("SLURM_ARRAY_TASK_ID", "0")]);
+    assert_ne!(outside.code(), Some(0));
+    assert!(
+        outside.stderr.contains("submit this script with sbatch"),
+        "{}",
+        outside.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(&place).unwrap().count(),
+        2,
+        "slurm-4242, nightly-1"
+    );
+}
+
+/// `--batch-id` names where runs go in a bucket: without one, or a name that is not one, it is
+/// refused before anything starts.
+#[test]
+fn a_batch_id_without_a_bucket_or_not_a_name_is_refused_before_anything_starts() {
+    let b = Bench::new();
+    let file = three(&b);
+    let file = file.to_str().unwrap();
+    let url = format!("file://{}", b.ctx.root().join("bucket").display());
+    let alone = b.batch(&[file, "--task-index", "0", "--batch-id", "slurm-1"]);
+    alone.assert_exit(2);
+    assert!(
+        alone.stderr.contains("give --upload URL too"),
+        "{}",
+        alone.stderr
+    );
+    for bad in ["../up", "runs", "", "a/b", "x\x1b[2J"] {
+        let out = b.batch(&[file, "--upload", &url, "--batch-id", bad]);
+        out.assert_exit(2);
+        assert!(
+            out.stderr.contains("--batch-id `"),
+            "{bad:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains('\x1b'), "{bad:?}: {}", out.stderr);
+        let fleet = b.ctx.run(&["fleet", "slurm", file, "--batch-id", bad]);
+        fleet.assert_exit(2);
+    }
+    let batches = std::fs::read_dir(b.ctx.root().join("batches")).map_or(0, |d| d.count());
+    assert_eq!(batches, 0);
+    assert!(!b.ctx.root().join("bucket").exists());
+    assert!(b.ctx.run_dirs().is_empty());
 }

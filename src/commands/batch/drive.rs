@@ -41,8 +41,10 @@ pub(super) struct Ctx {
     pub subdir: PathBuf,
     /// Its one task runs in the checkout itself, not in a worktree (`--in-place`).
     pub in_place: bool,
-    /// Where each run is uploaded, under the batch's id (`--upload`).
+    /// Where each run is uploaded (`--upload`), over where its settings say (`Job::upload`).
     pub upload: Option<crate::bucket::Bucket>,
+    /// The id runs are uploaded under: `--batch-id`, else the batch's own.
+    pub group: String,
     /// Whether an upload is told on the terminal.
     pub tell_upload: bool,
 }
@@ -85,8 +87,9 @@ pub(super) async fn drive(
         Ok(()) if interrupted => {}
         Ok(()) => {
             let env = trust_env(&ctx.repo, &dir);
+            let bucket = ctx.upload.clone().or(job.upload.clone());
             *outcome.lock().unwrap_or_else(|e| e.into_inner()) =
-                run(idx, argv, &ctx, &dir, env, &tx).await;
+                run(idx, argv, &ctx, (&dir, env), bucket, &tx).await;
         }
     }
     let outcome = *outcome.lock().unwrap_or_else(|e| e.into_inner());
@@ -125,20 +128,21 @@ async fn in_place(
         }
         Ok(()) if *cancel.borrow() > 0 => {}
         Ok(()) => {
-            run(idx, argv, &ctx, &dir, Vec::new(), &tx).await;
+            let bucket = ctx.upload.clone().or(job.upload.clone());
+            run(idx, argv, &ctx, (&dir, Vec::new()), bucket, &tx).await;
         }
     }
     let _ = tx.send(Msg::Finished(idx, Ending::default()));
 }
 
-/// Runs the task's run in `dir` (at the place the batch was started from), then uploads it
-/// when the batch uploads; the run's outcome, once it told one.
+/// Runs the task's run in `dir` (at the place the batch was started from) with `env`, then
+/// uploads it to `bucket`, if it has one; the run's outcome, once it told one.
 async fn run(
     idx: usize,
     mut args: Vec<OsString>,
     ctx: &Ctx,
-    dir: &std::path::Path,
-    env: Vec<(String, OsString)>,
+    (dir, env): (&std::path::Path, Vec<(String, OsString)>),
+    bucket: Option<crate::bucket::Bucket>,
     tx: &UnboundedSender<Msg>,
 ) -> Option<Outcome> {
     let cwd = dir.join(&ctx.subdir);
@@ -158,8 +162,8 @@ async fn run(
     }
     let seen = seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let (outcome, run_dir) = seen?;
-    if let Some(bucket) = ctx.upload.clone() {
-        let (group, tell) = (ctx.batch_id.clone(), ctx.tell_upload);
+    if let Some(bucket) = bucket {
+        let (group, tell) = (ctx.group.clone(), ctx.tell_upload);
         let _ = tokio::task::spawn_blocking(move || {
             crate::commands::upload::push(&bucket, &group, std::path::Path::new(&run_dir), tell)
         })

@@ -23,19 +23,33 @@ pub(super) fn asked(args: &BatchArgs) -> Result<Option<usize>, Error> {
     };
     let names: Vec<&str> = if var.is_empty() {
         INDEX_VARS.to_vec()
-    } else {
+    } else if is_name(var) {
         vec![var.as_str()]
+    } else {
+        let shown: String = var.chars().take(40).collect();
+        return Err(Error::Usage(format!(
+            "--task-index-from-env: `{}` is not a variable's name: use letters, digits and `_` (example: MY_INDEX)",
+            crate::trust::escape(&shown)
+        )));
     };
     let found = names
         .iter()
         .find_map(|name| std::env::var_os(name).map(|v| (*name, v)));
     let Some((name, value)) = found else {
+        let which = match names.as_slice() {
+            [one] => format!("{one} is not set"),
+            all => format!("none of {} is set", all.join(", ")),
+        };
         return Err(Error::Usage(format!(
-            "--task-index-from-env: {} not set: run it as a task of an indexed job, or give --task-index N",
-            names.join(", ")
+            "--task-index-from-env: {which}: run it as a task of an indexed job, or give --task-index N"
         )));
     };
     let text = value.to_string_lossy();
+    if text.trim().is_empty() {
+        return Err(Error::Usage(format!(
+            "--task-index-from-env: {name} is set but empty, not a task index (0, 1, 2, …)"
+        )));
+    }
     text.trim().parse::<usize>().map(Some).map_err(|_| {
         let shown: String = text.chars().take(40).collect();
         Error::Usage(format!(
@@ -43,6 +57,15 @@ pub(super) fn asked(args: &BatchArgs) -> Result<Option<usize>, Error> {
             crate::trust::escape(&shown)
         ))
     })
+}
+
+/// Whether `text` can name an environment variable: a letter or `_`, then letters, digits, `_`.
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Only the job at `index`; an index past the end is a usage error.

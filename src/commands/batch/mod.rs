@@ -40,14 +40,7 @@ pub(crate) async fn batch(
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| Error::Usage(format!("cannot read the current directory: {e}")))?;
-    let asked = index::asked(&args)?;
-    if args.in_place && asked.is_none() {
-        return Err(Error::Usage(
-            "--in-place runs one task in this checkout: give --task-index N or --task-index-from-env"
-                .into(),
-        )
-        .into());
-    }
+    let asked = checked(&args)?;
     let upload = args
         .upload
         .as_deref()
@@ -75,7 +68,8 @@ pub(crate) async fn batch(
         global,
     };
     let prepared = plan::preflight(&mut jobs, &common, &cwd)
-        .and_then(|()| setup_trusted(&tasks, &jobs, &repo.root, args.trust));
+        .and_then(|()| setup_trusted(&tasks, &jobs, &repo.root, args.trust))
+        .and_then(|()| somewhere_to_upload(&args, upload.is_some(), &jobs));
     if let Err(e) = prepared {
         let _ = std::fs::remove_dir_all(&batch_dir);
         return Err(e);
@@ -98,6 +92,7 @@ pub(crate) async fn batch(
     };
     let ctx = drive::Ctx {
         repo,
+        group: args.batch_id.clone().unwrap_or_else(|| batch_id.clone()),
         batch_id,
         batch_dir,
         keep: args.keep,
@@ -107,6 +102,46 @@ pub(crate) async fn batch(
         tell_upload: asked.is_some() && !args.json,
     };
     queue::run(ctx, jobs, &common, settings).await
+}
+
+/// The task index the command line asks for, once the flags that go with one are checked.
+fn checked(args: &BatchArgs) -> anyhow::Result<Option<usize>> {
+    let asked = index::asked(args)?;
+    if args.in_place && asked.is_none() {
+        return Err(Error::Usage(
+            "--in-place runs one task in this checkout: give --task-index N or --task-index-from-env"
+                .into(),
+        )
+        .into());
+    }
+    if let Some(id) = &args.batch_id {
+        check_batch_id(id)?;
+    }
+    Ok(asked)
+}
+
+/// `--batch-id` names where runs go in a bucket: it needs one (`--upload`, or the `upload`
+/// setting of some task).
+fn somewhere_to_upload(args: &BatchArgs, flag: bool, jobs: &[plan::Job]) -> anyhow::Result<()> {
+    if args.batch_id.is_none() || flag || jobs.iter().any(|j| j.upload.is_some()) {
+        return Ok(());
+    }
+    Err(Error::Usage(
+        "--batch-id names the batch in a bucket: give --upload URL too (or set `upload`)".into(),
+    )
+    .into())
+}
+
+/// A batch id given to upload under (`--batch-id`): a name as a task's id is, and not `runs`,
+/// where `runbook run` uploads.
+pub(crate) fn check_batch_id(id: &str) -> Result<(), Error> {
+    if config::tasks::valid_id(id).is_ok() && id != crate::bucket::RUNS_GROUP {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "--batch-id `{}`: use up to 64 letters, digits, `-`, `_` and `.`, other than `runs` (example: slurm-4242)",
+        crate::trust::escape(id)
+    )))
 }
 
 /// What `list` and `doctor` say of the worktrees batches left, if they left any.

@@ -32,6 +32,9 @@ pub(super) struct Job {
     pub setup_timeout: std::time::Duration,
     /// Ignored files copied into its worktree.
     pub include: Vec<String>,
+    /// Where its run is uploaded as its settings say (`upload`): the batch uploads it, the run
+    /// itself never does.
+    pub upload: Option<crate::bucket::Bucket>,
 }
 
 /// How long a task's `setup` may run when its file does not say (`setup_timeout`).
@@ -86,6 +89,7 @@ pub(super) fn jobs(file: &TaskFile) -> Vec<Job> {
                         .clone()
                         .or(file.defaults.include.clone())
                         .unwrap_or_default(),
+                    upload: None,
                 });
             }
         }
@@ -123,8 +127,8 @@ pub(super) fn argv(job: &Job, common: &Common<'_>, cwd: &Path, extra: &[String])
 }
 
 /// Checks each job as the run it will be (the configuration, trust, the agent's binary), in
-/// the main checkout, and fills in its agent and budget. The first mistake is a usage error:
-/// nothing has started.
+/// the main checkout, and fills in its agent, budget and upload. The first mistake is a usage
+/// error: nothing has started.
 pub(super) fn preflight(jobs: &mut [Job], common: &Common<'_>, root: &Path) -> anyhow::Result<()> {
     for job in jobs.iter_mut() {
         let mut line = vec![OsString::from("runbook")];
@@ -135,10 +139,12 @@ pub(super) fn preflight(jobs: &mut [Job], common: &Common<'_>, root: &Path) -> a
             unreachable!("the command line above is a run's");
         };
         crate::commands::run::setup::take_task_prompt(&mut args)?;
-        let (agent, max_cost) = crate::commands::run::setup::preflight(&args, common.global)
-            .map_err(|e| Error::Usage(format!("task `{}`: {e:#}", job.name)))?;
+        let (agent, max_cost, upload) =
+            crate::commands::run::setup::preflight(&args, common.global)
+                .map_err(|e| Error::Usage(format!("task `{}`: {e:#}", job.name)))?;
         job.agent_name = agent.to_owned();
         job.max_cost = max_cost;
+        job.upload = upload;
     }
     Ok(())
 }

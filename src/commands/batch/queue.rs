@@ -232,9 +232,11 @@ impl Batch<'_> {
     }
 
     fn start(&mut self, i: usize, cap: Option<f64>) {
-        let extra: Vec<String> = cap
-            .map(|c| vec!["--max-cost".to_owned(), format!("{c:.9}")])
-            .unwrap_or_default();
+        // The batch uploads each run (`Job::upload`), so the run itself never does.
+        let mut extra = vec!["--upload=".to_owned()];
+        if let Some(c) = cap {
+            extra.extend(["--max-cost".to_owned(), format!("{c:.9}")]);
+        }
         let task = &mut self.tasks[i];
         let argv = plan::argv(&task.job, self.common, &self.ctx.repo.root, &extra);
         task.cap = task.job.max_cost.or(cap).unwrap_or(0.0);

@@ -18,10 +18,15 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
         "AWS_REGION": "${{ vars.AWS_REGION }}",
     });
     let install = json!({ "name": "Install runbook", "run": "npm install --global runbook-cli" });
+    // Every leg uploads under one id: the workflow run's (a re-run leg joins it), unless one
+    // was given.
+    let run_id = "gha-${{ github.run_id }}";
+    let batch_id = a.batch_id.as_deref().unwrap_or(run_id);
     let run = format!(
-        "runbook batch {} --task-index ${{{{ matrix.index }}}} --in-place --upload {}",
+        "runbook batch {} --task-index ${{{{ matrix.index }}}} --in-place --upload {} --batch-id {}",
         super::quoted(&file),
-        super::quoted(&a.upload)
+        super::quoted(&a.upload),
+        super::quoted(batch_id)
     );
     let workflow = json!({
         "name": a.name,
@@ -49,7 +54,7 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
                 "env": secrets,
                 "steps": [
                     install,
-                    { "name": "Sum up the batch", "run": format!("runbook stats {}", super::quoted(&a.upload)) },
+                    { "name": "Sum up the batch", "run": format!("runbook stats {}", super::quoted(&super::url_of(a, run_id))) },
                 ],
             },
         },

@@ -12,6 +12,9 @@ const CONTAINER: &str = "runbook";
 /// How long a finished Job stays (a day), for its logs.
 const TTL_SECONDS: u64 = 86_400;
 
+/// The variable the Job's uid is given in.
+const UID_VAR: &str = "RUNBOOK_JOB_UID";
+
 /// At most this many pods run at once.
 const PARALLELISM: usize = 10;
 
@@ -34,6 +37,17 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
             "action": action,
             "onExitCodes": { "containerName": CONTAINER, "operator": "In", "values": codes(kind) },
         })
+    };
+    // Every pod uploads under one id: the Job's uid (through the downward API), unless one
+    // was given.
+    let (env, batch_id) = match &a.batch_id {
+        Some(id) => (json!([]), id.clone()),
+        None => (
+            json!([{ "name": UID_VAR, "valueFrom": { "fieldRef": {
+                "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']",
+            }}}]),
+            format!("k8s-$({UID_VAR})"),
+        ),
     };
     let job = json!({
         "apiVersion": "batch/v1",
@@ -61,8 +75,9 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
                     "command": [
                         "runbook", "batch", format!("/tasks/{key}"),
                         "--task-index-from-env", "JOB_COMPLETION_INDEX",
-                        "--in-place", "--upload", a.upload,
+                        "--in-place", "--upload", a.upload, "--batch-id", batch_id,
                     ],
+                    "env": env,
                     "envFrom": [{ "secretRef": { "name": format!("{}-secrets", a.name) } }],
                     "volumeMounts": [{ "name": "tasks", "mountPath": "/tasks", "readOnly": true }],
                 }],
@@ -72,7 +87,8 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
     });
     format!(
         "# runbook fleet k8s: {tasks} tasks of {file}, one per completion index (0 to {last}).\n\
-         # kubectl apply -f this file; then `runbook stats {url}`.\n\
+         # kubectl apply -f this file; then `runbook stats {stats_url}`\n\
+         # (the Job's uid: kubectl get job {name} -o jsonpath='{{.metadata.uid}}').\n\
          # The image runs runbook and the agent, with the repository checked out at /work.\n\
          # Secrets it expects, in the Secret `{name}-secrets` (kubectl create secret generic\n\
          # {name}-secrets --from-literal=...): the agent's API key (ANTHROPIC_API_KEY,\n\
@@ -86,7 +102,7 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
         tasks = plan.tasks,
         file = plan.file.display(),
         last = plan.tasks - 1,
-        url = a.upload,
+        stats_url = super::url_of(a, "k8s-<the Job's uid>"),
         name = a.name,
         final_ = codes(Retry::Final),
         again = codes(Retry::Again),

@@ -42,6 +42,9 @@ pub(crate) fn fleet(args: &FleetArgs) -> anyhow::Result<ExitStatus> {
         ))
         .into());
     }
+    if let Some(id) = &args.batch_id {
+        crate::commands::batch::check_batch_id(id)?;
+    }
     let file = crate::config::tasks::read_tasks(&args.file).map_err(Error::from)?;
     let tasks = crate::commands::batch::task_count(&file);
     if tasks == 0 {
@@ -83,6 +86,16 @@ pub(super) fn render(plan: &Plan<'_>, engine: FleetEngine) -> anyhow::Result<Str
 /// The task file's name as a command line in a shell script gives it.
 pub(super) fn quoted(text: &str) -> String {
     shell_words::quote(text).into_owned()
+}
+
+/// Where `runbook stats` reads one submission's runs: the bucket, then `--batch-id` or what
+/// the engine's id makes (`engine_id`).
+pub(super) fn url_of(args: &FleetArgs, engine_id: &str) -> String {
+    format!(
+        "{}/{}",
+        args.upload.trim_end_matches('/'),
+        args.batch_id.as_deref().unwrap_or(engine_id)
+    )
 }
 
 /// `value` as YAML: JSON is YAML (1.2), so serde writes it with no YAML library.

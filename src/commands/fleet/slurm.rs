@@ -25,7 +25,7 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
         "#!/bin/bash\n\
          # runbook fleet slurm: {tasks} tasks of {file}, one per array index (0 to {last}).\n\
          # Submit from the repository's checkout on a shared filesystem: sbatch {name}.sbatch\n\
-         # then `runbook stats {url}`.\n\
+         # then `runbook stats {stats_url}`.\n\
          # Secrets it expects in the environment sbatch passes on (--export=ALL): the agent's\n\
          # API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) and the bucket's credentials\n\
          # (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the provider's usual files).\n\
@@ -34,10 +34,12 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
          #SBATCH --time={minutes}\n\
          #SBATCH --output={name}-%A_%a.out\n\
          set -u\n\
+         # Every index uploads its run under one id: the array job's, unless one was given.\n\
+         batch={batch}\n\
          # Final exit codes: {final_}; worth another try: {again}.\n\
          code=0\n\
          for try in $(seq 0 {retries}); do\n\
-         \x20 runbook batch {quoted} --task-index-from-env SLURM_ARRAY_TASK_ID --upload {quoted_url}\n\
+         \x20 runbook batch {quoted} --task-index-from-env SLURM_ARRAY_TASK_ID --upload {quoted_url} --batch-id \"$batch\"\n\
          \x20 code=$?\n\
          \x20 case $code in\n\
          \x20   {again}) echo \"runbook exited $code: try $((try + 1)) of {tries}\" >&2 ;;\n\
@@ -49,12 +51,16 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
         file = plan.file.display(),
         last = plan.tasks - 1,
         name = a.name,
-        url = a.upload,
         minutes = a.deadline.div_ceil(60),
         final_ = join(Retry::Final),
         retries = a.retries,
         tries = a.retries + 1,
         quoted = super::quoted(&plan.file.display().to_string()),
         quoted_url = super::quoted(&a.upload),
+        stats_url = super::url_of(a, "slurm-<job id>"),
+        batch = a.batch_id.as_deref().map_or_else(
+            || "\"slurm-${SLURM_ARRAY_JOB_ID:?submit this script with sbatch}\"".to_owned(),
+            super::quoted
+        ),
     )
 }

@@ -18,6 +18,7 @@ fn args(engine: FleetEngine) -> FleetArgs {
         image: "ghcr.io/acme/runbook-agent:1".into(),
         deadline: 7200,
         retries: 2,
+        batch_id: None,
     }
 }
 
@@ -95,4 +96,35 @@ fn kubernetes_documents_parse_and_map_every_exit_code() {
     let mut every = every;
     every.sort_unstable();
     assert_eq!(mapped, every, "each failing exit code has one rule");
+}
+
+/// Every index of one submission uploads under one id: the engine's, or the one given.
+#[test]
+fn every_index_uploads_under_the_engines_id_or_the_one_given() {
+    let engines = [
+        (FleetEngine::Slurm, "\"slurm-${SLURM_ARRAY_JOB_ID:?"),
+        (FleetEngine::Gha, "--batch-id 'gha-${{ github.run_id }}'"),
+        (FleetEngine::K8s, "\"k8s-$(RUNBOOK_JOB_UID)\""),
+    ];
+    for (engine, id) in engines {
+        let out = rendered(engine, 3).unwrap();
+        assert!(out.contains(id), "{engine:?}: {out}");
+        let mut given = args(engine);
+        given.batch_id = Some("nightly-1".into());
+        let plan = Plan {
+            args: &given,
+            file: Path::new("tasks/nightly.toml"),
+            text: TASKS,
+            tasks: 3,
+        };
+        let out = render(&plan, engine).unwrap();
+        assert!(out.contains("nightly-1"), "{engine:?}: {out}");
+        assert!(
+            out.contains("s3://team-runs/nightly/nightly-1"),
+            "{engine:?}: {out}"
+        );
+        for engine_id in ["SLURM_ARRAY_JOB_ID", "github.run_id", "RUNBOOK_JOB_UID"] {
+            assert!(!out.contains(engine_id), "{engine:?}: {out}");
+        }
+    }
 }

@@ -59,13 +59,17 @@ pub(super) struct Setup {
 }
 
 /// Checks a run as `args` describe it without starting anything (as `runbook batch` does for
-/// each of its tasks): the agent it would run, and its budget.
+/// each of its tasks): the agent it would run, its budget, and where it would be uploaded.
 pub(crate) fn preflight(
     args: &RunArgs,
     global: &Flags<config::Global>,
-) -> anyhow::Result<(&'static str, Option<f64>)> {
+) -> anyhow::Result<(&'static str, Option<f64>, Option<crate::bucket::Bucket>)> {
     let setup = Setup::resolve(args, global, false)?;
-    Ok((setup.agent.adapter.name(), setup.limits.max_cost_usd))
+    Ok((
+        setup.agent.adapter.name(),
+        setup.limits.max_cost_usd,
+        setup.upload,
+    ))
 }
 
 /// A batch's task (`--task-file`, `--task-id`) brings its own prompt: it replaces the one given.
@@ -151,6 +155,7 @@ impl Setup {
             events_to: config.get(&keys::EVENTS_TO),
             upload: config
                 .get(&keys::UPLOAD)
+                .filter(|url| !url.is_empty())
                 .map(|url| crate::bucket::open(&url))
                 .transpose()?,
             limits,
