@@ -956,3 +956,128 @@ fn batch_upload_pushes_each_run_under_the_batch_id() {
         );
     }
 }
+
+/// A key outside the repository, and a link to its directory committed in the repository.
+fn key_outside(b: &Bench) -> (PathBuf, PathBuf) {
+    let outside = b.ctx.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let key = outside.join("id_ed25519");
+    std::fs::write(&key, "PRIVATE-KEY-BYTES\n").unwrap();
+    std::os::unix::fs::symlink(&outside, b.ctx.work.join("keys")).unwrap();
+    git(&b.ctx.work, &["add", "keys"]);
+    git(&b.ctx.work, &["commit", "-q", "-m", "a link out"]);
+    (outside, key)
+}
+
+#[test]
+fn an_include_that_leaves_the_repository_is_refused_and_nothing_outside_is_read_or_written() {
+    let b = Bench::new();
+    let (outside, key) = key_outside(&b);
+    let payloads = [
+        "keys/id_ed25519".to_owned(),
+        "../outside/id_ed25519".to_owned(),
+        key.display().to_string(),
+        ".git/config".to_owned(),
+    ];
+    for name in &payloads {
+        let file = b.tasks(
+            &format!("include = [{name:?}]"),
+            "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+        );
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("task `a`: `include`: ")
+            .assert_stderr_has("is not a file of the repository");
+        assert!(b.branches().is_empty(), "nothing started for {name}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&key).unwrap(),
+        "PRIVATE-KEY-BYTES\n",
+        "the key outside is untouched"
+    );
+
+    // The main checkout has `keys` as a directory of its own (not committed), the worktree the
+    // committed link: the copy would land outside through it. It is refused, the task fails.
+    std::fs::remove_file(b.ctx.work.join("keys")).unwrap();
+    std::fs::create_dir(b.ctx.work.join("keys")).unwrap();
+    std::fs::write(b.ctx.work.join("keys/local.env"), "TOKEN=x\n").unwrap();
+    let file = b.tasks(
+        "include = [\"keys/local.env\"]",
+        "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap()]);
+    out.assert_exit(1);
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "a"), "setup_failed", "{record:#}");
+    let message = record["tasks"][0]["message"].as_str().unwrap();
+    assert!(message.contains("is a link"), "{message}");
+    assert!(
+        !outside.join("local.env").exists(),
+        "nothing written outside the worktree"
+    );
+    assert!(!b.ctx.pid_file().exists(), "no agent started");
+}
+
+#[test]
+fn a_prompt_file_outside_the_task_files_directory_is_refused_before_anything_starts() {
+    let b = Bench::new();
+    let dir = b.ctx.root().join("tasks");
+    std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    std::fs::write(dir.join("prompts/mine.md"), "edit:mine").unwrap();
+    let secret = b.ctx.root().join("secret.txt");
+    std::fs::write(&secret, "SECRET-IN-A-PROMPT").unwrap();
+    std::os::unix::fs::symlink(b.ctx.root(), dir.join("linked")).unwrap();
+    let file = dir.join("tasks.toml");
+    let write = |prompt_file: &str| {
+        let text = format!(
+            "[defaults]\ninactivity_timeout = \"2s\"\n[defaults.agents.opencode]\nbin = \"{}\"\n\n\
+             [[task]]\nid = \"a\"\nprompt_file = {prompt_file:?}\n",
+            b.agent.display()
+        );
+        std::fs::write(&file, text).unwrap();
+    };
+    for payload in [
+        "../secret.txt".to_owned(),
+        secret.display().to_string(),
+        "linked/secret.txt".to_owned(),
+        "prompts/../../secret.txt".to_owned(),
+    ] {
+        write(&payload);
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("tasks.toml:")
+            .assert_stderr_has("must be a file beside the task file")
+            .assert_hides("SECRET-IN-A-PROMPT");
+        assert!(b.branches().is_empty(), "nothing started for {payload}");
+    }
+    write("prompts/mine.md");
+    b.batch(&[file.to_str().unwrap()]).assert_exit(0);
+    let branch = b.record()["tasks"][0]["branch"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let files = git(&b.ctx.work, &["diff", "--name-only", "main", &branch]);
+    assert_eq!(
+        files.trim(),
+        "mine.txt",
+        "the prompt beside the task file was read"
+    );
+}
+
+#[test]
+fn a_task_id_git_cannot_name_a_branch_with_is_refused_before_anything_starts() {
+    let b = Bench::new();
+    for id in [
+        "fix.", "fix.lock", "a..b", "-x", "a/b", "a:b", "a~1", "a b", "x\\n",
+    ] {
+        let file = b.tasks(
+            "",
+            &format!("[[task]]\nid = \"{id}\"\nprompt = \"edit:a\"\n"),
+        );
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("tasks.toml:")
+            .assert_stderr_has("is not a task id");
+        assert!(b.branches().is_empty(), "nothing started for {id}");
+    }
+}

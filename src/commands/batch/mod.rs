@@ -75,7 +75,8 @@ pub(crate) async fn batch(
         global,
     };
     let prepared = plan::preflight(&mut jobs, &common, &cwd)
-        .and_then(|()| setup_trusted(&tasks, &jobs, &repo.root, args.trust));
+        .and_then(|()| setup_trusted(&tasks, &jobs, &repo.root, args.trust))
+        .and_then(|()| includes_inside(&jobs, &repo.root));
     if let Err(e) = prepared {
         let _ = std::fs::remove_dir_all(&batch_dir);
         return Err(e);
@@ -182,6 +183,18 @@ fn setup_trusted(
         "not trusted: {path} sets setup; nothing was started. Read it, then run `runbook trust {path}` (or, for one batch, pass --trust)"
     ))
     .into())
+}
+
+/// Every `include` names a file of the repository, without a link out on the way (checked
+/// again as it is copied): a usage error naming the task otherwise, before anything starts.
+fn includes_inside(jobs: &[plan::Job], root: &Path) -> anyhow::Result<()> {
+    for job in jobs {
+        for name in &job.include {
+            worktree::included(root, name)
+                .map_err(|e| Error::Usage(format!("task `{}`: {e:#}", job.name)))?;
+        }
+    }
+    Ok(())
 }
 
 /// The directory of the batch `id` (or of a unique prefix of one) under `runs_dir`'s batches.
