@@ -1081,3 +1081,129 @@ fn a_task_id_git_cannot_name_a_branch_with_is_refused_before_anything_starts() {
         assert!(b.branches().is_empty(), "nothing started for {id}");
     }
 }
+
+#[test]
+fn a_batch_record_with_foreign_text_is_reported_escaped_and_without_a_crash() {
+    let ctx = TestContext::new();
+    let id = "20261127-101010-abcde";
+    let dir = ctx.root().join("batches").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let task = serde_json::json!({
+        "task": "a|b\n# owned", "task_id": "a", "agent": "opencode\u{1b}]0;title\u{7}",
+        "outcome": "agent_error",
+        "message": "died </script><script>alert(1)</script> | col \u{1b}[31mred\n## heading",
+        "duration_ms": 5, "known_cost_usd": 0.0,
+        "branch": "runbook/x/a`b", "diff": {"files": 0, "insertions": 0, "deletions": 0}
+    });
+    let record = serde_json::json!({
+        "type": "batch", "schema_version": 1, "batch_id": id, "tasks_file": "t.toml",
+        "repo": "/r", "base_commit": "aéééééééééééééé", "started_at": "2026-11-27T10:10:10Z",
+        "duration_ms": 5, "outcome": "failed", "known_cost_usd": 0.0, "tasks": [task]
+    });
+    std::fs::write(dir.join("batch.json"), record.to_string()).unwrap();
+    let out = ctx.run(&["report", id]);
+    out.assert_exit(0);
+    assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
+    assert!(out.stdout.contains("`aééééééééééé`"), "{}", out.stdout);
+    assert!(!out.stdout.contains("<script>"), "{}", out.stdout);
+    let rows: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(
+        rows.len(),
+        3,
+        "a header, its rule and one row: {}",
+        out.stdout
+    );
+    assert!(
+        rows.iter().all(|r| r.matches(" | ").count() == 6),
+        "seven cells a row, whatever the text: {}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout
+            .lines()
+            .any(|l| l.starts_with("# ") || l.starts_with("## heading")),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn junit_holds_an_agents_message_as_valid_xml_whatever_it_says() {
+    let b = Bench::new();
+    let words = "exploded ]]></failure></testcase><x a=\"\u{ffff}\u{fffe}\u{1b}[31m";
+    let error = serde_json::json!({
+        "type": "error", "timestamp": 1_795_319_489_000_u64, "sessionID": "ses_test",
+        "error": {"name": "APIError", "data": {"message": words, "statusCode": 500, "isRetryable": false}}
+    });
+    let lines = [
+        STEP_START.to_owned(),
+        error.to_string(),
+        serde_json::json!({ "$stderr": words }).to_string(),
+        r#"{"$exit": 1}"#.to_owned(),
+    ];
+    std::fs::write(b.ctx.root().join("xmlish.ndjson"), lines.join("\n") + "\n").unwrap();
+    let file = b.tasks("", "[[task]]\nid = \"x\"\nprompt = \"xmlish\"\n");
+    let junit = b.ctx.root().join("junit.xml");
+    b.batch(&[file.to_str().unwrap(), "--junit", junit.to_str().unwrap()])
+        .assert_exit(1);
+    let message = b.record()["tasks"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("exploded"),
+        "the agent's words reach the report: {message}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let valid = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+            || c >= '\u{10000}'
+    };
+    assert!(
+        xml.chars().all(valid),
+        "only characters XML 1.0 holds: {xml:?}"
+    );
+    for (open, close) in [("<testcase", "</testcase>"), ("<failure", "/>")] {
+        assert_eq!(xml.matches(open).count(), 1, "{xml}");
+        assert!(xml.contains(close), "{xml}");
+    }
+    assert!(!xml.contains("<x "), "{xml}");
+    assert_eq!(xml.matches("</testcase>").count(), 1, "{xml}");
+}
+
+#[test]
+fn a_tool_name_with_a_newline_stays_on_its_row_of_the_live_view() {
+    let b = Bench::new();
+    let spoof = r#"{"type":"tool.started","call_id":"c1","name":"bash\n  DONE [  0.1s]   $0.00 spoofed-task\u001b[2K","kind":"shell","input":"x"}"#;
+    let agent = b.ctx.agent_script(
+        "spoofing-agent",
+        &format!(
+            "printf '%s\\n' '{{\"type\":\"session.started\",\"session_id\":\"s-1\"}}'\n\
+             printf '%s\\n' '{spoof}'\nsleep 3\n\
+             printf '%s\\n' '{{\"type\":\"tool.completed\",\"call_id\":\"c1\",\"status\":\"ok\"}}'\n\
+             printf '%s\\n' '{{\"type\":\"agent.result\",\"ok\":true}}'"
+        ),
+    );
+    let file = b.tasks(
+        "",
+        &format!("[[task]]\nid = \"spoof\"\nprompt = \"x\"\nagent_cmd = {agent:?}\n"),
+    );
+    let mut cmd = b.ctx.runbook(&["batch", file.to_str().unwrap()]);
+    cmd.env("TERM", "xterm-256color");
+    let pty = crate::support::pty::Pty::spawn(cmd, 100);
+    let forged = |text: &str| {
+        text.lines()
+            .any(|l| l.trim_start().starts_with("DONE") && l.contains("spoofed-task"))
+    };
+    let screen = pty.wait_for("spoofed-task");
+    let text = screen.text();
+    assert!(!forged(&text), "a line of its own: {text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("  RUN [") && l.contains("bash\\n  DONE")),
+        "the name on the task's row, its newline shown: {text}"
+    );
+    let (_, screen) = pty.finish();
+    let text = screen.text();
+    assert!(!forged(&text), "no line left behind: {text}");
+}
