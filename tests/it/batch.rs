@@ -1207,3 +1207,48 @@ fn a_tool_name_with_a_newline_stays_on_its_row_of_the_live_view() {
     let text = screen.text();
     assert!(!forged(&text), "no line left behind: {text}");
 }
+
+#[test]
+fn a_task_file_of_another_clone_runs_its_setup_and_checks_only_once_trusted() {
+    let b = Bench::new();
+    let clone = b.ctx.root().join("clone");
+    std::fs::create_dir_all(&clone).unwrap();
+    git(&clone, &["init", "-q", "-b", "main"]);
+    let pwned = b.ctx.root().join("pwned");
+    let write = |extra: &str| {
+        let text = format!(
+            "[defaults]\ninactivity_timeout = \"2s\"\n{extra}\n[defaults.agents.opencode]\nbin = \"{}\"\n\n\
+             [[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+            b.agent.display()
+        );
+        let file = clone.join("tasks.toml");
+        std::fs::write(&file, text).unwrap();
+        file
+    };
+    for extra in [
+        format!("setup = \"touch {}\"", pwned.display()),
+        format!("[defaults.checks]\nowned = \"touch {}\"", pwned.display()),
+    ] {
+        let file = write(&extra);
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("not trusted")
+            .assert_stderr_has("clone/tasks.toml");
+        assert!(!pwned.exists(), "nothing of the clone's ran: {extra}");
+        assert!(b.branches().is_empty(), "nothing started");
+    }
+    let file = write(&format!("setup = \"touch {}\"", pwned.display()));
+    b.batch(&[file.to_str().unwrap(), "--trust"]).assert_exit(0);
+    assert!(pwned.exists(), "trusted for this batch, its setup ran");
+    std::fs::remove_file(&pwned).unwrap();
+    let mut cmd = b.ctx.runbook(&["batch", file.to_str().unwrap()]);
+    cmd.env("RUNBOOK_TRUST", &file);
+    support::run(&mut cmd, LIMIT).assert_exit(0);
+    assert!(
+        pwned.exists(),
+        "RUNBOOK_TRUST holds for the batch and each task's run"
+    );
+    // A task file beside no repository is the user's own, as before.
+    let own = b.tasks("", "[[task]]\nid = \"b\"\nprompt = \"edit:b\"\n");
+    b.batch(&[own.to_str().unwrap()]).assert_exit(0);
+}

@@ -161,8 +161,9 @@ fn read_tasks(args: &BatchArgs, batch_dir: &Path) -> anyhow::Result<(TaskFile, S
     Ok((tasks, "<stdin>".to_owned()))
 }
 
-/// A `setup` command in a task file inside the repository runs only once the file is trusted,
-/// as the commands of the repository's own configuration do.
+/// A `setup` command in a task file inside a repository (this one, or a clone named from
+/// elsewhere) runs only once the file is trusted, as the commands of the repository's own
+/// configuration do.
 fn setup_trusted(
     tasks: &TaskFile,
     jobs: &[plan::Job],
@@ -172,7 +173,7 @@ fn setup_trusted(
     if given || !jobs.iter().any(|j| j.setup.is_some()) {
         return Ok(());
     }
-    if !crate::trust::inside(root, &tasks.path) {
+    if !crate::trust::task_file_foreign(root, &tasks.path) {
         return Ok(());
     }
     if crate::trust::file_trusted(&tasks.path, tasks.digest)? {
