@@ -1252,3 +1252,44 @@ fn a_task_file_of_another_clone_runs_its_setup_and_checks_only_once_trusted() {
     let own = b.tasks("", "[[task]]\nid = \"b\"\nprompt = \"edit:b\"\n");
     b.batch(&[own.to_str().unwrap()]).assert_exit(0);
 }
+
+#[test]
+fn a_batch_record_naming_another_batch_deletes_none_of_its_branches_and_forges_no_line() {
+    let b = Bench::new();
+    let base = git(&b.ctx.work, &["rev-parse", "HEAD"]).trim().to_owned();
+    let other = "20261127-000000-aaaaa";
+    git(&b.ctx.work, &["branch", &format!("runbook/{other}/x")]);
+    let id = "20261127-101010-abcde";
+    let dir = b.ctx.root().join("batches").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let task = serde_json::json!({
+        "task": "t\n  DONE [  0.1s]   $0.00 forged-task", "task_id": "t", "agent": "opencode",
+        "outcome": "agent_error", "message": "x", "duration_ms": 5, "known_cost_usd": 0.0,
+        "diff": {"files": 0, "insertions": 0, "deletions": 0}
+    });
+    let record = serde_json::json!({
+        "type": "batch", "schema_version": 1, "batch_id": other, "tasks_file": "t.toml",
+        "repo": b.ctx.work, "base_commit": base, "started_at": "2026-11-27T10:10:10Z",
+        "duration_ms": 5, "outcome": "failed\n  DONE [  0.1s]   $0.00 forged-outcome",
+        "known_cost_usd": 0.0, "tasks": [task]
+    });
+    std::fs::write(dir.join("batch.json"), record.to_string()).unwrap();
+    let status = b.ctx.run(&["status", id]);
+    let forged = |text: &str| {
+        text.lines()
+            .any(|l| l.trim_start().starts_with("DONE") && l.contains("forged"))
+    };
+    assert!(
+        !forged(&status.stderr) && !forged(&status.stdout),
+        "{}",
+        status.stderr
+    );
+    assert!(status.stderr.contains("forged-task"), "{}", status.stderr);
+    let clean = b.ctx.run(&["batch", "clean", id]);
+    clean.assert_exit(0).assert_stderr_has("no branch deleted");
+    assert_eq!(
+        b.branches(),
+        [format!("runbook/{other}/x")],
+        "the other batch's branch stays"
+    );
+}

@@ -85,7 +85,7 @@ pub(super) fn finished_line(task: &TaskRecord, styles: &Styles) -> String {
         "{} [{took:>6}] {:>7} {}",
         style.apply_to(format!("{word:>5}")),
         cost(task.cost_usd, task.known_cost_usd),
-        task.task
+        escape_line(&task.task)
     );
     if task.commit.is_some() {
         line.push_str(&format!(
