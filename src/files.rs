@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read as _};
 use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// The most read of a configuration or `.env` file.
 pub(crate) const CONFIG_LIMIT: u64 = 1024 * 1024;
@@ -103,6 +103,42 @@ pub(crate) fn read_optional(
     }
 }
 
+/// `name`, a path a file gives relative to the directory `dir` it lies in (a task's `include`,
+/// its `prompt_file`), as a path under `dir`; or why it is not one: it is absolute, climbs with
+/// `..`, names git's own directory, or leads out of `dir` through a link on the way (what exists
+/// of it is resolved). A path that does not exist yet is not refused.
+pub(crate) fn inside(dir: &Path, name: &str) -> Result<PathBuf, &'static str> {
+    let relative = Path::new(name);
+    let plain = !name.is_empty()
+        && relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(part) if part != ".git"));
+    if !plain {
+        return Err("give a relative path inside it, without `..`, `/` at the start or `.git`");
+    }
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(root) = dir.canonicalize() else {
+        return Err("the directory it is relative to cannot be read");
+    };
+    let path = dir.join(relative);
+    let mut existing = path.clone();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            if real.starts_with(&root) {
+                return Ok(path);
+            }
+            return Err("it leads out of the directory through a symbolic link");
+        }
+        if !existing.pop() {
+            return Err("it leads out of the directory through a symbolic link");
+        }
+    }
+}
+
 /// What is at `path` when it is not a regular file; `None` for a regular file or nothing.
 fn kind_of(path: &Path) -> Option<&'static str> {
     let meta = std::fs::metadata(path).ok()?;
@@ -138,6 +174,40 @@ fn size(bytes: u64) -> String {
 #[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_inside_a_directory_stays_there_links_resolved() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(tmp.path().join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(tmp.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink("..", root.join("sub/up")).unwrap();
+        std::os::unix::fs::symlink("../..", root.join("sub/far")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("in")).unwrap();
+        assert_eq!(inside(&root, "sub/x.env"), Ok(root.join("sub/x.env")));
+        assert_eq!(
+            inside(&root, "in/x"),
+            Ok(root.join("in/x")),
+            "a link that stays"
+        );
+        assert_eq!(inside(&root, "new/dir/x"), Ok(root.join("new/dir/x")));
+        assert_eq!(inside(&root, "sub/up/x"), Ok(root.join("sub/up/x")));
+        for name in [
+            "",
+            "../secret",
+            "sub/../../secret",
+            "/etc/passwd",
+            "./.git/config",
+            ".git/hooks/pre-commit",
+            "sub/.git/x",
+        ] {
+            assert!(inside(&root, name).is_err(), "{name}");
+        }
+        for name in ["out/secret", "out/missing/x", "sub/far/secret"] {
+            assert!(inside(&root, name).is_err(), "{name}");
+        }
+    }
 
     #[test]
     fn only_regular_files_within_the_limit_are_read() {

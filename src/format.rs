@@ -223,6 +223,15 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// The first `max` characters of a text (all of it when shorter), cut between characters: the
+/// short form of a commit read back from a receipt or a record, which may hold any text.
+pub(crate) fn first_chars(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    }
+}
+
 /// At most `width` terminal columns, ending in `…` when cut ([`crate::term::fit`]).
 pub(crate) use crate::term::fit;
 
@@ -338,5 +347,7 @@ mod tests {
         assert_eq!(last_chars("héllo", 4), "éllo");
         assert_eq!(last_chars("hé", 4), "hé");
         assert_eq!(last_chars("hé", 0), "");
+        assert_eq!(first_chars("ééééé", 3), "ééé");
+        assert_eq!(first_chars("abc", 10), "abc");
     }
 }

@@ -206,7 +206,14 @@ fn task(
     let prompt = match (find(table, "prompt"), find(table, "prompt_file")) {
         (Some((key, value)), None) => string(reader, key, value)?,
         (None, Some((key, value))) => {
-            let file = reader.dir.join(string(reader, key, value)?);
+            let name = string(reader, key, value)?;
+            let file = files::inside(&reader.dir, &name).map_err(|why| {
+                let message = format!(
+                    "`prompt_file` `{}` must be a file beside the task file: {why}",
+                    name.escape_debug()
+                );
+                reader.error(value.span().start, message)
+            })?;
             read_prompt(&file).map_err(|m| reader.error(value.span().start, m))?
         }
         (Some(_), Some((key, _))) => {
@@ -421,7 +428,8 @@ fn fan_out(
     Ok(out)
 }
 
-/// A task id: letters, digits, `-`, `_` and `.`, as a branch and a directory name can hold.
+/// A task id: letters, digits, `-`, `_` and `.`, as a branch and a directory name can hold (git's
+/// rules for a ref: no `..`, not starting with `.` or `-`, not ending with `.` or `.lock`).
 pub(crate) fn valid_id(id: &str) -> Result<(), String> {
     let ok = !id.is_empty()
         && id.len() <= 64
@@ -430,7 +438,8 @@ pub(crate) fn valid_id(id: &str) -> Result<(), String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && !id.contains("..")
-        && !id.ends_with(".lock");
+        && !id.ends_with('.')
+        && !id.to_ascii_lowercase().ends_with(".lock");
     if ok {
         Ok(())
     } else {
@@ -523,6 +532,13 @@ mod tests {
         assert!(err.contains("has no `id`"), "{err}");
         let err = parse("[[task]]\nid = \"a b\"\nprompt = \"x\"\n").unwrap_err();
         assert!(err.contains("is not a task id"), "{err}");
+        for id in [
+            "fix.", "a.lock", "a.LOCK", "..a", "-a", ".a", "a..b", "a/b", "a:b", "a~1", "a^",
+            "a@{1}", "a\\nb",
+        ] {
+            let err = parse(&format!("[[task]]\nid = \"{id}\"\nprompt = \"x\"\n")).unwrap_err();
+            assert!(err.contains("is not a task id"), "{id}: {err}");
+        }
         let err =
             parse("[[task]]\nid = \"a\"\nprompt = \"x\"\n[[task]]\nid = \"a\"\nprompt = \"y\"\n")
                 .unwrap_err();

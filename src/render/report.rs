@@ -232,7 +232,7 @@ fn produced(rows: &mut Rows<'_>, r: &Receipt) {
         let commit = git
             .commit
             .as_deref()
-            .map_or("no commit yet", |c| &c[..c.len().min(10)]);
+            .map_or("no commit yet", |c| crate::format::first_chars(c, 10));
         let branch = git
             .branch
             .as_deref()

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use crate::agent_env::AgentEnv;
 use crate::config::Config;
 use crate::exit;
-pub(crate) use needs::{RepoFile, inside, repository_files};
+pub(crate) use env_vars::needs_trust as variable_needs_trust;
+pub(crate) use needs::{RepoFile, repository_files, task_file_foreign};
 pub(crate) use prompt::escape;
 use store::{Recorded, Store};
 

@@ -39,9 +39,9 @@ pub(crate) fn repository_files(config: &Config, env: &AgentEnv) -> Vec<RepoFile>
         let Some(content) = &file.content else {
             continue;
         };
-        // A batch's task file (a file of the flag layer) is the repository's when it lies in
-        // it, the user's own elsewhere.
-        let task_here = file.layer == Layer::Flag && inside(&config.root, &file.path);
+        // A batch's task file (a file of the flag layer) is a repository's when it lies in
+        // one (this one, or a clone named from elsewhere), the user's own elsewhere.
+        let task_here = file.layer == Layer::Flag && task_file_foreign(&config.root, &file.path);
         if !matches!(file.layer, Layer::Repo | Layer::Local) && !task_here {
             continue;
         }
@@ -107,6 +107,29 @@ fn entry_needs_trust(entry: &Entry, root: &Path) -> bool {
         (Trust::Loosens, Value::Bool(on)) => !on,
         (Trust::Loosens, _) => true,
     }
+}
+
+/// Whether a batch's task file at `path` is a repository's, to be trusted before what it runs
+/// takes effect: it lies in the repository `root` runbook works in, or in any other git work
+/// tree (a clone's task file named from another repository). The home directory kept as a git
+/// work tree of its own does not make every file under it a repository's.
+pub(crate) fn task_file_foreign(root: &Path, path: &Path) -> bool {
+    if inside(root, path) {
+        return true;
+    }
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok());
+    for dir in path.ancestors().skip(1) {
+        if home.as_deref() == Some(dir) {
+            return false;
+        }
+        if dir.join(".git").exists() {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether `path` is inside the directory `root`, links followed: the part of it that exists is

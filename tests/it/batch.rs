@@ -1221,3 +1221,340 @@ fn a_batch_id_without_a_bucket_or_not_a_name_is_refused_before_anything_starts()
     assert!(!b.ctx.root().join("bucket").exists());
     assert!(b.ctx.run_dirs().is_empty());
 }
+
+/// A key outside the repository, and a link to its directory committed in the repository.
+fn key_outside(b: &Bench) -> (PathBuf, PathBuf) {
+    let outside = b.ctx.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let key = outside.join("id_ed25519");
+    std::fs::write(&key, "PRIVATE-KEY-BYTES\n").unwrap();
+    std::os::unix::fs::symlink(&outside, b.ctx.work.join("keys")).unwrap();
+    git(&b.ctx.work, &["add", "keys"]);
+    git(&b.ctx.work, &["commit", "-q", "-m", "a link out"]);
+    (outside, key)
+}
+
+#[test]
+fn an_include_that_leaves_the_repository_is_refused_and_nothing_outside_is_read_or_written() {
+    let b = Bench::new();
+    let (outside, key) = key_outside(&b);
+    let payloads = [
+        "keys/id_ed25519".to_owned(),
+        "../outside/id_ed25519".to_owned(),
+        key.display().to_string(),
+        ".git/config".to_owned(),
+    ];
+    for name in &payloads {
+        let file = b.tasks(
+            &format!("include = [{name:?}]"),
+            "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+        );
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("task `a`: `include`: ")
+            .assert_stderr_has("is not a file of the repository");
+        assert!(b.branches().is_empty(), "nothing started for {name}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&key).unwrap(),
+        "PRIVATE-KEY-BYTES\n",
+        "the key outside is untouched"
+    );
+
+    // The main checkout has `keys` as a directory of its own (not committed), the worktree the
+    // committed link: the copy would land outside through it. It is refused, the task fails.
+    std::fs::remove_file(b.ctx.work.join("keys")).unwrap();
+    std::fs::create_dir(b.ctx.work.join("keys")).unwrap();
+    std::fs::write(b.ctx.work.join("keys/local.env"), "TOKEN=x\n").unwrap();
+    let file = b.tasks(
+        "include = [\"keys/local.env\"]",
+        "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap()]);
+    out.assert_exit(1);
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "a"), "setup_failed", "{record:#}");
+    let message = record["tasks"][0]["message"].as_str().unwrap();
+    assert!(message.contains("is a link"), "{message}");
+    assert!(
+        !outside.join("local.env").exists(),
+        "nothing written outside the worktree"
+    );
+    assert!(!b.ctx.pid_file().exists(), "no agent started");
+}
+
+#[test]
+fn a_prompt_file_outside_the_task_files_directory_is_refused_before_anything_starts() {
+    let b = Bench::new();
+    let dir = b.ctx.root().join("tasks");
+    std::fs::create_dir_all(dir.join("prompts")).unwrap();
+    std::fs::write(dir.join("prompts/mine.md"), "edit:mine").unwrap();
+    let secret = b.ctx.root().join("secret.txt");
+    std::fs::write(&secret, "SECRET-IN-A-PROMPT").unwrap();
+    std::os::unix::fs::symlink(b.ctx.root(), dir.join("linked")).unwrap();
+    let file = dir.join("tasks.toml");
+    let write = |prompt_file: &str| {
+        let text = format!(
+            "[defaults]\ninactivity_timeout = \"2s\"\n[defaults.agents.opencode]\nbin = \"{}\"\n\n\
+             [[task]]\nid = \"a\"\nprompt_file = {prompt_file:?}\n",
+            b.agent.display()
+        );
+        std::fs::write(&file, text).unwrap();
+    };
+    for payload in [
+        "../secret.txt".to_owned(),
+        secret.display().to_string(),
+        "linked/secret.txt".to_owned(),
+        "prompts/../../secret.txt".to_owned(),
+    ] {
+        write(&payload);
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("tasks.toml:")
+            .assert_stderr_has("must be a file beside the task file")
+            .assert_hides("SECRET-IN-A-PROMPT");
+        assert!(b.branches().is_empty(), "nothing started for {payload}");
+    }
+    write("prompts/mine.md");
+    b.batch(&[file.to_str().unwrap()]).assert_exit(0);
+    let branch = b.record()["tasks"][0]["branch"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let files = git(&b.ctx.work, &["diff", "--name-only", "main", &branch]);
+    assert_eq!(
+        files.trim(),
+        "mine.txt",
+        "the prompt beside the task file was read"
+    );
+}
+
+#[test]
+fn a_task_id_git_cannot_name_a_branch_with_is_refused_before_anything_starts() {
+    let b = Bench::new();
+    for id in [
+        "fix.", "fix.lock", "a..b", "-x", "a/b", "a:b", "a~1", "a b", "x\\n",
+    ] {
+        let file = b.tasks(
+            "",
+            &format!("[[task]]\nid = \"{id}\"\nprompt = \"edit:a\"\n"),
+        );
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("tasks.toml:")
+            .assert_stderr_has("is not a task id");
+        assert!(b.branches().is_empty(), "nothing started for {id}");
+    }
+}
+
+#[test]
+fn a_batch_record_with_foreign_text_is_reported_escaped_and_without_a_crash() {
+    let ctx = TestContext::new();
+    let id = "20261127-101010-abcde";
+    let dir = ctx.root().join("batches").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let task = serde_json::json!({
+        "task": "a|b\n# owned", "task_id": "a", "agent": "opencode\u{1b}]0;title\u{7}",
+        "outcome": "agent_error",
+        "message": "died </script><script>alert(1)</script> | col \u{1b}[31mred\n## heading",
+        "duration_ms": 5, "known_cost_usd": 0.0,
+        "branch": "runbook/x/a`b", "diff": {"files": 0, "insertions": 0, "deletions": 0}
+    });
+    let record = serde_json::json!({
+        "type": "batch", "schema_version": 1, "batch_id": id, "tasks_file": "t.toml",
+        "repo": "/r", "base_commit": "aéééééééééééééé", "started_at": "2026-11-27T10:10:10Z",
+        "duration_ms": 5, "outcome": "failed", "known_cost_usd": 0.0, "tasks": [task]
+    });
+    std::fs::write(dir.join("batch.json"), record.to_string()).unwrap();
+    let out = ctx.run(&["report", id]);
+    out.assert_exit(0);
+    assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
+    assert!(out.stdout.contains("`aééééééééééé`"), "{}", out.stdout);
+    assert!(!out.stdout.contains("<script>"), "{}", out.stdout);
+    let rows: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(
+        rows.len(),
+        3,
+        "a header, its rule and one row: {}",
+        out.stdout
+    );
+    assert!(
+        rows.iter().all(|r| r.matches(" | ").count() == 6),
+        "seven cells a row, whatever the text: {}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout
+            .lines()
+            .any(|l| l.starts_with("# ") || l.starts_with("## heading")),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn junit_holds_an_agents_message_as_valid_xml_whatever_it_says() {
+    let b = Bench::new();
+    let words = "exploded ]]></failure></testcase><x a=\"\u{ffff}\u{fffe}\u{1b}[31m";
+    let error = serde_json::json!({
+        "type": "error", "timestamp": 1_795_319_489_000_u64, "sessionID": "ses_test",
+        "error": {"name": "APIError", "data": {"message": words, "statusCode": 500, "isRetryable": false}}
+    });
+    let lines = [
+        STEP_START.to_owned(),
+        error.to_string(),
+        serde_json::json!({ "$stderr": words }).to_string(),
+        r#"{"$exit": 1}"#.to_owned(),
+    ];
+    std::fs::write(b.ctx.root().join("xmlish.ndjson"), lines.join("\n") + "\n").unwrap();
+    let file = b.tasks("", "[[task]]\nid = \"x\"\nprompt = \"xmlish\"\n");
+    let junit = b.ctx.root().join("junit.xml");
+    b.batch(&[file.to_str().unwrap(), "--junit", junit.to_str().unwrap()])
+        .assert_exit(1);
+    let message = b.record()["tasks"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("exploded"),
+        "the agent's words reach the report: {message}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let valid = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+            || c >= '\u{10000}'
+    };
+    assert!(
+        xml.chars().all(valid),
+        "only characters XML 1.0 holds: {xml:?}"
+    );
+    for (open, close) in [("<testcase", "</testcase>"), ("<failure", "/>")] {
+        assert_eq!(xml.matches(open).count(), 1, "{xml}");
+        assert!(xml.contains(close), "{xml}");
+    }
+    assert!(!xml.contains("<x "), "{xml}");
+    assert_eq!(xml.matches("</testcase>").count(), 1, "{xml}");
+}
+
+#[test]
+fn a_tool_name_with_a_newline_stays_on_its_row_of_the_live_view() {
+    let b = Bench::new();
+    let spoof = r#"{"type":"tool.started","call_id":"c1","name":"bash\n  DONE [  0.1s]   $0.00 spoofed-task\u001b[2K","kind":"shell","input":"x"}"#;
+    let agent = b.ctx.agent_script(
+        "spoofing-agent",
+        &format!(
+            "printf '%s\\n' '{{\"type\":\"session.started\",\"session_id\":\"s-1\"}}'\n\
+             printf '%s\\n' '{spoof}'\nsleep 3\n\
+             printf '%s\\n' '{{\"type\":\"tool.completed\",\"call_id\":\"c1\",\"status\":\"ok\"}}'\n\
+             printf '%s\\n' '{{\"type\":\"agent.result\",\"ok\":true}}'"
+        ),
+    );
+    let file = b.tasks(
+        "",
+        &format!("[[task]]\nid = \"spoof\"\nprompt = \"x\"\nagent_cmd = {agent:?}\n"),
+    );
+    let mut cmd = b.ctx.runbook(&["batch", file.to_str().unwrap()]);
+    cmd.env("TERM", "xterm-256color");
+    let pty = crate::support::pty::Pty::spawn(cmd, 100);
+    let forged = |text: &str| {
+        text.lines()
+            .any(|l| l.trim_start().starts_with("DONE") && l.contains("spoofed-task"))
+    };
+    let screen = pty.wait_for("spoofed-task");
+    let text = screen.text();
+    assert!(!forged(&text), "a line of its own: {text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("  RUN [") && l.contains("bash\\n  DONE")),
+        "the name on the task's row, its newline shown: {text}"
+    );
+    let (_, screen) = pty.finish();
+    let text = screen.text();
+    assert!(!forged(&text), "no line left behind: {text}");
+}
+
+#[test]
+fn a_task_file_of_another_clone_runs_its_setup_and_checks_only_once_trusted() {
+    let b = Bench::new();
+    let clone = b.ctx.root().join("clone");
+    std::fs::create_dir_all(&clone).unwrap();
+    git(&clone, &["init", "-q", "-b", "main"]);
+    let pwned = b.ctx.root().join("pwned");
+    let write = |extra: &str| {
+        let text = format!(
+            "[defaults]\ninactivity_timeout = \"2s\"\n{extra}\n[defaults.agents.opencode]\nbin = \"{}\"\n\n\
+             [[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+            b.agent.display()
+        );
+        let file = clone.join("tasks.toml");
+        std::fs::write(&file, text).unwrap();
+        file
+    };
+    for extra in [
+        format!("setup = \"touch {}\"", pwned.display()),
+        format!("[defaults.checks]\nowned = \"touch {}\"", pwned.display()),
+    ] {
+        let file = write(&extra);
+        let out = b.batch(&[file.to_str().unwrap()]);
+        out.assert_exit(2)
+            .assert_stderr_has("not trusted")
+            .assert_stderr_has("clone/tasks.toml");
+        assert!(!pwned.exists(), "nothing of the clone's ran: {extra}");
+        assert!(b.branches().is_empty(), "nothing started");
+    }
+    let file = write(&format!("setup = \"touch {}\"", pwned.display()));
+    b.batch(&[file.to_str().unwrap(), "--trust"]).assert_exit(0);
+    assert!(pwned.exists(), "trusted for this batch, its setup ran");
+    std::fs::remove_file(&pwned).unwrap();
+    let mut cmd = b.ctx.runbook(&["batch", file.to_str().unwrap()]);
+    cmd.env("RUNBOOK_TRUST", &file);
+    support::run(&mut cmd, LIMIT).assert_exit(0);
+    assert!(
+        pwned.exists(),
+        "RUNBOOK_TRUST holds for the batch and each task's run"
+    );
+    // A task file beside no repository is the user's own, as before.
+    let own = b.tasks("", "[[task]]\nid = \"b\"\nprompt = \"edit:b\"\n");
+    b.batch(&[own.to_str().unwrap()]).assert_exit(0);
+}
+
+#[test]
+fn a_batch_record_naming_another_batch_deletes_none_of_its_branches_and_forges_no_line() {
+    let b = Bench::new();
+    let base = git(&b.ctx.work, &["rev-parse", "HEAD"]).trim().to_owned();
+    let other = "20261127-000000-aaaaa";
+    git(&b.ctx.work, &["branch", &format!("runbook/{other}/x")]);
+    let id = "20261127-101010-abcde";
+    let dir = b.ctx.root().join("batches").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let task = serde_json::json!({
+        "task": "t\n  DONE [  0.1s]   $0.00 forged-task", "task_id": "t", "agent": "opencode",
+        "outcome": "agent_error", "message": "x", "duration_ms": 5, "known_cost_usd": 0.0,
+        "diff": {"files": 0, "insertions": 0, "deletions": 0}
+    });
+    let record = serde_json::json!({
+        "type": "batch", "schema_version": 1, "batch_id": other, "tasks_file": "t.toml",
+        "repo": b.ctx.work, "base_commit": base, "started_at": "2026-11-27T10:10:10Z",
+        "duration_ms": 5, "outcome": "failed\n  DONE [  0.1s]   $0.00 forged-outcome",
+        "known_cost_usd": 0.0, "tasks": [task]
+    });
+    std::fs::write(dir.join("batch.json"), record.to_string()).unwrap();
+    let status = b.ctx.run(&["status", id]);
+    let forged = |text: &str| {
+        text.lines()
+            .any(|l| l.trim_start().starts_with("DONE") && l.contains("forged"))
+    };
+    assert!(
+        !forged(&status.stderr) && !forged(&status.stdout),
+        "{}",
+        status.stderr
+    );
+    assert!(status.stderr.contains("forged-task"), "{}", status.stderr);
+    let clean = b.ctx.run(&["batch", "clean", id]);
+    clean.assert_exit(0).assert_stderr_has("no branch deleted");
+    assert_eq!(
+        b.branches(),
+        [format!("runbook/{other}/x")],
+        "the other batch's branch stays"
+    );
+}

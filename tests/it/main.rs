@@ -27,6 +27,7 @@ mod faults_known;
 mod faults_observers;
 mod faults_procs;
 mod faults_storage;
+mod fleet_quoting;
 mod generic;
 mod help;
 mod idle_cpu;

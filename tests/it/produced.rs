@@ -145,3 +145,60 @@ fn a_repository_of_thousands_of_files_is_read_whole() {
         "the list is capped; the count is not"
     );
 }
+
+/// Any text where a receipt or an event log holds a commit (a log or a receipt read back is
+/// foreign: edited, or uploaded by someone else) is shown cut between characters, escaped.
+#[test]
+fn a_commit_that_is_any_text_is_shown_escaped_by_status_replay_and_a_bucket() {
+    let ctx = TestContext::new();
+    sh(
+        &ctx.work,
+        "git init -q -b main && printf 'a\\nb\\nc\\n' > a.txt && git add . && git commit -qm init",
+    );
+    let agent = ctx.agent_script("editor", EDITOR);
+    support::run(
+        &mut ctx.runbook(&["run", "--agent-cmd", &agent, "fix the flaky test"]),
+        Duration::from_secs(60),
+    )
+    .assert_exit(0);
+    let receipt = ctx.ended_as(Outcome::Completed);
+    let start = receipt.git.unwrap().commit.unwrap();
+    let made = receipt.changes.unwrap().commits[0].id.clone();
+    let dir = ctx.run_dir();
+    for name in ["result.json", "events.ndjson"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let text = text
+            .replace(&start, "aééééééééééééé\\u001b]0;owned\\u0007")
+            .replace(&made, "aéééééé\\u001b[2J|x");
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let status = ctx.run(&["status"]);
+    status.assert_exit(0).assert_stdout_has("aééééééééé");
+    let replay = ctx.run(&[
+        "replay",
+        dir.join("events.ndjson").to_str().unwrap(),
+        "--instant",
+    ]);
+    replay.assert_exit(0).assert_stderr_has("aéééééé");
+    let shelf = ctx.root().join("shelf");
+    let id = dir.file_name().unwrap().to_str().unwrap().to_owned();
+    std::fs::create_dir_all(shelf.join("runs").join(&id)).unwrap();
+    std::fs::copy(
+        dir.join("result.json"),
+        shelf.join("runs").join(&id).join("result.json"),
+    )
+    .unwrap();
+    let url = format!("file://{}/runs/{id}", shelf.display());
+    let remote = ctx.run(&["status", &url]);
+    remote.assert_exit(0).assert_stdout_has("aééééééééé");
+    let report = ctx.run(&["report", &url]);
+    report.assert_exit(0);
+    for out in [&status, &replay, &remote, &report] {
+        assert!(
+            !out.stdout.contains('\u{1b}') && !out.stderr.contains('\u{1b}'),
+            "{}{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+}

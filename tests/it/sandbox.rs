@@ -458,3 +458,30 @@ fn without_the_sandbox_a_commands_output_is_not_searched_for_refusals() {
     assert_eq!(tried(&ctx), [Some("exit code 1".to_owned())]);
     assert_eq!(sandboxed_denials(&ctx), 0);
 }
+
+#[test]
+fn a_repositorys_variables_open_no_port_in_the_sandbox() {
+    let mut ctx = TestContext::new();
+    ctx.write_work(".env", "DOCS_URL=http://docs.example:2222/\n");
+    ctx.write_work(
+        "runbook.toml",
+        "[env]\nWIKI = \"http://wiki.example:2323/x\"\n",
+    );
+    ctx.env("OPENAI_BASE_URL", "http://127.0.0.1:4545/v1");
+    let out = ctx.run(&["doctor", "--json", "--sandbox"]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let ports: Vec<u64> = json["sandbox"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_u64)
+        .collect();
+    assert!(
+        !ports.contains(&2222) && !ports.contains(&2323),
+        "a repository's plain variables open nothing: {ports:?}"
+    );
+    assert!(
+        ports.contains(&443) && ports.contains(&4545),
+        "HTTPS and the provider's address in the user's own environment: {ports:?}"
+    );
+}

@@ -53,7 +53,7 @@ pub(super) fn clean(
         if record.outcome == "running" && id.is_none() {
             out.line(&format!(
                 "skipped {}: it may still run (name it to clean it anyway)",
-                record.batch_id
+                crate::foreign::term::escape_line(&record.batch_id)
             ));
             continue;
         }
@@ -80,7 +80,17 @@ fn clean_one(dir: &Path, record: &BatchRecord) -> String {
         }
     }
     let _ = git(repo, &["worktree", "prune"]);
-    let prefix = format!("refs/heads/runbook/{}/", record.batch_id);
+    // The branches are the batch's whose directory this is: a record naming another batch (a
+    // copied directory, an edit) must not have that batch's branches deleted.
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let shown = crate::foreign::term::escape_line(&record.batch_id);
+    if name != record.batch_id || crate::config::tasks::valid_id(name).is_err() {
+        problems.push(format!(
+            "its record names the batch `{shown}`, not `{name}`: no branch deleted"
+        ));
+        return said(name, removed, 0, 0, &problems);
+    }
+    let prefix = format!("refs/heads/runbook/{name}/");
     let refs = git(
         repo,
         &[
@@ -104,9 +114,13 @@ fn clean_one(dir: &Path, record: &BatchRecord) -> String {
             kept += 1;
         }
     }
+    said(name, removed, deleted, kept, &problems)
+}
+
+/// What `clean` did to one batch, in a line.
+fn said(id: &str, removed: u64, deleted: u64, kept: u64, problems: &[String]) -> String {
     let mut line = format!(
-        "{}: removed {}, deleted {} without changes",
-        record.batch_id,
+        "{id}: removed {}, deleted {} without changes",
         crate::format::plural(removed, "worktree"),
         crate::format::plural(deleted, "branch"),
     );

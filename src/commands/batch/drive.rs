@@ -251,7 +251,14 @@ async fn setup(
 /// `RUNBOOK_TRUST` for the run in `worktree`: its copies of the repository's files whose
 /// content is the main checkout's (whose trust the batch checked before it started).
 fn trust_env(repo: &Repo, worktree: &std::path::Path) -> Vec<(String, OsString)> {
-    let mut same = Vec::new();
+    // What the user trusts for this batch (the task file among them) stays trusted.
+    let mut same: Vec<PathBuf> = std::env::var_os(crate::trust::VAR)
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
     for name in [
         crate::config::REPO_FILE,
         crate::config::LOCAL_FILE,

@@ -19,11 +19,13 @@ pub(crate) async fn follow(dir: &Path, live: bool, color: bool) -> anyhow::Resul
     let mut shown: HashSet<String> = HashSet::new();
     let mut view = View::new(false, color);
     let mut record = record::load(dir)?;
+    // The record is read back: its words shown on their one line.
+    let line = crate::foreign::term::escape_line;
     view.line(&format!(
         "batch {}: {} · {}",
-        record.batch_id,
+        line(&record.batch_id),
         crate::format::plural(record.tasks.len() as u64, "task"),
-        record.outcome
+        line(&record.outcome)
     ));
     loop {
         for task in record.tasks.iter().filter(|t| t.outcome.ended()) {
@@ -52,7 +54,7 @@ pub(crate) async fn follow(dir: &Path, live: bool, color: bool) -> anyhow::Resul
         .count();
     view.line(&format!(
         "{}: {done} of {} completed · {cost}",
-        record.outcome,
+        line(&record.outcome),
         record.tasks.len()
     ));
     Ok(status_of(&record))

@@ -69,7 +69,8 @@ pub(crate) async fn batch(
     };
     let prepared = plan::preflight(&mut jobs, &common, &cwd)
         .and_then(|()| setup_trusted(&tasks, &jobs, &repo.root, args.trust))
-        .and_then(|()| somewhere_to_upload(&args, upload.is_some(), &jobs));
+        .and_then(|()| somewhere_to_upload(&args, upload.is_some(), &jobs))
+        .and_then(|()| includes_inside(&jobs, &repo.root));
     if let Err(e) = prepared {
         let _ = std::fs::remove_dir_all(&batch_dir);
         return Err(e);
@@ -195,8 +196,9 @@ fn read_tasks(args: &BatchArgs, batch_dir: &Path) -> anyhow::Result<(TaskFile, S
     Ok((tasks, "<stdin>".to_owned()))
 }
 
-/// A `setup` command in a task file inside the repository runs only once the file is trusted,
-/// as the commands of the repository's own configuration do.
+/// A `setup` command in a task file inside a repository (this one, or a clone named from
+/// elsewhere) runs only once the file is trusted, as the commands of the repository's own
+/// configuration do.
 fn setup_trusted(
     tasks: &TaskFile,
     jobs: &[plan::Job],
@@ -206,7 +208,7 @@ fn setup_trusted(
     if given || !jobs.iter().any(|j| j.setup.is_some()) {
         return Ok(());
     }
-    if !crate::trust::inside(root, &tasks.path) {
+    if !crate::trust::task_file_foreign(root, &tasks.path) {
         return Ok(());
     }
     if crate::trust::file_trusted(&tasks.path, tasks.digest)? {
@@ -217,6 +219,18 @@ fn setup_trusted(
         "not trusted: {path} sets setup; nothing was started. Read it, then run `runbook trust {path}` (or, for one batch, pass --trust)"
     ))
     .into())
+}
+
+/// Every `include` names a file of the repository, without a link out on the way (checked
+/// again as it is copied): a usage error naming the task otherwise, before anything starts.
+fn includes_inside(jobs: &[plan::Job], root: &Path) -> anyhow::Result<()> {
+    for job in jobs {
+        for name in &job.include {
+            worktree::included(root, name)
+                .map_err(|e| Error::Usage(format!("task `{}`: {e:#}", job.name)))?;
+        }
+    }
+    Ok(())
 }
 
 /// The directory of the batch `id` (or of a unique prefix of one) under `runs_dir`'s batches.

@@ -275,7 +275,8 @@ fn escape_xml(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             '\t' | '\n' => out.push(' '),
-            c if c.is_control() => out.push('\u{fffd}'),
+            // Not characters XML 1.0 can hold: the controls, and U+FFFE and U+FFFF.
+            c if c.is_control() || matches!(c, '\u{fffe}' | '\u{ffff}') => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -291,6 +292,10 @@ mod tests {
         assert_eq!(
             escape_xml("a<b>&\"c\u{1b}[31m"),
             "a&lt;b&gt;&amp;&quot;c\u{fffd}[31m"
+        );
+        assert_eq!(
+            escape_xml("]]></failure>\u{ffff}\u{fffe}\u{85}\r'"),
+            "]]&gt;&lt;/failure&gt;\u{fffd}\u{fffd}\u{fffd}\u{fffd}&apos;"
         );
     }
 }

@@ -26,7 +26,7 @@ pub(crate) fn markdown(record: &BatchRecord) -> String {
         format::plural(record.tasks.len() as u64, "task"),
         format::duration_ms(record.duration_ms),
     );
-    let base = &record.base_commit[..record.base_commit.len().min(12)];
+    let base = format::first_chars(&record.base_commit, 12);
     doc.paragraph(Inline::made(&totals).then(Foreign::new(base).md_code()));
     let rows = record.tasks.iter().map(|t| {
         let changes = if t.commit.is_some() {

@@ -9,6 +9,13 @@ use crate::format;
 use crate::term::out::{Control, Terminal};
 use crate::term::style::Styles;
 
+/// Foreign text (a tool's name, an agent's message) on one row: its newlines and escape
+/// sequences made visible before the row is measured, so that it neither adds a row the redraw
+/// does not know of nor hides characters the width did not count.
+fn escape_line(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::foreign::term::escape_line(text)
+}
+
 /// The narrowest a row is laid out for.
 const MIN_WIDTH: usize = 40;
 
@@ -78,7 +85,7 @@ pub(super) fn finished_line(task: &TaskRecord, styles: &Styles) -> String {
         "{} [{took:>6}] {:>7} {}",
         style.apply_to(format!("{word:>5}")),
         cost(task.cost_usd, task.known_cost_usd),
-        task.task
+        escape_line(&task.task)
     );
     if task.commit.is_some() {
         line.push_str(&format!(
@@ -89,9 +96,10 @@ pub(super) fn finished_line(task: &TaskRecord, styles: &Styles) -> String {
     if task.outcome != TaskOutcome::Completed && !task.message.is_empty() {
         line.push_str(&format!(
             " {}",
-            styles
-                .dim
-                .apply_to(format!("· {}", format::first_line(&task.message)))
+            styles.dim.apply_to(format!(
+                "· {}",
+                escape_line(format::first_line(&task.message))
+            ))
         ));
     }
     line
@@ -107,7 +115,7 @@ pub(super) fn row(row: &Row<'_>, styles: &Styles) -> String {
         row.name,
         styles
             .dim
-            .apply_to(format!("{} · {}", row.agent, row.doing)),
+            .apply_to(format!("{} · {}", row.agent, escape_line(&row.doing))),
     )
 }
 

@@ -3,7 +3,7 @@
 //! its changes committed to the branch, the worktree removed, the branch kept only if it moved.
 
 use std::fs::File;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, bail};
@@ -164,33 +164,80 @@ impl Repo {
     }
 }
 
-/// Copies the main checkout's file `name` into the worktree, when it has one; a name that
-/// leaves the repository is refused.
-#[allow(
-    clippy::disallowed_methods,
-    reason = "the user's own ignored file (a .env holds the secrets the task needs), copied byte for byte"
-)]
+/// The main checkout's file an `include` names, checked: inside the repository, no link out on
+/// the way, not in git's own directory. The error says which and what to do.
+pub(super) fn included(root: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    crate::files::inside(root, name).map_err(|why| {
+        anyhow::anyhow!(
+            "`include`: `{}` is not a file of the repository: {why}",
+            name.escape_debug()
+        )
+    })
+}
+
+/// Copies the main checkout's file `name` into the worktree, when it has one. A name that leaves
+/// the repository (`..`, an absolute path, a link on the way) is refused, and so is a link in
+/// the worktree on the way to where the copy goes (a committed link to `~/.ssh`): the copy is
+/// written under the worktree or not at all.
 fn copy_in(root: &Path, dir: &Path, name: &str) -> anyhow::Result<()> {
-    let relative = Path::new(name);
-    let plain = relative
-        .components()
-        .all(|c| matches!(c, Component::Normal(_)));
-    if !plain {
-        bail!("`include`: `{name}` must be a path inside the repository, without `..`");
-    }
-    let from = root.join(relative);
+    let from = included(root, name)?;
+    let shown = name.escape_debug();
     let Ok(meta) = std::fs::symlink_metadata(&from) else {
         return Ok(());
     };
     if !meta.is_file() {
-        bail!("`include`: `{name}` is not a regular file");
+        bail!("`include`: `{shown}` is not a regular file (a link, a directory…)");
     }
-    let to = dir.join(relative);
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::copy(&from, &to).with_context(|| format!("cannot copy `{name}` into the worktree"))?;
+    let mut source = crate::files::open(&from, crate::files::Links::Refuse)
+        .with_context(|| format!("`include`: cannot read `{shown}`"))?;
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777;
+    let mut copy = create_in(dir, Path::new(name), mode)
+        .with_context(|| format!("`include`: cannot copy `{shown}` into the worktree"))?;
+    std::io::copy(&mut source, &mut copy)
+        .with_context(|| format!("`include`: cannot copy `{shown}` into the worktree"))?;
     Ok(())
+}
+
+/// Opens `relative` under `dir` for writing (made, or emptied), with the directories on the way;
+/// a link anywhere on the way, or at the file itself, is refused rather than followed.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the user's own ignored file (a .env holds the secrets the task needs), copied byte for byte"
+)]
+fn create_in(dir: &Path, relative: &Path, mode: u32) -> anyhow::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut at = dir.to_path_buf();
+    let mut parts = relative.components().peekable();
+    while let Some(part) = parts.next() {
+        at.push(part);
+        if parts.peek().is_none() {
+            break;
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => bail!(
+                "{} is a link or a file in the worktree, not a directory",
+                at.display()
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&at)?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&at)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => anyhow::anyhow!("{} is a link in the worktree", at.display()),
+            _ => anyhow::Error::from(e),
+        })?;
+    if !file.metadata()?.is_file() {
+        bail!("{} is not a regular file in the worktree", at.display());
+    }
+    Ok(file)
 }
 
 /// Commits every change in `dir` (ignored files aside), if there is one.

@@ -32,6 +32,17 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
         "metadata": { "name": format!("{}-tasks", a.name) },
         "data": { key: plan.text },
     });
+    format!(
+        "{}---\n{}\n---\n{}\n",
+        header(plan),
+        super::yaml(&config_map),
+        super::yaml(&job(plan, key)),
+    )
+}
+
+/// The Indexed Job: one pod per task, its exit code mapped to final, retried or ignored.
+fn job(plan: &Plan<'_>, key: &str) -> serde_json::Value {
+    let a = plan.args;
     let exit_rule = |action: &str, kind: Retry| {
         json!({
             "action": action,
@@ -49,7 +60,7 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
             format!("k8s-$({UID_VAR})"),
         ),
     };
-    let job = json!({
+    json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": { "name": a.name },
@@ -84,7 +95,12 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
                 "volumes": [{ "name": "tasks", "configMap": { "name": format!("{}-tasks", a.name) } }],
             }},
         },
-    });
+    })
+}
+
+/// What the file is, how to apply it, and the secrets it expects, as comment lines.
+fn header(plan: &Plan<'_>) -> String {
+    let a = plan.args;
     format!(
         "# runbook fleet k8s: {tasks} tasks of {file}, one per completion index (0 to {last}).\n\
          # kubectl apply -f this file; then `runbook stats {stats_url}`\n\
@@ -95,10 +111,7 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
          # OPENAI_API_KEY, ...) and the bucket's credentials (AWS_ACCESS_KEY_ID and\n\
          # AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_KEY...).\n\
          # Exit codes: {final_:?} are final (FailIndex), {again:?} are retried up to\n\
-         # backoffLimitPerIndex times, {ignore:?} (interrupted) and evictions are retried freely.\n\
-         ---\n{}\n---\n{}\n",
-        super::yaml(&config_map),
-        super::yaml(&job),
+         # backoffLimitPerIndex times, {ignore:?} (interrupted) and evictions are retried freely.\n",
         tasks = plan.tasks,
         file = plan.file.display(),
         last = plan.tasks - 1,

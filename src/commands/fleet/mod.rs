@@ -2,6 +2,7 @@
 //! Kubernetes Indexed Job, a GitHub Actions matrix, a Slurm array), printed, never submitted.
 
 mod gha;
+mod input;
 mod k8s;
 mod policy;
 mod slurm;
@@ -42,6 +43,7 @@ pub(crate) fn fleet(args: &FleetArgs) -> anyhow::Result<ExitStatus> {
         ))
         .into());
     }
+    input::check(&args.file, &args.upload, &args.image)?;
     if let Some(id) = &args.batch_id {
         crate::commands::batch::check_batch_id(id)?;
     }

@@ -168,11 +168,17 @@ fn default_deny(home: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// The ports of the http(s) addresses the agent's variables and its configuration files name:
-/// its provider's among them.
+/// its provider's among them. Of the variables runbook sets for the agent (`[env]`, `.env`),
+/// only those that say where requests go (`*_BASE_URL`, `*_PROXY`…) count: a repository sets
+/// those only once trusted, while any other (`DOCS=http://host:22`) would open a port untrusted.
 fn provider_ports(env: &[(String, String)], files: &[PathBuf]) -> Vec<u16> {
     let mut texts: Vec<String> = std::env::vars_os()
         .filter_map(|(_, v)| v.into_string().ok())
-        .chain(env.iter().map(|(_, v)| v.clone()))
+        .chain(
+            env.iter()
+                .filter(|(name, _)| crate::trust::variable_needs_trust(name))
+                .map(|(_, v)| v.clone()),
+        )
         .collect();
     for file in files {
         let read = crate::files::read(

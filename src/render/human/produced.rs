@@ -72,7 +72,7 @@ fn changes(l: &mut Lines<'_>, c: &Changes) {
     }
     l.info(line);
     for commit in c.commits.iter().take(SHOWN_COMMITS) {
-        let short = &commit.id[..commit.id.len().min(7)];
+        let short = crate::format::first_chars(&commit.id, 7);
         l.info(s.dim.apply_to(format!("  {short} {}", commit.subject)));
     }
 }

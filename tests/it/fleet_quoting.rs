@@ -1,0 +1,149 @@
+//! `runbook fleet`: what it writes into a Slurm script, a GitHub Actions workflow or a Kubernetes
+//! manifest from its command line stays the one value it was given: a path with quotes, `$(…)`
+//! and spaces reaches `runbook batch` as one argument when the script runs; a newline, a control
+//! character, a GitHub Actions expression or a credential in the URL is refused before anything
+//! is printed.
+
+use std::os::unix::fs::PermissionsExt as _;
+
+use crate::support::TestContext;
+
+const TASKS: &str = "[[task]]\nid = \"a\"\nprompt = \"x\"\n";
+
+/// A `runbook` on PATH that writes each argument it is given on a line of `args.txt`.
+fn recording_runbook(ctx: &TestContext) -> String {
+    let bin = ctx.root().join("stub-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let stub = bin.join("runbook");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nfor a; do printf '%s\\n' \"$a\"; done > '{}'\nexit 0\n",
+            ctx.root().join("args.txt").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Runs `script` with bash in the work dir, the recording `runbook` first on PATH; the
+/// arguments `runbook` was given.
+fn run_script(ctx: &TestContext, script: &str) -> Vec<String> {
+    let path = recording_runbook(ctx);
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(&ctx.work)
+        .env("PATH", path)
+        .env("SLURM_ARRAY_TASK_ID", "0")
+        .env("SLURM_ARRAY_JOB_ID", "4242")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(ctx.root().join("args.txt"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The argument after `flag`.
+fn after<'a>(args: &'a [String], flag: &str) -> &'a str {
+    let at = args.iter().position(|a| a == flag);
+    at.and_then(|i| args.get(i + 1))
+        .unwrap_or_else(|| panic!("no {flag} in {args:?}"))
+}
+
+#[test]
+fn a_path_with_quotes_and_substitutions_reaches_runbook_as_one_argument() {
+    let ctx = TestContext::new();
+    let name = "tasks $(touch pwned) `touch pwned2` 'q' \"d\" ; x.toml";
+    std::fs::write(ctx.work.join(name), TASKS).unwrap();
+    let url = "s3://team-runs/night $(touch pwned3)";
+    let slurm = ctx.run(&["fleet", "slurm", name, "--upload", url]);
+    slurm.assert_exit(0);
+    let args = run_script(&ctx, &slurm.stdout);
+    assert_eq!(args[0], "batch");
+    assert_eq!(args[1], name);
+    assert_eq!(after(&args, "--upload"), url);
+    assert_eq!(after(&args, "--batch-id"), "slurm-4242");
+
+    let gha = ctx.run(&["fleet", "gha", name, "--upload", url]);
+    gha.assert_exit(0);
+    let json: String = gha.stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    let workflow: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let steps = workflow["jobs"]["task"]["steps"].as_array().unwrap();
+    let run = steps.last().unwrap()["run"].as_str().unwrap();
+    let args = run_script(&ctx, &run.replace("${{ matrix.index }}", "0"));
+    assert_eq!(args[1], name);
+    assert_eq!(after(&args, "--upload"), url);
+
+    let k8s = ctx.run(&["fleet", "k8s", name, "--upload", url]);
+    k8s.assert_exit(0);
+    for doc in k8s.stdout.split("\n---\n").skip(1) {
+        serde_json::from_str::<serde_json::Value>(doc).unwrap_or_else(|e| panic!("{e}: {doc}"));
+    }
+    for made in ["pwned", "pwned2", "pwned3"] {
+        assert!(!ctx.work.join(made).exists(), "{made}: a substitution ran");
+    }
+}
+
+#[test]
+fn a_newline_an_expression_or_a_credential_is_refused_before_anything_is_printed() {
+    let ctx = TestContext::new();
+    let names = [
+        "t\ntouch pwned\n#.toml",
+        "t\rx.toml",
+        "t\u{1b}[2Jx.toml",
+        "t\u{202e}lmot.toml",
+        "t ${{ github.event.issue.title }}.toml",
+    ];
+    for name in names {
+        std::fs::write(ctx.work.join(name), TASKS).unwrap();
+        for engine in ["slurm", "gha", "k8s"] {
+            let out = ctx.run(&["fleet", engine, name, "--upload", "s3://b/p"]);
+            out.assert_exit(2).assert_stderr_has("the task file's path");
+            assert!(out.stdout.is_empty(), "{engine} {name:?}: {}", out.stdout);
+        }
+    }
+    std::fs::write(ctx.work.join("tasks.toml"), TASKS).unwrap();
+    let secrets = [
+        (
+            "s3://AKIAFLEET0001:fleet-secret-91Xq@bucket/p",
+            "fleet-secret-91Xq",
+        ),
+        (
+            "s3://bucket/p?X-Amz-Signature=sig-secret-44Lm",
+            "sig-secret-44Lm",
+        ),
+        ("gs://bucket/p#frag-secret-12Ab", "frag-secret-12Ab"),
+    ];
+    for (url, secret) in secrets {
+        for engine in ["slurm", "gha", "k8s"] {
+            let out = ctx.run(&["fleet", engine, "tasks.toml", "--upload", url]);
+            out.assert_exit(2)
+                .assert_stderr_has("--upload holds credentials")
+                .assert_hides(secret);
+            assert!(out.stdout.is_empty(), "{engine} {url}: {}", out.stdout);
+        }
+    }
+    for url in [
+        "s3://b/p\necho owned",
+        "s3://b/${{ secrets.X }}",
+        "/local/dir",
+    ] {
+        let out = ctx.run(&["fleet", "slurm", "tasks.toml", "--upload", url]);
+        out.assert_exit(2).assert_stderr_has("--upload");
+        assert!(out.stdout.is_empty(), "{url:?}: {}", out.stdout);
+    }
+    assert!(!ctx.work.join("pwned").exists());
+}
