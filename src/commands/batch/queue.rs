@@ -517,19 +517,26 @@ impl Batch<'_> {
             let mut value = serde_json::to_value(&record).unwrap_or_default();
             value["type"] = "batch.task.finished".into();
             self.json(&value);
-        } else {
-            let line = view::finished_line(&record, &self.view.styles);
-            self.view.line(&line);
         }
         if let Err(e) = self.write_record(None) {
             crate::term::print::warn(format_args!("cannot update the batch record: {e:#}"));
         }
-        self.redraw();
+        // The task's line, and the rows without it, in one write.
+        let line = (!self.settings.json).then(|| view::finished_line(&record, &self.view.styles));
+        self.redraw_under(line.as_deref());
     }
 
     /// Redraws the running tasks' rows (at a terminal).
     fn redraw(&mut self) {
+        self.redraw_under(None);
+    }
+
+    /// Shows `line` for good, and redraws the running tasks' rows below it (at a terminal).
+    fn redraw_under(&mut self, line: Option<&str>) {
         if !self.view.is_live() {
+            if let Some(text) = line {
+                self.view.line(text);
+            }
             return;
         }
         let now = Instant::now();
@@ -559,7 +566,7 @@ impl Batch<'_> {
             })
             .collect();
         let footer = view::footer(&self.footer());
-        self.view.rows(&rows, &footer);
+        self.view.rows(line, &rows, &footer);
     }
 
     fn footer(&self) -> view::Footer {

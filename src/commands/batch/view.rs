@@ -143,6 +143,9 @@ pub(super) struct View {
     live: bool,
     /// Rows drawn below the last line, to be redrawn.
     drawn: u16,
+    /// The rows and footer last drawn, drawn again under a line that stays, in the same write,
+    /// so that the footer never blinks out.
+    last: Option<(Vec<String>, String)>,
 }
 
 impl View {
@@ -153,6 +156,7 @@ impl View {
             styles: Styles::new(color),
             live,
             drawn: 0,
+            last: None,
         }
     }
 
@@ -161,31 +165,51 @@ impl View {
         self.live
     }
 
-    /// A line that stays (above the rows at a terminal).
+    /// A line that stays (above the rows at a terminal, drawn again below it).
     pub(super) fn line(&mut self, text: &str) {
         self.clear_rows();
+        self.stay(text);
+        if let Some((rows, footer)) = self.last.take() {
+            self.draw(&rows, &footer);
+            self.last = Some((rows, footer));
+        }
+        let _ = self.term.flush();
+    }
+
+    fn stay(&mut self, text: &str) {
         // Cut to the width when one is known (a terminal's, `--width`, `COLUMNS`); whole
         // otherwise, as a log keeps it.
         match crate::term::width() {
             Some(w) => self.term.line(&crate::term::fit(text, w.max(MIN_WIDTH))),
             None => self.term.line(text),
         }
-        let _ = self.term.flush();
     }
 
-    /// Redraws the rows of the running tasks and the footer (at a terminal only).
-    pub(super) fn rows(&mut self, rows: &[String], footer: &str) {
+    /// Redraws the rows of the running tasks and the footer (at a terminal only), below
+    /// `line` when one is given, in one write.
+    pub(super) fn rows(&mut self, line: Option<&str>, rows: &[String], footer: &str) {
         if !self.live {
+            if let Some(text) = line {
+                self.line(text);
+            }
             return;
         }
         self.clear_rows();
+        if let Some(text) = line {
+            self.stay(text);
+        }
+        self.draw(rows, footer);
+        self.last = Some((rows.to_vec(), footer.to_owned()));
+        let _ = self.term.flush();
+    }
+
+    fn draw(&mut self, rows: &[String], footer: &str) {
         let width = crate::term::width().unwrap_or(80).max(MIN_WIDTH);
         for row in rows.iter().map(String::as_str).chain([footer]) {
             // One column short of the edge, so that no terminal wraps the row.
             self.term.line(&crate::term::fit(row, width - 1));
         }
         self.drawn = u16::try_from(rows.len() + 1).unwrap_or(u16::MAX);
-        let _ = self.term.flush();
     }
 
     fn clear_rows(&mut self) {
@@ -198,6 +222,7 @@ impl View {
 
     /// Takes the rows away for good.
     pub(super) fn done(&mut self) {
+        self.last = None;
         self.clear_rows();
         let _ = self.term.flush();
     }
