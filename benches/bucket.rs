@@ -47,6 +47,7 @@ fn main() {
     generate(&local, &server.root.join(s3::BUCKET).join("bench/runs"), n);
     let url = "s3://team-runs/bench";
     let env = server.env();
+    println!("{}, load average {} at the start\n", host(), loadavg());
     println!(
         "| {n} receipts | wall time (median of {REPEATS}) | requests: list pages | requests: GET of a receipt |"
     );
@@ -110,8 +111,31 @@ fn main() {
         "| `stats RUNS_DIR --json`, the same receipts on local disk | {:.0} ms | – | – |",
         ms(times[REPEATS / 2])
     );
+    println!("\nload average {} at the end", loadavg());
     drop(server);
     let _ = fs::remove_dir_all(&tmp);
+}
+
+/// Cores, CPU model and kernel, as BENCHMARKS.md names the host.
+fn host() -> String {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("?", |(_, m)| m.trim());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{cores} cores ({model}), Linux {}", kernel.trim())
+}
+
+/// The load averages over 1, 5 and 15 minutes.
+fn loadavg() -> String {
+    let text = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn ms(d: Duration) -> f64 {

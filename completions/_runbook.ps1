@@ -111,7 +111,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--live', '--live', [CompletionResultType]::ParameterName, 'Follow the run as it happens, then exit with its exit code')
             [CompletionResult]::new('--next', '--next', [CompletionResultType]::ParameterName, 'Wait for the next run to start, then follow it live (implies --live)')
             [CompletionResult]::new('--here', '--here', [CompletionResultType]::ParameterName, 'Only runs started in the current directory')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the receipt as JSON')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the receipt, or a batch''s record, as JSON')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Show only what needs attention')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Show only what needs attention')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Show everything, the agent''s reasoning too')

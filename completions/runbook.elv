@@ -106,7 +106,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --live 'Follow the run as it happens, then exit with its exit code'
             cand --next 'Wait for the next run to start, then follow it live (implies --live)'
             cand --here 'Only runs started in the current directory'
-            cand --json 'Print the receipt as JSON'
+            cand --json 'Print the receipt, or a batch''s record, as JSON'
             cand -q 'Show only what needs attention'
             cand --quiet 'Show only what needs attention'
             cand -v 'Show everything, the agent''s reasoning too'

@@ -114,7 +114,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand status" -l width -d 'Lay
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l live -d 'Follow the run as it happens, then exit with its exit code'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l next -d 'Wait for the next run to start, then follow it live (implies --live)'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -l here -d 'Only runs started in the current directory'
-complete -c runbook -n "__fish_runbook_using_subcommand status" -l json -d 'Print the receipt as JSON'
+complete -c runbook -n "__fish_runbook_using_subcommand status" -l json -d 'Print the receipt, or a batch\'s record, as JSON'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s q -l quiet -d 'Show only what needs attention'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s v -l verbose -d 'Show everything, the agent\'s reasoning too'
 complete -c runbook -n "__fish_runbook_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'

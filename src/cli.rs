@@ -144,10 +144,10 @@ pub struct Workspace {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// A run id or a prefix of one, or a run directory [default: the latest].
+    /// A run id or a prefix of one, a run directory, or a batch's id [default: the latest].
     ///
     /// A run id, a unique prefix of one (or of its random part), or a run directory [default:
-    /// the latest run].
+    /// the latest run]; or a batch's whole id, for the batch.
     pub run: Option<String>,
 
     /// Follow the run as it happens, then exit with its exit code.
@@ -165,9 +165,11 @@ pub struct StatusArgs {
     #[arg(long, conflicts_with = "run")]
     pub here: bool,
 
-    /// Print the receipt as JSON.
+    /// Print the receipt, or a batch's record, as JSON.
     ///
-    /// Print the receipt as JSON (with --live: every event as a JSON line, then the receipt).
+    /// Print the run's receipt as JSON (with --live: every event as a JSON line, then the
+    /// receipt). For a batch (`status BATCH --json`): its record, batch.json (with --live, once
+    /// the batch has ended).
     #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 

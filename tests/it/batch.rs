@@ -450,6 +450,48 @@ fn the_plain_view_off_a_terminal() {
 }
 
 #[test]
+fn a_queued_task_starts_once_a_run_wrote_its_receipt_not_once_its_worktree_is_settled() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"first\"\nprompt = \"edit:first\"\n\n[[task]]\nid = \"second\"\nprompt = \"edit:second\"\n",
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "1"]);
+    out.assert_exit(0);
+    let at = |word: &str, task: &str| {
+        out.stderr
+            .lines()
+            .position(|l| l.trim_start().starts_with(word) && l.contains(&format!(" {task}")))
+            .unwrap_or_else(|| panic!("no `{word}` line for {task} in {}", out.stderr))
+    };
+    // The first task's DONE line comes once its change is committed and its worktree removed;
+    // the second task did not wait for that.
+    assert!(
+        at("START", "second") < at("DONE", "first"),
+        "{}",
+        out.stderr
+    );
+    let record = b.record();
+    for task in ["first", "second"] {
+        assert_eq!(outcome_of(&record, task), "completed", "{record:#}");
+        let branch = record["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task"] == task)
+            .unwrap()["branch"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let files = git(&b.ctx.work, &["ls-tree", "--name-only", &branch]);
+        assert!(files.lines().any(|f| f == format!("{task}.txt")), "{files}");
+        let other = if task == "first" { "second" } else { "first" };
+        assert!(!files.contains(&format!("{other}.txt")), "{files}");
+    }
+    assert_eq!(b.worktrees(), 0, "{}", out.stderr);
+}
+
+#[test]
 fn the_view_at_80_columns() {
     let b = Bench::new();
     let long = "a-task-whose-name-is-long-enough-to-reach-the-edge-of-a-terminal";

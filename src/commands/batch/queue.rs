@@ -45,6 +45,8 @@ struct Task {
     /// What the budget holds for it while it runs.
     cap: f64,
     pid: Option<u32>,
+    /// Its run is over: its place among the `-j` and what the budget held for it are free.
+    released: bool,
     /// Its worktree is settled: nothing more will happen to it.
     settled: bool,
 }
@@ -167,6 +169,7 @@ fn new_task(job: Job) -> Task {
         doing: "starting",
         cap: 0.0,
         pid: None,
+        released: false,
         settled: false,
     }
 }
@@ -400,6 +403,9 @@ impl Batch<'_> {
                 if self.settings.json {
                     self.tagged(i, &line);
                 }
+                // Its run is over: what is left of its process is the last sweep for anything
+                // it started.
+                self.release(i);
             }
             Said::Exited(code, tail) => {
                 let r = &mut self.tasks[i].record;
@@ -413,6 +419,7 @@ impl Batch<'_> {
                     };
                 }
                 self.tasks[i].pid = None;
+                self.release(i);
             }
         }
     }
@@ -489,11 +496,29 @@ impl Batch<'_> {
                 r.message = format!("{}; {problem}", r.message);
             }
         }
+        self.release(i);
+        self.finished(i);
+    }
+
+    /// Task `i`'s run is over (or never started): its place among the `-j`, what the budget
+    /// held for it and any hold it had on its agent go back to the scheduler, once. A queued
+    /// task starts at once, while the ended one's worktree is still being committed and removed.
+    fn release(&mut self, i: usize) {
+        let task = &mut self.tasks[i];
+        if task.released {
+            return;
+        }
+        task.released = true;
+        let r = &task.record;
         if let Some(at) = self.sched.running.iter().position(|c| *c == task.cap) {
             self.sched.running.remove(at);
         }
-        // A cost not known counts as all the task could spend.
-        self.sched.spent += r.cost_usd.unwrap_or(r.known_cost_usd.max(task.cap));
+        // A run that never started cost nothing; a cost not known counts as all the task could
+        // spend.
+        self.sched.spent += match r.run_id {
+            None => 0.0,
+            Some(_) => r.cost_usd.unwrap_or(r.known_cost_usd.max(task.cap)),
+        };
         if r.outcome != TaskOutcome::Completed {
             self.sched.failed += 1;
         }
@@ -502,7 +527,10 @@ impl Batch<'_> {
             self.limited_by.remove(&agent);
             self.sched.limited.remove(&agent);
         }
-        self.finished(i);
+        if self.starting_by.get(&agent) == Some(&i) {
+            self.starting_by.remove(&agent);
+            self.sched.starting.remove(&agent);
+        }
     }
 
     /// Shows and records that task `i` ended.
