@@ -34,6 +34,12 @@ pub const FAKE_SMALL_MODEL: &str = "fake-small";
 pub const TITLE_TEXT: &str = "Fake session title";
 /// Texts of the answers beyond the main and the subagent script.
 pub use super::sse::{DONE_TEXT, SUBAGENT_TEXT};
+/// The message of a 400 that OpenCode takes as final, as a provider refusing a request says it.
+/// OpenCode (1.18) retries any error whose message or body looks transient, whatever its status:
+/// a 5xx code in it, "internal server error", "rate limit", "overloaded", "timed out"… A 400
+/// saying "Internal server error" was retried five times, 2 to 30 s apart: over a minute.
+pub const FINAL_ERROR_MESSAGE: &str =
+    "Invalid request: the fake provider refuses this request (scripted)";
 
 /// USD per million tokens, as in `opencode.json`'s model `cost`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -735,9 +741,10 @@ pub mod scenario {
         Scenario::new(canon::TOOL_FAIL_PROMPT, script, &[])
     }
 
-    /// A 400, which is not retried: the run fails at once.
+    /// A 400, which is not retried: the run fails at once. Its message is
+    /// [`FINAL_ERROR_MESSAGE`], not the other fakes' `canon::PROVIDER_ERROR_MESSAGE` (a 500's).
     pub fn provider_error(_work: &Path) -> Scenario<Reply> {
-        let script = vec![Reply::http_error(400, canon::PROVIDER_ERROR_MESSAGE)];
+        let script = vec![Reply::http_error(400, super::FINAL_ERROR_MESSAGE)];
         Scenario::new(canon::SHORT_PROMPT, script, &[])
     }
 
