@@ -344,6 +344,10 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto landlock bwrap off" -- "${cur}"))
+                    return 0
+                    ;;
                 --allow-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -506,6 +510,10 @@ _runbook() {
                     ;;
                 --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto landlock bwrap off" -- "${cur}"))
                     return 0
                     ;;
                 --allow-port)
@@ -1030,6 +1038,10 @@ _runbook() {
                     ;;
                 --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto landlock bwrap off" -- "${cur}"))
                     return 0
                     ;;
                 --allow-port)
