@@ -102,6 +102,11 @@ const PROBE_LIMIT: Duration = Duration::from_secs(10);
 /// An error says in a line what failed (bwrap's own words, made safe to show) and what to do.
 /// A probe that does not end in [`PROBE_LIMIT`] is killed and waited for.
 pub(crate) fn probe(program: &Path, options: &[OsString]) -> Result<(), String> {
+    probe_within(program, options, PROBE_LIMIT)
+}
+
+/// [`probe`], given `limit`.
+fn probe_within(program: &Path, options: &[OsString], limit: Duration) -> Result<(), String> {
     let cannot = |what: String| {
         format!(
             "bubblewrap ({}) cannot start a sandbox here: {what}; use --sandbox=landlock (Linux 6.12 or newer), enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or run without --sandbox",
@@ -130,7 +135,7 @@ pub(crate) fn probe(program: &Path, options: &[OsString]) -> Result<(), String> 
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() < PROBE_LIMIT => {
+            Ok(None) if started.elapsed() < limit => {
                 std::thread::sleep(Duration::from_millis(5));
             }
             _ => {
@@ -142,8 +147,8 @@ pub(crate) fn probe(program: &Path, options: &[OsString]) -> Result<(), String> 
     };
     let Some(status) = status else {
         return Err(cannot(format!(
-            "it did not finish within {}s",
-            PROBE_LIMIT.as_secs()
+            "it did not finish within {}",
+            humantime::format_duration(limit)
         )));
     };
     if status.success() {
@@ -277,6 +282,11 @@ mod tests {
         );
         let missing = probe(Path::new("/nonexistent/bwrap"), &[]).unwrap_err();
         assert!(missing.contains("did not run"), "{missing}");
+        // A bwrap that never ends (here: `sh -c 'exec sleep 30' sh -- true`) is killed.
+        let hangs: Vec<OsString> = ["-c", "exec sleep 30", "sh"].map(OsString::from).to_vec();
+        let why =
+            probe_within(Path::new("/bin/sh"), &hangs, Duration::from_millis(300)).unwrap_err();
+        assert!(why.contains("did not finish within 300ms"), "{why}");
     }
 
     /// Through the real bubblewrap (the suite's machines have it: `.ci/install-agents`): a
