@@ -136,15 +136,21 @@ impl Prepared {
 }
 
 /// Has `command`'s process become `bwrap` running its program, just before it would run it
-/// (its environment, directory and descriptors already set). Nothing of `command` may change
-/// after.
+/// (its directory and descriptors already set), with the environment `command` would have
+/// given it: the child sets that only when it runs the program itself, after this. Nothing of
+/// `command` may change after.
 fn through_bwrap(command: &mut std::process::Command, program: &Path, options: &[OsString]) {
     let args = command.get_args().map(ToOwned::to_owned);
     let argv = bwrap::argv(program, options, command.get_program(), args);
-    let argv = argv.map(|strings| {
-        let mut pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
-        pointers.push(std::ptr::null());
-        Argv { strings, pointers }
+    let argv = argv.zip(environment(command)).map(|(strings, env)| {
+        let pointers = Argv::pointers(&strings);
+        let env_pointers = Argv::pointers(&env);
+        Argv {
+            strings,
+            pointers,
+            _env: env,
+            env_pointers,
+        }
     });
     // SAFETY: between fork and exec only prctl(2) and execv(2), async-signal-safe, are called,
     // on strings and pointers made before the fork and kept alive by the closure.
@@ -158,20 +164,57 @@ fn through_bwrap(command: &mut std::process::Command, program: &Path, options: &
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            libc::execv(argv.strings[0].as_ptr(), argv.pointers.as_ptr());
+            libc::execve(
+                argv.strings[0].as_ptr(),
+                argv.pointers.as_ptr(),
+                argv.env_pointers.as_ptr(),
+            );
             Err(std::io::Error::last_os_error())
         });
     }
 }
 
-/// A command line made for execv(2): the strings and the pointers to them.
+/// A command line and environment made for execve(2): the strings and the pointers to them.
 struct Argv {
     strings: Vec<CString>,
     pointers: Vec<*const libc::c_char>,
+    /// `NAME=value`, each: kept for `env_pointers`, which point into it.
+    _env: Vec<CString>,
+    env_pointers: Vec<*const libc::c_char>,
 }
 
-// SAFETY: the pointers point into `strings`, owned alongside and never changed; they are only
-// read, in the child.
+impl Argv {
+    /// Pointers to `strings`, then a null one.
+    fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
+        let mut pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        pointers.push(std::ptr::null());
+        pointers
+    }
+}
+
+/// The environment `command` gives its program: runbook's own, with what `command` sets and
+/// removes; `None` when a part holds a NUL byte.
+fn environment(command: &std::process::Command) -> Option<Vec<CString>> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut vars: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => vars.insert(name.to_owned(), value.to_owned()),
+            None => vars.remove(name),
+        };
+    }
+    vars.iter()
+        .map(|(name, value)| {
+            let mut pair = name.as_bytes().to_vec();
+            pair.push(b'=');
+            pair.extend_from_slice(value.as_bytes());
+            CString::new(pair).ok()
+        })
+        .collect()
+}
+
+// SAFETY: the pointers point into `strings` and `env`, owned alongside and never changed; they
+// are only read, in the child.
 unsafe impl Send for Argv {}
 // SAFETY: as above.
 unsafe impl Sync for Argv {}

@@ -214,6 +214,33 @@ pub(crate) fn the_users_keys_cannot_be_read_but_the_work_dir_can_under(under: Un
 }
 
 #[test]
+fn the_agent_gets_its_variables_and_the_runs_temp_dir() {
+    the_agent_gets_its_variables_and_the_runs_temp_dir_under(Under::Landlock);
+}
+
+/// The agent's process has the variables runbook gives it: `TMPDIR`, the run's temp dir, which
+/// it can write in; the run's mark; the configuration's `[env]`.
+pub(crate) fn the_agent_gets_its_variables_and_the_runs_temp_dir_under(under: Under) {
+    let ctx = TestContext::new();
+    ctx.write_global_config("[env]\nRUNBOOK_TEST_SETTING = \"from-config\"\n");
+    let script = "printf '%s\\n%s\\n%s\\n' \"$TMPDIR\" \"$RUNBOOK_RUN\" \"$RUNBOOK_TEST_SETTING\" > env.txt && echo x > \"$TMPDIR/scratch\"";
+    let tries = [attempt("shell", script, false)];
+    run(&ctx, &tries, &[under.flag()]).assert_exit(0);
+    assert_eq!(tried(&ctx), [None], "the temp dir is writable");
+    let seen = std::fs::read_to_string(ctx.work.join("env.txt")).unwrap();
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(lines.len(), 3, "{seen:?}");
+    let run_dir = ctx.run_dir();
+    assert_eq!(
+        lines[0],
+        run_dir.join("tmp").display().to_string(),
+        "{seen:?}"
+    );
+    assert!(!lines[1].is_empty(), "the run's mark: {seen:?}");
+    assert_eq!(lines[2], "from-config", "{seen:?}");
+}
+
+#[test]
 fn connections_go_only_to_the_ports_allowed() {
     let ctx = TestContext::new();
     let allowed = TcpListener::bind("127.0.0.1:0").unwrap();

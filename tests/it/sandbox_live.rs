@@ -1,6 +1,6 @@
 //! The real OpenCode, Claude Code and Codex under `--sandbox`, each against its fake provider:
 //! every standard scenario ends as it does unsandboxed, with the provider's port allowed, the
-//! agent's own state dirs writable and no refusal seen; OpenCode under bubblewrap too, named
+//! agent's own state dirs writable and no refusal seen; under bubblewrap too, named
 //! (`--sandbox=bwrap`) where Landlock works.
 
 use runbook::event::Outcome;
@@ -151,9 +151,18 @@ fn codex_meets_every_scenario_sandboxed() {
     every_scenario_sandboxed("codex", live::codex, &["$CODEX_HOME"], "--sandbox");
 }
 
-/// OpenCode (Bun) under bubblewrap: its tools, reads and edits, in the work dir. (Codex and
-/// Claude Code sandbox their own commands with bubblewrap, which cannot start inside runbook's:
-/// see docs/RELIABILITY.md.)
+#[test]
+fn claude_code_meets_every_scenario_under_bwrap() {
+    let own = &[".claude", ".claude.json"];
+    every_scenario_sandboxed("claude", live::claude, own, "--sandbox=bwrap");
+}
+
+#[test]
+fn codex_meets_every_scenario_under_bwrap() {
+    every_scenario_sandboxed("codex", live::codex, &["$CODEX_HOME"], "--sandbox=bwrap");
+}
+
+/// OpenCode (Bun) under bubblewrap: its tools, reads and edits, in the work dir.
 #[test]
 fn opencode_reads_edits_and_runs_a_command_under_bwrap() {
     for scenario in [Scenario::ReadEdit, Scenario::Shell] {
