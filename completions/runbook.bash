@@ -348,6 +348,10 @@ _runbook() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto landlock bwrap off" -- "${cur}"))
+                    return 0
+                    ;;
                 --allow-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -510,6 +514,10 @@ _runbook() {
                     ;;
                 --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto landlock bwrap off" -- "${cur}"))
                     return 0
                     ;;
                 --allow-port)
@@ -1038,6 +1046,10 @@ _runbook() {
                     ;;
                 --acp-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto landlock bwrap off" -- "${cur}"))
                     return 0
                     ;;
                 --allow-port)

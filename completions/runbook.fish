@@ -57,6 +57,10 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-bin -d 'Th
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l agent-cmd -d 'Run this command instead; it prints events' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l via -d 'How to talk to the agent: native or acp' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l acp-cmd -d 'Run this command instead, an ACP agent' -r
+complete -c runbook -n "__fish_runbook_using_subcommand run" -l sandbox -d 'Sandbox the agent: auto, landlock, bwrap, off' -r -f -a "auto\t''
+landlock\t''
+bwrap\t''
+off\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l allow-port -d 'Let the sandboxed agent connect to port N' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l timeout -d 'Stop the run after this long' -r
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l max-cost -d 'Stop once it cost this many US dollars' -r
@@ -92,7 +96,6 @@ complete -c runbook -n "__fish_runbook_using_subcommand run" -l color -d 'When t
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l width -d 'Lay the view out for this many columns' -r
-complete -c runbook -n "__fish_runbook_using_subcommand run" -l sandbox -d 'Restrict the agent with Landlock'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand run" -l on-event-raw -d 'Add the agent\'s own line to observer lines'
@@ -250,6 +253,10 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-bin -d 
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l agent-cmd -d 'Run this command instead; it prints events' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l via -d 'How to talk to the agent: native or acp' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l acp-cmd -d 'Run this command instead, an ACP agent' -r
+complete -c runbook -n "__fish_runbook_using_subcommand config" -l sandbox -d 'Sandbox the agent: auto, landlock, bwrap, off' -r -f -a "auto\t''
+landlock\t''
+bwrap\t''
+off\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l allow-port -d 'Let the sandboxed agent connect to port N' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l timeout -d 'Stop the run after this long' -r
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l max-cost -d 'Stop once it cost this many US dollars' -r
@@ -281,7 +288,6 @@ complete -c runbook -n "__fish_runbook_using_subcommand config" -l width -d 'Lay
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l init -d 'Write a starter runbook.toml in the repository root'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l keys -d 'List the keys a configuration file can set'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l wide -d 'Show every value whole, however wide [default: fit the terminal, or 80 columns]'
-complete -c runbook -n "__fish_runbook_using_subcommand config" -l sandbox -d 'Restrict the agent with Landlock'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand config" -l on-event-raw -d 'Add the agent\'s own line to observer lines'
@@ -300,6 +306,10 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l agent-bin -d 
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l agent-cmd -d 'Run this command instead; it prints events' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l via -d 'How to talk to the agent: native or acp' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l acp-cmd -d 'Run this command instead, an ACP agent' -r
+complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l sandbox -d 'Sandbox the agent: auto, landlock, bwrap, off' -r -f -a "auto\t''
+landlock\t''
+bwrap\t''
+off\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l allow-port -d 'Let the sandboxed agent connect to port N' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l timeout -d 'Stop the run after this long' -r
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l max-cost -d 'Stop once it cost this many US dollars' -r
@@ -326,7 +336,6 @@ complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l color -d 'Whe
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l width -d 'Lay the view out for this many columns' -r
-complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l sandbox -d 'Restrict the agent with Landlock'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l plan -d 'Plan first, then execute on your approval'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l retry-denied -d 'Retry once, without the refused tools'
 complete -c runbook -n "__fish_runbook_using_subcommand doctor" -l on-event-raw -d 'Add the agent\'s own line to observer lines'

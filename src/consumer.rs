@@ -675,16 +675,12 @@ fn sandbox_denial(kind: &EventKind) -> Option<EventKind> {
         EventKind::Stderr { line } => (None, "stderr".to_owned(), line.as_str()),
         _ => return None,
     };
-    crate::sandbox::is_denial(text).then(|| EventKind::SandboxDenied {
+    // The line that tells of it: an error may hold a whole output.
+    let line = text.lines().find(|l| crate::sandbox::is_denial(l))?;
+    Some(EventKind::SandboxDenied {
         call_id,
         source,
-        detail: text
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .take(300)
-            .collect(),
+        detail: line.trim().chars().take(300).collect(),
     })
 }
 

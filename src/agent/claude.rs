@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::late::AfterFinal;
-use super::prints::InputPrints;
+use super::prints::{self, InputPrints};
 use super::reported::{self, Cost, Count};
 use super::scan::Name;
 use super::summary::{self, InputFields};
@@ -140,6 +140,7 @@ impl Adapter for Claude {
             cwd: ctx.cwd,
             model: ctx.model,
             prices: ctx.prices,
+            sandboxed: ctx.sandboxed,
             ..Parser::default()
         })
     }
@@ -172,6 +173,8 @@ struct Parser {
     calls: OpenCalls,
     /// The input fingerprints of the calls in flight.
     prints: InputPrints,
+    /// Under `--sandbox`: a failed tool's output is searched for the refusal that failed it.
+    sandboxed: bool,
     denied: HashSet<String>,
     /// Calls Claude said it refused (`system/permission_denied`), until their result arrives.
     refused: HashSet<String>,
@@ -569,6 +572,9 @@ impl Parser {
                 });
             }
             self.prints.finish(&id, None, &text, &mut out[at..]);
+            if self.sandboxed && status == ToolStatus::Error {
+                prints::refusal_of(&id, &text, &mut out[at..]);
+            }
             if kind == ToolKind::Subagent {
                 out.push(EventKind::SubagentFinished {
                     call_id: id,
@@ -1027,6 +1033,43 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Under `--sandbox`, a failed tool's refusal joins its error even past the head of a long
+    /// output; a failure that is not a refusal, or one outside the sandbox, is left as it was.
+    #[test]
+    fn a_refusal_past_the_head_of_a_failed_tools_output_joins_its_error_in_the_sandbox() {
+        let long = format!(
+            "{}\\ntouch: cannot touch '/etc/x': Read-only file system",
+            "building\\n".repeat(400)
+        );
+        let lines = [tool_use("t1", "Bash"), tool_result("t1", &long, "")];
+        let error = |sandboxed: bool| {
+            let ctx = ParseContext {
+                sandboxed,
+                ..ParseContext::new(PathBuf::from("/w"))
+            };
+            let mut parser = Claude.stdout_parser(ctx);
+            let mut out = Vec::new();
+            for line in &lines {
+                parser.line(line.as_bytes(), &mut out);
+            }
+            out.iter()
+                .find_map(|e| match e {
+                    EventKind::ToolCompleted(t) => t.error.clone(),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let sandboxed = error(true);
+        assert!(
+            sandboxed.ends_with(": touch: cannot touch '/etc/x': Read-only file system"),
+            "{sandboxed}"
+        );
+        assert!(
+            !error(false).contains("Read-only"),
+            "the head only, as before"
+        );
     }
 
     #[test]

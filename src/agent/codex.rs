@@ -124,6 +124,7 @@ impl Adapter for Codex {
             cwd: ctx.cwd,
             model,
             prices: ctx.prices,
+            sandboxed: ctx.sandboxed,
             ..Parser::default()
         })
     }
@@ -155,6 +156,8 @@ struct Parser {
     cwd: PathBuf,
     model: Option<String>,
     prices: Arc<PriceTable>,
+    /// Under `--sandbox`: a failed command's output is searched for the refusal that failed it.
+    sandboxed: bool,
     calls: OpenCalls,
     /// Subagent thread id → the call id of the `spawn_agent` that started it.
     subagents: HashMap<String, String>,
@@ -359,6 +362,9 @@ impl Parser {
                 output,
                 &mut out[at..],
             );
+            if self.sandboxed && status == ToolStatus::Error {
+                prints::refusal_of(&item.id, output, &mut out[at..]);
+            }
         }
         if item.kind == "collab_tool_call" {
             self.subagent(item, status, out);
@@ -803,6 +809,36 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Under `--sandbox`, a failed command's refusal joins its error even when it is not the
+    /// output's last line; outside it the error stays the exit code and the last line.
+    #[test]
+    fn a_refusal_in_a_failed_commands_output_joins_its_error_in_the_sandbox() {
+        let lines = [
+            r#"{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'cat ~/.ssh/id; ls nope'","status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'cat ~/.ssh/id; ls nope'","aggregated_output":"cat: /h/.ssh/id: Permission denied\nls: cannot access 'nope': No such file or directory\n","exit_code":2,"status":"failed"}}"#,
+        ];
+        let error = |sandboxed: bool| {
+            let mut parser = Parser {
+                cwd: PathBuf::from("/w"),
+                sandboxed,
+                ..Parser::default()
+            };
+            let mut out = Vec::new();
+            for line in lines {
+                parser.line(line.as_bytes(), &mut out);
+            }
+            ends(&out)[0].3.clone().unwrap()
+        };
+        assert_eq!(
+            error(true),
+            "exit code 2: ls: cannot access 'nope': No such file or directory: cat: /h/.ssh/id: Permission denied"
+        );
+        assert_eq!(
+            error(false),
+            "exit code 2: ls: cannot access 'nope': No such file or directory"
+        );
     }
 
     #[test]

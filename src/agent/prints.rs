@@ -1,13 +1,48 @@
 //! Fingerprints of calls in flight, for agents that tell a call's input when it starts and its
 //! result later (Claude Code, Codex): the input's hash is kept from the start, and both are
-//! stamped on the call's `tool.completed`.
+//! stamped on the call's `tool.completed`. And, for every adapter, the refusal of the sandbox
+//! a failed command's output tells of, added to its error ([`refusal`]).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::event::{EventKind, ToolStatus};
+use super::summary;
+use crate::event::{EventKind, ToolEnd, ToolStatus};
 use crate::fingerprint::{self, Ended};
+use crate::sandbox::is_denial;
+
+/// Longest refusal line added to a failed command's error.
+const MAX_REFUSAL_CHARS: usize = 300;
+
+/// Under `--sandbox`: adds to the error of a failed command (`end`) the first line of its
+/// `output` that tells of a refused operation, unless its error already tells of one. An agent
+/// keeps a command's stderr in its output, and its error is otherwise the exit code, the last
+/// line or the head of a long output, where the refusal may not be.
+pub(crate) fn refusal(end: &mut ToolEnd, output: &str) {
+    if end.error.as_deref().is_some_and(is_denial) {
+        return;
+    }
+    let Some(line) = output.lines().map(str::trim).find(|l| is_denial(l)) else {
+        return;
+    };
+    let line = summary::truncate(line, MAX_REFUSAL_CHARS);
+    end.error = Some(match end.error.take() {
+        Some(error) => format!("{error}: {line}"),
+        None => line,
+    });
+}
+
+/// [`refusal`] for the `tool.completed` of `call_id` among `events`.
+pub(crate) fn refusal_of(call_id: &str, output: &str, events: &mut [EventKind]) {
+    let end = events.iter_mut().rev().find_map(|e| match e {
+        EventKind::ToolCompleted(end) if end.call_id == call_id => Some(end),
+        _ => None,
+    });
+    if let Some(end) = end {
+        refusal(end, output);
+    }
+}
 
 /// How many inputs are kept at once; past it they are all forgotten (those calls then go
 /// without fingerprints, and are not counted).

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use clap::builder::{EnumValueParser, TypedValueParser as _, ValueParser};
+use clap::builder::{EnumValueParser, PossibleValue, TypedValueParser, ValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
 use super::keys::{self, Flag, Key};
@@ -153,10 +153,12 @@ const BRIEF: usize = 45;
 /// variable and values in `--help`.
 fn arg(key: &'static Key) -> Arg {
     let values: Vec<String> = match key.kind {
-        Kind::Agent | Kind::Color | Kind::Permissions | Kind::Stuck => parser(key.kind)
-            .possible_values()
-            .map(|values| values.map(|v| v.get_name().to_owned()).collect())
-            .unwrap_or_default(),
+        Kind::Agent | Kind::Color | Kind::Permissions | Kind::Stuck | Kind::Sandbox => {
+            parser(key.kind)
+                .possible_values()
+                .map(|values| values.map(|v| v.get_name().to_owned()).collect())
+                .unwrap_or_default()
+        }
         _ => Vec::new(),
     };
     let mut help = key.help.to_owned();
@@ -186,6 +188,14 @@ fn arg(key: &'static Key) -> Arg {
     }
     if let Some(other) = key.conflicts_with {
         arg = arg.conflicts_with(other);
+    }
+    if key.kind == Kind::Sandbox {
+        // `--sandbox` alone is `--sandbox=auto`; a value follows only after `=`, so that the
+        // prompt after a bare `--sandbox` stays the prompt.
+        arg = arg
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("auto");
     }
     let arg = match key.flag {
         Flag::Trailing => {
@@ -233,7 +243,32 @@ fn parser(kind: Kind) -> ValueParser {
             .map(Value::Stuck)
             .into(),
         Kind::Bool => ValueParser::bool(),
+        Kind::Sandbox => ValueParser::new(SandboxValues),
         kind => ValueParser::new(move |text: &str| kind.parse(text)),
+    }
+}
+
+/// `--sandbox`'s values, read as a file or a variable reads them (`true`, `off`…), and listed
+/// for completions as the enforcers and `off`.
+#[derive(Clone)]
+struct SandboxValues;
+
+impl TypedValueParser for SandboxValues {
+    type Value = Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Value, clap::Error> {
+        let read = |text: &str| Kind::Sandbox.parse(text);
+        read.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let names = ["auto", "landlock", "bwrap", "off"];
+        Some(Box::new(names.into_iter().map(PossibleValue::new)))
     }
 }
 

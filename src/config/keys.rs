@@ -13,6 +13,7 @@ use clap::ValueEnum as _;
 use super::value::{CheckSpec, FromValue, Kind, ObserverSpec, Value};
 use crate::agent_kind::{AgentKind, Permissions};
 use crate::prices::Price;
+use crate::sandbox::By;
 use crate::term::ColorChoice;
 
 /// The agents that have an `[agents.NAME]` section (and `RUNBOOK_NAME_BIN`).
@@ -353,13 +354,13 @@ pub(crate) static PRICES: Typed<Price> = Typed::new(
     .example("{ input = 1.25, cached_input = 0.125, output = 10.0 }"),
 );
 
-pub(crate) static SANDBOX: Defaulted<bool> = Defaulted::new(
-    Key::new("sandbox", Kind::Bool, "Restrict the agent, its checks and repair turns with Linux Landlock (6.12 or newer): writes only in the work dir, its temp dir and the agent's own state dirs, no reads of `sandbox.read_deny` (~/.ssh, ~/.aws, …), TCP only to 443, the provider's port and `sandbox.ports`, no signals outside the run. Where Landlock is missing or too old: bubblewrap (`bwrap`) if installed (writes and reads only; ports and signals not enforced), else refuses to start")
+pub(crate) static SANDBOX: Defaulted<Option<By>> = Defaulted::new(
+    Key::new("sandbox", Kind::Sandbox, "Restrict the agent, its checks and repair turns: writes only in the work dir, its temp dir and the agent's own state dirs, no reads of `sandbox.read_deny` (~/.ssh, ~/.aws, …); with Landlock (Linux 6.12 or newer) also TCP only to 443, the provider's port and `sandbox.ports`, and no signals outside the run. `--sandbox` (`true`, `auto`): Landlock, or where it is missing or too old bubblewrap (`bwrap`) if installed, else refuses to start; `--sandbox=landlock`: Landlock or refuse; `--sandbox=bwrap`: bubblewrap (ports and signals not enforced) or refuse; `off`: none")
         .default("false")
         .env()
         .flag(Flag::Run)
         .trust(Trust::Loosens)
-        .brief("Restrict the agent with Landlock")
+        .brief("Sandbox the agent")
         .heading(Heading::Agent, 8),
 );
 pub(crate) static SANDBOX_WRITE: Typed<PathBuf> = Typed::new(

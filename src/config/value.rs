@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use super::duration;
 use crate::agent_kind::{AgentKind, Permissions};
 use crate::prices::Price;
+use crate::sandbox::By;
 use crate::stuck::Mode as StuckMode;
 use crate::term::ColorChoice;
 
@@ -55,6 +56,9 @@ pub(crate) enum Kind {
     SandboxPath,
     /// One TCP port of the sandbox (`[sandbox] ports = [...]`, `--allow-port`).
     Port,
+    /// Whether the agent is sandboxed and by what: `true` (`auto`), `false`, `auto`,
+    /// `landlock` or `bwrap`.
+    Sandbox,
 }
 
 /// A check as a configuration file sets it; its name is the entry's.
@@ -94,6 +98,8 @@ pub(crate) enum Value {
     Price(Price),
     Count(u32),
     Port(u16),
+    /// `None`: no sandbox.
+    Sandbox(Option<By>),
     Observers(Vec<ObserverSpec>),
     /// `None`: turned off.
     Check(Option<CheckSpec>),
@@ -132,6 +138,7 @@ impl Kind {
             Kind::Check => "a command, a table with `command` and optionally `timeout` and `cwd`, or false to turn the check off".to_owned(),
             Kind::SandboxPath => "an array of paths".to_owned(),
             Kind::Port => "a TCP port from 1 to 65535".to_owned(),
+            Kind::Sandbox => "true, false, \"auto\", \"landlock\" or \"bwrap\"".to_owned(),
         }
     }
 
@@ -179,6 +186,7 @@ impl Kind {
             Kind::Check => "CHECK",
             Kind::SandboxPath => "PATH",
             Kind::Port => "PORT",
+            Kind::Sandbox => "BY",
         }
     }
 
@@ -232,6 +240,14 @@ impl Kind {
                 Ok(n) if n <= MAX_COUNT => Ok(Value::Count(n)),
                 _ => wrong(),
             },
+            Kind::Sandbox => parse_sandbox(text).map(Value::Sandbox).ok_or_else(|| {
+                let mut message = format!("expected {}, found {text:?}", self.expected());
+                let names = ["auto", "landlock", "bwrap"];
+                if let Some(meant) = super::suggest::did_you_mean(text, names) {
+                    message.push_str(&format!("; {meant}"));
+                }
+                message
+            }),
             Kind::Args | Kind::Price | Kind::Check | Kind::Observers => Err(format!(
                 "expected {}, which only a configuration file can give",
                 self.expected()
@@ -272,6 +288,7 @@ impl Kind {
                 }
             }
             (Kind::Bool, toml::Value::Boolean(b)) => Ok(Value::Bool(*b)),
+            (Kind::Sandbox, toml::Value::Boolean(b)) => Ok(Value::Sandbox(b.then_some(By::Auto))),
             (Kind::Args, toml::Value::Array(items)) => items
                 .iter()
                 .map(|i| i.as_str().map(str::to_owned))
@@ -331,6 +348,8 @@ impl Value {
             }
             Value::Count(n) => toml::Value::Integer(i64::from(*n)),
             Value::Port(n) => toml::Value::Integer(i64::from(*n)),
+            Value::Sandbox(None) => toml::Value::Boolean(false),
+            Value::Sandbox(Some(by)) => toml::Value::String(by.name().to_owned()),
             Value::Observers(observers) => toml::Value::Array(
                 observers
                     .iter()
@@ -417,6 +436,7 @@ from_value!(
     Price [Price] => Price,
     Count [Count] => u32,
     Port [Port] => u16,
+    Sandbox [Sandbox] => Option<By>,
     Observers [Observers] => Vec<ObserverSpec>,
     Check [Check] => Option<CheckSpec>,
 );
@@ -508,6 +528,17 @@ fn read_check(value: &toml::Value, dir: &Path) -> Result<Value, Option<String>> 
         return Err(Some("the check has no command".to_owned()));
     }
     Ok(Value::Check(Some(spec)))
+}
+
+/// `--sandbox`'s value: `true` and its kin are `auto`, `false` and its kin no sandbox.
+fn parse_sandbox(text: &str) -> Option<Option<By>> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" | "auto" => Some(Some(By::Auto)),
+        "false" | "0" | "no" | "off" => Some(None),
+        "landlock" => Some(Some(By::Landlock)),
+        "bwrap" | "bubblewrap" => Some(Some(By::Bwrap)),
+        _ => None,
+    }
 }
 
 /// A value enum's value named `text`.
@@ -663,6 +694,31 @@ mod tests {
             dir,
         );
         assert!(typo.unwrap_err().contains("ouput"));
+    }
+
+    #[test]
+    fn the_sandbox_is_a_switch_or_the_name_of_its_enforcer() {
+        let dir = Path::new("/repo");
+        let file = |t| Kind::Sandbox.read_toml(&toml(t), dir);
+        assert_eq!(file("v = true"), Ok(Value::Sandbox(Some(By::Auto))));
+        assert_eq!(file("v = false"), Ok(Value::Sandbox(None)));
+        assert_eq!(file("v = \"bwrap\""), Ok(Value::Sandbox(Some(By::Bwrap))));
+        assert_eq!(
+            Kind::Sandbox.parse("Landlock"),
+            Ok(Value::Sandbox(Some(By::Landlock)))
+        );
+        assert_eq!(Kind::Sandbox.parse("1"), Ok(Value::Sandbox(Some(By::Auto))));
+        let typo = Kind::Sandbox.parse("landlok").unwrap_err();
+        assert!(
+            typo.contains("did you mean") && typo.contains("landlock"),
+            "{typo}"
+        );
+        assert!(file("v = 1").is_err());
+        assert_eq!(
+            Value::Sandbox(Some(By::Bwrap)).to_toml().to_string(),
+            "\"bwrap\""
+        );
+        assert_eq!(Value::Sandbox(None).to_toml().to_string(), "false");
     }
 
     #[test]

@@ -1,12 +1,18 @@
-//! The sandbox where Landlock cannot be had: bubblewrap (`bwrap`), if installed. The agent's
-//! process becomes `bwrap` between fork and exec, which runs the program in a mount namespace
-//! where `/` is read-only, the write paths are writable and each denied path is an empty
-//! `tmpfs` (a denied file: an empty file). Not kept in: the network (bwrap cannot filter
-//! ports), signals to processes outside the run, abstract unix sockets.
+//! The sandbox where Landlock cannot be had, or where it is asked for (`--sandbox=bwrap`):
+//! bubblewrap (`bwrap`), if installed. The agent's process becomes `bwrap` between fork and
+//! exec, which runs the program in a mount namespace where `/` is read-only, the write paths are
+//! writable and each denied directory an empty, read-only `tmpfs` no one may enter (a denied
+//! file: an empty file). Not kept in: the network (bwrap cannot filter ports), signals to
+//! processes outside the run, abstract unix sockets. Whether `bwrap` can start at all (user
+//! namespaces may be off) is found before the run by a probe ([`probe`]). The program keeps no
+//! capability, even when runbook runs as root.
 
 use std::ffi::{CString, OsStr, OsString};
+use std::io::Read as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use super::Policy;
 
@@ -34,8 +40,12 @@ pub(crate) fn find() -> Option<PathBuf> {
 pub(crate) fn options(policy: &Policy) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
     let mut push = |parts: &[&OsStr]| out.extend(parts.iter().map(|p| p.to_os_string()));
+    // Run as root, bwrap would leave the program every capability: enough to unmount what hides
+    // a denied path, or to make `/` writable again.
     push(&[
         "--die-with-parent".as_ref(),
+        "--cap-drop".as_ref(),
+        "ALL".as_ref(),
         "--ro-bind".as_ref(),
         "/".as_ref(),
         "/".as_ref(),
@@ -43,7 +53,15 @@ pub(crate) fn options(policy: &Policy) -> Vec<OsString> {
     push(&["--dev-bind".as_ref(), "/dev".as_ref(), "/dev".as_ref()]);
     for deny in &policy.read_deny {
         match std::fs::metadata(deny) {
-            Ok(m) if m.is_dir() => push(&["--tmpfs".as_ref(), deny.as_os_str()]),
+            // Mode 0000 and read-only: neither entered nor made writable again (chmod).
+            Ok(m) if m.is_dir() => push(&[
+                "--perms".as_ref(),
+                "0000".as_ref(),
+                "--tmpfs".as_ref(),
+                deny.as_os_str(),
+                "--remount-ro".as_ref(),
+                deny.as_os_str(),
+            ]),
             Ok(_) => push(&["--ro-bind".as_ref(), "/dev/null".as_ref(), deny.as_os_str()]),
             Err(_) => {}
         }
@@ -77,6 +95,102 @@ pub(crate) fn argv(
     Some(out)
 }
 
+/// How long the probe may take: `bwrap` runs `true` in a few milliseconds.
+const PROBE_LIMIT: Duration = Duration::from_secs(10);
+
+/// Whether `bwrap` (at `program`) can start with `options` here: it runs `true` under them.
+/// An error says in a line what failed (bwrap's own words, made safe to show) and what to do.
+/// A probe that does not end in [`PROBE_LIMIT`] is killed and waited for.
+pub(crate) fn probe(program: &Path, options: &[OsString]) -> Result<(), String> {
+    probe_within(program, options, PROBE_LIMIT)
+}
+
+/// [`probe`], given `limit`.
+fn probe_within(program: &Path, options: &[OsString], limit: Duration) -> Result<(), String> {
+    let cannot = |what: String| {
+        format!(
+            "bubblewrap ({}) cannot start a sandbox here: {what}; use --sandbox=landlock (Linux 6.12 or newer), enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or run without --sandbox",
+            crate::foreign::term::escape_line(&program.display().to_string())
+        )
+    };
+    let mut child = std::process::Command::new(program)
+        .args(options)
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| cannot(format!("it did not run: {e}")))?;
+    let stderr = child.stderr.take();
+    // Read on a thread, so that a full pipe never holds bwrap and a held-open one never holds
+    // runbook past the limit.
+    let said = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(stderr) = stderr {
+            let _ = stderr.take(64 * 1024).read_to_end(&mut text);
+        }
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() < limit => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let Some(status) = status else {
+        return Err(cannot(format!(
+            "it did not finish within {}",
+            humantime::format_duration(limit)
+        )));
+    };
+    if status.success() {
+        return Ok(());
+    }
+    // What it said is read to its end unless something it started holds the pipe open.
+    let read_by = Instant::now() + Duration::from_secs(1);
+    while !said.is_finished() && Instant::now() < read_by {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let text = if said.is_finished() {
+        said.join().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let words = shown(&String::from_utf8_lossy(&text));
+    Err(cannot(if words.is_empty() {
+        format!("it ended with {status}")
+    } else {
+        words
+    }))
+}
+
+/// Longest part of bwrap's words shown, in characters.
+const MAX_SAID: usize = 300;
+
+/// bwrap's words as one line that is safe to show: its lines joined, control characters made
+/// visible, cut at [`MAX_SAID`] characters.
+fn shown(text: &str) -> String {
+    let joined = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = crate::foreign::term::escape_line(joined.trim_end_matches('.'));
+    match line.char_indices().nth(MAX_SAID) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.into_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,13 +215,19 @@ mod tests {
         let r = root.display();
         let want: Vec<String> = [
             "--die-with-parent",
+            "--cap-drop",
+            "ALL",
             "--ro-bind",
             "/",
             "/",
             "--dev-bind",
             "/dev",
             "/dev",
+            "--perms",
+            "0000",
             "--tmpfs",
+            &format!("{r}/.ssh"),
+            "--remount-ro",
             &format!("{r}/.ssh"),
             "--ro-bind",
             "/dev/null",
@@ -129,6 +249,44 @@ mod tests {
         .unwrap();
         let tail: Vec<_> = argv[argv.len() - 4..].iter().collect();
         assert_eq!(tail, [c"--", c"sh", c"-c", c"true"]);
+    }
+
+    #[test]
+    fn bwraps_words_are_shown_on_one_line_without_controls() {
+        assert_eq!(
+            shown("bwrap: No permissions to create new namespace\n\n  more\n"),
+            "bwrap: No permissions to create new namespace more"
+        );
+        let hostile = shown("bwrap: \x1b[31mred\x1b]0;title\x07 \u{202e}x");
+        assert!(
+            !hostile.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{hostile}"
+        );
+        let long = shown(&"a".repeat(1000));
+        assert_eq!(long.chars().count(), MAX_SAID + 1, "cut, with an ellipsis");
+    }
+
+    #[test]
+    fn the_probe_passes_a_bwrap_that_starts_and_tells_of_one_that_does_not() {
+        let real = find().expect("bubblewrap is installed: .ci/install-agents installs it");
+        let policy = Policy {
+            write: vec![std::env::temp_dir().canonicalize().unwrap()],
+            ..Policy::default()
+        };
+        assert_eq!(probe(&real, &options(&policy)), Ok(()));
+        let why = probe(Path::new("/bin/false"), &[]).unwrap_err();
+        assert!(why.contains("exit status: 1"), "{why}");
+        assert!(
+            why.contains("--sandbox=landlock") && !why.contains('\n'),
+            "{why}"
+        );
+        let missing = probe(Path::new("/nonexistent/bwrap"), &[]).unwrap_err();
+        assert!(missing.contains("did not run"), "{missing}");
+        // A bwrap that never ends (here: `sh -c 'exec sleep 30' sh -- true`) is killed.
+        let hangs: Vec<OsString> = ["-c", "exec sleep 30", "sh"].map(OsString::from).to_vec();
+        let why =
+            probe_within(Path::new("/bin/sh"), &hangs, Duration::from_millis(300)).unwrap_err();
+        assert!(why.contains("did not finish within 300ms"), "{why}");
     }
 
     /// Through the real bubblewrap (the suite's machines have it: `.ci/install-agents`): a

@@ -136,15 +136,21 @@ impl Prepared {
 }
 
 /// Has `command`'s process become `bwrap` running its program, just before it would run it
-/// (its environment, directory and descriptors already set). Nothing of `command` may change
-/// after.
+/// (its directory and descriptors already set), with the environment `command` would have
+/// given it: the child sets that only when it runs the program itself, after this. Nothing of
+/// `command` may change after.
 fn through_bwrap(command: &mut std::process::Command, program: &Path, options: &[OsString]) {
     let args = command.get_args().map(ToOwned::to_owned);
     let argv = bwrap::argv(program, options, command.get_program(), args);
-    let argv = argv.map(|strings| {
-        let mut pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
-        pointers.push(std::ptr::null());
-        Argv { strings, pointers }
+    let argv = argv.zip(environment(command)).map(|(strings, env)| {
+        let pointers = Argv::pointers(&strings);
+        let env_pointers = Argv::pointers(&env);
+        Argv {
+            strings,
+            pointers,
+            _env: env,
+            env_pointers,
+        }
     });
     // SAFETY: between fork and exec only prctl(2) and execv(2), async-signal-safe, are called,
     // on strings and pointers made before the fork and kept alive by the closure.
@@ -158,25 +164,62 @@ fn through_bwrap(command: &mut std::process::Command, program: &Path, options: &
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            libc::execv(argv.strings[0].as_ptr(), argv.pointers.as_ptr());
+            libc::execve(
+                argv.strings[0].as_ptr(),
+                argv.pointers.as_ptr(),
+                argv.env_pointers.as_ptr(),
+            );
             Err(std::io::Error::last_os_error())
         });
     }
 }
 
-/// A command line made for execv(2): the strings and the pointers to them.
+/// A command line and environment made for execve(2): the strings and the pointers to them.
 struct Argv {
     strings: Vec<CString>,
     pointers: Vec<*const libc::c_char>,
+    /// `NAME=value`, each: kept for `env_pointers`, which point into it.
+    _env: Vec<CString>,
+    env_pointers: Vec<*const libc::c_char>,
 }
 
-// SAFETY: the pointers point into `strings`, owned alongside and never changed; they are only
-// read, in the child.
+impl Argv {
+    /// Pointers to `strings`, then a null one.
+    fn pointers(strings: &[CString]) -> Vec<*const libc::c_char> {
+        let mut pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        pointers.push(std::ptr::null());
+        pointers
+    }
+}
+
+/// The environment `command` gives its program: runbook's own, with what `command` sets and
+/// removes; `None` when a part holds a NUL byte.
+fn environment(command: &std::process::Command) -> Option<Vec<CString>> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut vars: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => vars.insert(name.to_owned(), value.to_owned()),
+            None => vars.remove(name),
+        };
+    }
+    vars.iter()
+        .map(|(name, value)| {
+            let mut pair = name.as_bytes().to_vec();
+            pair.push(b'=');
+            pair.extend_from_slice(value.as_bytes());
+            CString::new(pair).ok()
+        })
+        .collect()
+}
+
+// SAFETY: the pointers point into `strings` and `env`, owned alongside and never changed; they
+// are only read, in the child.
 unsafe impl Send for Argv {}
 // SAFETY: as above.
 unsafe impl Sync for Argv {}
 
-/// Which enforcer `--sandbox` asks for.
+/// Which enforcer `--sandbox` asks for (`--sandbox=auto|landlock|bwrap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum By {
     /// Landlock where it can keep the whole promise, else bubblewrap if installed.
@@ -185,18 +228,57 @@ pub(crate) enum By {
     Bwrap,
 }
 
+impl By {
+    /// Every choice, in the order `--help` and `runbook doctor` name them.
+    pub(crate) const ALL: [By; 3] = [By::Auto, By::Landlock, By::Bwrap];
+
+    /// How the command line and the configuration name it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            By::Auto => "auto",
+            By::Landlock => "landlock",
+            By::Bwrap => "bwrap",
+        }
+    }
+
+    /// How much of the promise it keeps, least first: bubblewrap keeps no ports nor signals,
+    /// `auto` may come to bubblewrap, Landlock keeps it all (or refuses to start).
+    pub(crate) fn strength(self) -> u8 {
+        match self {
+            By::Bwrap => 1,
+            By::Auto => 2,
+            By::Landlock => 3,
+        }
+    }
+}
+
 /// The enforcer `by` comes to on this machine, or why none can run, in a line.
 pub(crate) fn choose(by: By) -> Result<By, String> {
-    let landlock = unavailable(abi());
+    decide(by, abi(), bwrap::find().is_some())
+}
+
+/// The enforcer `by` comes to with the kernel's Landlock ABI `abi` and bubblewrap installed or
+/// not. An enforcer named is the one used, or refused: never another in its place.
+fn decide(by: By, abi: Option<u32>, bwrap: bool) -> Result<By, String> {
+    let landlock = unavailable(abi);
     match by {
-        By::Landlock => landlock.map_or(Ok(By::Landlock), Err),
-        By::Bwrap => bwrap::find().map(|_| By::Bwrap).ok_or_else(|| {
-            "--sandbox=bwrap needs bubblewrap (`bwrap`), which is not on PATH: install it (apt-get install bubblewrap) or use --sandbox=landlock".to_owned()
-        }),
-        By::Auto => match (landlock, bwrap::find()) {
+        By::Landlock => match landlock {
+            None => Ok(By::Landlock),
+            Some(_) => Err(format!(
+                "--sandbox=landlock needs Landlock ABI {MIN_ABI} (Linux 6.12) or newer, and this kernel has {}: use --sandbox=bwrap (bubblewrap: writes and reads only), or run without --sandbox",
+                abi.map_or("no Landlock (not built in, or not in the `lsm=` boot list)".to_owned(), |v| format!("ABI {v}"))
+            )),
+        },
+        By::Bwrap if bwrap => Ok(By::Bwrap),
+        By::Bwrap => Err(
+            "--sandbox=bwrap needs bubblewrap (`bwrap`), which is not on PATH: install it (apt-get install bubblewrap) or use --sandbox=landlock".to_owned(),
+        ),
+        By::Auto => match (landlock, bwrap) {
             (None, _) => Ok(By::Landlock),
-            (Some(_), Some(_)) => Ok(By::Bwrap),
-            (Some(why), None) => Err(format!("{why}; or install bubblewrap (`bwrap`) for --sandbox=bwrap")),
+            (Some(_), true) => Ok(By::Bwrap),
+            (Some(why), false) => Err(format!(
+                "{why}; or install bubblewrap (`bwrap`) for --sandbox=bwrap"
+            )),
         },
     }
 }
@@ -260,11 +342,17 @@ pub(crate) fn prepare(policy: &Policy) -> Result<Prepared, String> {
     })
 }
 
-/// Whether `policy` could be made into rules here (by Landlock, or else bubblewrap), without
-/// making them: an error says why not, in a line.
-pub(crate) fn check(policy: &Policy) -> Result<(), String> {
-    choose(By::Auto)?;
-    resolved(policy).map(|_| ())
+/// The enforcer `by` comes to here, once `policy` is found able to be made into its rules and,
+/// for bubblewrap, `bwrap` is found able to start (a probe through it): an error says why not,
+/// in a line. Nothing is made yet.
+pub(crate) fn check(policy: &Policy, by: By) -> Result<By, String> {
+    let by = choose(by)?;
+    let policy = resolved(policy)?;
+    if by == By::Bwrap {
+        let program = bwrap::find().ok_or("--sandbox=bwrap needs bubblewrap (`bwrap`), which is not on PATH: install it (apt-get install bubblewrap)")?;
+        bwrap::probe(&program, &bwrap::options(&policy))?;
+    }
+    Ok(by)
 }
 
 /// The policy with every path absolute and its links resolved (the kernel's rules are on what
@@ -393,6 +481,34 @@ mod tests {
         assert!(old.contains("ABI 6") && old.contains("ABI 4"), "{old}");
         assert_eq!(unavailable(Some(MIN_ABI)), None);
         assert_eq!(unavailable(Some(7)), None);
+    }
+
+    #[test]
+    fn an_enforcer_named_is_the_one_used_or_refused_never_another() {
+        let ok = |by, abi, bwrap| decide(by, abi, bwrap);
+        assert_eq!(ok(By::Auto, Some(7), true), Ok(By::Landlock));
+        assert_eq!(ok(By::Auto, Some(4), true), Ok(By::Bwrap));
+        assert_eq!(ok(By::Auto, None, true), Ok(By::Bwrap));
+        assert_eq!(ok(By::Bwrap, Some(7), true), Ok(By::Bwrap));
+        assert_eq!(ok(By::Landlock, Some(6), false), Ok(By::Landlock));
+        for (by, abi, bwrap) in [
+            (By::Landlock, Some(4), true),
+            (By::Landlock, None, true),
+            (By::Bwrap, Some(7), false),
+            (By::Auto, Some(5), false),
+            (By::Auto, None, false),
+        ] {
+            let why = ok(by, abi, bwrap).unwrap_err();
+            assert!(!why.contains('\n'), "{why}");
+            assert!(why.contains("--sandbox"), "says what to do: {why}");
+        }
+        let old = ok(By::Landlock, Some(4), true).unwrap_err();
+        assert!(
+            old.contains("ABI 4") && old.contains("--sandbox=bwrap"),
+            "{old}"
+        );
+        assert!(By::Bwrap.strength() < By::Auto.strength());
+        assert!(By::Auto.strength() < By::Landlock.strength());
     }
 
     #[test]

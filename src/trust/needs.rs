@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use super::env_vars;
 use crate::agent::Permissions;
 use crate::agent_env::AgentEnv;
-use crate::config::keys::Trust;
+use crate::config::keys::{self, Trust};
 use crate::config::{Config, Entry, Value};
 use crate::digest::Digest;
 use crate::provenance::Layer;
+use crate::sandbox::By;
 
 /// One setting of a repository's file that needs trust.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,7 @@ pub(crate) struct RepoFile {
 /// `.env.local`, each with what in it needs trust.
 pub(crate) fn repository_files(config: &Config, env: &AgentEnv) -> Vec<RepoFile> {
     let mut out = Vec::new();
+    let own_sandbox = users_sandbox(config);
     for file in &config.files {
         let Some(content) = &file.content else {
             continue;
@@ -48,7 +50,7 @@ pub(crate) fn repository_files(config: &Config, env: &AgentEnv) -> Vec<RepoFile>
         let mut needs: Vec<Need> = content
             .entries
             .iter()
-            .filter(|e| entry_needs_trust(e, &config.root))
+            .filter(|e| entry_needs_trust(e, &config.root, own_sandbox))
             .map(|e| Need {
                 key: e.slot.name(),
                 value: Some(e.value.to_toml().to_string()),
@@ -89,8 +91,24 @@ pub(crate) fn repository_files(config: &Config, env: &AgentEnv) -> Vec<RepoFile>
     out
 }
 
-/// Whether a repository's file giving `entry` needs trust for it.
-fn entry_needs_trust(entry: &Entry, root: &Path) -> bool {
+/// The sandbox the user's own file asks for (else the built-in: none), which a repository's
+/// file may strengthen but not weaken untrusted.
+fn users_sandbox(config: &Config) -> Option<By> {
+    let own = config.files.iter().filter(|f| f.layer == Layer::Global);
+    let entries = own.flat_map(|f| f.content.iter().flat_map(|c| c.entries.iter()));
+    entries
+        .filter(|e| *e.slot.key == keys::SANDBOX.0.key)
+        .filter_map(|e| match e.value {
+            Value::Sandbox(by) => Some(by),
+            _ => None,
+        })
+        .next_back()
+        .flatten()
+}
+
+/// Whether a repository's file giving `entry` needs trust for it; `own_sandbox`: the sandbox
+/// the user's own file asks for.
+fn entry_needs_trust(entry: &Entry, root: &Path, own_sandbox: Option<By>) -> bool {
     match (entry.slot.key.trust, &entry.value) {
         (Trust::Never, _) => false,
         (Trust::Runs, Value::Check(spec)) => spec.is_some(),
@@ -104,7 +122,10 @@ fn entry_needs_trust(entry: &Entry, root: &Path) -> bool {
         (Trust::Runs, _) => true,
         (Trust::WritesOutside, Value::Path(path)) => !inside(root, path),
         (Trust::WritesOutside, _) => true,
-        (Trust::Loosens, Value::Bool(on)) => !on,
+        // Off always needs trust; an enforcer only when it keeps less than the user's own.
+        (Trust::Loosens, Value::Sandbox(by)) => {
+            by.is_none_or(|by| own_sandbox.is_some_and(|own| by.strength() < own.strength()))
+        }
         (Trust::Loosens, _) => true,
     }
 }
@@ -190,7 +211,7 @@ mod tests {
         let mut needs: Vec<String> = layer
             .entries
             .iter()
-            .filter(|e| entry_needs_trust(e, &root))
+            .filter(|e| entry_needs_trust(e, &root, None))
             .map(|e| e.slot.name())
             .collect();
         needs.sort();
@@ -200,5 +221,32 @@ mod tests {
             "not the model, limits, a check turned off, no arguments, events inside"
         );
         assert!(env_vars::needs_trust("LD_PRELOAD") && !env_vars::needs_trust("RUST_LOG"));
+    }
+
+    #[test]
+    fn a_repository_may_name_a_stronger_sandbox_but_not_a_weaker_one_untrusted() {
+        let root = Path::new("/repo");
+        let needs = |text: &str, own: Option<By>| {
+            let layer = parse_file(Layer::Repo, &root.join("runbook.toml"), text).unwrap();
+            entry_needs_trust(&layer.entries[0], root, own)
+        };
+        for (text, own, want) in [
+            ("sandbox = true", None, false),
+            ("sandbox = \"bwrap\"", None, false),
+            ("sandbox = \"landlock\"", Some(By::Bwrap), false),
+            ("sandbox = \"auto\"", Some(By::Bwrap), false),
+            (
+                "[sandbox]\nenabled = \"landlock\"",
+                Some(By::Landlock),
+                false,
+            ),
+            ("sandbox = \"bwrap\"", Some(By::Auto), true),
+            ("sandbox = \"bwrap\"", Some(By::Landlock), true),
+            ("sandbox = true", Some(By::Landlock), true),
+            ("sandbox = false", None, true),
+            ("sandbox = false", Some(By::Bwrap), true),
+        ] {
+            assert_eq!(needs(text, own), want, "{text} over {own:?}");
+        }
     }
 }

@@ -45,6 +45,7 @@ mod record;
 mod report_markdown;
 mod run;
 mod sandbox;
+mod sandbox_bwrap;
 mod sandbox_live;
 mod stats;
 mod stats_page;

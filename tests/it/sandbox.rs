@@ -1,7 +1,9 @@
 //! `--sandbox`: the agent's processes, run through the real binary under Landlock, can write only
 //! in the work dir (and the agent's own dirs), cannot read the user's keys, connect only to the
 //! ports allowed and signal nothing outside the run; a process that leaves the agent's session
-//! is held all the same. The receipt records the sandbox and the refusals seen.
+//! is held all the same. The receipt records the sandbox and the refusals seen. The proofs that
+//! bubblewrap keeps the same writes and reads take an enforcer ([`Under`]); tests/it/sandbox_bwrap.rs
+//! runs them under bubblewrap.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -14,8 +16,51 @@ use crate::support::{self, TestContext};
 const STEP_START: &str = r#"{"type":"step_start","timestamp":1795319488573,"sessionID":"ses_test","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_test","snapshot":"5743","type":"step-start"}}"#;
 const FINAL: &str = r#"{"type":"step_finish","timestamp":1795319488892,"sessionID":"ses_test","part":{"id":"prt_5","reason":"stop","snapshot":"5743","messageID":"msg_1","sessionID":"ses_test","type":"step-finish","tokens":{"total":1540,"input":1500,"output":40,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0.001}}"#;
 
+/// The enforcer a test runs the agent under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Under {
+    /// Landlock, which `--sandbox` comes to on a kernel with ABI 6 or newer (the suite's).
+    Landlock,
+    /// Bubblewrap, asked for by name.
+    Bwrap,
+}
+
+impl Under {
+    /// The flag that asks for it.
+    pub(crate) fn flag(self) -> &'static str {
+        match self {
+            Under::Landlock => "--sandbox",
+            Under::Bwrap => "--sandbox=bwrap",
+        }
+    }
+
+    /// The receipt's `sandbox.by`.
+    fn name(self) -> &'static str {
+        match self {
+            Under::Landlock => "landlock",
+            Under::Bwrap => "bwrap",
+        }
+    }
+
+    /// Asserts that `result` is a refusal as this enforcer makes it: Landlock's `EACCES` or
+    /// `EPERM`; under bubblewrap also a read-only file system (`EROFS`).
+    #[track_caller]
+    pub(crate) fn refused(self, result: &Option<String>, what: &str) {
+        let error = result
+            .as_deref()
+            .unwrap_or_else(|| panic!("{what} was allowed under {self:?}"));
+        let bwrap = self == Under::Bwrap && error.contains("Read-only file system");
+        assert!(
+            bwrap
+                || error.contains("Permission denied")
+                || error.contains("Operation not permitted"),
+            "{what} under {self:?}: {error}"
+        );
+    }
+}
+
 /// A `$try` directive of the fake agent.
-fn attempt(op: &str, target: impl std::fmt::Display, setsid: bool) -> String {
+pub(crate) fn attempt(op: &str, target: impl std::fmt::Display, setsid: bool) -> String {
     serde_json::json!({"$try": {"op": op, "target": target.to_string(), "setsid": setsid}})
         .to_string()
 }
@@ -30,14 +75,14 @@ fn scenario(tries: &[String]) -> String {
 
 /// Runs the fake agent playing `tries` with `extra` flags; its pid file in the work dir, which
 /// it may write.
-fn run(ctx: &TestContext, tries: &[String], extra: &[&str]) -> support::Outcome {
+pub(crate) fn run(ctx: &TestContext, tries: &[String], extra: &[&str]) -> support::Outcome {
     let mut cmd = ctx.fake_run(&scenario(tries), extra);
     cmd.env("FAKE_AGENT_PID_FILE", ctx.work.join("agent.pids"));
     support::run(&mut cmd, std::time::Duration::from_secs(60))
 }
 
 /// How each `$try` ended, in order: `None` for success, else its error.
-fn tried(ctx: &TestContext) -> Vec<Option<String>> {
+pub(crate) fn tried(ctx: &TestContext) -> Vec<Option<String>> {
     ctx.events()
         .into_iter()
         .filter_map(|e| match e.kind {
@@ -54,16 +99,10 @@ fn tried(ctx: &TestContext) -> Vec<Option<String>> {
 
 #[track_caller]
 fn refused(result: &Option<String>, what: &str) {
-    let error = result
-        .as_deref()
-        .unwrap_or_else(|| panic!("{what} was allowed"));
-    assert!(
-        error.contains("Permission denied") || error.contains("Operation not permitted"),
-        "{what}: {error}"
-    );
+    Under::Landlock.refused(result, what);
 }
 
-fn sandboxed_denials(ctx: &TestContext) -> usize {
+pub(crate) fn sandboxed_denials(ctx: &TestContext) -> usize {
     ctx.events()
         .iter()
         .filter(|e| matches!(e.kind, EventKind::SandboxDenied { .. }))
@@ -72,6 +111,12 @@ fn sandboxed_denials(ctx: &TestContext) -> usize {
 
 #[test]
 fn writes_go_only_to_the_work_dir() {
+    writes_go_only_to_the_work_dir_under(Under::Landlock);
+}
+
+/// `~/.ssh/x`, `/etc/x`, `../outside` and the home directory are refused, the work dir is
+/// written, and the receipt records the enforcer, what it kept and the 4 refusals.
+pub(crate) fn writes_go_only_to_the_work_dir_under(under: Under) {
     let ctx = TestContext::new();
     std::fs::create_dir_all(ctx.home.join(".ssh")).unwrap();
     let etc = Path::new("/etc/runbook-sandbox-test");
@@ -83,14 +128,14 @@ fn writes_go_only_to_the_work_dir() {
         attempt("write", ctx.home.join("notes").display(), false),
         attempt("write", "inside.txt", false),
     ];
-    let out = run(&ctx, &tries, &["--sandbox"]);
+    let out = run(&ctx, &tries, &[under.flag()]);
     out.assert_exit(0);
     let results = tried(&ctx);
     assert_eq!(results.len(), 5, "{results:?}\n{}", out.stderr);
-    refused(&results[0], "~/.ssh/x");
-    refused(&results[1], "/etc/x");
-    refused(&results[2], "../outside");
-    refused(&results[3], "~/notes");
+    under.refused(&results[0], "~/.ssh/x");
+    under.refused(&results[1], "/etc/x");
+    under.refused(&results[2], "../outside");
+    under.refused(&results[3], "~/notes");
     assert_eq!(results[4], None, "the work dir");
     assert!(!ctx.home.join(".ssh/x").exists() && !etc.exists() && !outside.exists());
     assert_eq!(
@@ -100,15 +145,30 @@ fn writes_go_only_to_the_work_dir() {
 
     let receipt = ctx.ended_as(Outcome::Completed);
     let sandbox = receipt.sandbox.expect("the receipt records the sandbox");
-    assert_eq!(sandbox.by, "landlock");
-    assert!(sandbox.abi.is_some_and(|v| v >= 6), "{sandbox:?}");
+    assert_eq!(sandbox.by, under.name());
+    match under {
+        Under::Landlock => {
+            assert!(sandbox.abi.is_some_and(|v| v >= 6), "{sandbox:?}");
+            assert!(sandbox.ports.contains(&443), "{sandbox:?}");
+            assert!(sandbox.not_enforced.is_empty(), "{sandbox:?}");
+        }
+        Under::Bwrap => {
+            assert_eq!(sandbox.abi, None, "{sandbox:?}");
+            assert!(sandbox.ports.is_empty(), "no port is claimed: {sandbox:?}");
+            for kept_not in ["tcp ports", "signals outside the run"] {
+                assert!(
+                    sandbox.not_enforced.iter().any(|n| n == kept_not),
+                    "{sandbox:?}"
+                );
+            }
+        }
+    }
     assert!(
         sandbox.write.contains(&ctx.work.display().to_string()),
         "{sandbox:?}"
     );
     let ssh = ctx.home.join(".ssh").display().to_string();
     assert!(sandbox.read_deny.contains(&ssh), "{sandbox:?}");
-    assert!(sandbox.ports.contains(&443), "{sandbox:?}");
     assert_eq!(sandbox.denied, 4, "{sandbox:?}");
     assert_eq!(sandboxed_denials(&ctx), 4);
 }
@@ -130,6 +190,11 @@ fn without_the_sandbox_the_same_writes_go_through() {
 
 #[test]
 fn the_users_keys_cannot_be_read_but_the_work_dir_can() {
+    the_users_keys_cannot_be_read_but_the_work_dir_can_under(Under::Landlock);
+}
+
+/// `~/.ssh/id_ed25519` is refused; a file beside the deny list and the work dir's are read.
+pub(crate) fn the_users_keys_cannot_be_read_but_the_work_dir_can_under(under: Under) {
     let ctx = TestContext::new();
     let key = ctx.home.join(".ssh/id_ed25519");
     std::fs::create_dir_all(key.parent().unwrap()).unwrap();
@@ -141,10 +206,38 @@ fn the_users_keys_cannot_be_read_but_the_work_dir_can() {
         attempt("read", "README.md", false),
         attempt("read", ctx.home.join(".aws-not-secret").display(), false),
     ];
-    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    run(&ctx, &tries, &[under.flag()]).assert_exit(0);
     let results = tried(&ctx);
-    refused(&results[0], "~/.ssh/id_ed25519");
+    under.refused(&results[0], "~/.ssh/id_ed25519");
     assert_eq!(results[1..], [None, None], "what is not denied is read");
+    assert_eq!(ctx.receipt().sandbox.unwrap().by, under.name());
+}
+
+#[test]
+fn the_agent_gets_its_variables_and_the_runs_temp_dir() {
+    the_agent_gets_its_variables_and_the_runs_temp_dir_under(Under::Landlock);
+}
+
+/// The agent's process has the variables runbook gives it: `TMPDIR`, the run's temp dir, which
+/// it can write in; the run's mark; the configuration's `[env]`.
+pub(crate) fn the_agent_gets_its_variables_and_the_runs_temp_dir_under(under: Under) {
+    let ctx = TestContext::new();
+    ctx.write_global_config("[env]\nRUNBOOK_TEST_SETTING = \"from-config\"\n");
+    let script = "printf '%s\\n%s\\n%s\\n' \"$TMPDIR\" \"$RUNBOOK_RUN\" \"$RUNBOOK_TEST_SETTING\" > env.txt && echo x > \"$TMPDIR/scratch\"";
+    let tries = [attempt("shell", script, false)];
+    run(&ctx, &tries, &[under.flag()]).assert_exit(0);
+    assert_eq!(tried(&ctx), [None], "the temp dir is writable");
+    let seen = std::fs::read_to_string(ctx.work.join("env.txt")).unwrap();
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(lines.len(), 3, "{seen:?}");
+    let run_dir = ctx.run_dir();
+    assert_eq!(
+        lines[0],
+        run_dir.join("tmp").display().to_string(),
+        "{seen:?}"
+    );
+    assert!(!lines[1].is_empty(), "the run's mark: {seen:?}");
+    assert_eq!(lines[2], "from-config", "{seen:?}");
 }
 
 #[test]
@@ -171,6 +264,13 @@ fn connections_go_only_to_the_ports_allowed() {
 
 #[test]
 fn a_process_in_a_session_of_its_own_is_held_all_the_same() {
+    a_process_in_a_session_of_its_own_is_held_all_the_same_under(Under::Landlock);
+}
+
+/// A child that starts a session of its own cannot write outside the work dir and can write
+/// in it; under Landlock its connection to a port not allowed is refused too (bubblewrap keeps
+/// no ports: the connection goes through, and nothing claims otherwise).
+pub(crate) fn a_process_in_a_session_of_its_own_is_held_all_the_same_under(under: Under) {
     let ctx = TestContext::new();
     let other = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = other.local_addr().unwrap().port();
@@ -178,13 +278,19 @@ fn a_process_in_a_session_of_its_own_is_held_all_the_same() {
         attempt("write", ctx.home.join("escaped").display(), true),
         attempt("connect", port, true),
         attempt("write", "from-the-child.txt", true),
+        attempt("write", "../escaped", true),
     ];
-    run(&ctx, &tries, &["--sandbox"]).assert_exit(0);
+    run(&ctx, &tries, &[under.flag()]).assert_exit(0);
     let results = tried(&ctx);
-    refused(&results[0], "a write from a setsid child");
-    refused(&results[1], "a connection from a setsid child");
+    under.refused(&results[0], "a write from a setsid child");
+    match under {
+        Under::Landlock => under.refused(&results[1], "a connection from a setsid child"),
+        Under::Bwrap => assert_eq!(results[1], None, "bubblewrap keeps no ports"),
+    }
     assert_eq!(results[2], None, "the work dir, from the child");
-    assert!(!ctx.home.join("escaped").exists());
+    under.refused(&results[3], "../escaped from a setsid child");
+    assert!(!ctx.home.join("escaped").exists() && !ctx.root().join("escaped").exists());
+    assert!(ctx.work.join("from-the-child.txt").exists());
 }
 
 #[test]

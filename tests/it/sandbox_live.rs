@@ -1,30 +1,37 @@
 //! The real OpenCode, Claude Code and Codex under `--sandbox`, each against its fake provider:
 //! every standard scenario ends as it does unsandboxed, with the provider's port allowed, the
-//! agent's own state dirs writable and no refusal seen.
+//! agent's own state dirs writable and no refusal seen; under bubblewrap too, named
+//! (`--sandbox=bwrap`) where Landlock works.
 
 use runbook::event::Outcome;
 
 use crate::conformance::{ALL, Scenario, assert_facts, facts};
 use crate::live::{self, Prepared};
 
-/// Runs every scenario of `agent` with `--sandbox`, and checks each as the unsandboxed run is
-/// checked, plus the sandbox the receipt records.
-fn every_scenario_sandboxed(agent: &str, prepare: fn(Scenario) -> Option<Prepared>, own: &[&str]) {
+/// Runs every scenario of `agent` with `flag` (`--sandbox`, `--sandbox=bwrap`), and checks each
+/// as the unsandboxed run is checked, plus the sandbox the receipt records.
+fn every_scenario_sandboxed(
+    agent: &str,
+    prepare: fn(Scenario) -> Option<Prepared>,
+    own: &[&str],
+    flag: &str,
+) {
     for scenario in ALL {
-        sandboxed(agent, scenario, prepare, own);
+        sandboxed(agent, scenario, prepare, own, flag);
     }
 }
 
-/// Runs `scenario` of `agent` with `--sandbox`, and checks it as the unsandboxed run is checked,
-/// plus the sandbox the receipt records.
+/// Runs `scenario` of `agent` with `flag` (`--sandbox`, `--sandbox=bwrap`), and checks it as the
+/// unsandboxed run is checked, plus the sandbox the receipt records.
 fn sandboxed(
     agent: &str,
     scenario: Scenario,
     prepare: fn(Scenario) -> Option<Prepared>,
     own: &[&str],
+    flag: &str,
 ) {
     {
-        let Some(ran) = live::run(agent, scenario, prepare, &["--sandbox"]) else {
+        let Some(ran) = live::run(agent, scenario, prepare, &[flag]) else {
             return;
         };
         let why = &ran.why;
@@ -46,8 +53,13 @@ fn sandboxed(
             .as_ref()
             .expect("the receipt records it");
         assert_eq!(sandbox.denied, 0, "no refusal: {sandbox:?}\n{why}");
-        let provider = sandbox.ports.iter().any(|p| *p != 443);
-        assert!(provider, "the provider's port is allowed: {sandbox:?}");
+        if flag == "--sandbox=bwrap" {
+            assert_eq!(sandbox.by, "bwrap", "{sandbox:?}");
+            assert!(sandbox.ports.is_empty(), "no port claimed: {sandbox:?}");
+        } else {
+            let provider = sandbox.ports.iter().any(|p| *p != 443);
+            assert!(provider, "the provider's port is allowed: {sandbox:?}");
+        }
         let home = ran.ctx.home.display().to_string();
         let codex_home = ran.codex_home.as_ref().map(|p| p.display().to_string());
         for dir in own {
@@ -74,7 +86,7 @@ macro_rules! opencode_sandboxed {
             use super::*;
 
             fn check(scenario: Scenario) {
-                sandboxed("opencode", scenario, $prepare, $own);
+                sandboxed("opencode", scenario, $prepare, $own, "--sandbox");
             }
 
             #[test]
@@ -118,22 +130,50 @@ macro_rules! opencode_sandboxed {
 opencode_sandboxed!(
     opencode_meets_every_scenario_sandboxed,
     live::opencode,
-    &[
-        ".local/share/opencode",
-        ".cache/opencode",
-        ".config/opencode",
-        ".local/state/opencode",
-    ]
+    OPENCODE_OWN
 );
+
+const OPENCODE_OWN: &[&str] = &[
+    ".local/share/opencode",
+    ".cache/opencode",
+    ".config/opencode",
+    ".local/state/opencode",
+];
 
 #[test]
 fn claude_code_meets_every_scenario_sandboxed() {
-    every_scenario_sandboxed("claude", live::claude, &[".claude", ".claude.json"]);
+    let own = &[".claude", ".claude.json"];
+    every_scenario_sandboxed("claude", live::claude, own, "--sandbox");
 }
 
 #[test]
 fn codex_meets_every_scenario_sandboxed() {
-    every_scenario_sandboxed("codex", live::codex, &["$CODEX_HOME"]);
+    every_scenario_sandboxed("codex", live::codex, &["$CODEX_HOME"], "--sandbox");
+}
+
+#[test]
+fn claude_code_meets_every_scenario_under_bwrap() {
+    let own = &[".claude", ".claude.json"];
+    every_scenario_sandboxed("claude", live::claude, own, "--sandbox=bwrap");
+}
+
+#[test]
+fn codex_meets_every_scenario_under_bwrap() {
+    every_scenario_sandboxed("codex", live::codex, &["$CODEX_HOME"], "--sandbox=bwrap");
+}
+
+/// OpenCode (Bun) under bubblewrap: its tools, reads and edits, in the work dir.
+#[test]
+fn opencode_reads_edits_and_runs_a_command_under_bwrap() {
+    for scenario in [Scenario::ReadEdit, Scenario::Shell] {
+        sandboxed(
+            "opencode",
+            scenario,
+            live::opencode,
+            OPENCODE_OWN,
+            "--sandbox=bwrap",
+        );
+    }
 }
 
 /// The real OpenCode, told by its model to read the user's key and write it out of the work dir:

@@ -6,13 +6,9 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::super::summary;
-use crate::event::{EventKind, ToolEnd, ToolStatus};
+use crate::agent::prints::refusal;
+use crate::event::{EventKind, ToolStatus};
 use crate::fingerprint::{self, Ended};
-use crate::sandbox::is_denial;
-
-/// Longest refusal line added to a failed command's error.
-const MAX_REFUSAL_CHARS: usize = 300;
 
 #[derive(Deserialize)]
 struct Line<'a> {
@@ -77,16 +73,4 @@ pub(super) fn stamp(line: &[u8], events: &mut [EventKind], sandboxed: bool) {
     if sandboxed && exit.is_some_and(|code| code != 0) {
         refusal(end, &output);
     }
-}
-
-/// Adds to `end`'s error the first line of `output` that tells of a refused operation.
-fn refusal(end: &mut ToolEnd, output: &str) {
-    let Some(line) = output.lines().map(str::trim).find(|l| is_denial(l)) else {
-        return;
-    };
-    let line = summary::truncate(line, MAX_REFUSAL_CHARS);
-    end.error = Some(match end.error.take() {
-        Some(error) => format!("{error}: {line}"),
-        None => line,
-    });
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::agent::AgentKind;
 use crate::config::{Config, keys};
 use crate::render::Styles;
-use crate::sandbox;
+use crate::sandbox::{self, By};
 
 /// What `--sandbox` would be here.
 #[derive(Debug, Serialize)]
@@ -15,6 +15,9 @@ pub(super) struct Report {
     pub abi: Option<u32>,
     /// Whether the configuration turns it on (`sandbox`, `--sandbox`).
     pub on: bool,
+    /// The enforcer the configuration asks for: `auto`, `landlock` or `bwrap` (`auto` when it
+    /// is off: what `--sandbox` would ask for).
+    pub asked: String,
     /// Where bubblewrap (`bwrap`) is, the sandbox where Landlock is missing or too old; absent:
     /// not installed.
     pub bwrap: Option<String>,
@@ -23,6 +26,8 @@ pub(super) struct Report {
     /// Why it cannot run here; absent when it can.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// What each choice (`--sandbox=auto`, `=landlock`, `=bwrap`) would come to here.
+    pub choices: Vec<Choice>,
     /// Where the agent could write, links resolved.
     pub write: Vec<String>,
     /// What it could not read.
@@ -31,32 +36,60 @@ pub(super) struct Report {
     pub ports: Vec<u16>,
 }
 
+/// What one choice of enforcer would come to here.
+#[derive(Debug, Serialize)]
+pub(super) struct Choice {
+    /// `auto`, `landlock` or `bwrap`.
+    pub asked: &'static str,
+    /// What would enforce it: `landlock` or `bwrap`; absent when it cannot run here.
+    pub by: Option<&'static str>,
+    /// Why it cannot run here (bubblewrap tried, as a run would); absent when it can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// What of the promise it would not keep.
+    pub not_enforced: Vec<&'static str>,
+}
+
 /// The sandbox `--sandbox` would make for `agent` with `config` and the agent's variables `env`.
 pub(super) fn examine(config: &Config, agent: AgentKind, env: &[(String, String)]) -> Report {
     let abi = sandbox::abi();
     let cwd = std::env::current_dir().unwrap_or_default();
     let (policy, _) = crate::commands::run::sandbox::wanted(config, agent.adapter(), env, &cwd);
-    let (policy, conflict) = match sandbox::resolved(&policy) {
-        Ok(p) => (p, None),
-        Err(why) => (policy, Some(why)),
-    };
+    let configured = config.value(&keys::SANDBOX);
+    let asked = configured.unwrap_or(By::Auto);
+    let choices: Vec<Choice> = By::ALL
+        .iter()
+        .map(|by| {
+            let came = sandbox::check(&policy, *by);
+            let by_name = came.as_ref().ok().map(|b| b.name());
+            Choice {
+                asked: by.name(),
+                by: by_name,
+                not_enforced: match by_name {
+                    Some("bwrap") => sandbox::bwrap::NOT_ENFORCED.to_vec(),
+                    _ => Vec::new(),
+                },
+                problem: came.err(),
+            }
+        })
+        .collect();
+    let mine = choices
+        .iter()
+        .find(|c| c.asked == asked.name())
+        .expect("every choice is examined");
+    let (by, problem) = (mine.by.map(str::to_owned), mine.problem.clone());
+    let policy = sandbox::resolved(&policy).unwrap_or(policy);
     let shown = |paths: &[std::path::PathBuf]| -> Vec<String> {
         paths.iter().map(|p| p.display().to_string()).collect()
     };
-    let by = sandbox::choose(sandbox::By::Auto);
     Report {
         abi,
-        on: config.value(&keys::SANDBOX),
+        on: configured.is_some(),
+        asked: asked.name().to_owned(),
         bwrap: sandbox::bwrap::find().map(|p| p.display().to_string()),
-        by: by.as_ref().ok().map(|b| {
-            if *b == sandbox::By::Bwrap {
-                "bwrap"
-            } else {
-                "landlock"
-            }
-            .to_owned()
-        }),
-        problem: by.err().or(conflict),
+        by,
+        problem,
+        choices,
         write: shown(&policy.write),
         read_deny: shown(&policy.read_deny),
         ports: policy.ports,
@@ -68,7 +101,11 @@ pub(super) fn human(r: &Report, s: &Styles) -> String {
     let abi = r
         .abi
         .map_or("no Landlock".to_owned(), |v| format!("Landlock ABI {v}"));
-    let state = if r.on { "on" } else { "off (--sandbox)" };
+    let state = if r.on {
+        format!("on ({})", r.asked)
+    } else {
+        "off (--sandbox)".to_owned()
+    };
     let mark = match (&r.problem, r.on) {
         (Some(_), true) => s.warn.apply_to("!").to_string(),
         (Some(_), false) => s.dim.apply_to("-").to_string(),
@@ -82,8 +119,11 @@ pub(super) fn human(r: &Report, s: &Styles) -> String {
         "{mark} {}: {abi} · {bwrap} · {state}\n",
         s.bold.apply_to("sandbox")
     );
-    if let Some(problem) = &r.problem {
-        out.push_str(&format!("    {}\n", s.warn.apply_to(problem)));
+    for choice in &r.choices {
+        out.push_str(&format!("    {}\n", choice_line(choice, r.abi, s)));
+    }
+    // Why the choice asked for cannot run is on its line above.
+    if r.problem.is_some() {
         return out;
     }
     if r.by.as_deref() == Some("bwrap") {
@@ -115,4 +155,22 @@ pub(super) fn human(r: &Report, s: &Styles) -> String {
             .apply_to("no signals to processes outside the run; no abstract sockets outside it")
     ));
     out
+}
+
+/// What one choice would come to, on a line: `--sandbox=bwrap: bubblewrap; not enforced: …`.
+fn choice_line(c: &Choice, abi: Option<u32>, s: &Styles) -> String {
+    let flag = format!("--sandbox={}", c.asked);
+    let said = match (c.by, &c.problem) {
+        (Some("landlock"), _) => format!(
+            "Landlock{}: writes, reads, TCP ports, signals",
+            abi.map(|v| format!(" ABI {v}")).unwrap_or_default()
+        ),
+        (Some(_), _) => format!(
+            "bubblewrap: writes, reads; not enforced: {}",
+            c.not_enforced.join(", ")
+        ),
+        (None, Some(why)) => return s.warn.apply_to(format!("{flag}: {why}")).to_string(),
+        (None, None) => "unknown".to_owned(),
+    };
+    s.dim.apply_to(format!("{flag}: {said}")).to_string()
 }

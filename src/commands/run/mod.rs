@@ -169,7 +169,7 @@ fn open_scope(
     whole_process: bool,
 ) -> anyhow::Result<(Arc<Scope>, Option<std::path::PathBuf>)> {
     let sandbox = match &setup.sandbox {
-        Some(policy) => Some(sandbox::prepare(policy, &run_dir.path)?),
+        Some((policy, by)) => Some(sandbox::prepare(policy, *by, &run_dir.path)?),
         None => None,
     };
     setup.sandbox_record = sandbox.as_ref().map(sandbox::record);

@@ -8,32 +8,33 @@ use std::path::{Path, PathBuf};
 use crate::agent::Adapter;
 use crate::config::{Config, Value, keys};
 use crate::exit::Error;
-use crate::sandbox::{self, Policy, Prepared};
+use crate::sandbox::{self, By, Policy, Prepared};
 
 /// Secrets under the home directory no sandboxed agent reads.
 const HOME_SECRETS: [&str; 5] = [".ssh", ".aws", ".config/gcloud", ".gnupg", ".netrc"];
 /// The port every sandboxed agent may connect to: HTTPS.
 const HTTPS: u16 = 443;
 
-/// The policy the configuration asks for, checked against the kernel; `None`: no sandbox.
+/// The policy the configuration asks for, with the enforcer it comes to here (checked against
+/// the kernel; bubblewrap found able to start); `None`: no sandbox.
 pub(super) fn policy(
     config: &Config,
     adapter: &dyn Adapter,
     env: &[(String, String)],
     cwd: &Path,
-) -> Result<Option<Policy>, Error> {
-    if !config.value(&keys::SANDBOX) {
+) -> Result<Option<(Policy, By)>, Error> {
+    let Some(asked) = config.value(&keys::SANDBOX) else {
         return Ok(None);
-    }
+    };
     let (policy, own) = wanted(config, adapter, env, cwd);
-    sandbox::check(&policy).map_err(Error::Usage)?;
+    let by = sandbox::check(&policy, asked).map_err(Error::Usage)?;
     // The agent could not make them itself: their parents are not its to write in.
     let dirs: Vec<PathBuf> = own
         .into_iter()
         .filter(|p| p.extension().is_none())
         .collect();
     sandbox::make_dirs(&dirs);
-    Ok(Some(policy))
+    Ok(Some((policy, by)))
 }
 
 /// What `--sandbox` would ask for here, whether it is on or not (`runbook doctor` shows it),
@@ -107,9 +108,9 @@ pub(super) fn own_server(adapter: &dyn Adapter, args: &mut Vec<String>, policy: 
     policy.ports.extend(port);
 }
 
-/// Makes `policy` into rules (Landlock's where it keeps the whole promise, else bubblewrap's),
-/// with the run's temp dir (`RUN_DIR/tmp`, made here) to write in.
-pub(super) fn prepare(policy: &Policy, run_dir: &Path) -> Result<Prepared, Error> {
+/// Makes `policy` into the rules of `by` (Landlock or bubblewrap, as [`policy`] chose), with
+/// the run's temp dir (`RUN_DIR/tmp`, made here) to write in.
+pub(super) fn prepare(policy: &Policy, by: By, run_dir: &Path) -> Result<Prepared, Error> {
     let tmp = run_dir.join("tmp");
     std::fs::DirBuilder::new()
         .mode(0o700)
@@ -117,9 +118,9 @@ pub(super) fn prepare(policy: &Policy, run_dir: &Path) -> Result<Prepared, Error
         .map_err(|e| Error::Usage(format!("cannot make {}: {e}", tmp.display())))?;
     let mut policy = policy.clone();
     policy.write.push(tmp.clone());
-    let prepared = match sandbox::choose(sandbox::By::Auto).map_err(Error::Usage)? {
-        sandbox::By::Bwrap => sandbox::prepare_bwrap(&policy),
-        _ => sandbox::prepare(&policy),
+    let prepared = match by {
+        By::Bwrap => sandbox::prepare_bwrap(&policy),
+        By::Landlock | By::Auto => sandbox::prepare(&policy),
     };
     let mut prepared = prepared.map_err(Error::Usage)?;
     prepared.tmp = Some(tmp);

@@ -52,8 +52,8 @@ pub(super) struct Setup {
     pub upload: Option<crate::bucket::Bucket>,
     pub color: ColorChoice,
     pub runs_dir: PathBuf,
-    /// What the sandbox asks for (`--sandbox`); `None`: no sandbox.
-    pub sandbox: Option<crate::sandbox::Policy>,
+    /// What the sandbox asks for (`--sandbox`), and what enforces it; `None`: no sandbox.
+    pub sandbox: Option<(crate::sandbox::Policy, crate::sandbox::By)>,
     /// The sandbox as made into rules, once the run's directory exists.
     pub sandbox_record: Option<crate::event::Sandbox>,
 }
@@ -126,7 +126,7 @@ impl Setup {
         budget_can_hold(&config, &agent)?;
         let template = repair_template(&config)?;
         let mut sandbox = super::sandbox::policy(&config, agent.adapter, &agent_env.pairs(), &cwd)?;
-        if let Some(policy) = &mut sandbox {
+        if let Some((policy, _)) = &mut sandbox {
             super::sandbox::own_server(agent.adapter, &mut agent.extra_args, policy);
         }
         Ok(Self {
@@ -188,7 +188,7 @@ impl Setup {
             prices: Arc::new(self.config.prices()),
             inbox: None,
             told: None,
-            sandboxed: self.config.value(&crate::config::keys::SANDBOX),
+            sandboxed: self.config.value(&crate::config::keys::SANDBOX).is_some(),
         }
     }
 

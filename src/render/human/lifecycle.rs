@@ -74,6 +74,14 @@ fn run_started(l: &mut Lines<'_>, info: &RunInfo) {
         info.run_id,
         s.dim.apply_to(&info.cwd)
     ));
+    // A sandbox that keeps less than the whole promise says so before anything happens.
+    if let Some(sandbox) = info.sandbox.as_ref().filter(|b| !b.not_enforced.is_empty()) {
+        l.alert(s.warn.apply_to(format!(
+            "  sandboxed by {}; not enforced: {}",
+            sandbox.by,
+            sandbox.not_enforced.join(", ")
+        )));
+    }
 }
 
 /// The most characters of a turn's prompt its line shows.
