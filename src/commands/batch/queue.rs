@@ -594,7 +594,7 @@ impl Batch<'_> {
             })
             .collect();
         let footer = view::footer(&self.footer());
-        self.view.rows(line, &rows, &footer);
+        self.view.rows(line, rows, footer);
     }
 
     fn footer(&self) -> view::Footer {

@@ -185,21 +185,18 @@ impl View {
         }
     }
 
-    /// Redraws the rows of the running tasks and the footer (at a terminal only), below
-    /// `line` when one is given, in one write.
-    pub(super) fn rows(&mut self, line: Option<&str>, rows: &[String], footer: &str) {
+    /// Redraws the rows of the running tasks and the footer below `line` when one is given, in
+    /// one write; at a terminal only (elsewhere the caller says the line with [`View::line`]).
+    pub(super) fn rows(&mut self, line: Option<&str>, rows: Vec<String>, footer: String) {
         if !self.live {
-            if let Some(text) = line {
-                self.line(text);
-            }
             return;
         }
         self.clear_rows();
         if let Some(text) = line {
             self.stay(text);
         }
-        self.draw(rows, footer);
-        self.last = Some((rows.to_vec(), footer.to_owned()));
+        self.draw(&rows, &footer);
+        self.last = Some((rows, footer));
         let _ = self.term.flush();
     }
 
