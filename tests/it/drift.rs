@@ -29,7 +29,7 @@ type Prepare = fn(Scenario) -> Option<Prepared>;
 /// The agents, how to prepare a live run of each, and their recordings' directory.
 fn agents() -> [(&'static str, Prepare); 3] {
     [
-        ("opencode", live::opencode as Prepare),
+        ("opencode", live::opencode_with_snapshots as Prepare),
         ("claude", live::claude as Prepare),
         ("codex", live::codex as Prepare),
     ]

@@ -458,14 +458,21 @@ fn codex_from(
 }
 
 pub(crate) fn opencode(scenario: Scenario) -> Option<Prepared> {
-    opencode_with(scenario, |_| {})
+    opencode_with(scenario, |_| {}, false)
+}
+
+/// [`opencode`] with OpenCode's own undo snapshots on, as its users have them by default (see
+/// [`chat::OpencodeConfig::snapshot`]): the drift check compares its lines with the recordings.
+pub(crate) fn opencode_with_snapshots(scenario: Scenario) -> Option<Prepared> {
+    opencode_with(scenario, |_| {}, true)
 }
 
 /// [`opencode`] with the scenario's script changed by `edit` first (its expected facts are then
-/// those of the unchanged script).
+/// those of the unchanged script), and OpenCode's snapshots on if `snapshot`.
 fn opencode_with(
     scenario: Scenario,
     edit: fn(&mut sse::Scenario<chat::Reply>),
+    snapshot: bool,
 ) -> Option<Prepared> {
     let bin = support::opencode_bin()?;
     let mut ctx = work_dir();
@@ -475,6 +482,7 @@ fn opencode_with(
     let config = chat::OpencodeConfig {
         overlay: (scenario == Scenario::PermissionDenied)
             .then(|| json!({"permission": {"bash": "ask"}})),
+        snapshot,
         ..chat::OpencodeConfig::default()
     };
     chat::opencode_against(&mut ctx, &fake.base_url(), &config);
@@ -1003,10 +1011,14 @@ mod each_agent_repairs_a_failing_check_in_its_own_session {
     #[test]
     fn opencode_cli() {
         repairs("opencode", |s| {
-            opencode_with(s, |sc| {
-                let fine = chat::Reply::text(LOOKS_FINE, chat::Usage::new(1200, 20));
-                sc.script.insert(0, fine);
-            })
+            opencode_with(
+                s,
+                |sc| {
+                    let fine = chat::Reply::text(LOOKS_FINE, chat::Usage::new(1200, 20));
+                    sc.script.insert(0, fine);
+                },
+                false,
+            )
         });
     }
 }
@@ -1066,10 +1078,14 @@ mod each_agent_gets_one_more_pass_after_a_permission_stall {
     #[test]
     fn opencode_cli() {
         passes_after_a_stall("opencode", |s| {
-            opencode_with(s, |sc| {
-                let reply = chat::Reply::text(WITHOUT_THEM, chat::Usage::new(1600, 15));
-                sc.script.push(reply);
-            })
+            opencode_with(
+                s,
+                |sc| {
+                    let reply = chat::Reply::text(WITHOUT_THEM, chat::Usage::new(1600, 15));
+                    sc.script.push(reply);
+                },
+                false,
+            )
         });
     }
 }

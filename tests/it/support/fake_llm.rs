@@ -572,6 +572,12 @@ pub struct OpencodeConfig {
     /// Deep-merged into the config last (objects merge, anything else replaces),
     /// e.g. `{"permission":{"bash":"ask"}}`.
     pub overlay: Option<Value>,
+    /// OpenCode's own undo snapshots, on by its default: at every step it adds the work dir to
+    /// a git repository under its data dir, and puts the tree's hash on its `step_start` and
+    /// `step_finish` lines. Off unless asked (`"snapshot": false`): that spares about 2 of the
+    /// 8 CPU-seconds a run of a few steps costs on a two-core machine, and runbook reads
+    /// nothing of them. The drift check and the runs the README shows keep them, as users have.
+    pub snapshot: bool,
 }
 
 /// The `opencode.json` value [`write_opencode_config`] writes.
@@ -588,6 +594,7 @@ pub fn opencode_config(base_url: &str, opts: &OpencodeConfig) -> Value {
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": false,
         "share": "disabled",
+        "snapshot": opts.snapshot,
         "model": format!("fake/{FAKE_MODEL}"),
         "small_model": format!("fake/{FAKE_SMALL_MODEL}"),
         "provider": {"fake": {
@@ -644,7 +651,8 @@ fn deep_merge(base: &mut Value, overlay: Value) {
 }
 
 /// The environment OpenCode must run with, besides `PATH` (which must hold
-/// `git` and `rg`): `HOME` and the XDG dirs under `home`, `LANG`, and the
+/// `git` and `rg`): `HOME` and the XDG dirs under `home`, `TMPDIR` there too (OpenCode leaves a
+/// 5.5 MB library in it at every start, which goes with the test's directory), `LANG`, and the
 /// `OPENCODE_DISABLE_*` switches that keep it offline. Use with `env_clear()`.
 pub fn opencode_env(home: &Path) -> Vec<(String, String)> {
     let h = |sub: &str| home.join(sub).to_string_lossy().into_owned();
@@ -654,6 +662,7 @@ pub fn opencode_env(home: &Path) -> Vec<(String, String)> {
         ("XDG_DATA_HOME".to_owned(), h(".local/share")),
         ("XDG_CACHE_HOME".to_owned(), h(".cache")),
         ("XDG_STATE_HOME".to_owned(), h(".local/state")),
+        ("TMPDIR".to_owned(), h("tmp")),
         ("LANG".to_owned(), "C.UTF-8".to_owned()),
     ];
     for var in [
@@ -807,7 +816,30 @@ pub fn opencode_against(ctx: &mut super::TestContext, base_url: &str, config: &O
     for (k, v) in opencode_env(&ctx.home) {
         ctx.env(&k, v);
     }
+    opencode_home(&ctx.home).expect("OpenCode's config and temp dirs");
     write_opencode_config(&ctx.work, base_url, config).expect("write opencode.json");
+}
+
+/// OpenCode's temp dir under `home` ([`opencode_env`]), and its config dir as a user's second
+/// run finds it: with the `@opencode-ai/plugin` dependency OpenCode installs there at its first
+/// start, linked from the one `.ci/install-agents` put in `.agents/opencode-config`. Without it,
+/// every run in a fresh home starts that install again in the background (64 MB from the npm
+/// registry), which keeps a core busy for as long as the run lasts and reaches the network.
+/// Missing is a failure.
+fn opencode_home(home: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(home.join("tmp"))?;
+    let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join(".agents/opencode-config");
+    assert!(
+        installed.join("package-lock.json").is_file(),
+        "{} is missing: run .ci/install-agents",
+        installed.display()
+    );
+    let dir = home.join(".config/opencode");
+    std::fs::create_dir_all(&dir)?;
+    for file in ["package.json", "package-lock.json"] {
+        std::fs::copy(installed.join(file), dir.join(file))?;
+    }
+    std::os::unix::fs::symlink(installed.join("node_modules"), dir.join("node_modules"))
 }
 
 /// The real OpenCode's environment in `ctx`, the demo README.md in its work dir, and the fake
