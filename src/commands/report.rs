@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::commands::batch;
 use crate::config::{self, Flags};
-use crate::exit::ExitStatus;
+use crate::exit::{Error, ExitStatus};
 use crate::render::pr;
 use crate::rundir;
 use crate::runs::{self, Runs};
@@ -26,20 +26,23 @@ pub(crate) fn report(
         return report_batch(&dir, args.format);
     }
     let runs = Runs::new(runs_dir);
-    let dir = match runs.locate(args.run.as_deref()) {
-        Ok(dir) => dir,
-        Err(e) => match args
-            .run
-            .as_deref()
-            .map(|id| batch::find_batch(runs.dir(), id))
-        {
-            Some(Ok(Some(dir))) => {
-                return report_batch(&dir, args.format);
-            }
-            _ => return Err(e),
-        },
+    let run = runs.locate(args.run.as_deref());
+    let batch = match args.run.as_deref() {
+        Some(id) => batch::find_batch(runs.dir(), id),
+        None => Ok(None),
     };
-    report_state(runs::load(&dir)?, args)
+    match (run, batch) {
+        // A batch's tasks start in the second the batch does, so their ids and its share a
+        // prefix: one that fits both is not taken as either.
+        (Ok(_), Ok(Some(_)) | Err(_)) => Err(Error::Usage(format!(
+            "`{}` names a run and a batch: give more of the id",
+            args.run.as_deref().unwrap_or_default()
+        ))
+        .into()),
+        (Ok(dir), Ok(None)) => report_state(runs::load(&dir)?, args),
+        (Err(_), Ok(Some(dir))) => report_batch(&dir, args.format),
+        (Err(e), _) => Err(e),
+    }
 }
 
 /// A run's report, from its state however it was read.

@@ -567,11 +567,52 @@ fn report_tells_a_batch_as_one_markdown_table() {
         row.contains("| none | `runbook/"),
         "the failed task's worktree is kept: {row}"
     );
-    // A prefix of the id finds it too; as JSON it is the record.
-    let json = b.ctx.run(&["report", &id[..17], "--format", "json"]);
+    // A prefix of the id finds it too; as JSON it is the record. (Not a prefix as short as the
+    // time: the tasks' runs started in the same second.)
+    let json = b
+        .ctx
+        .run(&["report", &id[..id.len() - 1], "--format", "json"]);
     json.assert_exit(0);
     let record: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(record["batch_id"], id.as_str());
+}
+
+/// A prefix that fits a run and a batch alike is refused in one line, not taken as either: a
+/// batch's tasks start in the second the batch does, so their ids share its time.
+#[test]
+fn report_refuses_a_prefix_that_names_a_run_and_a_batch() {
+    let b = Bench::new();
+    let file = b.tasks("", "[[task]]\nid = \"one\"\nprompt = \"edit:one\"\n");
+    b.batch(&[file.to_str().unwrap()]).assert_exit(0);
+    let batch = b.record()["batch_id"].as_str().unwrap().to_owned();
+    let run = b.ctx.run_dirs().pop().expect("the task's run");
+    let run = run.file_name().unwrap().to_str().unwrap().to_owned();
+    // The batch again under an id that shares the run's first random character.
+    let batches = b.ctx.root().join("batches");
+    let twin = format!("{}zzzz", &run[..17]);
+    assert_ne!(twin, run);
+    let copy = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(batches.join(&batch))
+        .arg(batches.join(&twin))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let out = b.ctx.run(&["report", &run[..17]]);
+    out.assert_exit(2);
+    let said = out.stderr.trim();
+    assert!(
+        said.contains(&format!(
+            "`{}` names a run and a batch: give more of the id",
+            &run[..17]
+        )) && !said.contains('\n'),
+        "{said}"
+    );
+    // Each whole id still names its own.
+    b.ctx.run(&["report", &run]).assert_exit(0);
+    let out = b.ctx.run(&["report", &twin]);
+    out.assert_exit(0);
+    assert!(out.stdout.starts_with("## Batch `"), "{}", out.stdout);
 }
 
 #[test]
