@@ -56,6 +56,8 @@ pub(crate) struct Scope {
     apart: Mutex<Vec<i32>>,
     /// The sandbox every process of the run but the observers starts in (`--sandbox`).
     sandbox: Option<crate::sandbox::Prepared>,
+    /// The run's temp dir, `TMPDIR` for every process of the run but the observers.
+    tmp: Option<std::path::PathBuf>,
 }
 
 impl Scope {
@@ -68,6 +70,7 @@ impl Scope {
         run_id: &str,
         whole_process: bool,
         sandbox: Option<crate::sandbox::Prepared>,
+        tmp: Option<std::path::PathBuf>,
     ) -> Self {
         let tag = format!("{run_id}.{}", std::process::id());
         let cgroup = if std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| v == "1") {
@@ -113,6 +116,7 @@ impl Scope {
             started: Mutex::new(Vec::new()),
             apart: Mutex::new(Vec::new()),
             sandbox,
+            tmp,
         }
     }
 
@@ -134,15 +138,19 @@ impl Scope {
             started: Mutex::new(Vec::new()),
             apart: Mutex::new(Vec::new()),
             sandbox: None,
+            tmp: None,
         }
     }
 
-    /// Marks a process runbook is about to start as the run's, and has it join the run's cgroup
-    /// before it runs anything, then restrict itself to the run's sandbox, if there is one (a
-    /// process that cannot is never started). The file returned must stay open until the
-    /// process has started.
+    /// Marks a process runbook is about to start as the run's, gives it the run's temp dir, and
+    /// has it join the run's cgroup before it runs anything, then restrict itself to the run's
+    /// sandbox, if there is one (a process that cannot is never started). The file returned
+    /// must stay open until the process has started.
     pub(crate) fn enter(&self, command: &mut std::process::Command) -> Option<File> {
         command.env(MARK_VAR, &self.tag);
+        if let Some(tmp) = &self.tmp {
+            command.env("TMPDIR", tmp);
+        }
         let procs = self
             .cgroup()
             .and_then(|c| c.procs_writer().ok())

@@ -238,6 +238,30 @@ pub(crate) fn the_agent_gets_its_variables_and_the_runs_temp_dir_under(under: Un
     );
     assert!(!lines[1].is_empty(), "the run's mark: {seen:?}");
     assert_eq!(lines[2], "from-config", "{seen:?}");
+    assert!(
+        !run_dir.join("tmp").exists(),
+        "the temp dir goes with the run"
+    );
+}
+
+/// Without `--sandbox` too, the run's processes have the run's temp dir for `TMPDIR`, and what
+/// they leave there goes when the run ends: an agent that leaves files in its temp dir at every
+/// start (OpenCode: a 5.5 MB library) no longer fills the machine's.
+#[test]
+fn without_the_sandbox_the_agent_has_the_runs_temp_dir_which_goes_with_the_run() {
+    let ctx = TestContext::new();
+    let script = "printf '%s\\n' \"$TMPDIR\" > env.txt && echo x > \"$TMPDIR/left-behind\" && test -f \"$TMPDIR/left-behind\"";
+    let tries = [attempt("shell", script, false)];
+    run(&ctx, &tries, &[]).assert_exit(0);
+    assert_eq!(tried(&ctx), [None], "the temp dir is writable");
+    let seen = std::fs::read_to_string(ctx.work.join("env.txt")).unwrap();
+    let run_dir = ctx.run_dir();
+    assert_eq!(seen.trim_end(), run_dir.join("tmp").display().to_string());
+    assert!(
+        !run_dir.join("tmp").exists(),
+        "the temp dir goes with the run"
+    );
+    assert!(ctx.receipt().sandbox.is_none());
 }
 
 #[test]

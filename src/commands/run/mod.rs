@@ -140,7 +140,7 @@ pub(crate) async fn execute(
     let receipt = Receipt::of(&dispatch.totals());
     let closed = dispatch.close();
     nothing_left(&mut observers, &scope).await;
-    // What the agent left in its temp dir is not the run's record.
+    // What the run's processes left in its temp dir is not the run's record.
     if let Some(tmp) = tmp {
         let _ = std::fs::remove_dir_all(tmp);
     }
@@ -162,22 +162,20 @@ pub(crate) async fn execute(
 }
 
 /// The run's scope of processes, under the sandbox when one was asked for (recorded in
-/// `setup`), and the sandbox's temp dir to remove at the end.
+/// `setup`), with the run's temp dir, to remove at the end.
 fn open_scope(
     setup: &mut Setup,
     run_dir: &RunDir,
     whole_process: bool,
 ) -> anyhow::Result<(Arc<Scope>, Option<std::path::PathBuf>)> {
+    let tmp = sandbox::make_tmp(&run_dir.path)?;
     let sandbox = match &setup.sandbox {
-        Some((policy, by)) => Some(sandbox::prepare(policy, *by, &run_dir.path)?),
+        Some((policy, by)) => Some(sandbox::prepare(policy, *by, &tmp)?),
         None => None,
     };
     setup.sandbox_record = sandbox.as_ref().map(sandbox::record);
-    let tmp = sandbox.as_ref().and_then(|s| s.tmp.clone());
-    Ok((
-        Arc::new(Scope::open(&run_dir.id, whole_process, sandbox)),
-        tmp,
-    ))
+    let scope = Scope::open(&run_dir.id, whole_process, sandbox, Some(tmp.clone()));
+    Ok((Arc::new(scope), Some(tmp)))
 }
 
 /// Pushes the run to its bucket, if it has one: told, recorded in the receipt, and without

@@ -108,14 +108,22 @@ pub(super) fn own_server(adapter: &dyn Adapter, args: &mut Vec<String>, policy: 
     policy.ports.extend(port);
 }
 
-/// Makes `policy` into the rules of `by` (Landlock or bubblewrap, as [`policy`] chose), with
-/// the run's temp dir (`RUN_DIR/tmp`, made here) to write in.
-pub(super) fn prepare(policy: &Policy, by: By, run_dir: &Path) -> Result<Prepared, Error> {
+/// The run's temp dir, `RUN_DIR/tmp`, made here: `TMPDIR` for every process of the run,
+/// sandboxed or not, and removed when the run ends. What an agent leaves in its temp dir is not
+/// the run's record (OpenCode leaves a 5.5 MB library there at every start).
+pub(super) fn make_tmp(run_dir: &Path) -> Result<PathBuf, Error> {
     let tmp = run_dir.join("tmp");
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&tmp)
         .map_err(|e| Error::Usage(format!("cannot make {}: {e}", tmp.display())))?;
+    Ok(tmp)
+}
+
+/// Makes `policy` into the rules of `by` (Landlock or bubblewrap, as [`policy`] chose), with
+/// the run's temp dir `tmp` ([`make_tmp`]) to write in.
+pub(super) fn prepare(policy: &Policy, by: By, tmp: &Path) -> Result<Prepared, Error> {
+    let tmp = tmp.to_path_buf();
     let mut policy = policy.clone();
     policy.write.push(tmp.clone());
     let prepared = match by {
