@@ -101,17 +101,12 @@ pub(crate) struct Prepared {
     pub abi: Option<u32>,
     /// The policy as enforced: paths made absolute and resolved, the ports sorted.
     pub policy: Policy,
-    /// The run's temp dir, `TMPDIR` for every process started in the sandbox.
-    pub tmp: Option<PathBuf>,
 }
 
 impl Prepared {
     /// Has `command`'s process restrict itself, and so all it starts, just before it runs its
     /// program. Register it last: what runs after it in the child is restricted too.
     pub(crate) fn apply(&self, command: &mut std::process::Command) {
-        if let Some(tmp) = &self.tmp {
-            command.env("TMPDIR", tmp);
-        }
         let ruleset = match &self.enforcer {
             Enforcer::Landlock(ruleset) => Arc::clone(ruleset),
             Enforcer::Bwrap { program, options } => {
@@ -297,7 +292,6 @@ pub(crate) fn prepare_bwrap(policy: &Policy) -> Result<Prepared, String> {
             ports: Vec::new(),
             ..policy
         },
-        tmp: None,
     })
 }
 
@@ -338,7 +332,6 @@ pub(crate) fn prepare(policy: &Policy) -> Result<Prepared, String> {
         enforcer: Enforcer::Landlock(Arc::new(ruleset)),
         abi: Some(abi),
         policy,
-        tmp: None,
     })
 }
 

@@ -56,13 +56,14 @@ pub(crate) struct Scope {
     apart: Mutex<Vec<i32>>,
     /// The sandbox every process of the run but the observers starts in (`--sandbox`).
     sandbox: Option<crate::sandbox::Prepared>,
-    /// The run's temp dir, `TMPDIR` for every process of the run but the observers.
+    /// The run's temp dir, `TMPDIR` for every process of the run but the observers (none in
+    /// the guardian, which starts nothing).
     tmp: Option<std::path::PathBuf>,
 }
 
 impl Scope {
     /// The scope of a new run: its mark, its cgroup when the hierarchy lets runbook make one
-    /// (and `RUNBOOK_NO_CGROUP` is not `1`), and its guardian.
+    /// (and `RUNBOOK_NO_CGROUP` is not `1`), its guardian, and its temp dir `tmp`.
     ///
     /// `whole_process`: runbook is the whole process (the `runbook` command), so that every child
     /// of it is the run's; in a program using the library, its other children are not.
@@ -70,7 +71,7 @@ impl Scope {
         run_id: &str,
         whole_process: bool,
         sandbox: Option<crate::sandbox::Prepared>,
-        tmp: Option<std::path::PathBuf>,
+        tmp: std::path::PathBuf,
     ) -> Self {
         let tag = format!("{run_id}.{}", std::process::id());
         let cgroup = if std::env::var_os(NO_CGROUP_VAR).is_some_and(|v| v == "1") {
@@ -116,7 +117,7 @@ impl Scope {
             started: Mutex::new(Vec::new()),
             apart: Mutex::new(Vec::new()),
             sandbox,
-            tmp,
+            tmp: Some(tmp),
         }
     }
 

@@ -141,9 +141,7 @@ pub(crate) async fn execute(
     let closed = dispatch.close();
     nothing_left(&mut observers, &scope).await;
     // What the run's processes left in its temp dir is not the run's record.
-    if let Some(tmp) = tmp {
-        let _ = std::fs::remove_dir_all(tmp);
-    }
+    let _ = std::fs::remove_dir_all(tmp);
     if !told_closing(&closed, args.json, &setup) {
         return Ok(Finished {
             status: ExitStatus::Internal,
@@ -167,15 +165,15 @@ fn open_scope(
     setup: &mut Setup,
     run_dir: &RunDir,
     whole_process: bool,
-) -> anyhow::Result<(Arc<Scope>, Option<std::path::PathBuf>)> {
+) -> anyhow::Result<(Arc<Scope>, std::path::PathBuf)> {
     let tmp = sandbox::make_tmp(&run_dir.path)?;
     let sandbox = match &setup.sandbox {
         Some((policy, by)) => Some(sandbox::prepare(policy, *by, &tmp)?),
         None => None,
     };
     setup.sandbox_record = sandbox.as_ref().map(sandbox::record);
-    let scope = Scope::open(&run_dir.id, whole_process, sandbox, Some(tmp.clone()));
-    Ok((Arc::new(scope), Some(tmp)))
+    let scope = Scope::open(&run_dir.id, whole_process, sandbox, tmp.clone());
+    Ok((Arc::new(scope), tmp))
 }
 
 /// Pushes the run to its bucket, if it has one: told, recorded in the receipt, and without

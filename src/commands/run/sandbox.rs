@@ -123,16 +123,13 @@ pub(super) fn make_tmp(run_dir: &Path) -> Result<PathBuf, Error> {
 /// Makes `policy` into the rules of `by` (Landlock or bubblewrap, as [`policy`] chose), with
 /// the run's temp dir `tmp` ([`make_tmp`]) to write in.
 pub(super) fn prepare(policy: &Policy, by: By, tmp: &Path) -> Result<Prepared, Error> {
-    let tmp = tmp.to_path_buf();
     let mut policy = policy.clone();
-    policy.write.push(tmp.clone());
+    policy.write.push(tmp.to_path_buf());
     let prepared = match by {
         By::Bwrap => sandbox::prepare_bwrap(&policy),
         By::Landlock | By::Auto => sandbox::prepare(&policy),
     };
-    let mut prepared = prepared.map_err(Error::Usage)?;
-    prepared.tmp = Some(tmp);
-    Ok(prepared)
+    prepared.map_err(Error::Usage)
 }
 
 /// The record of a prepared sandbox, for `run.started` and the receipt.

@@ -651,8 +651,7 @@ fn deep_merge(base: &mut Value, overlay: Value) {
 }
 
 /// The environment OpenCode must run with, besides `PATH` (which must hold
-/// `git` and `rg`): `HOME` and the XDG dirs under `home`, `TMPDIR` there too (OpenCode leaves a
-/// 5.5 MB library in it at every start, which goes with the test's directory), `LANG`, and the
+/// `git` and `rg`): `HOME` and the XDG dirs under `home`, `LANG`, and the
 /// `OPENCODE_DISABLE_*` switches that keep it offline. Use with `env_clear()`.
 pub fn opencode_env(home: &Path) -> Vec<(String, String)> {
     let h = |sub: &str| home.join(sub).to_string_lossy().into_owned();
@@ -662,7 +661,6 @@ pub fn opencode_env(home: &Path) -> Vec<(String, String)> {
         ("XDG_DATA_HOME".to_owned(), h(".local/share")),
         ("XDG_CACHE_HOME".to_owned(), h(".cache")),
         ("XDG_STATE_HOME".to_owned(), h(".local/state")),
-        ("TMPDIR".to_owned(), h("tmp")),
         ("LANG".to_owned(), "C.UTF-8".to_owned()),
     ];
     for var in [
@@ -816,18 +814,16 @@ pub fn opencode_against(ctx: &mut super::TestContext, base_url: &str, config: &O
     for (k, v) in opencode_env(&ctx.home) {
         ctx.env(&k, v);
     }
-    opencode_home(&ctx.home).expect("OpenCode's config and temp dirs");
+    opencode_config_dir(&ctx.home).expect("OpenCode's config dir");
     write_opencode_config(&ctx.work, base_url, config).expect("write opencode.json");
 }
 
-/// OpenCode's temp dir under `home` ([`opencode_env`]), and its config dir as a user's second
-/// run finds it: with the `@opencode-ai/plugin` dependency OpenCode installs there at its first
-/// start, linked from the one `.ci/install-agents` put in `.agents/opencode-config`. Without it,
-/// every run in a fresh home starts that install again in the background (64 MB from the npm
-/// registry), which keeps a core busy for as long as the run lasts and reaches the network.
-/// Missing is a failure.
-fn opencode_home(home: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(home.join("tmp"))?;
+/// OpenCode's config dir under `home` as a user's second run finds it: with the
+/// `@opencode-ai/plugin` dependency OpenCode installs there at its first start, linked from the
+/// one `.ci/install-agents` put in `.agents/opencode-config`. Without it, every run in a fresh
+/// home starts that install again in the background (64 MB from the npm registry), which keeps
+/// a core busy for as long as the run lasts and reaches the network. Missing is a failure.
+fn opencode_config_dir(home: &Path) -> std::io::Result<()> {
     let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join(".agents/opencode-config");
     assert!(
         installed.join("package-lock.json").is_file(),
