@@ -662,20 +662,28 @@ def latency(rb, dir):
 # ------------------------------------------------------------------------------- memory, idle
 
 
-def peak_rss(argv, stdout=subprocess.DEVNULL):
+def peaks(argv, stdout=subprocess.DEVNULL, every=0.005):
+    """Runs `argv` and reads its /proc/PID/status every `every` seconds: the peaks of VmHWM, RssFile
+    (what it maps of its files: its code, mostly) and RssAnon (its heap), in MiB, and its exit code."""
     p = subprocess.Popen(argv, env=ENV, stdout=stdout, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    peak = 0
+    top = {"VmHWM": 0, "RssFile": 0, "RssAnon": 0}
     path = f"/proc/{p.pid}/status"
     while p.poll() is None:
         try:
             with open(path) as f:
                 for l in f:
-                    if l.startswith("VmHWM:"):
-                        peak = max(peak, int(l.split()[1]))
-        except OSError:
+                    key, _, value = l.partition(":")
+                    if key in top:
+                        top[key] = max(top[key], int(value.split()[0]))
+        except (OSError, ValueError):
             pass
-        time.sleep(0.005)
-    return peak / 1024, p.returncode
+        time.sleep(every)
+    return {k: v / 1024 for k, v in top.items()}, p.returncode
+
+
+def peak_rss(argv, stdout=subprocess.DEVNULL):
+    top, code = peaks(argv, stdout)
+    return top["VmHWM"], code
 
 
 def memory(rb, fake, dir, streams):
