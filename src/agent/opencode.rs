@@ -134,11 +134,7 @@ impl StdoutParser for Parser {
                     text: part.text.unwrap_or_default().into_owned(),
                 });
             }
-            ("tool_use", Some(part), _) => {
-                let at = out.len();
-                self.tool_use(part, out);
-                prints::stamp(line, &mut out[at..], self.sandboxed);
-            }
+            ("tool_use", Some(part), _) => self.tool_use(part, out),
             ("error", _, Some(err)) => self.error(err, out),
             _ => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
         }
@@ -230,8 +226,10 @@ impl Parser {
     fn tool_use(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
         let name = part.tool.unwrap_or(Cow::Borrowed("unknown")).into_owned();
         let call_id = part.call_id.unwrap_or_default().into_owned();
+        let stated = part.state.is_some();
         let state = part.state.map(|state| *state).unwrap_or_default();
-        let input = state.input.unwrap_or_default();
+        let whole = state.input.map_or(serde_json::Value::Null, |input| input.0);
+        let input = ToolInput::deserialize(&whole).unwrap_or_default();
         let mut fields = InputFields {
             path: input.file_path.as_deref().or(input.path.as_deref()),
             command: input.command.as_deref(),
@@ -267,14 +265,14 @@ impl Parser {
 
         let (status, error) = match &*state.status {
             "error" => {
-                let error = state.error.unwrap_or_default();
+                let error = state.error.as_deref().unwrap_or_default();
                 if error == REJECTED {
                     self.denied_in_last_step = true;
-                    (ToolStatus::Denied, Some(error.into_owned()))
+                    (ToolStatus::Denied, Some(error.to_owned()))
                 } else {
                     (
                         ToolStatus::Error,
-                        Some(summary::truncate(&error, MAX_ERROR_CHARS)),
+                        Some(summary::truncate(error, MAX_ERROR_CHARS)),
                     )
                 }
             }
@@ -293,12 +291,22 @@ impl Parser {
         let duration_ms = state
             .time
             .and_then(|t| Some(t.end?.saturating_sub(t.start?)));
-        out.push(EventKind::ToolCompleted(ToolEnd {
+        let mut end = ToolEnd {
             error,
-            output_bytes: state.output.map(|n| n.0 as u64),
+            output_bytes: state.output.as_ref().map(|o| o.len() as u64),
             duration_ms,
             ..start.end(status)
-        }));
+        };
+        if stated {
+            let output = state.output.as_deref().or(state.error.as_deref());
+            let ran = prints::Ran {
+                input: &whole,
+                exit: meta.exit,
+                output: output.unwrap_or_default(),
+            };
+            prints::stamp(&mut end, &ran, self.sandboxed);
+        }
+        out.push(EventKind::ToolCompleted(end));
     }
 
     fn error(&mut self, err: ErrorLine<'_>, out: &mut Vec<EventKind>) {
@@ -348,7 +356,7 @@ impl StderrParser for Stderr {
     }
 }
 
-// The wire format. Borrowed where possible; large strings (tool output) are only measured.
+// The wire format. Borrowed where possible.
 
 #[derive(Deserialize)]
 #[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
@@ -392,10 +400,11 @@ struct Part<'a> {
 struct ToolState<'a> {
     #[serde(default, borrow)]
     status: Cow<'a, str>,
-    #[serde(default, borrow)]
-    input: Option<ToolInput<'a>>,
     #[serde(default)]
-    output: Option<StrLen>,
+    input: Option<WholeInput>,
+    /// Kept, not only measured: the call's fingerprint is made of it.
+    #[serde(default, borrow)]
+    output: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     error: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -488,23 +497,17 @@ struct ErrorData<'a> {
     is_retryable: Option<bool>,
 }
 
-/// The length in bytes of a JSON string, without keeping it.
+/// A tool's input whole, for the call's fingerprint. It must also read as [`ToolInput`]: a line
+/// whose input does not is not OpenCode's.
+#[derive(Default)]
 #[cfg_attr(any(test, feature = "fuzzing"), derive(Debug, PartialEq))]
-struct StrLen(usize);
+struct WholeInput(serde_json::Value);
 
-impl<'de> Deserialize<'de> for StrLen {
+impl<'de> Deserialize<'de> for WholeInput {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = StrLen;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<StrLen, E> {
-                Ok(StrLen(v.len()))
-            }
-        }
-        d.deserialize_str(V)
+        let whole = serde_json::Value::deserialize(d)?;
+        ToolInput::deserialize(&whole).map_err(de::Error::custom)?;
+        Ok(Self(whole))
     }
 }
 

@@ -1,76 +1,34 @@
-//! The fingerprints of an OpenCode tool call (`input_hash`, `result_hash`), read from its
-//! `tool_use` line a second time: only tool lines pay for it, and the parsers of every other
-//! line stay as they are.
-
-use std::borrow::Cow;
-
-use serde::Deserialize;
+//! The fingerprints of an OpenCode tool call (`input_hash`, `result_hash`), made from the
+//! `tool_use` line's own reading: its input whole, its exit code and its output.
 
 use crate::agent::prints::refusal;
-use crate::event::{EventKind, ToolStatus};
+use crate::event::{ToolEnd, ToolStatus};
 use crate::fingerprint::{self, Ended};
 
-#[derive(Deserialize)]
-struct Line<'a> {
-    #[serde(borrow)]
-    part: Part<'a>,
+/// What a finished call read from its line: all its fingerprints are made of.
+pub(super) struct Ran<'a> {
+    /// The call's input as OpenCode printed it (`null` when it printed none).
+    pub input: &'a serde_json::Value,
+    pub exit: Option<i64>,
+    /// Its output, or its error text when it has no output.
+    pub output: &'a str,
 }
 
-#[derive(Deserialize)]
-struct Part<'a> {
-    #[serde(default, borrow)]
-    tool: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    state: Option<State<'a>>,
-}
-
-#[derive(Deserialize)]
-struct State<'a> {
-    #[serde(default)]
-    input: Option<serde_json::Value>,
-    #[serde(default, borrow)]
-    output: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    error: Option<Cow<'a, str>>,
-    #[serde(default)]
-    metadata: Option<Meta>,
-}
-
-#[derive(Deserialize)]
-struct Meta {
-    #[serde(default)]
-    exit: Option<i64>,
-}
-
-/// Stamps the `tool.completed` among `events` (those made of `line`) with its fingerprints.
-/// A denied call has none: it did not run, so there is nothing to compare. In a sandbox
-/// (`sandboxed`), a command that failed by its exit code gets, in its error, the first line of
-/// its output that tells of a refused operation: OpenCode keeps a command's stderr there, and
-/// its error is otherwise only the exit code.
-pub(super) fn stamp(line: &[u8], events: &mut [EventKind], sandboxed: bool) {
-    let Some(end) = events.iter_mut().find_map(|e| match e {
-        EventKind::ToolCompleted(end) if end.status != ToolStatus::Denied => Some(end),
-        _ => None,
-    }) else {
+/// Stamps the call's `end` with its fingerprints. A denied call has none: it did not run, so
+/// there is nothing to compare. In a sandbox (`sandboxed`), a command that failed by its exit
+/// code gets, in its error, the first line of its output that tells of a refused operation:
+/// OpenCode keeps a command's stderr there, and its error is otherwise only the exit code.
+pub(super) fn stamp(end: &mut ToolEnd, ran: &Ran<'_>, sandboxed: bool) {
+    if end.status == ToolStatus::Denied {
         return;
-    };
-    let Ok(Line { part }) = serde_json::from_slice::<Line<'_>>(line) else {
-        return;
-    };
-    let Some(state) = part.state else {
-        return;
-    };
-    let name = part.tool.as_deref().unwrap_or("unknown");
-    let input = state.input.unwrap_or(serde_json::Value::Null);
-    end.input_hash = Some(fingerprint::input(name, &input));
-    let exit = state.metadata.and_then(|m| m.exit);
+    }
+    end.input_hash = Some(fingerprint::input(&end.name, ran.input));
     let ended = match end.status {
         ToolStatus::Ok => Ended::Ok,
         _ => Ended::Error,
     };
-    let output = state.output.or(state.error).unwrap_or_default();
-    end.result_hash = Some(fingerprint::result(ended, exit, &output));
-    if sandboxed && exit.is_some_and(|code| code != 0) {
-        refusal(end, &output);
+    end.result_hash = Some(fingerprint::result(ended, ran.exit, ran.output));
+    if sandboxed && ran.exit.is_some_and(|code| code != 0) {
+        refusal(end, ran.output);
     }
 }
