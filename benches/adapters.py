@@ -686,33 +686,58 @@ def peak_rss(argv, stdout=subprocess.DEVNULL):
     return top["VmHWM"], code
 
 
+def evict(*paths):
+    """Drops the clean pages of `paths` from the page cache. A binary just written by the linker
+    sits in the cache as it was written, and a run then maps about 1 MiB more of it than of the
+    same file read back from the disk; every build measured is read back the same way."""
+    os.sync()
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
 def memory(rb, fake, dir, streams):
-    print("Peak memory of runbook itself (VmHWM, sampled every 5 ms), `run --json > /dev/null`:\n")
-    print("| stream | events | runbook VmHWM MiB (max of 3) |")
-    print("|---|---:|---:|")
+    """The peak of each stream, ROUNDS runs each, the other build (BENCH_COMPARE) in the same
+    rounds; every build's binary is first evicted from the page cache (`evict`)."""
+    other = os.environ.get("BENCH_COMPARE")
+    builds = [("runbook", rb)] + ([("other", other)] if other else [])
+    evict(*(b for _, b in builds))
+    rounds = int(os.environ.get("BENCH_MEMORY_ROUNDS", "3"))
+    print(f"Peak memory of runbook itself (VmHWM, sampled every 5 ms), `run --json > /dev/null`, {rounds} rounds"
+          + (f", the other build (`BENCH_COMPARE={other}`) in the same rounds" if other else "") + ":\n")
+    print("| stream | events | runbook VmHWM MiB, median (min–max) |" + (" other build |" if other else ""))
+    print("|---|---:|---:|" + ("---:|" if other else ""))
     runs = os.path.join(dir, "runs")
-    for n in (200_000, 10_000_000):
-        peaks = []
-        for _ in range(3 if n <= 200_000 else 1):
-            shutil.rmtree(runs, ignore_errors=True)
-            argv = [rb, "run", "--runs-dir", runs, "--json", "--agent-bin", fake, "bench"]
-            env_argv = ["env", f"FAKE_AGENT_GENERATE={n}", *argv]
-            mib, code = peak_rss(env_argv[:1] + env_argv[1:])
-            if code != 0:
-                sys.exit(f"runbook exited {code} with the fake agent {fake} ({n:,} events): no peak to report")
-            peaks.append(mib)
-        # `env` execs runbook, so the pid sampled is runbook's.
-        RESULTS.setdefault("memory", {})[f"opencode {n}"] = max(peaks)
-        print(f"| OpenCode (fake agent) | {n:,} | {max(peaks):.1f} |")
-        shutil.rmtree(runs, ignore_errors=True)
-    for kind in ("claude", "codex", "generic"):
-        if kind not in streams:
-            continue
-        agent = cat_agent(dir, kind, streams[kind])
-        shutil.rmtree(runs, ignore_errors=True)
-        mib, _ = peak_rss(runbook_argv(rb, runs, kind, agent))
-        RESULTS.setdefault("memory", {})[kind] = mib
-        print(f"| {kind} ({os.path.getsize(streams[kind]) / 1e6:.0f} MB) | | {mib:.1f} |")
+    todo = [(f"opencode {n}", "OpenCode (fake agent)", f"{n:,}", n) for n in (200_000, 10_000_000)]
+    todo += [(k, f"{k} ({os.path.getsize(streams[k]) / 1e6:.0f} MB)", "", k)
+             for k in ("claude", "codex", "generic") if k in streams]
+    for key, label, events, what in todo:
+        seen = {name: [] for name, _ in builds}
+        for _ in range(rounds if key != "opencode 10000000" else 1):
+            for name, b in builds:
+                shutil.rmtree(runs, ignore_errors=True)
+                if isinstance(what, int):
+                    # `env` execs runbook, so the pid sampled is runbook's.
+                    argv = ["env", f"FAKE_AGENT_GENERATE={what}", b, "run", "--runs-dir", runs, "--json",
+                            "--agent-bin", fake, "bench"]
+                else:
+                    argv = runbook_argv(b, runs, what, cat_agent(dir, what, streams[what]))
+                mib, code = peak_rss(argv)
+                # A cycled transcript goes on after its final word, which runbook reports (exit 1).
+                if code not in (0, 1):
+                    sys.exit(f"{b} exited {code} on the {label} stream: no peak to report")
+                seen[name].append(mib)
+        mine = statistics.median(seen["runbook"])
+        RESULTS.setdefault("memory", {})[key] = mine
+        row = f"| {label} | {events} | {mine:.1f} ({min(seen['runbook']):.1f}–{max(seen['runbook']):.1f}) |"
+        if other:
+            theirs = statistics.median(seen["other"])
+            RESULTS.setdefault("memory other", {})[key] = theirs
+            row += f" {theirs:.1f} ({min(seen['other']):.1f}–{max(seen['other']):.1f}) |"
+        print(row)
     shutil.rmtree(runs, ignore_errors=True)
     print()
 
