@@ -18,8 +18,11 @@ use crate::event::{EventKind, Stream};
 use crate::lines::{LineSplitter, MAX_LINE_BYTES, Piece};
 use crate::redact::{Masked, MaskedStream, Redactor};
 
-/// How much one read of stdout may take. A fast agent's output then costs few system calls.
-const STDOUT_READ: usize = 1024 * 1024;
+/// How much one read of stdout may take. A fast agent's output then costs few system calls. What
+/// a run holds grows with it: a read's events are all made before the next read, so a 1 MiB read
+/// kept about 1.3 MiB more at the peak on the Claude Code stream than this, for 0 to 3% less
+/// time; 256 KiB kept 0.5 MiB less again, for up to 10% more (BENCHMARKS.md, "Peak memory").
+const STDOUT_READ: usize = 512 * 1024;
 /// stderr carries little; its reads stay small.
 const STDERR_READ: usize = 64 * 1024;
 /// The stdout pipe's capacity asked for, so that a fast agent is not stopped every 64 KiB (the
