@@ -263,31 +263,16 @@ impl Parser {
             });
         }
 
-        let (status, error) = match &*state.status {
-            "error" => {
-                let error = state.error.as_deref().unwrap_or_default();
-                if error == REJECTED {
-                    self.denied_in_last_step = true;
-                    (ToolStatus::Denied, Some(error.to_owned()))
-                } else {
-                    (
-                        ToolStatus::Error,
-                        Some(summary::truncate(error, MAX_ERROR_CHARS)),
-                    )
-                }
-            }
-            _ if start.name == "invalid" => (
-                ToolStatus::Error,
-                input
-                    .error
-                    .as_deref()
-                    .map(|e| summary::truncate(e, MAX_ERROR_CHARS)),
-            ),
-            _ => match meta.exit {
-                Some(code) if code != 0 => (ToolStatus::Error, Some(format!("exit code {code}"))),
-                _ => (ToolStatus::Ok, None),
-            },
+        let said = Said {
+            status: &state.status,
+            error: state.error.as_deref(),
+            invalid: input.error.as_deref(),
+            exit: meta.exit,
         };
+        let (status, error) = ended(&said, &start.name);
+        if status == ToolStatus::Denied {
+            self.denied_in_last_step = true;
+        }
         let duration_ms = state
             .time
             .and_then(|t| Some(t.end?.saturating_sub(t.start?)));
@@ -326,6 +311,41 @@ impl Parser {
         } else {
             out.push(EventKind::AgentError { name, message });
         }
+    }
+}
+
+/// What a tool line says of how its call ended.
+struct Said<'a> {
+    status: &'a str,
+    error: Option<&'a str>,
+    /// For the `invalid` tool: why the tool the model wanted could not be had.
+    invalid: Option<&'a str>,
+    exit: Option<i64>,
+}
+
+/// How a call ended, and its error: refused by the permission check (OpenCode's own words), a
+/// tool that does not exist (its own error), failed, or a command's non-zero exit.
+fn ended(said: &Said<'_>, name: &str) -> (ToolStatus, Option<String>) {
+    match said.status {
+        "error" => {
+            let error = said.error.unwrap_or_default();
+            if error == REJECTED {
+                (ToolStatus::Denied, Some(error.to_owned()))
+            } else {
+                (
+                    ToolStatus::Error,
+                    Some(summary::truncate(error, MAX_ERROR_CHARS)),
+                )
+            }
+        }
+        _ if name == "invalid" => (
+            ToolStatus::Error,
+            said.invalid.map(|e| summary::truncate(e, MAX_ERROR_CHARS)),
+        ),
+        _ => match said.exit {
+            Some(code) if code != 0 => (ToolStatus::Error, Some(format!("exit code {code}"))),
+            _ => (ToolStatus::Ok, None),
+        },
     }
 }
 
