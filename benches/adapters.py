@@ -24,7 +24,7 @@ Knobs: BENCH_ONLY (throughput,tiny,latency,memory,idle), BENCH_STREAMS (opencode
 BENCH_ROUNDS (7),
 BENCH_COMPARE=/path/to/runbook (another build, e.g. an older one, timed in the same rounds), BENCH_TINY_ROUNDS (5),
 BENCH_PACED (500 events per latency run), BENCH_INTERVAL_MS (5), BENCH_LATENCY_ROUNDS (3),
-BENCH_IDLE_SECS (20), BENCH_DIR, BENCH_RUNBOOK, BENCH_JSON=FILE (every figure as JSON, for
+BENCH_MEMORY_ROUNDS (5), BENCH_IDLE_SECS (20), BENCH_DIR, BENCH_RUNBOOK, BENCH_JSON=FILE (every figure as JSON, for
 benches/dashboard.py), BENCH_PYTHON_ROW=1 (also time the one-thread
 Python supervisor of the seed over every stream; slow).
 """
@@ -705,7 +705,7 @@ def memory(rb, fake, dir, streams):
     other = os.environ.get("BENCH_COMPARE")
     builds = [("runbook", rb)] + ([("other", other)] if other else [])
     evict(*(b for _, b in builds))
-    rounds = int(os.environ.get("BENCH_MEMORY_ROUNDS", "3"))
+    rounds = int(os.environ.get("BENCH_MEMORY_ROUNDS", "5"))
     print(f"Peak memory of runbook itself (VmHWM, sampled every 5 ms), `run --json > /dev/null`, {rounds} rounds"
           + (f", the other build (`BENCH_COMPARE={other}`) in the same rounds" if other else "") + ":\n")
     print("| stream | events | runbook VmHWM MiB, median (min–max) |" + (" other build |" if other else ""))

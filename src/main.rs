@@ -15,9 +15,9 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// The delay runbook asks for, in milliseconds. mimalloc 3 keeps freed pages for a second (its
 /// version 2 kept them 10 ms), longer than a fast agent's whole stream: a run's heap then grows
-/// with every batch it has freed, not with what it holds. With 10 ms the peak on 5,000,000 tiny
-/// lines fell from 35.5 to 21.5 MiB, and on the Codex stream from 20.2 to 17.0, at the same time
-/// and CPU (BENCHMARKS.md, "Peak memory, and the shipped build").
+/// with every batch it has freed, not with what it holds. With 10 ms the median peak on 5,000,000
+/// tiny lines was 17.8 MiB against 23.3, at the same time and CPU (BENCHMARKS.md, "Peak memory,
+/// and the release build").
 const PURGE_DELAY_MS: c_long = 10;
 
 fn main() -> std::process::ExitCode {
