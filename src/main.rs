@@ -15,10 +15,10 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// The delay runbook asks for, in milliseconds. mimalloc 3 keeps freed pages for a second (its
 /// version 2 kept them 10 ms), longer than a fast agent's whole stream: a run's heap then grows
-/// with every batch it has freed, not with what it holds. With 10 ms the median peak on 5,000,000
-/// tiny lines was 17.8 MiB against 23.3, at the same time and CPU (BENCHMARKS.md, "Peak memory,
-/// and the release build").
-const PURGE_DELAY_MS: c_long = 10;
+/// with every batch it has freed, not with what it holds. With 100 ms the median peak on 5,000,000
+/// tiny lines was 18.0 MiB against 23.3; 10 ms kept no less, and cost 6% more time in faulting
+/// the given-back pages in again (BENCHMARKS.md, "Peak memory, and the release build").
+const PURGE_DELAY_MS: c_long = 100;
 
 fn main() -> std::process::ExitCode {
     // mimalloc read its options from the environment before `main`; one set there stays.
