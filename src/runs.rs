@@ -86,6 +86,12 @@ impl Runs {
             })
     }
 
+    /// Whether `name` is the id of a run here or fits one as [`resolve`](Self::resolve) takes
+    /// it (a prefix of the id or of its random part).
+    pub(crate) fn any_fits(&self, name: &str) -> anyhow::Result<bool> {
+        Ok(self.ids()?.iter().any(|id| fits(id, name)))
+    }
+
     /// The run a name means: the latest run when there is no name, else the run whose id is the
     /// name, starts with it, or whose random part starts with it.
     pub(crate) fn resolve(&self, name: Option<&str>) -> anyhow::Result<String> {
@@ -102,16 +108,7 @@ impl Runs {
         if ids.iter().any(|id| id == name) {
             return Ok(name.to_owned());
         }
-        let matches: Vec<&String> = ids
-            .iter()
-            .filter(|id| {
-                id.starts_with(name)
-                    || id
-                        .rsplit('-')
-                        .next()
-                        .is_some_and(|tail| tail.starts_with(name))
-            })
-            .collect();
+        let matches: Vec<&String> = ids.iter().filter(|id| fits(id, name)).collect();
         match matches.as_slice() {
             [one] => Ok((*one).clone()),
             [] => {
@@ -293,6 +290,16 @@ pub(crate) fn too_long(path: &Path, number: u64, bytes: u64) -> String {
         "{} line {number} is too long to be an event ({bytes} bytes); skipped",
         path.display()
     )
+}
+
+/// Whether the run id `id` is what `name` names: the id itself, a prefix of it, or a prefix of
+/// its random part.
+fn fits(id: &str, name: &str) -> bool {
+    id.starts_with(name)
+        || id
+            .rsplit('-')
+            .next()
+            .is_some_and(|tail| tail.starts_with(name))
 }
 
 #[cfg(test)]

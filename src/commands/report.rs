@@ -26,22 +26,19 @@ pub(crate) fn report(
         return report_batch(&dir, args.format);
     }
     let runs = Runs::new(runs_dir);
-    let run = runs.locate(args.run.as_deref());
-    let batch = match args.run.as_deref() {
-        Some(id) => batch::find_batch(runs.dir(), id),
-        None => Ok(None),
+    let Some(name) = args.run.as_deref() else {
+        return report_state(runs::load(&runs.locate(None)?)?, args);
     };
-    match (run, batch) {
+    match batch::find_batch(runs.dir(), name) {
         // A batch's tasks start in the second the batch does, so their ids and its share a
-        // prefix: one that fits both is not taken as either.
-        (Ok(_), Ok(Some(_)) | Err(_)) => Err(Error::Usage(format!(
-            "`{}` names a run and a batch: give more of the id",
-            args.run.as_deref().unwrap_or_default()
+        // prefix: one that fits a run and a batch alike is not taken as either.
+        Ok(Some(_)) | Err(_) if runs.any_fits(name)? => Err(Error::Usage(format!(
+            "`{name}` names a run and a batch: give more of the id"
         ))
         .into()),
-        (Ok(dir), Ok(None)) => report_state(runs::load(&dir)?, args),
-        (Err(_), Ok(Some(dir))) => report_batch(&dir, args.format),
-        (Err(e), _) => Err(e),
+        Ok(Some(dir)) => report_batch(&dir, args.format),
+        Err(e) => Err(e),
+        Ok(None) => report_state(runs::load(&runs.locate(Some(name))?)?, args),
     }
 }
 

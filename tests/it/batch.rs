@@ -577,8 +577,8 @@ fn report_tells_a_batch_as_one_markdown_table() {
     assert_eq!(record["batch_id"], id.as_str());
 }
 
-/// A prefix that fits a run and a batch alike is refused in one line, not taken as either: a
-/// batch's tasks start in the second the batch does, so their ids share its time.
+/// A prefix that fits a run (or several) and a batch alike is refused in one line, not taken as
+/// either: a batch's tasks start in the second the batch does, so their ids share its time.
 #[test]
 fn report_refuses_a_prefix_that_names_a_run_and_a_batch() {
     let b = Bench::new();
@@ -610,6 +610,23 @@ fn report_refuses_a_prefix_that_names_a_run_and_a_batch() {
     );
     // Each whole id still names its own.
     b.ctx.run(&["report", &run]).assert_exit(0);
+    // Nor is it taken as the batch when it fits several runs.
+    let first = b.ctx.run_dirs().pop().unwrap();
+    let second = first.with_file_name(format!("{}yyyy", &run[..17]));
+    let copy = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&first)
+        .arg(&second)
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let out = b.ctx.run(&["report", &run[..17]]);
+    out.assert_exit(2);
+    assert!(
+        out.stderr.contains("names a run and a batch"),
+        "{}",
+        out.stderr
+    );
     let out = b.ctx.run(&["report", &twin]);
     out.assert_exit(0);
     assert!(out.stdout.starts_with("## Batch `"), "{}", out.stdout);
