@@ -125,9 +125,13 @@ pub(crate) fn inside(dir: &Path, name: &str) -> Result<PathBuf, &'static str> {
         return Err("the directory it is relative to cannot be read");
     };
     let path = dir.join(relative);
+    let git_dir = root.join(".git").canonicalize().ok();
     let mut existing = path.clone();
     loop {
         if let Ok(real) = existing.canonicalize() {
+            if git_dir.as_deref().is_some_and(|g| real.starts_with(g)) {
+                return Err("it leads into git's own directory through a symbolic link");
+            }
             if real.starts_with(&root) {
                 return Ok(path);
             }
@@ -203,6 +207,14 @@ mod tests {
             "sub/.git/x",
         ] {
             assert!(inside(&root, name).is_err(), "{name}");
+        }
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::os::unix::fs::symlink(root.join(".git"), root.join("meta")).unwrap();
+        for name in ["meta/config", "meta/hooks/post-checkout"] {
+            assert!(
+                inside(&root, name).is_err(),
+                "{name}: git's own, through a link"
+            );
         }
         for name in ["out/secret", "out/missing/x", "sub/far/secret"] {
             assert!(inside(&root, name).is_err(), "{name}");

@@ -7,6 +7,7 @@
 //! which may spell a value another way, is also decoded and a value found in the decoded text
 //! is masked where it was written. So every string read from a masked line is masked too.
 
+pub(crate) mod beneath;
 pub(crate) mod capped;
 mod escapes;
 mod masked;

@@ -114,7 +114,8 @@ pub(crate) fn append_after_end(path: &Path, kind: crate::event::EventKind) -> io
     let mut line = Vec::new();
     crate::encode::event(&mut line, &ev).map_err(io::Error::other)?;
     line.push(b'\n');
-    let mut file = MaskedWriter::append(path)?;
+    let (dir, name) = crate::redact::beneath::split(path, &[]);
+    let mut file = MaskedWriter::append_below(&dir, &name)?;
     file.write_all(&crate::redact::current().mask(&line))?;
     file.flush()
 }

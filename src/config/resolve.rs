@@ -150,10 +150,13 @@ pub(crate) fn resolve<'a>(
             .flat_map(|f| f.content.iter().flat_map(|c| c.entries.iter().cloned()))
     };
     entries.extend(of(false));
-    entries.extend(from_environment(var)?);
+    let environment = from_environment(var)?;
+    let floor = sandbox_of(&environment);
+    entries.extend(environment);
     // A batch's task (a file of the flag layer) is over the environment: it was written for
-    // this one run.
-    entries.extend(of(true));
+    // this one run. But a task file (maybe a repository's) never loosens the sandbox the
+    // user's `RUNBOOK_SANDBOX` asks for.
+    entries.extend(of(true).filter(|e| !loosens(e, floor)));
 
     let (per_agent, plain): (Vec<&FlagValue>, Vec<&FlagValue>) =
         flags.into_iter().partition(|f| f.key.per_agent);
@@ -192,6 +195,42 @@ fn defaults() -> impl Iterator<Item = Entry> {
             })
         })
     })
+}
+
+/// The sandbox `entries` ask for, the last one winning; `None` when they name none.
+fn sandbox_of(entries: &[Entry]) -> Option<Option<crate::sandbox::By>> {
+    entries
+        .iter()
+        .rev()
+        .find(|e| *e.slot.key == keys::SANDBOX.0.key)
+        .and_then(|e| match e.value {
+            Value::Sandbox(by) => Some(by),
+            _ => None,
+        })
+}
+
+/// Whether `entry` asks for a weaker sandbox than `floor` (off, or an enforcer keeping less);
+/// it is then left out, and said so.
+fn loosens(entry: &Entry, floor: Option<Option<crate::sandbox::By>>) -> bool {
+    let (Value::Sandbox(by), Some(Some(floor))) = (&entry.value, floor) else {
+        return false;
+    };
+    if *entry.slot.key != keys::SANDBOX.0.key
+        || by.is_some_and(|by| by.strength() >= floor.strength())
+    {
+        return false;
+    }
+    let named = by.map_or("off", crate::sandbox::By::name);
+    crate::term::print::warn(format_args!(
+        "{}: `sandbox = {named}` would loosen the sandbox RUNBOOK_SANDBOX asks for ({}); it is kept",
+        crate::foreign::term::escape(&match (&entry.origin.file, entry.origin.line) {
+            (Some(file), Some(line)) => format!("{file}:{line}"),
+            (Some(file), None) => file.to_string(),
+            _ => entry.origin.to_string(),
+        }),
+        floor.name()
+    ));
+    true
 }
 
 fn from_environment(var: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Entry>, ConfigError> {

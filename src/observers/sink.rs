@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileTypeExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{MetaLine, Tally};
@@ -15,7 +15,9 @@ use crate::redact::{Masked, MaskedWriter};
 pub(crate) struct EventsTo {
     tally: Arc<Tally>,
     meta: MetaLine,
-    path: PathBuf,
+    /// The directory the file is reached from without following a link, and the way from there.
+    anchor: PathBuf,
+    relative: PathBuf,
     fifo: bool,
     out: Option<MaskedWriter<File>>,
     /// The end of a line a FIFO took only part of, written before anything else.
@@ -23,19 +25,28 @@ pub(crate) struct EventsTo {
 }
 
 impl EventsTo {
-    /// Events to `path`: a FIFO that exists, or a file, created (0600) or appended to.
-    pub(crate) fn open(tally: Arc<Tally>, path: PathBuf, meta: MetaLine) -> io::Result<Self> {
-        let fifo = std::fs::metadata(&path).is_ok_and(|m| m.file_type().is_fifo());
+    /// Events to `path`: a FIFO that exists, or a file, created (0600) or appended to. Below
+    /// the first of `anchors` it lies in (the work dir, where an agent writes), no link on the
+    /// way is followed; elsewhere, none at the file itself.
+    pub(crate) fn open(
+        tally: Arc<Tally>,
+        path: &Path,
+        anchors: &[&Path],
+        meta: MetaLine,
+    ) -> io::Result<Self> {
+        let fifo = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+        let (anchor, relative) = crate::redact::beneath::split(path, anchors);
         let mut sink = Self {
             tally,
             meta,
-            path,
+            anchor,
+            relative,
             fifo,
             out: None,
             pending: Masked::EMPTY,
         };
         if !fifo {
-            sink.out = Some(MaskedWriter::append(&sink.path)?);
+            sink.out = Some(MaskedWriter::append_below(&sink.anchor, &sink.relative)?);
         } else {
             sink.reopen();
         }
@@ -47,7 +58,7 @@ impl EventsTo {
         if self.out.is_some() || !self.fifo {
             return;
         }
-        self.out = MaskedWriter::fifo(&self.path).ok();
+        self.out = MaskedWriter::fifo_below(&self.anchor, &self.relative).ok();
     }
 
     /// Writes `bytes` as far as the output takes them now; what it did not take.

@@ -75,34 +75,47 @@ impl MaskedWriter<File> {
     }
 
     /// A file only the user can read, created or emptied; a symbolic link in its place is
-    /// refused, not followed.
+    /// refused, not followed, and so is a file with other names (a hard link to one elsewhere),
+    /// before anything of it is emptied.
     pub(crate) fn create_private(path: &Path) -> io::Result<Self> {
         let file = OpenOptions::new()
             .write(true)
             .create(true)
-            .truncate(true)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() || std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+            return Err(io::Error::other(format!(
+                "{}: not a plain file of runbook's own (another file's name, or no file at all): remove it",
+                path.display()
+            )));
+        }
+        file.set_len(0)?;
         private(file)
     }
 
-    /// A file appended to, created (`0600`) if need be.
-    pub(crate) fn append(path: &Path) -> io::Result<Self> {
-        let out = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)?;
+    /// A file appended to, created (`0600`) if need be, reached from the directory `anchor`
+    /// by `relative` without following a link ([`super::beneath`]); what is there already must
+    /// be a plain file of the user's own, with no other name and no execute permission.
+    pub(crate) fn append_below(anchor: &Path, relative: &Path) -> io::Result<Self> {
+        let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NONBLOCK;
+        let out = super::beneath::open(anchor, relative, flags, 0o600)?;
+        super::beneath::own_plain_file(&out, &anchor.join(relative))?;
         Ok(Self { out })
     }
 
-    /// A FIFO's writing end, opened without waiting: an error when it has no reader.
-    pub(crate) fn fifo(path: &Path) -> io::Result<Self> {
-        let out = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)?;
+    /// A FIFO's writing end below `anchor`, no link followed, opened without waiting: an error
+    /// when it has no reader, or when what is there is no FIFO.
+    pub(crate) fn fifo_below(anchor: &Path, relative: &Path) -> io::Result<Self> {
+        let flags = libc::O_WRONLY | libc::O_NONBLOCK;
+        let out = super::beneath::open(anchor, relative, flags, 0)?;
+        if !std::os::unix::fs::FileTypeExt::is_fifo(&out.metadata()?.file_type()) {
+            return Err(io::Error::other(format!(
+                "{} is no longer a FIFO",
+                anchor.join(relative).display()
+            )));
+        }
         Ok(Self { out })
     }
 
@@ -150,7 +163,13 @@ fn private(file: File) -> io::Result<MaskedWriter<File>> {
 /// leaves nothing behind. Only the user can read it.
 pub(crate) fn atomically(path: &Path, tmp_ext: &str, bytes: &Masked<'_>) -> io::Result<()> {
     let tmp = path.with_extension(tmp_ext);
-    let written = MaskedWriter::create_private(&tmp).and_then(|mut file| {
+    // A file left in the temporary file's place (by a crash, or planted as a link or a hard
+    // link to a file elsewhere) is taken away, never written through: the copy is made anew.
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let written = MaskedWriter::create_new(&tmp).and_then(|mut file| {
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&tmp, path)

@@ -8,6 +8,7 @@
 
 pub(crate) mod bwrap;
 mod denial;
+mod links;
 mod walk;
 
 use std::ffi::{CString, OsString};
@@ -352,7 +353,10 @@ pub(crate) fn check(policy: &Policy, by: By) -> Result<By, String> {
 /// a path leads to), its lists sorted and without repeats. A path to write in that holds a path
 /// to keep unread would open that one to writing: refused.
 pub(crate) fn resolved(policy: &Policy) -> Result<Policy, String> {
-    let deny: Vec<PathBuf> = sorted(policy.read_deny.iter().map(|p| real(p)));
+    // What a denied path's links lead to is denied too: a key kept as a link to a dotfiles
+    // repository is read where it lies.
+    let linked = links::targets(&policy.read_deny);
+    let deny: Vec<PathBuf> = sorted(policy.read_deny.iter().map(|p| real(p)).chain(linked));
     let write = sorted(policy.write.iter().map(|p| real(p)));
     for w in &write {
         if let Some(d) = deny.iter().find(|d| d.starts_with(w)) {
@@ -360,6 +364,13 @@ pub(crate) fn resolved(policy: &Policy) -> Result<Policy, String> {
                 "the sandbox would let the agent write in {}, which holds {}, a path it must not read: run in a directory that does not hold it, or take it out of `sandbox.write`",
                 w.display(),
                 d.display()
+            ));
+        }
+        if let Some(d) = deny.iter().find(|d| w.starts_with(d)) {
+            return Err(format!(
+                "the sandbox would keep the agent from reading {}, which holds {}, where it works (a link in a denied path leads there): take the link out, or run elsewhere",
+                d.display(),
+                w.display()
             ));
         }
     }

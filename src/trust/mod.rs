@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::agent_env::AgentEnv;
 use crate::config::Config;
 use crate::exit;
-pub(crate) use env_vars::needs_trust as variable_needs_trust;
-pub(crate) use needs::{RepoFile, repository_files, task_file_foreign};
+pub(crate) use needs::{RepoFile, inside, repository_files, task_file_foreign};
 pub(crate) use prompt::escape;
 use store::{Recorded, Store};
 
@@ -90,7 +89,8 @@ impl Given {
         Self { all: flag, paths }
     }
 
-    fn covers(&self, file: &Path) -> bool {
+    /// Whether the user trusts `file` for this run.
+    pub(crate) fn covers(&self, file: &Path) -> bool {
         if self.all {
             return true;
         }

@@ -154,10 +154,20 @@ pub(crate) fn task_file_foreign(root: &Path, path: &Path) -> bool {
 }
 
 /// Whether `path` is inside the directory `root`, links followed: the part of it that exists is
-/// resolved, and what follows may not climb out with `..`.
+/// resolved, and what follows may not climb out with `..`. Git's own directory (`.git` at any
+/// depth, and wherever a `.git` link leads) is not inside: what is written there (a hook, the
+/// repository's config) runs or changes what runs.
 pub(crate) fn inside(root: &Path, path: &Path) -> bool {
     let Ok(root) = root.canonicalize() else {
         return false;
+    };
+    let git_dir = root.join(".git").canonicalize().ok();
+    let in_git = |p: &Path| {
+        git_dir.as_deref().is_some_and(|g| p.starts_with(g))
+            || p.strip_prefix(&root).is_ok_and(|rest| {
+                rest.components()
+                    .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+            })
     };
     let mut existing = path.to_path_buf();
     let real = loop {
@@ -170,7 +180,10 @@ pub(crate) fn inside(root: &Path, path: &Path) -> bool {
             _ => return false,
         }
     };
-    real.starts_with(&root)
+    // What does not exist yet is judged as written: `new/.git/x` is git's too.
+    let rest = path.strip_prefix(&existing).unwrap_or(Path::new(""));
+    let real = real.join(rest);
+    real.starts_with(&root) && !in_git(&real)
 }
 
 #[cfg(test)]
@@ -195,6 +208,30 @@ mod tests {
             "a link out"
         );
         assert!(!inside(&root, Path::new("/tmp/events.ndjson")));
+    }
+
+    #[test]
+    fn gits_own_directory_is_never_inside_the_repository() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        fs::create_dir_all(root.join("vendor/lib/.git")).unwrap();
+        fs::create_dir_all(root.join("store")).unwrap();
+        std::os::unix::fs::symlink(root.join(".git"), root.join("meta")).unwrap();
+        for path in [
+            ".git/hooks/post-checkout",
+            ".git/config",
+            ".git",
+            ".GIT/hooks/pre-commit",
+            "vendor/lib/.git/hooks/post-merge",
+            "meta/hooks/post-checkout",
+            "new/.git/x",
+            "logs/../.git/config",
+        ] {
+            assert!(!inside(&root, &root.join(path)), "{path}");
+        }
+        assert!(inside(&root, &root.join("store/.gitignore")));
+        assert!(inside(&root, &root.join("logs/e.ndjson")));
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod next_run;
 mod observers;
 mod opencode;
 mod plan;
+mod planted;
 mod produced;
 mod readme;
 mod record;

@@ -214,6 +214,61 @@ pub(crate) fn the_users_keys_cannot_be_read_but_the_work_dir_can_under(under: Un
 }
 
 #[test]
+fn keys_kept_as_links_are_denied_where_they_lie() {
+    keys_kept_as_links_are_denied_where_they_lie_under(Under::Landlock);
+}
+
+/// A dotfile manager's home: `~/.ssh/id_ed25519` a link into `~/dotfiles`, `~/.aws` a link to a
+/// directory there, `~/.aws/credentials` in turn a link into the Nix store's like. The key is
+/// refused by every name it has; the rest of `~/dotfiles` is read.
+pub(crate) fn keys_kept_as_links_are_denied_where_they_lie_under(under: Under) {
+    use std::os::unix::fs::symlink;
+    let ctx = TestContext::new();
+    let dotfiles = ctx.home.join("dotfiles");
+    let store = ctx.home.join("store");
+    std::fs::create_dir_all(dotfiles.join("ssh")).unwrap();
+    std::fs::create_dir_all(dotfiles.join("aws")).unwrap();
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::create_dir_all(ctx.home.join(".ssh")).unwrap();
+    std::fs::write(
+        dotfiles.join("ssh/id_ed25519"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    std::fs::write(store.join("credentials"), "aws_secret_access_key = x\n").unwrap();
+    std::fs::write(dotfiles.join("vimrc"), "set nu\n").unwrap();
+    symlink(
+        dotfiles.join("ssh/id_ed25519"),
+        ctx.home.join(".ssh/id_ed25519"),
+    )
+    .unwrap();
+    symlink(dotfiles.join("aws"), ctx.home.join(".aws")).unwrap();
+    symlink(store.join("credentials"), dotfiles.join("aws/credentials")).unwrap();
+    let paths = [
+        ctx.home.join(".ssh/id_ed25519"),
+        dotfiles.join("ssh/id_ed25519"),
+        ctx.home.join(".aws/credentials"),
+        dotfiles.join("aws/credentials"),
+        store.join("credentials"),
+        dotfiles.join("vimrc"),
+    ];
+    let tries: Vec<String> = paths
+        .iter()
+        .map(|p| attempt("read", p.display(), false))
+        .collect();
+    run(&ctx, &tries, &[under.flag()]).assert_exit(0);
+    let results = tried(&ctx);
+    for (path, result) in paths.iter().zip(&results).take(5) {
+        under.refused(result, &path.display().to_string());
+    }
+    assert_eq!(results[5], None, "what no denied path leads to is read");
+    let sandbox = ctx.receipt().sandbox.unwrap();
+    assert_eq!(sandbox.by, under.name());
+    let key = dotfiles.join("ssh/id_ed25519").display().to_string();
+    assert!(sandbox.read_deny.contains(&key), "{sandbox:?}");
+}
+
+#[test]
 fn the_agent_gets_its_variables_and_the_runs_temp_dir() {
     the_agent_gets_its_variables_and_the_runs_temp_dir_under(Under::Landlock);
 }
@@ -614,4 +669,72 @@ fn a_repositorys_variables_open_no_port_in_the_sandbox() {
         ports.contains(&443) && ports.contains(&4545),
         "HTTPS and the provider's address in the user's own environment: {ports:?}"
     );
+}
+
+/// The ports `runbook doctor --json` says the sandbox would allow here.
+fn doctor_ports(ctx: &TestContext, extra: &[&str]) -> Vec<u64> {
+    let mut args = vec!["doctor", "--json", "--sandbox"];
+    args.extend_from_slice(extra);
+    let out = ctx.run(&args);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    json["sandbox"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_u64)
+        .collect()
+}
+
+#[test]
+fn a_repositorys_opencode_json_opens_no_port_untrusted_and_a_mere_mention_never_does() {
+    let mut ctx = TestContext::new();
+    let repo_config = r#"{
+        // JSONC, as OpenCode reads it
+        "provider": {"local": {"options": {"baseURL": "http://127.0.0.1:41234/v1"}}},
+        "mcp": {"db": {"type": "remote", "url": "http://127.0.0.1:5432"}},
+        "instructions": ["see http://127.0.0.1:22"],
+    }"#;
+    for name in ["opencode.json", "opencode.jsonc"] {
+        std::fs::write(ctx.work.join(name), repo_config).unwrap();
+    }
+    let own = ctx.config_home().join("opencode");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(
+        own.join("opencode.json"),
+        r#"{"provider": {"mine": {"options": {"baseURL": "http://127.0.0.1:41235"}}}, "x": "http://127.0.0.1:2222"}"#,
+    )
+    .unwrap();
+    let ports = doctor_ports(&ctx, &[]);
+    assert!(
+        !ports.contains(&41234),
+        "the repository's provider, untrusted: {ports:?}"
+    );
+    assert!(ports.contains(&41235), "the user's own provider: {ports:?}");
+    for mention in [5432, 22, 2222] {
+        assert!(
+            !ports.contains(&mention),
+            "an address that names no provider: {ports:?}"
+        );
+    }
+    // Trusted for the run, the repository's provider is reached; its mentions still are not.
+    let trusted = ctx.work.display().to_string();
+    ctx.env("RUNBOOK_TRUST", trusted);
+    let ports = doctor_ports(&ctx, &[]);
+    assert!(ports.contains(&41234), "{ports:?}");
+    assert!(!ports.contains(&5432) && !ports.contains(&22), "{ports:?}");
+}
+
+#[test]
+fn an_untrusted_repositorys_provider_port_is_said_and_stays_closed_in_a_run() {
+    let ctx = TestContext::new();
+    ctx.write_work(
+        "opencode.json",
+        r#"{"provider": {"x": {"options": {"baseURL": "http://127.0.0.1:41299/v1"}}}}"#,
+    );
+    let out = run(&ctx, &[], &["--sandbox"]);
+    out.assert_exit(0);
+    out.assert_stderr_has("port 41299");
+    out.assert_stderr_has("--allow-port 41299");
+    let sandbox = ctx.receipt().sandbox.expect("sandboxed");
+    assert!(!sandbox.ports.contains(&41299), "{sandbox:?}");
 }

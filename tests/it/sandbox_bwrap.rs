@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use runbook::event::Outcome;
 
 use crate::sandbox::{
-    Under, a_process_in_a_session_of_its_own_is_held_all_the_same_under, attempt, run,
-    sandboxed_denials, the_agent_gets_its_variables_and_the_runs_temp_dir_under,
+    Under, a_process_in_a_session_of_its_own_is_held_all_the_same_under, attempt,
+    keys_kept_as_links_are_denied_where_they_lie_under, run, sandboxed_denials,
+    the_agent_gets_its_variables_and_the_runs_temp_dir_under,
     the_users_keys_cannot_be_read_but_the_work_dir_can_under, tried,
     writes_go_only_to_the_work_dir_under,
 };
@@ -30,6 +31,11 @@ fn under_bwrap_writes_go_only_to_the_work_dir() {
 #[test]
 fn under_bwrap_the_users_keys_cannot_be_read_but_the_work_dir_can() {
     the_users_keys_cannot_be_read_but_the_work_dir_can_under(Under::Bwrap);
+}
+
+#[test]
+fn under_bwrap_keys_kept_as_links_are_denied_where_they_lie() {
+    keys_kept_as_links_are_denied_where_they_lie_under(Under::Bwrap);
 }
 
 #[test]

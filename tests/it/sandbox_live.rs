@@ -31,7 +31,9 @@ fn sandboxed(
     flag: &str,
 ) {
     {
-        let Some(ran) = live::run(agent, scenario, prepare, &[flag]) else {
+        // OpenCode's provider is named in the work dir's `opencode.json`, the repository's
+        // file: its port opens only once the user trusts it.
+        let Some(ran) = live::run(agent, scenario, prepare, &[flag, "--trust"]) else {
             return;
         };
         let why = &ran.why;

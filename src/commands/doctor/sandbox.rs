@@ -54,7 +54,9 @@ pub(super) struct Choice {
 pub(super) fn examine(config: &Config, agent: AgentKind, env: &[(String, String)]) -> Report {
     let abi = sandbox::abi();
     let cwd = std::env::current_dir().unwrap_or_default();
-    let (policy, _) = crate::commands::run::sandbox::wanted(config, agent.adapter(), env, &cwd);
+    let given = crate::trust::Given::from_env(false);
+    let (policy, ..) =
+        crate::commands::run::sandbox::wanted(config, agent.adapter(), env, (&cwd, &given));
     let configured = config.value(&keys::SANDBOX);
     let asked = configured.unwrap_or(By::Auto);
     let choices: Vec<Choice> = By::ALL

@@ -1,6 +1,7 @@
 //! `runbook run`: start the agent on a task, supervise it, and leave a receipt.
 
 mod planned;
+mod provider_ports;
 mod repair;
 mod repair_policy;
 pub(crate) mod sandbox;
@@ -396,6 +397,8 @@ fn observers(
     });
     let mut out = Observers::default();
     let logs = run_dir.path.join("observers");
+    // Where an agent writes, a link it planted on the way to `--events-to` is not followed.
+    let anchors = [setup.cwd.as_path(), setup.config.root.as_path()];
     let targets = setup
         .observers
         .iter()
@@ -404,7 +407,7 @@ fn observers(
             setup
                 .events_to
                 .iter()
-                .map(|p| (p.display().to_string(), Some(p), false)),
+                .map(|p| (p.display().to_string(), Some(setup.cwd.join(p)), false)),
         );
     for (index, (target, path, raw)) in (1..).zip(targets) {
         let tally = Arc::new(Tally::new(index, redactor.str(&target).into_owned()));
@@ -422,7 +425,7 @@ fn observers(
                 out.logs.extend(o.take_logs());
                 Box::new(o) as Box<dyn Consumer>
             }),
-            Some(path) => EventsTo::open(Arc::clone(&tally), path.clone(), meta.clone())
+            Some(path) => EventsTo::open(Arc::clone(&tally), &path, &anchors, meta.clone())
                 .map(|o| Box::new(o) as Box<dyn Consumer>),
         };
         match started {

@@ -5,10 +5,12 @@
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 
+use super::provider_ports::provider_ports;
 use crate::agent::Adapter;
 use crate::config::{Config, Value, keys};
 use crate::exit::Error;
 use crate::sandbox::{self, By, Policy, Prepared};
+use crate::trust::Given;
 
 /// Secrets under the home directory no sandboxed agent reads.
 const HOME_SECRETS: [&str; 5] = [".ssh", ".aws", ".config/gcloud", ".gnupg", ".netrc"];
@@ -21,12 +23,18 @@ pub(super) fn policy(
     config: &Config,
     adapter: &dyn Adapter,
     env: &[(String, String)],
-    cwd: &Path,
+    (cwd, given): (&Path, &Given),
 ) -> Result<Option<(Policy, By)>, Error> {
     let Some(asked) = config.value(&keys::SANDBOX) else {
         return Ok(None);
     };
-    let (policy, own) = wanted(config, adapter, env, cwd);
+    let (policy, own, held) = wanted(config, adapter, env, (cwd, given));
+    for (file, port) in held {
+        crate::term::print::warn(format_args!(
+            "{} names a provider at port {port}, which the sandbox keeps closed: it is the repository's file, not trusted; pass --allow-port {port} (or --trust for this run)",
+            crate::foreign::term::escape(&file.display().to_string())
+        ));
+    }
     let by = sandbox::check(&policy, asked).map_err(Error::Usage)?;
     // The agent could not make them itself: their parents are not its to write in.
     let dirs: Vec<PathBuf> = own
@@ -38,13 +46,14 @@ pub(super) fn policy(
 }
 
 /// What `--sandbox` would ask for here, whether it is on or not (`runbook doctor` shows it),
-/// with the agent's own paths (also in the policy's `write`).
+/// with the agent's own paths (also in the policy's `write`), and the ports a repository's
+/// file not trusted (`given` for this run) would have opened.
 pub(crate) fn wanted(
     config: &Config,
     adapter: &dyn Adapter,
     env: &[(String, String)],
-    cwd: &Path,
-) -> (Policy, Vec<PathBuf>) {
+    (cwd, given): (&Path, &Given),
+) -> (Policy, Vec<PathBuf>, Vec<(PathBuf, u16)>) {
     let var = |name: &str| -> Option<PathBuf> {
         env.iter()
             .find(|(k, _)| k == name)
@@ -76,13 +85,17 @@ pub(crate) fn wanted(
                 _ => None,
             }),
     );
-    ports.extend(provider_ports(env, &own.provider_files));
+    let repository = |file: &Path| {
+        (crate::trust::inside(&config.root, file) || file.starts_with(cwd)) && !given.covers(file)
+    };
+    let found = provider_ports(env, &own.provider_files, &repository);
+    ports.extend(found.open);
     let policy = Policy {
         write,
         read_deny,
         ports,
     };
-    (policy, own.write)
+    (policy, own.write, found.held)
 }
 
 /// OpenCode over ACP serves itself on a loopback port it picks at random, which the sandbox
@@ -171,71 +184,4 @@ fn default_deny(home: Option<&Path>) -> Vec<PathBuf> {
         deny.push(PathBuf::from("/root"));
     }
     deny
-}
-
-/// The ports of the http(s) addresses the agent's variables and its configuration files name:
-/// its provider's among them. Of the variables runbook sets for the agent (`[env]`, `.env`),
-/// only those that say where requests go (`*_BASE_URL`, `*_PROXY`…) count: a repository sets
-/// those only once trusted, while any other (`DOCS=http://host:22`) would open a port untrusted.
-fn provider_ports(env: &[(String, String)], files: &[PathBuf]) -> Vec<u16> {
-    let mut texts: Vec<String> = std::env::vars_os()
-        .filter_map(|(_, v)| v.into_string().ok())
-        .chain(
-            env.iter()
-                .filter(|(name, _)| crate::trust::variable_needs_trust(name))
-                .map(|(_, v)| v.clone()),
-        )
-        .collect();
-    for file in files {
-        let read = crate::files::read(
-            file,
-            crate::files::CONFIG_LIMIT,
-            crate::files::Links::Follow,
-        );
-        texts.extend(read.ok().and_then(|b| String::from_utf8(b).ok()));
-    }
-    texts.iter().flat_map(|t| url_ports(t)).collect()
-}
-
-/// The port of each `http://` or `https://` address in `text` (80 and 443 when none is written).
-fn url_ports(text: &str) -> Vec<u16> {
-    let mut out = Vec::new();
-    for (i, _) in text.match_indices("://") {
-        let scheme_start = text[..i]
-            .rfind(|c: char| !c.is_ascii_alphanumeric())
-            .map_or(0, |j| j + 1);
-        let default = match text[scheme_start..i].to_ascii_lowercase().as_str() {
-            "http" => 80,
-            "https" => 443,
-            _ => continue,
-        };
-        let rest = &text[i + 3..];
-        let end = rest
-            .find(|c: char| matches!(c, '/' | '"' | '\'' | '?' | '#') || c.is_whitespace())
-            .unwrap_or(rest.len());
-        let host = &rest[..end];
-        let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-        let port = match host.rsplit_once(':') {
-            Some((h, p)) if !h.ends_with(':') && !p.contains(']') => p.parse().ok(),
-            _ => Some(default),
-        };
-        out.extend(port.filter(|p| *p > 0));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_providers_port_is_read_from_its_address() {
-        assert_eq!(url_ports("http://127.0.0.1:41234/v1"), [41234]);
-        assert_eq!(
-            url_ports(r#"{"baseURL": "https://api.example.com/v1", "x": "http://h"}"#),
-            [443, 80]
-        );
-        assert_eq!(url_ports("http://user:pw@[::1]:8080/"), [8080]);
-        assert!(url_ports("postgres://db:5432/app").is_empty());
-    }
 }

@@ -125,7 +125,8 @@ impl Setup {
         let limits = limits(&config);
         budget_can_hold(&config, &agent)?;
         let template = repair_template(&config)?;
-        let mut sandbox = super::sandbox::policy(&config, agent.adapter, &agent_env.pairs(), &cwd)?;
+        let mut sandbox =
+            super::sandbox::policy(&config, agent.adapter, &agent_env.pairs(), (&cwd, &given))?;
         if let Some((policy, _)) = &mut sandbox {
             super::sandbox::own_server(agent.adapter, &mut agent.extra_args, policy);
         }
