@@ -1658,3 +1658,40 @@ fn a_batch_record_naming_another_batch_deletes_none_of_its_branches_and_forges_n
         "the other batch's branch stays"
     );
 }
+
+#[test]
+fn a_task_file_that_makes_millions_of_tasks_is_refused_from_its_counts_by_every_command() {
+    let b = Bench::new();
+    // 1,000 tasks of 10,000 copies each: ten million, in a file of some 70 KB.
+    let tasks: String = (0..1000)
+        .map(|n| {
+            format!("[[task]]\nid = \"t{n}\"\nprompt = \"ok\"\nrepeat = 100\nagents = [\"opencode:100\"]\n\n")
+        })
+        .collect();
+    let file = b.tasks("", &tasks);
+    let file = file.to_str().unwrap();
+    let runs = [
+        ("batch", b.batch(&[file])),
+        ("--task-index", b.batch(&[file, "--task-index", "7"])),
+        (
+            "fleet",
+            support::run(&mut b.ctx.runbook(&["fleet", "k8s", file]), LIMIT),
+        ),
+    ];
+    for (how, out) in runs {
+        out.assert_exit(2);
+        let error = out.stderr.trim();
+        assert_eq!(error.lines().count(), 1, "{how}: {error}");
+        for part in [
+            file,
+            "makes 10,000,000 tasks",
+            "more than the 10,000 one batch may run",
+            "split it into task files of at most 10,000 tasks",
+        ] {
+            assert!(error.contains(part), "{how}: no `{part}` in {error}");
+        }
+        assert!(out.took < Duration::from_secs(30), "{how}: {:?}", out.took);
+    }
+    assert!(b.branches().is_empty(), "nothing started");
+    assert!(!b.ctx.root().join("batches").exists(), "no batch was made");
+}

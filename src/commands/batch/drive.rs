@@ -189,7 +189,7 @@ async fn setup(
     let _ = tx.send(Msg::Setup(idx));
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
-        .arg(command)
+        .arg(&**command)
         .current_dir(dir)
         .env("RUNBOOK_ROOT_PATH", &ctx.repo.root)
         .stdin(Stdio::null())
