@@ -1695,3 +1695,44 @@ fn a_task_file_that_makes_millions_of_tasks_is_refused_from_its_counts_by_every_
     assert!(b.branches().is_empty(), "nothing started");
     assert!(!b.ctx.root().join("batches").exists(), "no batch was made");
 }
+
+#[test]
+fn ctrl_c_on_ten_thousand_queued_tasks_records_every_one_and_leaves_no_process() {
+    let b = Bench::new();
+    // 100 tasks of 100 copies; one runs at a time, and the first hangs.
+    let tasks: String = (0..100)
+        .map(|n| {
+            format!("[[task]]\nid = \"t{n}\"\nprompt = \"long\"\ninactivity_timeout = \"60s\"\n\n")
+        })
+        .collect();
+    let file = b.tasks("repeat = 100", &tasks);
+    let child = b
+        .ctx
+        .runbook(&["batch", file.to_str().unwrap(), "-j", "1", "--keep", "none"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = || {
+        std::fs::read_dir(&b.ctx.runs).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_to_string(e.path().join("events.ndjson"))
+                    .is_ok_and(|t| t.contains("\"tool.started\""))
+            })
+        })
+    };
+    // Collected within a minute of the SIGINT, or the test fails: each of the 9,999 skipped
+    // tasks once rewrote the whole record, which took the better part of an hour.
+    let out = support::interrupt_when(child, LIMIT, "the first task never started", started);
+    out.assert_exit(130);
+    let record = b.record();
+    assert_eq!(record["outcome"], "interrupted");
+    let tasks = record["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 10_000);
+    let count = |outcome: &str| tasks.iter().filter(|t| t["outcome"] == outcome).count();
+    assert_eq!(count("interrupted"), 1, "{:#}", tasks[0]);
+    assert_eq!(count("not_started"), 9_999);
+    out.assert_stderr_has("10,000 tasks: 1 interrupted, 9999 not started");
+    b.ctx.assert_agent_gone();
+    assert_eq!(b.worktrees(), 0);
+}
