@@ -12,6 +12,7 @@ mod queue;
 pub(crate) mod record;
 pub(crate) mod report;
 mod schedule;
+pub(crate) mod setup;
 mod view;
 pub(crate) mod worktree;
 
