@@ -504,6 +504,11 @@ fn fan_out(
             };
             return Err(at(message));
         };
+        if out.iter().any(|(a, _)| *a == agent) {
+            return Err(at(format!(
+                "`{name}` is named twice in `agents`: name it once, with its count (`{name}:2`)"
+            )));
+        }
         out.push((agent, count));
     }
     if out.is_empty() {
@@ -633,6 +638,10 @@ mod tests {
         let err =
             parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nagents = [\"claud:2\"]\n").unwrap_err();
         assert!(err.contains("did you mean `claude`"), "{err}");
+        let err =
+            parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nagents = [\"codex\", \"codex:2\"]\n")
+                .unwrap_err();
+        assert!(err.contains("`codex` is named twice in `agents`"), "{err}");
         let err = parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nrepeat = 0\n").unwrap_err();
         assert!(err.contains("from 1 to 100"), "{err}");
         let err = parse("[[task]]\nid = \"a\"\n").unwrap_err();
