@@ -88,6 +88,9 @@ pub fn main() -> ExitCode {
     if let Some(exit) = supervisor::guardian_invocation() {
         return exit;
     }
+    if let Some(exit) = commands::batch::setup::invocation() {
+        return exit;
+    }
     if let Some(exit) = commands::demo::player::invocation() {
         return exit;
     }

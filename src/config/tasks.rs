@@ -33,6 +33,14 @@ const TASK_KEYS: [&str; 8] = [
 /// The most copies of one task `repeat` and `agents` may ask for.
 pub(crate) const MAX_COPIES: u32 = 100;
 
+/// The most tasks one task file may make once `repeat` and `agents` made their copies: what one
+/// batch (or one scheduler's job) runs. Past it the file is refused before anything is expanded.
+pub(crate) const MAX_TASKS: u64 = 10_000;
+
+/// The most prompt text a task file's prompts may hold together, `prompt_file`s included (each
+/// is read whole, and many tasks may name the same large one).
+pub(crate) const PROMPTS_LIMIT: usize = 64 * 1024 * 1024;
+
 /// What `[defaults]` or one task says besides its prompt.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Section {
@@ -70,6 +78,36 @@ pub(crate) struct TaskFile {
 }
 
 impl TaskFile {
+    /// How many tasks it makes once `repeat` and `agents` made their copies, counted from those
+    /// counts alone (`None` past `u64`).
+    pub(crate) fn total(&self) -> Option<u64> {
+        self.tasks.iter().try_fold(0u64, |sum, task| {
+            let repeat = task.section.repeat.or(self.defaults.repeat).unwrap_or(1);
+            let fan = task
+                .section
+                .agents
+                .as_ref()
+                .or(self.defaults.agents.as_ref());
+            let copies = match fan {
+                Some(list) => list
+                    .iter()
+                    .try_fold(0u64, |n, (_, count)| n.checked_add(u64::from(*count)))?,
+                None => 1,
+            };
+            sum.checked_add(copies.checked_mul(u64::from(repeat))?)
+        })
+    }
+
+    /// The file, refused (a usage error naming it, its total and the cap) when it makes more
+    /// tasks than [`MAX_TASKS`]: decided from the counts, before anything is expanded.
+    fn bounded(self) -> Result<Self, ConfigError> {
+        match self.total() {
+            Some(n) if n <= MAX_TASKS => Ok(self),
+            Some(n) => Err(too_many(&self.path, &crate::format::plural(n, "task"))),
+            None => Err(too_many(&self.path, "more tasks than can be counted")),
+        }
+    }
+
     /// The settings of the task `id`: the defaults', then its own (which win).
     pub(crate) fn entries_of(&self, id: &str) -> Option<Vec<Entry>> {
         let task = self.tasks.iter().find(|t| t.id == id)?;
@@ -127,9 +165,12 @@ pub(crate) fn parse_tasks(path: &Path, text: &str) -> Result<TaskFile, ConfigErr
                     let message = "`task` must be an array of tables: write each as [[task]]";
                     return Err(reader.error(value.span().start, message.into()));
                 };
+                let mut prompts = Prompts::default();
                 for item in list {
                     let table = reader.table(key, item, "a table: write each as [[task]]")?;
-                    out.tasks.push(task(&reader, item, table)?);
+                    let task = task(&reader, item, table)?;
+                    prompts.add(&task, path)?;
+                    out.tasks.push(task);
                 }
             }
             other => {
@@ -144,12 +185,13 @@ pub(crate) fn parse_tasks(path: &Path, text: &str) -> Result<TaskFile, ConfigErr
         }
     }
     check_ids(&reader, &out.tasks)?;
-    Ok(out)
+    out.bounded()
 }
 
 /// Reads JSON lines, each one task with the keys of a `[[task]]`; errors name the line.
 pub(crate) fn parse_json_lines(path: &Path, text: &str) -> Result<TaskFile, ConfigError> {
     let mut tasks = Vec::new();
+    let mut prompts = Prompts::default();
     for (n, line) in text.lines().enumerate() {
         let line_no = u32::try_from(n + 1).unwrap_or(u32::MAX);
         if line.trim().is_empty() {
@@ -170,6 +212,7 @@ pub(crate) fn parse_json_lines(path: &Path, text: &str) -> Result<TaskFile, Conf
                 entry.origin.line = Some(line_no);
                 entry.origin.column = Some(1);
             }
+            prompts.add(&task, path)?;
             tasks.push(task);
         }
     }
@@ -180,12 +223,53 @@ pub(crate) fn parse_json_lines(path: &Path, text: &str) -> Result<TaskFile, Conf
         text,
     };
     check_ids(&reader, &tasks)?;
-    Ok(TaskFile {
+    TaskFile {
         path: path.to_path_buf(),
         digest: Digest::of(text.as_bytes()),
         defaults: Section::default(),
         tasks,
-    })
+    }
+    .bounded()
+}
+
+/// What the tasks read so far hold: refused once they are more than a batch may run, or their
+/// prompts more than [`PROMPTS_LIMIT`], before the rest is read.
+#[derive(Default)]
+struct Prompts {
+    tasks: u64,
+    bytes: usize,
+}
+
+impl Prompts {
+    fn add(&mut self, task: &TaskSpec, path: &Path) -> Result<(), ConfigError> {
+        self.tasks += 1;
+        if self.tasks > MAX_TASKS {
+            let more = format!("more than {}", crate::format::plural(MAX_TASKS, "task"));
+            return Err(too_many(path, &more));
+        }
+        self.bytes = self.bytes.saturating_add(task.prompt.len());
+        if self.bytes > PROMPTS_LIMIT {
+            let message = format!(
+                "the prompts up to the task `{}` hold more than {} MiB together: keep each prompt short, or split the file",
+                task.id,
+                PROMPTS_LIMIT / (1024 * 1024)
+            );
+            return Err(ConfigError::at_line(path, task.line, 1, message));
+        }
+        Ok(())
+    }
+}
+
+/// A file that makes `total` (`12,000 tasks`), more than [`MAX_TASKS`].
+fn too_many(path: &Path, total: &str) -> ConfigError {
+    ConfigError::file(
+        path,
+        format!(
+            "makes {total} once `repeat` and `agents` made their copies, more than the {} one batch may run: split it into task files of at most {} tasks",
+            crate::format::thousands(MAX_TASKS),
+            crate::format::thousands(MAX_TASKS)
+        ),
+    )
 }
 
 fn task(
@@ -420,6 +504,11 @@ fn fan_out(
             };
             return Err(at(message));
         };
+        if out.iter().any(|(a, _)| *a == agent) {
+            return Err(at(format!(
+                "`{name}` is named twice in `agents`: name it once, with its count (`{name}:2`)"
+            )));
+        }
         out.push((agent, count));
     }
     if out.is_empty() {
@@ -549,10 +638,56 @@ mod tests {
         let err =
             parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nagents = [\"claud:2\"]\n").unwrap_err();
         assert!(err.contains("did you mean `claude`"), "{err}");
+        let err =
+            parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nagents = [\"codex\", \"codex:2\"]\n")
+                .unwrap_err();
+        assert!(err.contains("`codex` is named twice in `agents`"), "{err}");
         let err = parse("[[task]]\nid = \"a\"\nprompt = \"x\"\nrepeat = 0\n").unwrap_err();
         assert!(err.contains("from 1 to 100"), "{err}");
         let err = parse("[[task]]\nid = \"a\"\n").unwrap_err();
         assert!(err.contains("has no `prompt`"), "{err}");
+    }
+
+    #[test]
+    fn the_total_is_counted_from_repeat_and_agents_and_a_file_past_the_cap_is_refused() {
+        let file = parse(
+            "[defaults]\nrepeat = 3\n[[task]]\nid = \"a\"\nprompt = \"x\"\n\
+             [[task]]\nid = \"b\"\nprompt = \"y\"\nagents = [\"claude:2\", \"codex\"]\n\
+             [[task]]\nid = \"c\"\nprompt = \"z\"\nrepeat = 1\n",
+        )
+        .unwrap();
+        assert_eq!(file.total(), Some(3 + 9 + 1));
+        // 2 tasks of 100 × 50 copies: exactly the cap, then one past it.
+        let task = |id: &str, n: u32| {
+            format!(
+                "[[task]]\nid = \"{id}\"\nprompt = \"x\"\nrepeat = 100\nagents = [\"codex:{n}\"]\n"
+            )
+        };
+        assert!(parse(&(task("a", 50) + &task("b", 50))).is_ok());
+        let err =
+            parse(&(task("a", 50) + &task("b", 50) + "[[task]]\nid = \"c\"\nprompt = \"x\"\n"))
+                .unwrap_err();
+        assert_eq!(
+            err,
+            "/b/tasks.toml: makes 10,001 tasks once `repeat` and `agents` made their copies, more than the 10,000 one batch may run: split it into task files of at most 10,000 tasks"
+        );
+    }
+
+    #[test]
+    fn prompt_files_read_past_their_limit_together_are_refused_at_the_task_that_crossed_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x".repeat(1024 * 1024 - 1) + "\n";
+        #[allow(clippy::disallowed_methods, reason = "a test's fixture")]
+        std::fs::write(dir.path().join("big.md"), &big).unwrap();
+        let tasks: String = (0..70)
+            .map(|n| format!("[[task]]\nid = \"t{n}\"\nprompt_file = \"big.md\"\n"))
+            .collect();
+        let path = dir.path().join("tasks.toml");
+        let err = parse_tasks(&path, &tasks).unwrap_err().to_string();
+        assert!(
+            err.contains(":193:1: the prompts up to the task `t64` hold more than 64 MiB together"),
+            "{err}"
+        );
     }
 
     #[test]

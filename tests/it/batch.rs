@@ -1658,3 +1658,285 @@ fn a_batch_record_naming_another_batch_deletes_none_of_its_branches_and_forges_n
         "the other batch's branch stays"
     );
 }
+
+#[test]
+fn a_task_file_that_makes_millions_of_tasks_is_refused_from_its_counts_by_every_command() {
+    let b = Bench::new();
+    // 1,000 tasks of 10,000 copies each: ten million, in a file of some 70 KB.
+    let tasks: String = (0..1000)
+        .map(|n| {
+            format!("[[task]]\nid = \"t{n}\"\nprompt = \"ok\"\nrepeat = 100\nagents = [\"opencode:100\"]\n\n")
+        })
+        .collect();
+    let file = b.tasks("", &tasks);
+    let file = file.to_str().unwrap();
+    let runs = [
+        ("batch", b.batch(&[file])),
+        ("--task-index", b.batch(&[file, "--task-index", "7"])),
+        (
+            "fleet",
+            support::run(&mut b.ctx.runbook(&["fleet", "k8s", file]), LIMIT),
+        ),
+    ];
+    for (how, out) in runs {
+        out.assert_exit(2);
+        let error = out.stderr.trim();
+        assert_eq!(error.lines().count(), 1, "{how}: {error}");
+        for part in [
+            file,
+            "makes 10,000,000 tasks",
+            "more than the 10,000 one batch may run",
+            "split it into task files of at most 10,000 tasks",
+        ] {
+            assert!(error.contains(part), "{how}: no `{part}` in {error}");
+        }
+        assert!(out.took < Duration::from_secs(30), "{how}: {:?}", out.took);
+    }
+    assert!(b.branches().is_empty(), "nothing started");
+    assert!(!b.ctx.root().join("batches").exists(), "no batch was made");
+}
+
+#[test]
+fn ctrl_c_on_ten_thousand_queued_tasks_records_every_one_and_leaves_no_process() {
+    let b = Bench::new();
+    // 100 tasks of 100 copies; one runs at a time, and the first hangs.
+    let tasks: String = (0..100)
+        .map(|n| {
+            format!("[[task]]\nid = \"t{n}\"\nprompt = \"long\"\ninactivity_timeout = \"60s\"\n\n")
+        })
+        .collect();
+    let file = b.tasks("repeat = 100", &tasks);
+    let child = b
+        .ctx
+        .runbook(&["batch", file.to_str().unwrap(), "-j", "1", "--keep", "none"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = || {
+        std::fs::read_dir(&b.ctx.runs).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_to_string(e.path().join("events.ndjson"))
+                    .is_ok_and(|t| t.contains("\"tool.started\""))
+            })
+        })
+    };
+    // Collected within a minute of the SIGINT, or the test fails: each of the 9,999 skipped
+    // tasks once rewrote the whole record, which took the better part of an hour.
+    let out = support::interrupt_when(child, LIMIT, "the first task never started", started);
+    out.assert_exit(130);
+    let record = b.record();
+    assert_eq!(record["outcome"], "interrupted");
+    let tasks = record["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 10_000);
+    let count = |outcome: &str| tasks.iter().filter(|t| t["outcome"] == outcome).count();
+    assert_eq!(count("interrupted"), 1, "{:#}", tasks[0]);
+    assert_eq!(count("not_started"), 9_999);
+    out.assert_stderr_has("10,000 tasks: 1 interrupted, 9999 not started");
+    b.ctx.assert_agent_gone();
+    assert_eq!(b.worktrees(), 0);
+}
+
+/// The processes a test's setups started and recorded (a pid a line in `file`), killed when the
+/// test ends, whether it passed or not.
+struct Recorded {
+    file: PathBuf,
+}
+
+impl Recorded {
+    fn new(b: &Bench) -> Self {
+        Self {
+            file: b.ctx.root().join("setup.pids"),
+        }
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        std::fs::read_to_string(&self.file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    /// Fails the test unless `n` processes were recorded and every one is gone (within 5 s).
+    #[track_caller]
+    fn assert_gone(&self, n: usize) {
+        let pids = self.pids();
+        assert_eq!(pids.len(), n, "the setup recorded {pids:?}");
+        let left = support::wait_gone(&pids);
+        assert!(
+            left.is_empty(),
+            "the setup's processes outlived it: {left:?}"
+        );
+    }
+}
+
+impl Drop for Recorded {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+/// A script that starts a daemon three ways (`setsid`, a double fork, `env -i setsid`: neither
+/// the process group, nor the parent, nor the environment leads back to the setup), each
+/// recording its pid in `$1`, then returns.
+fn daemons(b: &Bench) -> PathBuf {
+    let script = b.ctx.root().join("daemons.sh");
+    std::fs::write(
+        &script,
+        "setsid sh -c 'echo $$ >> \"$0\"; exec sleep 1000' \"$1\" >/dev/null 2>&1 &\n\
+         sh -c 'sh -c \"echo \\$\\$ >> \\\"\\$0\\\"; exec sleep 1000\" \"$0\" >/dev/null 2>&1 &' \"$1\"\n\
+         env -i /usr/bin/setsid /bin/sh -c 'echo $$ >> \"$0\"; exec /bin/sleep 1000' \"$1\" >/dev/null 2>&1 &\n\
+         while [ \"$(cat \"$1\" 2>/dev/null | wc -l)\" -lt 3 ]; do sleep 0.05; done\n",
+    )
+    .unwrap();
+    script
+}
+
+fn setup_daemons_are_ended(no_cgroup: bool) {
+    let mut b = Bench::new();
+    if no_cgroup {
+        b.ctx.env("RUNBOOK_NO_CGROUP", "1");
+    }
+    let recorded = Recorded::new(&b);
+    let cgroup = b.ctx.root().join("setup.cgroup");
+    let file = b.tasks(
+        "",
+        &format!(
+            "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\nsetup = \"cat /proc/self/cgroup > {}; sh {} {}\"\n",
+            cgroup.display(),
+            daemons(&b).display(),
+            recorded.file.display()
+        ),
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "--trust"]);
+    out.assert_exit(0);
+    assert_eq!(outcome_of(&b.record(), "a"), "completed");
+    recorded.assert_gone(3);
+    // The setup ran in a cgroup of its own where runbook can make one, and else in none.
+    let cgroup = std::fs::read_to_string(cgroup).unwrap();
+    let in_own = cgroup
+        .lines()
+        .any(|l| l.starts_with("0::") && l.contains("/runbook-"));
+    let can = nix::unistd::geteuid().is_root()
+        && std::fs::read_to_string("/proc/self/mountinfo")
+            .is_ok_and(|m| m.lines().any(|l| l.contains(" - cgroup2 ")));
+    assert_eq!(in_own, can && !no_cgroup, "{cgroup}");
+}
+
+#[test]
+fn a_setups_daemons_however_detached_do_not_outlive_it_cgroup() {
+    setup_daemons_are_ended(false);
+}
+
+#[test]
+fn a_setups_daemons_however_detached_do_not_outlive_it_sweep() {
+    setup_daemons_are_ended(true);
+}
+
+#[test]
+fn a_setups_leftover_that_holds_its_output_and_ignores_sigterm_neither_hangs_the_batch_nor_outlives_it()
+ {
+    let b = Bench::new();
+    let recorded = Recorded::new(&b);
+    let ignorer = format!(
+        "sh -c 'trap \\\"\\\" TERM; echo $$ >> {}; exec sleep 1000'",
+        recorded.file.display()
+    );
+    // `held` returns at once, its leftover holding the setup's stderr; `stuck` never returns.
+    let file = b.tasks(
+        "",
+        &format!(
+            "[[task]]\nid = \"held\"\nprompt = \"edit:held\"\nsetup = \"{ignorer} &\"\n\n\
+             [[task]]\nid = \"stuck\"\nprompt = \"edit:stuck\"\nsetup = \"{ignorer}\"\nsetup_timeout = \"1s\"\n"
+        ),
+    );
+    let out = b.batch(&[file.to_str().unwrap(), "-j", "2", "--trust"]);
+    out.assert_exit(1);
+    assert!(out.took < Duration::from_secs(60), "{:?}", out.took);
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "held"), "completed");
+    assert_eq!(outcome_of(&record, "stuck"), "setup_failed");
+    out.assert_stderr_has("its setup did not finish within 1.0s (setup_timeout)");
+    recorded.assert_gone(2);
+}
+
+/// A batch whose one task's setup leaves daemons, then waits for ever ignoring SIGTERM, started
+/// in the background; returned once the setup's processes are all there.
+fn in_a_setup(b: &Bench, recorded: &Recorded) -> std::process::Child {
+    let script = b.ctx.root().join("stays.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "sh {} \"$1\"\ntrap '' TERM\necho $$ >> \"$1\"\nexec sleep 1000\n",
+            daemons(b).display()
+        ),
+    )
+    .unwrap();
+    let file = b.tasks(
+        "",
+        &format!(
+            "[[task]]\nid = \"a\"\nprompt = \"edit:a\"\nsetup = \"sh {} {}\"\n",
+            script.display(),
+            recorded.file.display()
+        ),
+    );
+    let child = b
+        .ctx
+        .runbook(&["batch", file.to_str().unwrap(), "--trust"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while recorded.pids().len() < 4 {
+        assert!(start.elapsed() < LIMIT, "the setup never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
+#[test]
+fn ctrl_c_during_a_setup_that_ignores_sigterm_ends_the_batch_and_every_process_of_the_setup() {
+    let b = Bench::new();
+    let recorded = Recorded::new(&b);
+    let child = in_a_setup(&b, &recorded);
+    let out = support::interrupt_when(child, LIMIT, "", || true);
+    out.assert_exit(130);
+    let record = b.record();
+    assert_eq!(outcome_of(&record, "a"), "setup_failed");
+    assert_eq!(
+        record["tasks"][0]["message"],
+        "interrupted during its setup"
+    );
+    recorded.assert_gone(4);
+}
+
+fn sigkill_during_setup(no_cgroup: bool) {
+    let mut b = Bench::new();
+    if no_cgroup {
+        b.ctx.env("RUNBOOK_NO_CGROUP", "1");
+    }
+    let recorded = Recorded::new(&b);
+    let mut child = in_a_setup(&b, &recorded);
+    // Past the half second in which the guardian hears of processes outside a cgroup.
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    recorded.assert_gone(4);
+}
+
+#[test]
+fn a_batch_killed_during_a_setup_leaves_none_of_its_processes_cgroup() {
+    sigkill_during_setup(false);
+}
+
+#[test]
+fn a_batch_killed_during_a_setup_leaves_none_of_its_processes_sweep() {
+    sigkill_during_setup(true);
+}

@@ -3,10 +3,8 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::AsyncReadExt as _;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::watch;
 
@@ -172,80 +170,28 @@ async fn run(
     Some(outcome)
 }
 
-/// Runs the task's `setup` command in its worktree (`sh -c`, `RUNBOOK_ROOT_PATH` set to the
-/// main checkout), ended with its process group when the batch is interrupted or it outlasts
-/// its `setup_timeout`.
+/// Runs the task's `setup` command in its worktree (`sh -c`, `RUNBOOK_ROOT_PATH` set to the main
+/// checkout) in a scope of its own, as a check runs (`super::setup`): it and everything it
+/// started are ended once it exits, when the batch is interrupted, or when it outlasts its
+/// `setup_timeout`.
 async fn setup(
     idx: usize,
     job: &Job,
     ctx: &Ctx,
     dir: &std::path::Path,
     tx: &UnboundedSender<Msg>,
-    mut cancel: watch::Receiver<u8>,
+    cancel: watch::Receiver<u8>,
 ) -> Result<(), String> {
     let Some(command) = &job.setup else {
         return Ok(());
     };
     let _ = tx.send(Msg::Setup(idx));
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .env("RUNBOOK_ROOT_PATH", &ctx.repo.root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start its setup: {e}"))?;
-    let pid = child.id();
-    let mut stderr = child.stderr.take().expect("piped");
-    let tail = tokio::spawn(async move {
-        let mut all = Vec::new();
-        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut all).await;
-        String::from_utf8_lossy(&all).into_owned()
-    });
-    let stopped = tokio::select! {
-        status = child.wait() => Ok(status.ok()),
-        _ = async { let _ = cancel.wait_for(|level| *level > 0).await; } => {
-            Err("interrupted during its setup".to_owned())
-        }
-        () = tokio::time::sleep(job.setup_timeout) => Err(format!(
-            "its setup did not finish within {} (setup_timeout)",
-            crate::format::duration(job.setup_timeout)
-        )),
-    };
-    let status = match stopped {
-        Ok(status) => status,
-        Err(why) => {
-            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            let _ = child.wait().await;
-            tail.abort();
-            return Err(why);
-        }
-    };
-    let tail = tail.await.unwrap_or_default();
-    match status {
-        Some(s) if s.success() => Ok(()),
-        Some(s) => {
-            let last = tail
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            let code = s
-                .code()
-                .map_or_else(|| "a signal".to_owned(), |c| format!("exit {c}"));
-            Err(format!("its setup failed ({code}): {last}"))
-        }
-        None => Err("its setup could not be waited for".to_owned()),
-    }
+    let logs = ctx.batch_dir.join("setup");
+    crate::rundir::ensure_runs_dir(&logs)
+        .map_err(|e| format!("cannot make {}: {e:#}", logs.display()))?;
+    let log = logs.join(format!("{}.log", job.name));
+    let tag = format!("{}.setup.{}", ctx.batch_id, job.name);
+    super::setup::run(job, command, (dir, &ctx.repo.root), &log, &tag, cancel).await
 }
 
 /// `RUNBOOK_TRUST` for the run in `worktree`: its copies of the repository's files whose

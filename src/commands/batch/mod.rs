@@ -12,6 +12,7 @@ mod queue;
 pub(crate) mod record;
 pub(crate) mod report;
 mod schedule;
+pub(crate) mod setup;
 mod view;
 pub(crate) mod worktree;
 
@@ -62,6 +63,7 @@ pub(crate) async fn batch(
         })?;
     }
     let common = plan::Common {
+        tasks: &tasks,
         tasks_path: &tasks.path,
         runs_dir: &runs_dir,
         trust: args.trust,
@@ -223,9 +225,14 @@ fn setup_trusted(
 
 /// Every `include` names a file of the repository, without a link out on the way (checked
 /// again as it is copied): a usage error naming the task otherwise, before anything starts.
+/// A list the copies of tasks share is checked once.
 fn includes_inside(jobs: &[plan::Job], root: &Path) -> anyhow::Result<()> {
+    let mut seen = std::collections::HashSet::new();
     for job in jobs {
-        for name in &job.include {
+        if !seen.insert(std::sync::Arc::as_ptr(&job.include).cast::<()>()) {
+            continue;
+        }
+        for name in job.include.iter() {
             worktree::included(root, name)
                 .map_err(|e| Error::Usage(format!("task `{}`: {e:#}", job.name)))?;
         }

@@ -1,8 +1,10 @@
 //! The batch's jobs: each task of the file times its copies (`repeat`, `agents`), each checked
 //! as the run it will be before anything starts, and the command line of that run.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Parser as _;
 
@@ -26,12 +28,12 @@ pub(super) struct Job {
     pub agent_name: String,
     /// Its own budget (`max_cost`), if it has one.
     pub max_cost: Option<f64>,
-    /// A command run in its worktree first.
-    pub setup: Option<String>,
+    /// A command run in its worktree first (one copy, however many jobs run it).
+    pub setup: Option<Arc<str>>,
     /// How long `setup` may run ([`DEFAULT_SETUP_TIMEOUT`] unless the file says).
     pub setup_timeout: std::time::Duration,
-    /// Ignored files copied into its worktree.
-    pub include: Vec<String>,
+    /// Ignored files copied into its worktree (one list, however many jobs copy it).
+    pub include: Arc<[String]>,
     /// Where its run is uploaded as its settings say (`upload`): the batch uploads it, the run
     /// itself never does.
     pub upload: Option<crate::bucket::Bucket>,
@@ -43,17 +45,35 @@ pub(super) const DEFAULT_SETUP_TIMEOUT: std::time::Duration =
 
 /// What every job's run shares.
 pub(super) struct Common<'a> {
+    /// The task file, read once.
+    pub tasks: &'a TaskFile,
     pub tasks_path: &'a Path,
     pub runs_dir: &'a Path,
     pub trust: bool,
     pub global: &'a Flags<config::Global>,
 }
 
-/// Every job of `file`, in its order: a task once, or once per copy.
+/// Every job of `file`, in its order: a task once, or once per copy. Their number was bounded
+/// as the file was read (`tasks::MAX_TASKS`); what the copies share is held once.
 pub(super) fn jobs(file: &TaskFile) -> Vec<Job> {
     let mut out = Vec::new();
+    let shared_setup: Option<Arc<str>> = file.defaults.setup.as_deref().map(Arc::from);
+    let shared_include: Arc<[String]> = file.defaults.include.clone().unwrap_or_default().into();
     for task in &file.tasks {
         let section = &task.section;
+        let setup = section
+            .setup
+            .as_deref()
+            .map(Arc::from)
+            .or_else(|| shared_setup.clone());
+        let include = section
+            .include
+            .clone()
+            .map_or_else(|| shared_include.clone(), Arc::from);
+        let setup_timeout = section
+            .setup_timeout
+            .or(file.defaults.setup_timeout)
+            .unwrap_or(DEFAULT_SETUP_TIMEOUT);
         let repeat = section.repeat.or(file.defaults.repeat).unwrap_or(1);
         let fan = section.agents.clone().or(file.defaults.agents.clone());
         let copies: Vec<(Option<AgentKind>, u32)> = match fan {
@@ -79,16 +99,9 @@ pub(super) fn jobs(file: &TaskFile) -> Vec<Job> {
                     agent,
                     agent_name: String::new(),
                     max_cost: None,
-                    setup: section.setup.clone().or(file.defaults.setup.clone()),
-                    setup_timeout: section
-                        .setup_timeout
-                        .or(file.defaults.setup_timeout)
-                        .unwrap_or(DEFAULT_SETUP_TIMEOUT),
-                    include: section
-                        .include
-                        .clone()
-                        .or(file.defaults.include.clone())
-                        .unwrap_or_default(),
+                    setup: setup.clone(),
+                    setup_timeout,
+                    include: include.clone(),
                     upload: None,
                 });
             }
@@ -126,27 +139,43 @@ pub(super) fn argv(job: &Job, common: &Common<'_>, cwd: &Path, extra: &[String])
     args
 }
 
+/// What a job's run was found to be before anything started: its agent, budget and upload.
+type Checked = (&'static str, Option<f64>, Option<crate::bucket::Bucket>);
+
 /// Checks each job as the run it will be (the configuration, trust, the agent's binary), in
-/// the main checkout, and fills in its agent, budget and upload. The first mistake is a usage
-/// error: nothing has started.
+/// the main checkout, and fills in its agent, budget and upload: once per task and agent, the
+/// copies of a task being the same run. The first mistake is a usage error: nothing has started.
 pub(super) fn preflight(jobs: &mut [Job], common: &Common<'_>, root: &Path) -> anyhow::Result<()> {
+    let mut checked: HashMap<(String, Option<&'static str>), Checked> = HashMap::new();
     for job in jobs.iter_mut() {
-        let mut line = vec![OsString::from("runbook")];
-        line.extend(argv(job, common, root, &[]));
-        let cli = Cli::try_parse_from(line)
-            .map_err(|e| Error::Usage(format!("task `{}`: {}", job.name, e.kind())))?;
-        let Command::Run(mut args) = cli.command else {
-            unreachable!("the command line above is a run's");
+        let key = (job.task.clone(), job.agent.map(agent_name));
+        let (agent, max_cost, upload) = match checked.get(&key) {
+            Some(found) => found.clone(),
+            None => {
+                let found = check(job, common, root)?;
+                checked.insert(key, found.clone());
+                found
+            }
         };
-        crate::commands::run::setup::take_task_prompt(&mut args)?;
-        let (agent, max_cost, upload) =
-            crate::commands::run::setup::preflight(&args, common.global)
-                .map_err(|e| Error::Usage(format!("task `{}`: {e:#}", job.name)))?;
         job.agent_name = agent.to_owned();
         job.max_cost = max_cost;
         job.upload = upload;
     }
     Ok(())
+}
+
+/// The job's run as `runbook run` would resolve it, its task file as read once.
+fn check(job: &Job, common: &Common<'_>, root: &Path) -> anyhow::Result<Checked> {
+    let mut line = vec![OsString::from("runbook")];
+    line.extend(argv(job, common, root, &[]));
+    let cli = Cli::try_parse_from(line)
+        .map_err(|e| Error::Usage(format!("task `{}`: {}", job.name, e.kind())))?;
+    let Command::Run(mut args) = cli.command else {
+        unreachable!("the command line above is a run's");
+    };
+    crate::commands::run::setup::take_task_prompt(&mut args, Some(common.tasks))?;
+    crate::commands::run::setup::preflight(&args, common.global, common.tasks)
+        .map_err(|e| Error::Usage(format!("task `{}`: {e:#}", job.name)).into())
 }
 
 /// Where the job's worktree goes.

@@ -343,17 +343,19 @@ impl Batch<'_> {
         }
     }
 
-    /// Every queued task ends `not_started` with `message`.
+    /// Every queued task ends `not_started` with `message`, recorded in one write of the
+    /// record whatever their number.
     fn skip_queue(&mut self, message: &str) {
-        for i in std::mem::take(&mut self.queue) {
+        let skipped = std::mem::take(&mut self.queue);
+        for &i in &skipped {
             let task = &mut self.tasks[i];
             task.record.outcome = TaskOutcome::NotStarted;
             task.record.message = message.to_owned();
             // It never ran: it cost nothing, and that is known.
             task.record.cost_usd = Some(0.0);
             task.settled = true;
-            self.finished(i);
         }
+        self.finished(&skipped);
     }
 
     fn handle(&mut self, msg: Msg) {
@@ -497,7 +499,7 @@ impl Batch<'_> {
             }
         }
         self.release(i);
-        self.finished(i);
+        self.finished(&[i]);
     }
 
     /// Task `i`'s run is over (or never started): its place among the `-j`, what the budget
@@ -533,36 +535,40 @@ impl Batch<'_> {
         }
     }
 
-    /// Shows and records that task `i` ended.
-    fn finished(&mut self, i: usize) {
-        let agent = &self.tasks[i].job.agent_name;
-        if self.starting_by.get(agent) == Some(&i) {
-            self.sched.starting.remove(agent);
-            self.starting_by.remove(agent);
-        }
-        let record = self.tasks[i].record.clone();
-        if self.settings.json {
-            let mut value = serde_json::to_value(&record).unwrap_or_default();
-            value["type"] = "batch.task.finished".into();
-            self.json(&value);
+    /// Shows and records that the tasks `ended` ended: a line each, and one write of the record.
+    fn finished(&mut self, ended: &[usize]) {
+        let mut lines = Vec::new();
+        for &i in ended {
+            let agent = &self.tasks[i].job.agent_name;
+            if self.starting_by.get(agent) == Some(&i) {
+                self.sched.starting.remove(agent);
+                self.starting_by.remove(agent);
+            }
+            let record = &self.tasks[i].record;
+            if self.settings.json {
+                let mut value = serde_json::to_value(record).unwrap_or_default();
+                value["type"] = "batch.task.finished".into();
+                self.json(&value);
+            } else {
+                lines.push(view::finished_line(record, &self.view.styles));
+            }
         }
         if let Err(e) = self.write_record(None) {
             crate::term::print::warn(format_args!("cannot update the batch record: {e:#}"));
         }
-        // The task's line, and the rows without it, in one write.
-        let line = (!self.settings.json).then(|| view::finished_line(&record, &self.view.styles));
-        self.redraw_under(line.as_deref());
+        // The tasks' lines, and the rows without them, in one write.
+        self.redraw_under(&lines);
     }
 
     /// Redraws the running tasks' rows (at a terminal).
     fn redraw(&mut self) {
-        self.redraw_under(None);
+        self.redraw_under(&[]);
     }
 
-    /// Shows `line` for good, and redraws the running tasks' rows below it (at a terminal).
-    fn redraw_under(&mut self, line: Option<&str>) {
+    /// Shows `lines` for good, and redraws the running tasks' rows below them (at a terminal).
+    fn redraw_under(&mut self, lines: &[String]) {
         if !self.view.is_live() {
-            if let Some(text) = line {
+            for text in lines {
                 self.view.line(text);
             }
             return;
@@ -594,7 +600,7 @@ impl Batch<'_> {
             })
             .collect();
         let footer = view::footer(&self.footer());
-        self.view.rows(line, rows, footer);
+        self.view.rows(lines, rows, footer);
     }
 
     fn footer(&self) -> view::Footer {

@@ -185,14 +185,14 @@ impl View {
         }
     }
 
-    /// Redraws the rows of the running tasks and the footer below `line` when one is given, in
-    /// one write; at a terminal only (elsewhere the caller says the line with [`View::line`]).
-    pub(super) fn rows(&mut self, line: Option<&str>, rows: Vec<String>, footer: String) {
+    /// Redraws the rows of the running tasks and the footer below `lines`, in one write; at a
+    /// terminal only (elsewhere the caller says each line with [`View::line`]).
+    pub(super) fn rows(&mut self, lines: &[String], rows: Vec<String>, footer: String) {
         if !self.live {
             return;
         }
         self.clear_rows();
-        if let Some(text) = line {
+        for text in lines {
             self.stay(text);
         }
         self.draw(&rows, &footer);

@@ -76,7 +76,7 @@ pub(crate) async fn run(
     mut args: RunArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
-    setup::take_task_prompt(&mut args)?;
+    setup::take_task_prompt(&mut args, None)?;
     Ok(execute(args, global, Host::terminal()).await?.status)
 }
 
@@ -90,7 +90,7 @@ pub(crate) async fn execute(
     // Only a person at the `runbook` command is asked to trust a repository's files; a program
     // using the library is not.
     let ask = views && whole_process && prompt_possible();
-    let mut setup = Setup::resolve(&args, global, ask)?;
+    let mut setup = Setup::resolve(&args, global, ask, None)?;
     // Before anything is started, so that a Ctrl-C from here on is runbook's to handle.
     let mut signals = Signals::install().context("cannot install signal handlers")?;
     if whole_process {

@@ -12,6 +12,7 @@ use super::repair_policy::{Repair, Template};
 use crate::agent::{Adapter, AgentKind, Generic, Invocation, ParseContext, Permissions, acp};
 use crate::agent_env::{self, AgentEnv};
 use crate::cli::RunArgs;
+use crate::config::tasks::TaskFile;
 use crate::config::{self, Config, Flags, ObserverSpec, Setting, Value, keys};
 use crate::event::{GitStart, Limits, RunInfo, SCHEMA_VERSION};
 use crate::exit::Error;
@@ -59,12 +60,14 @@ pub(super) struct Setup {
 }
 
 /// Checks a run as `args` describe it without starting anything (as `runbook batch` does for
-/// each of its tasks): the agent it would run, its budget, and where it would be uploaded.
+/// each of its tasks, whose file `tasks` it read once): the agent it would run, its budget, and
+/// where it would be uploaded.
 pub(crate) fn preflight(
     args: &RunArgs,
     global: &Flags<config::Global>,
+    tasks: &TaskFile,
 ) -> anyhow::Result<(&'static str, Option<f64>, Option<crate::bucket::Bucket>)> {
-    let setup = Setup::resolve(args, global, false)?;
+    let setup = Setup::resolve(args, global, false, Some(tasks))?;
     Ok((
         setup.agent.adapter.name(),
         setup.limits.max_cost_usd,
@@ -73,17 +76,25 @@ pub(crate) fn preflight(
 }
 
 /// A batch's task (`--task-file`, `--task-id`) brings its own prompt: it replaces the one given.
-pub(crate) fn take_task_prompt(args: &mut RunArgs) -> Result<(), Error> {
+/// The file is read unless it was already (`read`).
+pub(crate) fn take_task_prompt(args: &mut RunArgs, read: Option<&TaskFile>) -> Result<(), Error> {
     let (Some(file), Some(id)) = (&args.task_file, &args.task_id) else {
         return Ok(());
     };
-    let tasks = config::tasks::read_tasks(file)?;
+    let owned;
+    let tasks = match read {
+        Some(tasks) => tasks,
+        None => {
+            owned = config::tasks::read_tasks(file)?;
+            &owned
+        }
+    };
     let task = tasks
         .tasks
-        .into_iter()
+        .iter()
         .find(|t| &t.id == id)
         .ok_or_else(|| Error::Usage(format!("{}: no task `{id}`", file.display())))?;
-    args.prompt = task.prompt;
+    args.prompt = task.prompt.clone();
     Ok(())
 }
 
@@ -96,10 +107,12 @@ pub(crate) struct Agent {
 
 impl Setup {
     /// `ask`: a person at a terminal may be asked whether to trust the repository's files.
+    /// `tasks`: the task file of `--task-file`, when it was read already.
     pub(super) fn resolve(
         args: &RunArgs,
         global: &Flags<config::Global>,
         ask: bool,
+        tasks: Option<&TaskFile>,
     ) -> anyhow::Result<Self> {
         no_empty_prompt(args)?;
         let cwd = resolve_cwd(args.workspace.cwd.as_deref())?;
@@ -109,7 +122,7 @@ impl Setup {
             .iter()
             .chain(args.options.values())
             .chain(args.runs_dir.values());
-        let config = load_config(args, &cwd, flags)?;
+        let config = load_config(args, &cwd, flags, tasks)?;
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         // What a repository's files would start or write takes effect only once they are trusted.
         let given = crate::trust::Given::from_env(args.trust);
@@ -330,15 +343,24 @@ fn adapter_preflight(
         .map_err(Error::Usage)
 }
 
-/// The run's configuration: its files and flags, and a batch task's settings when it is one.
+/// The run's configuration: its files and flags, and a batch task's settings when it is one
+/// (from its file, read here unless it was already: `read`).
 fn load_config<'a>(
     args: &RunArgs,
     cwd: &Path,
     flags: impl IntoIterator<Item = &'a config::FlagValue>,
+    read: Option<&TaskFile>,
 ) -> anyhow::Result<Config> {
     Ok(match (&args.task_file, &args.task_id) {
         (Some(file), Some(id)) => {
-            let tasks = config::tasks::read_tasks(file).map_err(Error::from)?;
+            let owned;
+            let tasks = match read {
+                Some(tasks) => tasks,
+                None => {
+                    owned = config::tasks::read_tasks(file).map_err(Error::from)?;
+                    &owned
+                }
+            };
             let entries = tasks
                 .entries_of(id)
                 .ok_or_else(|| Error::Usage(format!("{}: no task `{id}`", file.display())))?;
