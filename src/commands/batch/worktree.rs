@@ -162,8 +162,10 @@ impl Repo {
     /// base, and removes the worktree unless `keep_worktree`; the branch stays only if it moved
     /// (or its worktree stays).
     pub(super) fn finish(&self, wt: &Worktree, message: &str, keep_worktree: bool) -> Ending {
-        let mut ending = Ending::default();
-        ending.problem = put_back_dot_git(wt).err();
+        let mut ending = Ending {
+            problem: put_back_dot_git(wt).err(),
+            ..Ending::default()
+        };
         let index = wt.git_dir.join("runbook-index");
         let branch_ref = format!("refs/heads/{}", wt.branch);
         let committed = Git::at(&wt.git_dir, &wt.dir).and_then(|git| {
