@@ -153,6 +153,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             [CompletionResult]::new('--runs-dir', '--runs-dir', [CompletionResultType]::ParameterName, 'Where run directories go')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Lay the view out for this many columns')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Remove worktrees that hold changes not committed to their branch too (they are kept otherwise)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

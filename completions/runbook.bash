@@ -220,7 +220,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__batch__subcmd__clean)
-            opts="-h -V --runs-dir --color --width --help --version"
+            opts="-h -V --force --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -146,6 +146,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --runs-dir 'Where run directories go'
             cand --color 'When to use colour: auto, always, never'
             cand --width 'Lay the view out for this many columns'
+            cand --force 'Remove worktrees that hold changes not committed to their branch too (they are kept otherwise)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

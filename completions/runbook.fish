@@ -152,6 +152,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_s
 always\t''
 never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l width -d 'Lay the view out for this many columns' -r
+complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -l force -d 'Remove worktrees that hold changes not committed to their branch too (they are kept otherwise)'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from clean" -s V -l version -d 'Print version'
 complete -c runbook -n "__fish_runbook_using_subcommand batch; and __fish_seen_subcommand_from help" -f -a "clean" -d 'Remove the worktrees and unchanged branches a batch left (every batch by default)'

@@ -659,6 +659,10 @@ pub enum BatchCommand {
     Clean {
         /// The batch id, or a prefix of one.
         batch: Option<String>,
+        /// Remove worktrees that hold changes not committed to their branch too (they are kept
+        /// otherwise).
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         runs_dir: Flags<config::Runs>,
     },

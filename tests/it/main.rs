@@ -29,6 +29,7 @@ mod faults_procs;
 mod faults_storage;
 mod fleet_quoting;
 mod generic;
+mod git_planted;
 mod help;
 mod idle_cpu;
 mod live;

@@ -71,10 +71,13 @@ pub(super) async fn drive(
         );
         tokio::task::spawn_blocking(move || repo.add(&dir, &branch, &include)).await
     };
+    let (worktree, made) = match made {
+        Ok((worktree, made)) => (worktree, made.map_err(|e| format!("{e:#}"))),
+        Err(e) => (None, Err(e.to_string())),
+    };
     let outcome: Arc<Mutex<Option<Outcome>>> = Arc::default();
     let ready = match made {
-        Ok(Ok(())) => setup(idx, &job, &ctx, &dir, &tx, cancel.clone()).await,
-        Ok(Err(e)) => Err(format!("cannot make its worktree: {e:#}")),
+        Ok(()) => setup(idx, &job, &ctx, &dir, &tx, cancel.clone()).await,
         Err(e) => Err(format!("cannot make its worktree: {e}")),
     };
     let interrupted = *cancel.borrow() > 0;
@@ -103,9 +106,12 @@ pub(super) async fn drive(
         outcome.map_or("not run", Outcome::as_str)
     );
     let repo = ctx.repo.clone();
-    let ending = tokio::task::spawn_blocking(move || repo.finish(&dir, &branch, &message, keep))
-        .await
-        .unwrap_or_default();
+    let ending = tokio::task::spawn_blocking(move || match worktree {
+        Some(worktree) => repo.finish(&worktree, &message, keep),
+        None => repo.abandon(&dir, &branch),
+    })
+    .await
+    .unwrap_or_default();
     let _ = tx.send(Msg::Finished(idx, ending));
 }
 

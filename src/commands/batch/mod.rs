@@ -35,8 +35,13 @@ pub(crate) async fn batch(
     args: BatchArgs,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<ExitStatus> {
-    if let Some(BatchCommand::Clean { batch, runs_dir }) = &args.command {
-        return clean::clean(batch.as_deref(), global, runs_dir);
+    if let Some(BatchCommand::Clean {
+        batch,
+        force,
+        runs_dir,
+    }) = &args.command
+    {
+        return clean::clean(batch.as_deref(), *force, global, runs_dir);
     }
     let cwd = std::env::current_dir()
         .and_then(|d| d.canonicalize())

@@ -2,14 +2,15 @@
 //! never written to: the commit and state it started from, then the files, lines and commits that
 //! changed since, the agent's commits and uncommitted edits and new files alike.
 //!
-//! Every command runs with `GIT_OPTIONAL_LOCKS=0` (so `git status` does not refresh the index)
-//! and no terminal prompt; a repository git cannot read, or no `git` at all, is simply not
-//! reported.
+//! The repository is found once, before the agent runs; its end is read from the same git dir
+//! and work tree, whatever the agent left in `.git`, through the one runner ([`super::run`]),
+//! which runs no program a configuration names. `git status` does not refresh the index; a
+//! repository git cannot read, or no `git` at all, is simply not reported.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
+use super::Git;
 use crate::event::{Changes, Commit, GitStart};
 
 /// At most this many changed paths are listed (all are counted).
@@ -25,21 +26,27 @@ const MAX_COUNTED_BYTES: u64 = 8 * 1024 * 1024;
 pub(crate) struct Start {
     pub info: GitStart,
     root: PathBuf,
+    /// The repository's git dir, as found before the agent ran.
+    git_dir: PathBuf,
     /// Paths already changed or new at the start, with their content's hash then.
     dirty: BTreeMap<String, Option<String>>,
 }
 
 /// The repository holding `cwd` and its state, if it is one git can read.
 pub(crate) fn start(cwd: &Path) -> Option<Start> {
-    let root = PathBuf::from(git(cwd, &["rev-parse", "--show-toplevel"])?.trim_end());
-    let commit = git(&root, &["rev-parse", "--verify", "-q", "HEAD"]).map(|c| c.trim().to_owned());
-    let branch = git(&root, &["symbolic-ref", "--short", "-q", "HEAD"])
-        .map(|b| b.trim().to_owned())
+    let found = Git::find(cwd).ok()?;
+    let root = PathBuf::from(found.line(&["rev-parse", "--show-toplevel"]).ok()?);
+    let git_dir = PathBuf::from(found.line(&["rev-parse", "--absolute-git-dir"]).ok()?);
+    let git = Git::at(&git_dir, &root).ok()?;
+    let commit = git.line(&["rev-parse", "--verify", "-q", "HEAD"]).ok();
+    let branch = git
+        .line(&["symbolic-ref", "--short", "-q", "HEAD"])
+        .ok()
         .filter(|b| !b.is_empty());
-    let dirty: BTreeMap<String, Option<String>> = status(&root)?
+    let dirty: BTreeMap<String, Option<String>> = status(&git)?
         .into_iter()
         .map(|path| {
-            let hash = hash(&root, &path);
+            let hash = hash(&git, &root, &path);
             (path, hash)
         })
         .collect();
@@ -51,6 +58,7 @@ pub(crate) fn start(cwd: &Path) -> Option<Start> {
             dirty: !dirty.is_empty(),
         },
         root,
+        git_dir,
         dirty,
     })
 }
@@ -60,22 +68,24 @@ pub(crate) fn start(cwd: &Path) -> Option<Start> {
 /// the start and were not touched since.
 pub(crate) fn changes(start: &Start) -> Option<Changes> {
     let root = &start.root;
+    // Read again: the agent may have defined filters since the start.
+    let git = Git::at(&start.git_dir, root).ok()?;
     let mut lines: BTreeMap<String, Option<(u64, u64)>> = BTreeMap::new();
     if let Some(base) = &start.info.commit {
         // Tracked files: the start commit against the work tree now.
-        let numstat = git(
-            root,
-            &[
+        let numstat = git
+            .out(&[
                 "diff",
                 "--no-ext-diff",
                 "--no-textconv",
+                "--ignore-submodules=dirty",
                 "--numstat",
                 "-z",
                 "--no-renames",
                 base,
                 "--",
-            ],
-        )?;
+            ])
+            .ok()?;
         for field in numstat.split('\0') {
             let mut parts = field.splitn(3, '\t');
             let (Some(added), Some(removed), Some(path)) =
@@ -88,24 +98,26 @@ pub(crate) fn changes(start: &Start) -> Option<Changes> {
         }
     }
     // New files, and every file of a repository without a commit yet.
-    for path in status(root)? {
+    for path in status(&git)? {
         if lines.contains_key(&path) || !root.join(&path).is_file() {
             continue;
         }
-        let tracked_before = start.info.commit.as_ref().is_some_and(|base| {
-            git(root, &["cat-file", "-e", &format!("{base}:{path}")]).is_some()
-        });
+        let tracked_before = start
+            .info
+            .commit
+            .as_ref()
+            .is_some_and(|base| git.succeeds(&["cat-file", "-e", &format!("{base}:{path}")]));
         if !tracked_before {
             lines.insert(path.clone(), count_lines(&root.join(&path)).map(|n| (n, 0)));
         }
     }
     // What was already changed at the start and is the same now is not the run's.
     lines.retain(|path, _| match start.dirty.get(path) {
-        Some(then) => hash(root, path) != *then,
+        Some(then) => hash(&git, root, path) != *then,
         None => true,
     });
     let commits = match &start.info.commit {
-        Some(base) => new_commits(root, base),
+        Some(base) => new_commits(&git, base),
         None => Vec::new(),
     };
     let commits_total = commits.len() as u32;
@@ -120,12 +132,16 @@ pub(crate) fn changes(start: &Start) -> Option<Changes> {
 }
 
 /// The commits on HEAD since `base`, oldest first.
-fn new_commits(root: &Path, base: &str) -> Vec<Commit> {
+fn new_commits(git: &Git, base: &str) -> Vec<Commit> {
     let range = format!("{base}..HEAD");
-    let Some(log) = git(
-        root,
-        &["log", "--reverse", "--format=%H%x00%s", &range, "--"],
-    ) else {
+    let Ok(log) = git.out(&[
+        "log",
+        "--no-show-signature",
+        "--reverse",
+        "--format=%H%x00%s",
+        &range,
+        "--",
+    ]) else {
         return Vec::new();
     };
     log.lines()
@@ -138,17 +154,17 @@ fn new_commits(root: &Path, base: &str) -> Vec<Commit> {
 }
 
 /// The paths `git status` lists: changed, staged, deleted or untracked (each untracked file).
-fn status(root: &Path) -> Option<Vec<String>> {
-    let out = git(
-        root,
-        &[
+fn status(git: &Git) -> Option<Vec<String>> {
+    let out = git
+        .out(&[
             "status",
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
+            "--ignore-submodules=dirty",
             "--no-renames",
-        ],
-    )?;
+        ])
+        .ok()?;
     Some(
         out.split('\0')
             .filter(|entry| entry.len() > 3)
@@ -158,11 +174,11 @@ fn status(root: &Path) -> Option<Vec<String>> {
 }
 
 /// The hash git would give the file's content now (nothing is written); `None`: it is gone.
-fn hash(root: &Path, path: &str) -> Option<String> {
+fn hash(git: &Git, root: &Path, path: &str) -> Option<String> {
     if !root.join(path).is_file() {
         return None;
     }
-    git(root, &["hash-object", "--no-filters", "--", path]).map(|h| h.trim().to_owned())
+    git.line(&["hash-object", "--no-filters", "--", path]).ok()
 }
 
 /// Lines of a new file; `None` for a binary or huge one.
@@ -179,32 +195,11 @@ fn count_lines(path: &Path) -> Option<u64> {
     Some(newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n")))
 }
 
-/// `git ARGS` in `dir`, its stdout when it succeeds.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    // A repository's own `.git/config` is its file, not the user's: no command it names (an
-    // fsmonitor hook, an external diff) is run by runbook's reading of it.
-    let out = Command::new("git")
-        .args(["-c", "core.quotepath=off", "-c", "color.ui=never"])
-        .args(["-c", "core.fsmonitor=false"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 #[cfg(test)]
 #[allow(clippy::disallowed_methods, reason = "tests write their own fixtures")]
 mod tests {
+    use std::process::Command;
+
     use super::*;
 
     fn sh(dir: &Path, script: &str) {
