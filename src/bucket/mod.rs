@@ -3,8 +3,10 @@
 //! Everything asynchronous stays in this room: each call runs on a current-thread runtime of its
 //! own, on a thread of its own, so callers in or out of an async context just call.
 
+mod credentials;
 mod open;
 mod read;
+mod said;
 mod upload;
 
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use object_store::path::Path as Key;
 
 pub(crate) use open::{hide_credentials, is_url, open};
 pub(crate) use read::{FetchError, fetch, fetch_all, list_runs};
+use said::said;
 pub(crate) use upload::{Uploaded, upload_run, uploaded};
 
 /// The group runs of `runbook run` are uploaded under: `<prefix>/runs/<run id>/…`.

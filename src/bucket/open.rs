@@ -12,6 +12,7 @@ use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
 use super::Bucket;
+use super::credentials::masking;
 use crate::exit::Error;
 use crate::redact::{MASK, Redactor};
 
@@ -39,7 +40,9 @@ pub(crate) fn hide_credentials(text: &str) {
 }
 
 /// Opens the bucket `text` names. Credentials come from the provider's usual environment
-/// variables and files (`AWS_*`, `GOOGLE_*`, `AZURE_*`), never from runbook's own settings.
+/// variables and files (`AWS_*`, `GOOGLE_*`, `AZURE_*`), or from its endpoints (a container's,
+/// an instance's, a web identity's), never from runbook's own settings; each is masked as it is
+/// obtained.
 pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
     let Ok(url) = Url::parse(text) else {
         return Err(Error::Usage(format!(
@@ -50,29 +53,13 @@ pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
     let unusable = |why: String| Error::Usage(format!("cannot use {shown}: {why}"));
     let (scheme, root) = ObjectStoreScheme::parse(&url).map_err(|e| unusable(e.to_string()))?;
     let bare = bare(&url);
-    let store: Arc<dyn ObjectStore> = match scheme {
+    let store = match scheme {
         ObjectStoreScheme::Local => Arc::new(LocalFileSystem::new()),
-        ObjectStoreScheme::AmazonS3 => Arc::new(
-            AmazonS3Builder::from_env()
-                .with_url(bare)
-                .with_retry(retry())
-                .build()
-                .map_err(|e| unusable(e.to_string()))?,
-        ),
-        ObjectStoreScheme::GoogleCloudStorage => Arc::new(
-            GoogleCloudStorageBuilder::from_env()
-                .with_url(bare)
-                .with_retry(retry())
-                .build()
-                .map_err(|e| unusable(e.to_string()))?,
-        ),
-        ObjectStoreScheme::MicrosoftAzure => Arc::new(
-            MicrosoftAzureBuilder::from_env()
-                .with_url(bare)
-                .with_retry(retry())
-                .build()
-                .map_err(|e| unusable(e.to_string()))?,
-        ),
+        ObjectStoreScheme::AmazonS3
+        | ObjectStoreScheme::GoogleCloudStorage
+        | ObjectStoreScheme::MicrosoftAzure => {
+            cloud(&scheme, bare).map_err(|e| unusable(super::said(e)))?
+        }
         _ => {
             return Err(unusable(
                 "not a kind of object storage runbook reads: use s3://, gs://, az:// or file://"
@@ -81,6 +68,35 @@ pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
         }
     };
     Ok(Bucket { store, root, shown })
+}
+
+/// The store of a cloud's `scheme` for the URL `bare`, configured from the provider's usual
+/// variables and files, its credentials masked as it obtains them. Each is built once to find
+/// the provider's own chain of credentials, then again with that chain wrapped.
+fn cloud(scheme: &ObjectStoreScheme, bare: String) -> object_store::Result<Arc<dyn ObjectStore>> {
+    Ok(match scheme {
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let builder = GoogleCloudStorageBuilder::from_env()
+                .with_url(bare)
+                .with_retry(retry());
+            let chain = Arc::clone(builder.clone().build()?.credentials());
+            Arc::new(builder.with_credentials(masking(chain)).build()?)
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let builder = MicrosoftAzureBuilder::from_env()
+                .with_url(bare)
+                .with_retry(retry());
+            let chain = Arc::clone(builder.clone().build()?.credentials());
+            Arc::new(builder.with_credentials(masking(chain)).build()?)
+        }
+        _ => {
+            let builder = AmazonS3Builder::from_env()
+                .with_url(bare)
+                .with_retry(retry());
+            let chain = Arc::clone(builder.clone().build()?.credentials());
+            Arc::new(builder.with_credentials(masking(chain)).build()?)
+        }
+    })
 }
 
 /// Each request that fails for a reason worth another try (a 5xx, a throttle, a dropped

@@ -7,7 +7,7 @@ use futures_util::{StreamExt as _, TryStreamExt as _, stream};
 use object_store::GetOptions;
 use object_store::path::Path as Key;
 
-use super::{Bucket, CONCURRENCY, block_on};
+use super::{Bucket, CONCURRENCY, block_on, said};
 use crate::rundir::{EVENTS, RECEIPT};
 
 /// A run found in a bucket.
@@ -65,7 +65,7 @@ pub(crate) fn list_runs(bucket: &Bucket) -> Result<Listed, String> {
             .await
     })
     .map_err(|e| e.to_string())?
-    .map_err(|e| format!("cannot list {}: {e}", bucket.shown()))?;
+    .map_err(|e| format!("cannot list {}: {}", bucket.shown(), said(e)))?;
     let mut runs: BTreeMap<String, RemoteRun> = BTreeMap::new();
     let root_name = bucket.root.filename().map(str::to_owned);
     for key in &listed {
@@ -138,8 +138,9 @@ pub(crate) fn fetch_all(
 async fn get(bucket: &Bucket, key: Key, limit: u64) -> Result<Option<Vec<u8>>, FetchError> {
     let failed = |e: object_store::Error| {
         FetchError::Failed(format!(
-            "cannot read {}: {e}",
-            bucket.shown_at(&[key.as_ref()])
+            "cannot read {}: {}",
+            bucket.shown_at(&[key.as_ref()]),
+            said(e)
         ))
     };
     let got = match bucket.store.get_opts(&key, GetOptions::default()).await {
