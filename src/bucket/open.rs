@@ -7,6 +7,7 @@ use std::time::Duration;
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::list::PaginatedListStore;
 use object_store::local::LocalFileSystem;
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
@@ -53,12 +54,13 @@ pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
     let unusable = |why: String| Error::Usage(format!("cannot use {shown}: {why}"));
     let (scheme, root) = ObjectStoreScheme::parse(&url).map_err(|e| unusable(e.to_string()))?;
     let bare = bare(&url);
-    let store = match scheme {
-        ObjectStoreScheme::Local => Arc::new(LocalFileSystem::new()),
+    let (store, pages) = match scheme {
+        ObjectStoreScheme::Local => (Arc::new(LocalFileSystem::new()) as _, None),
         ObjectStoreScheme::AmazonS3
         | ObjectStoreScheme::GoogleCloudStorage
         | ObjectStoreScheme::MicrosoftAzure => {
-            cloud(&scheme, bare).map_err(|e| unusable(super::said(e)))?
+            let (store, pages) = cloud(&scheme, bare).map_err(|e| unusable(super::said(e)))?;
+            (store, Some(pages))
         }
         _ => {
             return Err(unusable(
@@ -67,37 +69,50 @@ pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
             ));
         }
     };
-    Ok(Bucket { store, root, shown })
+    Ok(Bucket {
+        store,
+        pages,
+        root,
+        shown,
+    })
 }
 
 /// The store of a cloud's `scheme` for the URL `bare`, configured from the provider's usual
 /// variables and files, its credentials masked as it obtains them. Each is built once to find
-/// the provider's own chain of credentials, then again with that chain wrapped.
-fn cloud(scheme: &ObjectStoreScheme, bare: String) -> object_store::Result<Arc<dyn ObjectStore>> {
+/// the provider's own chain of credentials, then again with that chain wrapped. The store, and
+/// the same store as it lists a page at a time.
+fn cloud(scheme: &ObjectStoreScheme, bare: String) -> object_store::Result<Stores> {
+    fn both<S: ObjectStore + PaginatedListStore>(store: S) -> Stores {
+        let store = Arc::new(store);
+        (Arc::clone(&store) as _, store as _)
+    }
     Ok(match scheme {
         ObjectStoreScheme::GoogleCloudStorage => {
             let builder = GoogleCloudStorageBuilder::from_env()
                 .with_url(bare)
                 .with_retry(retry());
             let chain = Arc::clone(builder.clone().build()?.credentials());
-            Arc::new(builder.with_credentials(masking(chain)).build()?)
+            both(builder.with_credentials(masking(chain)).build()?)
         }
         ObjectStoreScheme::MicrosoftAzure => {
             let builder = MicrosoftAzureBuilder::from_env()
                 .with_url(bare)
                 .with_retry(retry());
             let chain = Arc::clone(builder.clone().build()?.credentials());
-            Arc::new(builder.with_credentials(masking(chain)).build()?)
+            both(builder.with_credentials(masking(chain)).build()?)
         }
         _ => {
             let builder = AmazonS3Builder::from_env()
                 .with_url(bare)
                 .with_retry(retry());
             let chain = Arc::clone(builder.clone().build()?.credentials());
-            Arc::new(builder.with_credentials(masking(chain)).build()?)
+            both(builder.with_credentials(masking(chain)).build()?)
         }
     })
 }
+
+/// A store, and the same store as it lists a page at a time.
+type Stores = (Arc<dyn ObjectStore>, Arc<dyn PaginatedListStore>);
 
 /// Each request that fails for a reason worth another try (a 5xx, a throttle, a dropped
 /// connection) is tried again up to 4 times, waiting 0.2 s, then twice as long each time (at

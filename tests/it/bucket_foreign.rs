@@ -192,3 +192,185 @@ fn a_refusal_echoing_fetched_credentials_is_one_masked_line_everywhere() {
         assert_one_clean_line(what, error);
     }
 }
+
+/// How the listing server pages.
+#[derive(Clone, Copy)]
+enum Listing {
+    /// Two keys a page, in key order, from the token or after `start-after`, as S3 does.
+    Honest,
+    /// The first page whatever is asked, with the same continuation token every time.
+    Looping,
+}
+
+/// A server on 127.0.0.1 answering `ListObjectsV2` over `objects` (key and body) and `GET`
+/// of each object, keys as it is given them, whatever they hold.
+fn lister(objects: Vec<(String, String)>, listing: Listing) -> Server {
+    let mut objects = objects;
+    objects.sort();
+    Server::start("listing-s3", move |r| {
+        let query: Vec<(String, String)> =
+            url::form_urlencoded::parse(r.query.as_deref().unwrap_or_default().as_bytes())
+                .into_owned()
+                .collect();
+        let param = |name: &str| {
+            query
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        if r.path != "/team-runs" {
+            let key = r.path.trim_start_matches("/team-runs/");
+            return Answer::Respond(match objects.iter().find(|(k, _)| k == key) {
+                Some((_, body)) => hyper::Response::builder()
+                    .status(200)
+                    .body(FakeBody::full(body.clone()))
+                    .unwrap(),
+                None => json_response(404, &[], &json!({})),
+            });
+        }
+        let prefix = param("prefix").unwrap_or_default();
+        let under: Vec<&(String, String)> = objects
+            .iter()
+            .filter(|(k, _)| k.starts_with(&prefix))
+            .collect();
+        let (start, token) = match listing {
+            Listing::Looping => (0, Some("loop-token".to_owned())),
+            Listing::Honest => {
+                let start = match (param("continuation-token"), param("start-after")) {
+                    (Some(t), _) => t.parse().unwrap(),
+                    (None, Some(after)) => under.partition_point(|(k, _)| *k <= after),
+                    (None, None) => 0,
+                };
+                let size = param("max-keys").map_or(2, |m| m.parse::<usize>().unwrap().min(2));
+                let end = (start + size).min(under.len());
+                (start, (end < under.len()).then(|| end.to_string()))
+            }
+        };
+        let size = param("max-keys").map_or(2, |m| m.parse::<usize>().unwrap().min(2));
+        let contents: String = under
+            .iter()
+            .skip(start)
+            .take(size)
+            .map(|(k, body)| {
+                format!(
+                    "<Contents><Key>{}</Key><LastModified>2026-11-20T10:00:00.000Z</LastModified><ETag>\"e\"</ETag><Size>{}</Size></Contents>",
+                    k.replace('&', "&amp;").replace('<', "&lt;"),
+                    body.len()
+                )
+            })
+            .collect();
+        let next = token.map_or_else(String::new, |t| {
+            format!("<NextContinuationToken>{t}</NextContinuationToken>")
+        });
+        let body = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><Name>team-runs</Name><Prefix>{prefix}</Prefix><IsTruncated>{}</IsTruncated>{contents}{next}</ListBucketResult>",
+            !next.is_empty()
+        );
+        Answer::Respond(
+            hyper::Response::builder()
+                .status(200)
+                .header("content-type", "application/xml")
+                .body(FakeBody::full(body))
+                .unwrap(),
+        )
+    })
+}
+
+/// runbook reaching `server` as its S3 store, with static credentials.
+fn listing_context(server: &Server) -> TestContext {
+    let mut ctx = TestContext::new();
+    ctx.env("AWS_ACCESS_KEY_ID", "AKIALISTING0001")
+        .env("AWS_SECRET_ACCESS_KEY", "listing-secret-0001")
+        .env("AWS_REGION", "us-east-1")
+        .env(
+            "AWS_ENDPOINT",
+            format!("http://127.0.0.1:{}", server.port()),
+        )
+        .env("AWS_ALLOW_HTTP", "true");
+    ctx
+}
+
+/// A receipt of the run `id`, as a bucket holds it.
+fn receipt_of(id: &str, minute: u32) -> String {
+    crate::stats::receipt(json!({
+        "run_id": id,
+        "started_at": format!("2026-11-20T10:{minute:02}:00Z"),
+    }))
+    .to_string()
+}
+
+#[test]
+fn a_key_no_store_path_names_is_skipped_and_counted_once_and_the_rest_is_read() {
+    let mut objects: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            let id = format!("20261120-10000{i}-good{i}");
+            (format!("p/runs/{id}/result.json"), receipt_of(&id, i))
+        })
+        .collect();
+    for key in [
+        "p/runs//20261120-100003-bad01/result.json",
+        "p/runs//20261120-100003-bad01/events.ndjson",
+        "p/runs/../20261120-100004-bad02/result.json",
+        "p/junk//notes.txt",
+    ] {
+        objects.push((key.to_owned(), receipt_of("20261120-100003-bad01", 3)));
+    }
+    let server = lister(objects, Listing::Honest);
+    let ctx = listing_context(&server);
+    let out = ctx.run(&["stats", "s3://team-runs/p", "--json"]);
+    out.assert_exit(0);
+    let stats: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(stats["runs"], json!(3), "{stats}");
+    assert_eq!(
+        stats["skipped"],
+        json!({"of an unusable key": 2}),
+        "{stats}"
+    );
+
+    let out = ctx.run(&["stats", "s3://team-runs/p"]);
+    out.assert_exit(0);
+    let told = format!("{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        told.matches("unusable key").count(),
+        1,
+        "said once:\n{told}"
+    );
+    assert!(
+        told.contains("2 receipts skipped: 2 of an unusable key"),
+        "{told}"
+    );
+
+    let out = ctx.run(&["list", "s3://team-runs/p"]);
+    out.assert_exit(0);
+    for i in 0..3 {
+        out.assert_stdout_has(&format!("good{i}"));
+    }
+    assert_eq!(
+        out.stderr.matches("skipping 2 runs").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_listing_that_gives_its_page_token_again_ends_with_a_warning() {
+    let id = "20261120-100000-loop1";
+    let objects = vec![(format!("p/runs/{id}/result.json"), receipt_of(id, 0))];
+    let server = lister(objects, Listing::Looping);
+    let ctx = listing_context(&server);
+    let out = crate::support::run(
+        &mut ctx.runbook(&["stats", "s3://team-runs/p", "--json"]),
+        std::time::Duration::from_secs(30),
+    );
+    out.assert_exit(0);
+    let stats: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(stats["runs"], json!(1), "{stats}");
+    let warned: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("page token it had given before"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{}", out.stderr);
+    assert!(warned[0].contains("s3://team-runs/p"), "{}", warned[0]);
+}
