@@ -72,6 +72,23 @@ pub(crate) fn remember(redactor: &Redactor) {
     *current = Some(Arc::new(Redactor::from_values(values)));
 }
 
+/// Adds `secrets` (a credential obtained while runbook runs) to what every writer of this
+/// process masks from now on; cheap when they are all masked already.
+pub(crate) fn remember_secrets<'a>(secrets: impl IntoIterator<Item = &'a str>) {
+    let mut current = CURRENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = current.get_or_insert_with(|| Arc::new(Redactor::for_agent([])));
+    let new: Vec<String> = secrets
+        .into_iter()
+        .filter(|s| s.len() >= MIN_SECRET_LEN && !known.values.iter().any(|v| v == s))
+        .map(str::to_owned)
+        .collect();
+    if new.is_empty() {
+        return;
+    }
+    let values = known.values.iter().cloned().chain(new);
+    *current = Some(Arc::new(Redactor::from_values(values)));
+}
+
 /// The values of the variables whose names say they are secret.
 fn secret_values(vars: impl IntoIterator<Item = (String, String)>) -> impl Iterator<Item = String> {
     vars.into_iter()
@@ -272,6 +289,28 @@ mod tests {
             .str("a remembered-value-1 b remembered-value-2")
             .into_owned();
         assert_eq!(masked, "a [REDACTED] b [REDACTED]");
+    }
+
+    #[test]
+    fn a_credential_obtained_later_is_masked_by_every_writer_from_then_on() {
+        assert!(
+            current()
+                .str("key fetched-later-9Qx")
+                .contains("fetched-later-9Qx")
+        );
+        remember_secrets(["fetched-later-9Qx", "short"]);
+        let before = current();
+        remember_secrets(["fetched-later-9Qx"]);
+        assert!(
+            Arc::ptr_eq(&before, &current()),
+            "nothing new: kept as it was"
+        );
+        assert_eq!(current().str("key fetched-later-9Qx"), "key [REDACTED]");
+        assert_eq!(
+            current().str("short"),
+            "short",
+            "too short to be worth masking"
+        );
     }
 
     #[test]

@@ -3,17 +3,22 @@
 //! Everything asynchronous stays in this room: each call runs on a current-thread runtime of its
 //! own, on a thread of its own, so callers in or out of an async context just call.
 
+mod credentials;
+mod list;
 mod open;
 mod read;
+mod said;
 mod upload;
 
 use std::sync::Arc;
 
 use object_store::ObjectStore;
+use object_store::list::PaginatedListStore;
 use object_store::path::Path as Key;
 
 pub(crate) use open::{hide_credentials, is_url, open};
 pub(crate) use read::{FetchError, fetch, fetch_all, list_runs};
+use said::said;
 pub(crate) use upload::{Uploaded, upload_run, uploaded};
 
 /// The group runs of `runbook run` are uploaded under: `<prefix>/runs/<run id>/…`.
@@ -26,6 +31,8 @@ const CONCURRENCY: usize = 16;
 #[derive(Clone)]
 pub(crate) struct Bucket {
     store: Arc<dyn ObjectStore>,
+    /// The same store listing a page at a time, where it can (not a local path).
+    pages: Option<Arc<dyn PaginatedListStore>>,
     root: Key,
     /// The URL without what could be a credential (user information, the query).
     shown: String,

@@ -7,11 +7,13 @@ use std::time::Duration;
 use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::list::PaginatedListStore;
 use object_store::local::LocalFileSystem;
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
 use super::Bucket;
+use super::credentials::masking;
 use crate::exit::Error;
 use crate::redact::{MASK, Redactor};
 
@@ -39,7 +41,9 @@ pub(crate) fn hide_credentials(text: &str) {
 }
 
 /// Opens the bucket `text` names. Credentials come from the provider's usual environment
-/// variables and files (`AWS_*`, `GOOGLE_*`, `AZURE_*`), never from runbook's own settings.
+/// variables and files (`AWS_*`, `GOOGLE_*`, `AZURE_*`), or from its endpoints (a container's,
+/// an instance's, a web identity's), never from runbook's own settings; each is masked as it is
+/// obtained.
 pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
     let Ok(url) = Url::parse(text) else {
         return Err(Error::Usage(format!(
@@ -50,29 +54,14 @@ pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
     let unusable = |why: String| Error::Usage(format!("cannot use {shown}: {why}"));
     let (scheme, root) = ObjectStoreScheme::parse(&url).map_err(|e| unusable(e.to_string()))?;
     let bare = bare(&url);
-    let store: Arc<dyn ObjectStore> = match scheme {
-        ObjectStoreScheme::Local => Arc::new(LocalFileSystem::new()),
-        ObjectStoreScheme::AmazonS3 => Arc::new(
-            AmazonS3Builder::from_env()
-                .with_url(bare)
-                .with_retry(retry())
-                .build()
-                .map_err(|e| unusable(e.to_string()))?,
-        ),
-        ObjectStoreScheme::GoogleCloudStorage => Arc::new(
-            GoogleCloudStorageBuilder::from_env()
-                .with_url(bare)
-                .with_retry(retry())
-                .build()
-                .map_err(|e| unusable(e.to_string()))?,
-        ),
-        ObjectStoreScheme::MicrosoftAzure => Arc::new(
-            MicrosoftAzureBuilder::from_env()
-                .with_url(bare)
-                .with_retry(retry())
-                .build()
-                .map_err(|e| unusable(e.to_string()))?,
-        ),
+    let (store, pages) = match scheme {
+        ObjectStoreScheme::Local => (Arc::new(LocalFileSystem::new()) as _, None),
+        ObjectStoreScheme::AmazonS3
+        | ObjectStoreScheme::GoogleCloudStorage
+        | ObjectStoreScheme::MicrosoftAzure => {
+            let (store, pages) = cloud(&scheme, bare).map_err(|e| unusable(super::said(e)))?;
+            (store, Some(pages))
+        }
         _ => {
             return Err(unusable(
                 "not a kind of object storage runbook reads: use s3://, gs://, az:// or file://"
@@ -80,8 +69,50 @@ pub(crate) fn open(text: &str) -> Result<Bucket, Error> {
             ));
         }
     };
-    Ok(Bucket { store, root, shown })
+    Ok(Bucket {
+        store,
+        pages,
+        root,
+        shown,
+    })
 }
+
+/// The store of a cloud's `scheme` for the URL `bare`, configured from the provider's usual
+/// variables and files, its credentials masked as it obtains them. Each is built once to find
+/// the provider's own chain of credentials, then again with that chain wrapped. The store, and
+/// the same store as it lists a page at a time.
+fn cloud(scheme: &ObjectStoreScheme, bare: String) -> object_store::Result<Stores> {
+    fn both<S: ObjectStore + PaginatedListStore>(store: S) -> Stores {
+        let store = Arc::new(store);
+        (Arc::clone(&store) as _, store as _)
+    }
+    Ok(match scheme {
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let builder = GoogleCloudStorageBuilder::from_env()
+                .with_url(bare)
+                .with_retry(retry());
+            let chain = Arc::clone(builder.clone().build()?.credentials());
+            both(builder.with_credentials(masking(chain)).build()?)
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let builder = MicrosoftAzureBuilder::from_env()
+                .with_url(bare)
+                .with_retry(retry());
+            let chain = Arc::clone(builder.clone().build()?.credentials());
+            both(builder.with_credentials(masking(chain)).build()?)
+        }
+        _ => {
+            let builder = AmazonS3Builder::from_env()
+                .with_url(bare)
+                .with_retry(retry());
+            let chain = Arc::clone(builder.clone().build()?.credentials());
+            both(builder.with_credentials(masking(chain)).build()?)
+        }
+    })
+}
+
+/// A store, and the same store as it lists a page at a time.
+type Stores = (Arc<dyn ObjectStore>, Arc<dyn PaginatedListStore>);
 
 /// Each request that fails for a reason worth another try (a 5xx, a throttle, a dropped
 /// connection) is tried again up to 4 times, waiting 0.2 s, then twice as long each time (at

@@ -1,13 +1,13 @@
 //! Reading a bucket: the runs it holds, listed page by page, and their files fetched
 //! concurrently (a bounded number at a time), each refused past its size cap unread.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use futures_util::{StreamExt as _, TryStreamExt as _, stream};
+use futures_util::{StreamExt as _, stream};
 use object_store::GetOptions;
 use object_store::path::Path as Key;
 
-use super::{Bucket, CONCURRENCY, block_on};
+use super::{Bucket, CONCURRENCY, block_on, list, said};
 use crate::rundir::{EVENTS, RECEIPT};
 
 /// A run found in a bucket.
@@ -34,6 +34,22 @@ impl RemoteRun {
 /// The runs of a bucket, oldest first.
 pub(crate) struct Listed {
     pub runs: Vec<RemoteRun>,
+    /// How many runs' files have keys no store path names (an empty segment `//`, a `.` or
+    /// `..` segment, a control character): set aside, unread.
+    pub unusable: u64,
+}
+
+impl Listed {
+    /// What to say of the runs set aside for their keys, if any were.
+    pub(crate) fn unusable_note(&self) -> Option<String> {
+        (self.unusable > 0).then(|| {
+            format!(
+                "skipping {}: {} no store path names (an empty segment `//`, a `.` or `..` segment, a control character)",
+                crate::format::plural(self.unusable, "run"),
+                if self.unusable == 1 { "its key is one" } else { "their keys are ones" }
+            )
+        })
+    }
 }
 
 /// Why a file could not be fetched.
@@ -54,21 +70,28 @@ impl std::fmt::Display for FetchError {
 }
 
 /// Every run under the bucket's prefix, at any depth (`<prefix>/<group>/<run id>/…`), found by
-/// its receipt or event log. The store lists a page at a time (1,000 keys on S3).
+/// its receipt or event log. The store lists a page at a time (1,000 keys on S3), within bounds
+/// (see `list`); a listing cut short is told once, on stderr.
 pub(crate) fn list_runs(bucket: &Bucket) -> Result<Listed, String> {
-    let listed = block_on(async {
-        bucket
-            .store
-            .list(Some(&bucket.root))
-            .map_ok(|meta| meta.location)
-            .try_collect::<Vec<Key>>()
-            .await
+    let prefix = (!bucket.root.as_ref().is_empty()).then(|| format!("{}/", bucket.root));
+    let walked = block_on(async {
+        match &bucket.pages {
+            Some(pages) => list::keys(pages.as_ref(), prefix.as_deref(), list::BOUNDS).await,
+            None => list::every_key(bucket.store.as_ref(), &bucket.root).await,
+        }
     })
     .map_err(|e| e.to_string())?
-    .map_err(|e| format!("cannot list {}: {e}", bucket.shown()))?;
+    .map_err(|e| format!("cannot list {}: {}", bucket.shown(), said(e)))?;
+    if let Some(why) = &walked.cut {
+        crate::term::print::warn(format!(
+            "the listing of {} ends early: {why}; what it listed so far is read",
+            bucket.shown()
+        ));
+    }
+    let listed = &walked.keys;
     let mut runs: BTreeMap<String, RemoteRun> = BTreeMap::new();
     let root_name = bucket.root.filename().map(str::to_owned);
-    for key in &listed {
+    for key in listed {
         let Some(parts) = key.prefix_match(&bucket.root) else {
             continue;
         };
@@ -99,7 +122,22 @@ pub(crate) fn list_runs(bucket: &Bucket) -> Result<Listed, String> {
     }
     let mut runs: Vec<RemoteRun> = runs.into_values().collect();
     runs.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.parts.cmp(&b.parts)));
-    Ok(Listed { runs })
+    Ok(Listed {
+        runs,
+        unusable: runs_of(&walked.unusable),
+    })
+}
+
+/// How many runs the files among `keys` are of: a receipt or an event log counts its run, once.
+fn runs_of(keys: &[String]) -> u64 {
+    let places: BTreeSet<&str> = keys
+        .iter()
+        .filter_map(|key| {
+            let (place, file) = key.rsplit_once('/').unwrap_or(("", key));
+            (file == RECEIPT || file == EVENTS).then_some(place)
+        })
+        .collect();
+    places.len() as u64
 }
 
 /// One file, `None` when it is not there; refused unread past `limit` bytes.
@@ -138,8 +176,9 @@ pub(crate) fn fetch_all(
 async fn get(bucket: &Bucket, key: Key, limit: u64) -> Result<Option<Vec<u8>>, FetchError> {
     let failed = |e: object_store::Error| {
         FetchError::Failed(format!(
-            "cannot read {}: {e}",
-            bucket.shown_at(&[key.as_ref()])
+            "cannot read {}: {}",
+            bucket.shown_at(&[key.as_ref()]),
+            said(e)
         ))
     };
     let got = match bucket.store.get_opts(&key, GetOptions::default()).await {

@@ -11,7 +11,7 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt as _};
 use tokio::io::AsyncWriteExt as _;
 
-use super::{Bucket, CONCURRENCY, block_on};
+use super::{Bucket, CONCURRENCY, block_on, said};
 use crate::files::{self, Links};
 use crate::rundir::RECEIPT;
 
@@ -103,8 +103,9 @@ pub(crate) fn uploaded(bucket: &Bucket, group: &str, id: &str) -> Result<bool, S
         Ok(_) => Ok(true),
         Err(object_store::Error::NotFound { .. }) => Ok(false),
         Err(e) => Err(format!(
-            "cannot read {}: {e}",
-            bucket.shown_at(&[group, id, RECEIPT])
+            "cannot read {}: {}",
+            bucket.shown_at(&[group, id, RECEIPT]),
+            said(e)
         )),
     }
 }
@@ -134,7 +135,7 @@ async fn put_file(store: &Arc<dyn ObjectStore>, key: Key, path: &Path) -> Result
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut file = tokio::fs::File::from_std(file);
     let mut writer = BufWriter::new(Arc::clone(store), key);
-    let failed = |e: std::io::Error| format!("cannot upload {}: {e}", path.display());
+    let failed = |e: std::io::Error| format!("cannot upload {}: {}", path.display(), said(e));
     match tokio::io::copy(&mut file, &mut writer).await {
         // A failed shutdown has ended the upload itself (a multipart one aborted).
         Ok(n) => writer.shutdown().await.map(|()| n).map_err(failed),

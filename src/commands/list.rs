@@ -166,6 +166,9 @@ fn scan_bucket(
     let limit = if args.all { usize::MAX } else { args.limit };
     let filtered = !args.outcome.is_empty() || args.agent.is_some() || here.is_some();
     let listed = crate::bucket::list_runs(bucket).map_err(anyhow::Error::msg)?;
+    if let Some(note) = listed.unusable_note() {
+        warn(note);
+    }
     let newest: Vec<_> = listed.runs.iter().rev().collect();
     let read = if filtered {
         newest.len()

@@ -22,6 +22,9 @@ pub(crate) fn load(url: &str) -> anyhow::Result<RunState> {
         return Ok(state);
     }
     let listed = bucket::list_runs(&bucket).map_err(anyhow::Error::msg)?;
+    if let Some(note) = listed.unusable_note() {
+        crate::term::print::warn(note);
+    }
     let latest = listed.runs.iter().max_by(|a, b| a.id.cmp(&b.id));
     let Some(run) = latest else {
         return Err(Error::Usage(format!(

@@ -239,7 +239,8 @@ impl Found {
 
 /// Every run under a bucket's prefix, its receipt fetched (a bounded number at a time) and read
 /// as a local one is: held to the same bounds, skipped for the same reasons. A run whose
-/// receipt is not there was not uploaded whole, and is skipped as such.
+/// receipt is not there was not uploaded whole, and is skipped as such; one whose key no store
+/// path names is skipped unread.
 pub(crate) fn read_bucket(bucket: &Bucket, filter: &Filter) -> Result<Found, String> {
     let listed = bucket::list_runs(bucket)?;
     let (whole, partial): (Vec<_>, Vec<_>) = listed.runs.iter().partition(|r| r.receipt);
@@ -252,7 +253,8 @@ pub(crate) fn read_bucket(bucket: &Bucket, filter: &Filter) -> Result<Found, Str
         Err(FetchError::Failed(_)) => Read::Skipped("unreadable".to_owned()),
     });
     let partial = partial.iter().map(|_| Read::Skipped(NOT_WHOLE.to_owned()));
-    let mut found = gather(reads.chain(partial), filter);
+    let unusable = (0..listed.unusable).map(|_| Read::Skipped(UNUSABLE_KEY.to_owned()));
+    let mut found = gather(reads.chain(partial).chain(unusable), filter);
     found.runs.sort_by(in_order);
     Ok(found)
 }
@@ -268,6 +270,9 @@ fn in_order(a: &RunFacts, b: &RunFacts) -> std::cmp::Ordering {
 
 /// Why a run in a bucket without its receipt is skipped.
 const NOT_WHOLE: &str = "not uploaded whole";
+
+/// Why a run in a bucket whose key no store path names (`//`, `..`) is skipped.
+const UNUSABLE_KEY: &str = "of an unusable key";
 
 fn read_one(dir: &Path) -> Read {
     match files::read_optional(&dir.join(RECEIPT), files::RECEIPT_LIMIT, Links::Refuse) {

@@ -147,3 +147,157 @@ fn a_newline_an_expression_or_a_credential_is_refused_before_anything_is_printed
     }
     assert!(!ctx.work.join("pwned").exists());
 }
+
+/// `input` as Kubernetes expands a container's command, args and env values: `$(NAME)` becomes
+/// the variable's value when it is set (left as written when not), `$$` becomes `$`, and any
+/// other `$` stays (k8s.io/kubernetes third_party/forked/golang/expansion).
+fn k8s_expand(input: &str, vars: &[(&str, &str)]) -> String {
+    let bytes = input.as_bytes();
+    let mut out = String::new();
+    let mut checkpoint = 0;
+    let mut cursor = 0;
+    while cursor < bytes.len() {
+        if bytes[cursor] == b'$' && cursor + 1 < bytes.len() {
+            out.push_str(&input[checkpoint..cursor]);
+            let rest = &input[cursor + 1..];
+            let advance = match rest.as_bytes()[0] {
+                b'$' => {
+                    out.push('$');
+                    1
+                }
+                b'(' => match rest.find(')') {
+                    Some(close) => {
+                        let name = &rest[1..close];
+                        match vars.iter().find(|(n, _)| *n == name) {
+                            Some((_, value)) => out.push_str(value),
+                            None => out.push_str(&format!("$({name})")),
+                        }
+                        close + 1
+                    }
+                    None => {
+                        out.push_str("$(");
+                        1
+                    }
+                },
+                _ => {
+                    let c = rest.chars().next().unwrap();
+                    out.push('$');
+                    out.push(c);
+                    c.len_utf8()
+                }
+            };
+            cursor += advance;
+            checkpoint = cursor + 1;
+        }
+        cursor += 1;
+    }
+    out.push_str(&input[checkpoint..]);
+    out
+}
+
+/// The ConfigMap and the Job `runbook fleet k8s ARGS` printed.
+fn k8s_documents(ctx: &TestContext, args: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let out = ctx.run(&[&["fleet", "k8s"], args].concat());
+    out.assert_exit(0);
+    let docs: Vec<serde_json::Value> = out
+        .stdout
+        .split("\n---\n")
+        .skip(1)
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
+        .collect();
+    (docs[0].clone(), docs[1].clone())
+}
+
+/// The Job's command as the container is given it, once Kubernetes expanded it in a pod whose
+/// environment holds a secret.
+fn pod_command(job: &serde_json::Value) -> Vec<String> {
+    let vars = [
+        ("AWS_SECRET_ACCESS_KEY", "leaked-secret-value"),
+        ("RUNBOOK_JOB_UID", "uid-77"),
+        ("JOB_COMPLETION_INDEX", "0"),
+    ];
+    job["spec"]["template"]["spec"]["containers"][0]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| k8s_expand(a.as_str().unwrap(), &vars))
+        .collect()
+}
+
+#[test]
+fn kubernetes_gives_the_pod_the_url_and_the_prompt_as_written_whatever_dollars_they_hold() {
+    assert_eq!(
+        k8s_expand("a$(X)b$$(X)c$d$(", &[("X", "1")]),
+        "a1b$(X)c$d$("
+    );
+    let ctx = TestContext::new();
+    let tasks =
+        "[[task]]\nid = \"a\"\nprompt = \"print $(AWS_SECRET_ACCESS_KEY), $$ and $(HOME)\"\n";
+    std::fs::write(ctx.work.join("tasks.toml"), tasks).unwrap();
+    let url = "s3://team-runs/n$(AWS_SECRET_ACCESS_KEY)/$$x/$(";
+    let (config_map, job) = k8s_documents(&ctx, &["tasks.toml", "--upload", url]);
+    assert_eq!(
+        config_map["data"]["tasks.toml"], tasks,
+        "a ConfigMap is not expanded"
+    );
+    let args = pod_command(&job);
+    assert_eq!(after(&args, "--upload"), url);
+    assert_eq!(
+        after(&args, "--batch-id"),
+        "k8s-uid-77",
+        "the Job's uid is expanded"
+    );
+    assert_eq!(args[2], "/tasks/tasks.toml");
+    assert!(!args.concat().contains("leaked-secret-value"), "{args:?}");
+
+    let (_, job) = k8s_documents(
+        &ctx,
+        &["tasks.toml", "--upload", url, "--batch-id", "night.1"],
+    );
+    let args = pod_command(&job);
+    assert_eq!(after(&args, "--upload"), url);
+    assert_eq!(after(&args, "--batch-id"), "night.1");
+}
+
+#[test]
+fn a_json_lines_task_file_is_mounted_under_its_own_name_and_read_as_json_lines() {
+    let ctx = TestContext::new();
+    let tasks = "{\"id\":\"a\",\"prompt\":\"x\"}\n{\"id\":\"b\",\"prompt\":\"y\",\"repeat\":2}\n";
+    std::fs::write(ctx.work.join("nightly.ndjson"), tasks).unwrap();
+    let (config_map, job) = k8s_documents(&ctx, &["nightly.ndjson", "--upload", "s3://b/p"]);
+    assert_eq!(job["spec"]["completions"], 3);
+    let data = config_map["data"].as_object().unwrap();
+    assert_eq!(data.keys().collect::<Vec<_>>(), ["tasks.ndjson"]);
+    // The volume as the pod sees it: each key of the ConfigMap a file under /tasks.
+    let mount = ctx.root().join("mounted-tasks");
+    std::fs::create_dir_all(&mount).unwrap();
+    for (name, text) in data {
+        std::fs::write(mount.join(name), text.as_str().unwrap()).unwrap();
+    }
+    let args = pod_command(&job);
+    let path = args[2].strip_prefix("/tasks/").unwrap();
+    let mounted = mount.join(path).display().to_string();
+    // runbook reads the file the pod is given as it read the one on the command line.
+    let (_, again) = k8s_documents(&ctx, &[mounted.as_str(), "--upload", "s3://b/p"]);
+    assert_eq!(again["spec"]["completions"], 3);
+}
+
+#[test]
+fn the_stats_command_a_comment_gives_runs_no_substitution_when_copied_into_a_shell() {
+    let ctx = TestContext::new();
+    std::fs::write(ctx.work.join("tasks.toml"), TASKS).unwrap();
+    let url = "s3://team-runs/night $(touch pwned)";
+    for (engine, placeholder) in [("slurm", "slurm-<job id>"), ("k8s", "k8s-<the Job's uid>")] {
+        let out = ctx.run(&["fleet", engine, "tasks.toml", "--upload", url]);
+        out.assert_exit(0);
+        let told = out.stdout.split("`runbook stats ").nth(1).unwrap();
+        let command = format!("runbook stats {}", &told[..told.find('`').unwrap()]);
+        let args = run_script(&ctx, &command.replace(placeholder, "id-1"));
+        assert_eq!(
+            args,
+            ["stats", &format!("{url}/id-1")],
+            "{engine}: {command}"
+        );
+    }
+    assert!(!ctx.work.join("pwned").exists(), "a substitution ran");
+}

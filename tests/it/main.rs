@@ -13,6 +13,7 @@ mod acp_scripted;
 mod batch;
 mod batch_opencode;
 mod bucket;
+mod bucket_foreign;
 mod checks;
 mod config;
 mod conformance;

@@ -1,6 +1,8 @@
 //! A Kubernetes Indexed Job running one task per completion index, and the ConfigMap that
 //! holds its task file.
 
+use std::path::Path;
+
 use serde_json::json;
 
 use super::Plan;
@@ -21,11 +23,7 @@ const PARALLELISM: usize = 10;
 /// The ConfigMap and the Job, as two YAML documents.
 pub(super) fn render(plan: &Plan<'_>) -> String {
     let a = plan.args;
-    let key = if plan.file.extension().is_some_and(|e| e == "jsonl") {
-        "tasks.jsonl"
-    } else {
-        "tasks.toml"
-    };
+    let key = mounted_as(plan.file);
     let config_map = json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -40,6 +38,23 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
     )
 }
 
+/// The name the task file is mounted under, in its own format: runbook reads a file ending in
+/// `.jsonl` or `.ndjson` as JSON lines, any other as TOML.
+fn mounted_as(file: &Path) -> &'static str {
+    match file.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") => "tasks.jsonl",
+        Some("ndjson") => "tasks.ndjson",
+        _ => "tasks.toml",
+    }
+}
+
+/// `text` as a container's command must hold it for the container to be given `text`:
+/// Kubernetes expands `$(NAME)` there (to a variable's value, a secret's included), and reads
+/// `$$` as one `$`.
+fn literal(text: &str) -> String {
+    text.replace('$', "$$")
+}
+
 /// The Indexed Job: one pod per task, its exit code mapped to final, retried or ignored.
 fn job(plan: &Plan<'_>, key: &str) -> serde_json::Value {
     let a = plan.args;
@@ -52,7 +67,7 @@ fn job(plan: &Plan<'_>, key: &str) -> serde_json::Value {
     // Every pod uploads under one id: the Job's uid (through the downward API), unless one
     // was given.
     let (env, batch_id) = match &a.batch_id {
-        Some(id) => (json!([]), id.clone()),
+        Some(id) => (json!([]), literal(id)),
         None => (
             json!([{ "name": UID_VAR, "valueFrom": { "fieldRef": {
                 "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']",
@@ -84,9 +99,9 @@ fn job(plan: &Plan<'_>, key: &str) -> serde_json::Value {
                     "image": a.image,
                     "workingDir": "/work",
                     "command": [
-                        "runbook", "batch", format!("/tasks/{key}"),
+                        "runbook", "batch", literal(&format!("/tasks/{key}")),
                         "--task-index-from-env", "JOB_COMPLETION_INDEX",
-                        "--in-place", "--upload", a.upload, "--batch-id", batch_id,
+                        "--in-place", "--upload", literal(&a.upload), "--batch-id", batch_id,
                     ],
                     "env": env,
                     "envFrom": [{ "secretRef": { "name": format!("{}-secrets", a.name) } }],
@@ -115,7 +130,7 @@ fn header(plan: &Plan<'_>) -> String {
         tasks = plan.tasks,
         file = plan.file.display(),
         last = plan.tasks - 1,
-        stats_url = super::url_of(a, "k8s-<the Job's uid>"),
+        stats_url = super::stats_url(a, "k8s-<the Job's uid>"),
         name = a.name,
         final_ = codes(Retry::Final),
         again = codes(Retry::Again),

@@ -100,6 +100,16 @@ pub(super) fn url_of(args: &FleetArgs, engine_id: &str) -> String {
     )
 }
 
+/// [`url_of`] as a comment tells it, to be copied into a shell: the URL given shell-quoted, so
+/// that a `$(…)` in it is not run (the id, or the placeholder for it, is plain).
+pub(super) fn stats_url(args: &FleetArgs, engine_id: &str) -> String {
+    format!(
+        "{}/{}",
+        quoted(args.upload.trim_end_matches('/')),
+        args.batch_id.as_deref().unwrap_or(engine_id)
+    )
+}
+
 /// `value` as YAML: JSON is YAML (1.2), so serde writes it with no YAML library.
 pub(super) fn yaml(value: &serde_json::Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()

@@ -57,7 +57,7 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
         tries = a.retries + 1,
         quoted = super::quoted(&plan.file.display().to_string()),
         quoted_url = super::quoted(&a.upload),
-        stats_url = super::url_of(a, "slurm-<job id>"),
+        stats_url = super::stats_url(a, "slurm-<job id>"),
         batch = a.batch_id.as_deref().map_or_else(
             || "\"slurm-${SLURM_ARRAY_JOB_ID:?submit this script with sbatch}\"".to_owned(),
             super::quoted
