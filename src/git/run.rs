@@ -166,10 +166,8 @@ impl Git {
     /// `git ARGS`: its stdout, or an error naming the command and git's first line about it.
     pub(crate) fn out(&self, args: &[&str]) -> anyhow::Result<String> {
         let verb = args.iter().find(|a| !a.starts_with('-')).unwrap_or(&"");
-        let out = self
-            .command(args)
-            .output()
-            .with_context(|| format!("cannot run git {verb}"))?;
+        let out = super::limit::output(&mut self.command(args), super::limit::limit())
+            .with_context(|| format!("git {verb}"))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             bail!(
@@ -187,9 +185,8 @@ impl Git {
 
     /// Whether `git ARGS` succeeds (`cat-file -e`, `diff --quiet`…).
     pub(crate) fn succeeds(&self, args: &[&str]) -> bool {
-        let mut cmd = self.command(args);
-        cmd.stdout(Stdio::null()).stderr(Stdio::null());
-        cmd.status().is_ok_and(|s| s.success())
+        super::limit::output(&mut self.command(args), super::limit::limit())
+            .is_ok_and(|out| out.status.success())
     }
 }
 
@@ -259,12 +256,10 @@ fn read_user(scope: &str, key: &str, path: bool) -> Vec<String> {
             cmd.env_remove(name);
         }
     }
-    let out = cmd
-        .current_dir("/")
+    cmd.current_dir("/")
         .env("GIT_CEILING_DIRECTORIES", "/")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
+        .stdin(Stdio::null());
+    let out = super::limit::output(&mut cmd, super::limit::limit());
     match out {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
             .lines()

@@ -172,3 +172,44 @@ fn a_task_file_never_loosens_the_sandbox_the_users_variable_asks_for() {
         }
     }
 }
+
+#[test]
+fn a_fifo_the_repositorys_config_includes_holds_up_no_git_command_of_runbooks() {
+    for planted in ["include", "config"] {
+        let mut ctx = TestContext::new();
+        support::git_init(&ctx.work, &ctx.home);
+        let git = ctx.work.join(".git");
+        let fifo = match planted {
+            // A file the repository's configuration includes, made a FIFO nobody writes.
+            "include" => {
+                let mut config = std::fs::read_to_string(git.join("config")).unwrap();
+                config.push_str("[include]\n\tpath = planted.fifo\n");
+                std::fs::write(git.join("config"), config).unwrap();
+                git.join("planted.fifo")
+            }
+            // The configuration itself.
+            _ => {
+                std::fs::remove_file(git.join("config")).unwrap();
+                git.join("config")
+            }
+        };
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        ctx.env("RUNBOOK_GIT_TIMEOUT", "1s");
+        let out = ctx.run_fake(&scenario(), &[]);
+        out.assert_exit(0);
+        let receipt = ctx.receipt();
+        assert_eq!(
+            receipt.outcome,
+            runbook::event::Outcome::Completed,
+            "{planted}"
+        );
+        assert!(
+            receipt.changes.is_none(),
+            "{planted}: nothing to say of git"
+        );
+    }
+}
