@@ -155,22 +155,25 @@ fn new_commits(git: &Git, base: &str) -> Vec<Commit> {
 
 /// The paths `git status` lists: changed, staged, deleted or untracked (each untracked file).
 fn status(git: &Git) -> Option<Vec<String>> {
-    let out = git
-        .out(&[
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--ignore-submodules=dirty",
-            "--no-renames",
-        ])
-        .ok()?;
-    Some(
-        out.split('\0')
-            .filter(|entry| entry.len() > 3)
-            .map(|entry| entry[3..].to_owned())
-            .collect(),
-    )
+    changed_paths(git).ok()
+}
+
+/// The paths of the work tree that differ from its index or `HEAD`, or that git does not track
+/// (each untracked file, ignored ones aside), as `git status` lists them.
+pub(crate) fn changed_paths(git: &Git) -> anyhow::Result<Vec<String>> {
+    let out = git.out(&[
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--ignore-submodules=dirty",
+        "--no-renames",
+    ])?;
+    Ok(out
+        .split('\0')
+        .filter(|entry| entry.len() > 3)
+        .map(|entry| entry[3..].to_owned())
+        .collect())
 }
 
 /// The hash git would give the file's content now (nothing is written); `None`: it is gone.

@@ -8,5 +8,5 @@ pub(crate) mod commit;
 mod limit;
 pub(crate) mod run;
 
-pub(crate) use changes::{Start, changes, start};
+pub(crate) use changes::{Start, changed_paths, changes, start};
 pub(crate) use run::Git;

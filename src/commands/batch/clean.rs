@@ -175,15 +175,7 @@ fn git_dir_of(git: &Git, path: &Path) -> Option<std::path::PathBuf> {
 
 /// How many files of the worktree differ from its branch, untracked ones included.
 fn uncommitted(git: &Git) -> anyhow::Result<u64> {
-    let out = git.out(&[
-        "status",
-        "--porcelain=v1",
-        "-z",
-        "--untracked-files=all",
-        "--ignore-submodules=dirty",
-        "--no-renames",
-    ])?;
-    Ok(out.split('\0').filter(|e| e.len() > 3).count() as u64)
+    Ok(crate::git::changed_paths(git)?.len() as u64)
 }
 
 /// What `clean` did to one batch, in a line.
