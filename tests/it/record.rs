@@ -1,4 +1,4 @@
-//! Records the real Claude Code and Codex CLIs against the project's fake providers into
+//! Records the real Claude Code, Codex and OpenCode 2 CLIs against the project's fake providers into
 //! `fixtures/`: stdout and stderr byte for byte, the exit status and each line's arrival time.
 //! Run by hand when a new release is to be tested (see fixtures/README.md and
 //! docs/agents-release.md):
@@ -6,6 +6,8 @@
 //! `RUNBOOK_RECORD_CLAUDE=.agents/claude-2.1.332/node_modules/.bin/claude RUNBOOK_RECORD_DIR=fixtures/claude-2.1.332 cargo test --locked --test it -- --ignored record::record_claude`
 //!
 //! `RUNBOOK_RECORD_CODEX=.agents/codex-0.171.0/node_modules/.bin/codex RUNBOOK_RECORD_DIR=fixtures/codex-0.171.0 cargo test --locked --test it -- --ignored record::record_codex`
+//!
+//! `RUNBOOK_RECORD_OPENCODE_V2=.agents-v2/opencode-2.1.2/node_modules/.bin/opencode RUNBOOK_RECORD_DIR=fixtures/opencode-2.1.2 cargo test --locked --test it -- --ignored record::record_opencode_v2`
 //!
 //! The model requests the agent sent in each scenario are left in the system's temporary
 //! directory as `runbook-record-NAME.requests.json`, to see what a new release asks of the
@@ -18,6 +20,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+mod opencode_v2;
 
 use crate::conformance::Scenario;
 use crate::support::fake_anthropic::{self as anthropic, Reply};
@@ -93,25 +97,67 @@ struct Arrival {
 }
 
 /// Where a recording is made and what it is renamed to: the agent's name (`/scratch/AGENT-run/`
-/// replaces the work dir and home), the directory it goes to, and the scenario's name.
+/// replaces the work dir and home), the directory it goes to, and the scenario's name; and how
+/// long the agent may run before it is sent SIGTERM (SIGKILL 5 s later).
 struct Target<'a> {
     agent: &'a str,
     dir: &'a Path,
     name: &'a str,
     work: &'a Path,
     home: &'a Path,
+    limit: Duration,
+}
+
+impl Target<'_> {
+    /// `bytes` with the work dir and home named by their fixed paths: they differ from run to
+    /// run.
+    fn rename(&self, bytes: &[u8]) -> String {
+        let Target {
+            agent,
+            name,
+            work,
+            home,
+            ..
+        } = *self;
+        String::from_utf8_lossy(bytes)
+            .replace(
+                &sse::path_str(work),
+                &format!("/scratch/{agent}-run/{name}/ws"),
+            )
+            .replace(
+                &sse::path_str(home),
+                &format!("/scratch/{agent}-run/{name}/home"),
+            )
+    }
+}
+
+/// Waits for `child` until `limit` has passed, then sends it SIGTERM, as a supervisor stopping
+/// it would, and SIGKILL if it is still there 5 s later.
+fn wait_within(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let term_at = Instant::now() + limit;
+    let kill_at = term_at + Duration::from_secs(5);
+    let mut termed = false;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the agent") {
+            return status;
+        }
+        if !termed && Instant::now() > term_at {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).ok();
+            termed = true;
+        }
+        if Instant::now() > kill_at {
+            child.kill().ok();
+            return child.wait().expect("wait for the agent");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Runs `cmd` (the agent for one scenario, in `target.work`) and writes `DIR/NAME.*`, and the
 /// model requests `requests` gives once it has ended.
 fn record(mut cmd: std::process::Command, target: &Target<'_>, requests: impl Fn() -> Vec<Value>) {
-    let Target {
-        agent,
-        dir,
-        name,
-        work,
-        home,
-    } = *target;
+    let (dir, name) = (target.dir, target.name);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd.spawn().expect("start the agent");
@@ -142,17 +188,7 @@ fn record(mut cmd: std::process::Command, target: &Target<'_>, requests: impl Fn
     })
     .collect();
     drop(tx);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for the agent") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            child.kill().ok();
-            break child.wait().expect("wait for the agent");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_within(&mut child, target.limit);
     for r in readers {
         r.join().unwrap();
     }
@@ -180,21 +216,14 @@ fn record(mut cmd: std::process::Command, target: &Target<'_>, requests: impl Fn
     let code = status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    // The work dir and home differ from run to run; the recordings name them by fixed paths.
-    let fix = |bytes: Vec<u8>| {
-        String::from_utf8_lossy(&bytes)
-            .replace(
-                &sse::path_str(work),
-                &format!("/scratch/{agent}-run/{name}/ws"),
-            )
-            .replace(
-                &sse::path_str(home),
-                &format!("/scratch/{agent}-run/{name}/home"),
-            )
-    };
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join(format!("{name}.stdout.ndjson")), fix(stdout)).unwrap();
-    std::fs::write(dir.join(format!("{name}.stderr.txt")), fix(stderr)).unwrap();
+    let stdout_file = dir.join(format!("{name}.stdout.ndjson"));
+    std::fs::write(stdout_file, target.rename(&stdout)).unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.stderr.txt")),
+        target.rename(&stderr),
+    )
+    .unwrap();
     std::fs::write(dir.join(format!("{name}.exit")), format!("{code}\n")).unwrap();
     std::fs::write(dir.join(format!("{name}.timing.ndjson")), timing).unwrap();
     let requests = requests();
@@ -239,6 +268,7 @@ fn record_claude_scenarios() {
             name,
             work: &ctx.work,
             home: &ctx.home,
+            limit: Duration::from_secs(120),
         };
         record(cmd, &target, || bodies(fake.requests()));
     }
@@ -289,7 +319,25 @@ fn record_codex_scenarios() {
             name,
             work: &ctx.work,
             home: &ctx.home,
+            limit: Duration::from_secs(120),
         };
         record(cmd, &target, || bodies(fake.requests()));
+    }
+}
+
+#[test]
+#[ignore = "records fixtures from a real OpenCode 2 CLI; run by hand"]
+fn record_opencode_v2_scenarios() {
+    let (bin, dir) =
+        opencode_v2::bin_and_dir().expect("set RUNBOOK_RECORD_OPENCODE_V2 and RUNBOOK_RECORD_DIR");
+    let only = std::env::var("RUNBOOK_RECORD_ONLY").ok();
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    for recording in opencode_v2::recordings() {
+        if wanted(recording.name) {
+            opencode_v2::record_one(&bin, &dir, &recording);
+        }
+    }
+    if wanted("turn2") {
+        opencode_v2::record_turns(&bin, &dir);
     }
 }

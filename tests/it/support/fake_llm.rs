@@ -12,7 +12,8 @@
 //!   number of `assistant` messages in the request. Retries of the same request
 //!   therefore get the same step. Past the end of the script: `Text "done"`.
 //! * Subagent requests (OpenCode's `task` tool: another `x-session-id` than
-//!   the first main request's, and no `task` tool offered) are answered from
+//!   the first main request's, and no `task` tool offered; OpenCode 2's `subagent` tool: `shell`
+//!   offered without `subagent`) are answered from
 //!   the subagent script (default: empty, i.e. `Text "subagent summary"`),
 //!   indexed the same way.
 #![allow(dead_code)]
@@ -306,9 +307,15 @@ fn handle(state: &Mutex<State>, req: Received) -> Answer {
     let is_chat = is_post && path.ends_with("/chat/completions");
     let model = body["model"].as_str().unwrap_or("").to_owned();
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let offers_task = body["tools"]
-        .as_array()
-        .is_some_and(|ts| ts.iter().any(|t| t["function"]["name"] == "task"));
+    let offers = |name: &str| {
+        body["tools"]
+            .as_array()
+            .is_some_and(|ts| ts.iter().any(|t| t["function"]["name"] == name))
+    };
+    let offers_task = offers("task");
+    // OpenCode 2 sends its subagents' requests with the top-level session's `x-session-id`;
+    // they are told apart by their tools: its `shell`, without its `subagent`.
+    let v2_subagent = offers("shell") && !offers("subagent");
     let is_title = is_chat && (!has_tools || model == FAKE_SMALL_MODEL);
     let stream = body["stream"].as_bool().unwrap_or(false);
     let assistants = body["messages"]
@@ -332,9 +339,10 @@ fn handle(state: &Mutex<State>, req: Received) -> Answer {
             // no `task` tool offered (OpenCode's subagents get 8 tools, no
             // `task`/`todowrite`). Another top-level run against the same
             // server (new session, with `task`) plays the main script again.
-            let primary = session_id.is_none()
-                || st.primary_session.as_deref() == session_id.as_deref()
-                || offers_task;
+            let primary = !v2_subagent
+                && (session_id.is_none()
+                    || st.primary_session.as_deref() == session_id.as_deref()
+                    || offers_task);
             let reply = if primary {
                 st.script
                     .get(assistants)
