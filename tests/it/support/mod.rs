@@ -88,6 +88,16 @@ pub fn codex_release_bin(version: &str) -> Option<PathBuf> {
     )
 }
 
+/// OpenCode 2 (`@opencode/cli` `version`), installed beside 1.x by `.ci/install-agents` into
+/// `.agents/opencode-VERSION`, like [`opencode_bin`]; `RUNBOOK_TEST_OPENCODE_V2` names another.
+pub fn opencode_v2_bin(version: &str) -> Option<PathBuf> {
+    real_agent_bin_at(
+        &format!(".agents/opencode-{version}/node_modules/.bin/opencode"),
+        &format!("OpenCode {version}"),
+        "RUNBOOK_TEST_OPENCODE_V2",
+    )
+}
+
 /// The real Codex CLI, like [`opencode_bin`]; `RUNBOOK_TEST_CODEX` names another one.
 pub fn codex_bin() -> Option<PathBuf> {
     real_agent_bin("codex", "Codex", "RUNBOOK_TEST_CODEX")
