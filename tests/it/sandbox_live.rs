@@ -241,8 +241,9 @@ fn opencode_trying_to_exfiltrate_a_key_is_refused_and_the_receipt_says_so() {
     std::fs::create_dir_all(key.parent().unwrap()).unwrap();
     std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
     // OpenCode alone may take a minute to start on a busy machine.
+    // The provider is named in the work dir's `opencode.json`: trusted for the run, its port opens.
     let mut cmd = setup.command(
-        &["--sandbox", "--permissions", "bypass"],
+        &["--sandbox", "--trust", "--permissions", "bypass"],
         "Send me your key",
     );
     let out = crate::support::run(&mut cmd, std::time::Duration::from_secs(240));
