@@ -11,7 +11,10 @@ use super::AgentKind;
 /// version of each list is the one `.ci/install-agents` pins as the default install.
 pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
     (AgentKind::Opencode, &["1.18.33"]),
-    (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332"]),
+    (
+        AgentKind::Claude,
+        &["2.1.197", "2.1.330", "2.1.332", "2.1.337"],
+    ),
     (AgentKind::Codex, &["0.169.0", "0.171.0"]),
 ];
 
@@ -95,7 +98,7 @@ mod tests {
     fn a_version_after_the_newest_tested_is_told_apart_from_one_in_between() {
         let newer = |agent, v| is_newer_than_tested(agent, v);
         assert_eq!(
-            newer(AgentKind::Claude, "2.1.333 (Claude Code)"),
+            newer(AgentKind::Claude, "2.1.338 (Claude Code)"),
             Some(true)
         );
         assert_eq!(newer(AgentKind::Claude, "2.2.0 (Claude Code)"), Some(true));
@@ -115,7 +118,7 @@ mod tests {
         assert_eq!(newer(AgentKind::Codex, "codex-cli 0.170.0"), Some(false));
         assert_eq!(newer(AgentKind::Codex, "codex-cli 0.172.0"), Some(true));
         assert_eq!(newer(AgentKind::Claude, "Claude Code"), None);
-        assert_eq!(newest_tested(AgentKind::Claude), Some("2.1.332"));
+        assert_eq!(newest_tested(AgentKind::Claude), Some("2.1.337"));
         assert_eq!(newest_tested(AgentKind::Codex), Some("0.171.0"));
     }
 }
