@@ -9,12 +9,11 @@ use super::AgentKind;
 /// Each agent and the versions of its CLI that runbook's conformance suite (recordings under
 /// `fixtures/`) and live suite (the real CLI against a fake provider) run against. The first
 /// version of each list is the one `.ci/install-agents` pins as the default install.
+// One agent a line: `.ci/drift-check` reads each agent's row as one line.
+#[rustfmt::skip]
 pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
     (AgentKind::Opencode, &["1.18.33"]),
-    (
-        AgentKind::Claude,
-        &["2.1.197", "2.1.330", "2.1.332", "2.1.337"],
-    ),
+    (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332", "2.1.337"]),
     (AgentKind::Codex, &["0.169.0", "0.171.0"]),
 ];
 
