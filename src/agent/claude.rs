@@ -601,11 +601,7 @@ impl Parser {
         }
         let failed =
             line.is_error == Some(true) || line.subtype.as_deref().is_some_and(|s| s != "success");
-        let message = line
-            .result
-            .clone()
-            .or_else(|| line.errors.as_ref().map(|e| e.join("; ")))
-            .filter(|m| !m.is_empty());
+        let message = result_message(line.result.clone(), line.errors.as_deref(), failed);
         if failed {
             self.tell_api_error(line.api_error_status, message.as_deref(), out);
         }
@@ -664,6 +660,23 @@ impl Parser {
             Ok(())
         });
     }
+}
+
+/// What a `result` says: a failed run's reason is Claude's `errors` where it gives them (2.1.337
+/// fails a run whose actions its auto mode could not check there, its `result` then the agent's
+/// last words), else its `result`; a finished run's is its `result`.
+fn result_message(
+    result: Option<String>,
+    errors: Option<&[String]>,
+    failed: bool,
+) -> Option<String> {
+    let errors = errors.map(|e| e.join("; "));
+    let message = if failed {
+        errors.filter(|e| !e.is_empty()).or(result)
+    } else {
+        result.or(errors)
+    };
+    message.filter(|m| !m.is_empty())
 }
 
 /// Tokens of each model Claude used, subagents included.
@@ -1250,6 +1263,14 @@ mod tests {
     #[test]
     fn recorded_transcripts_of_claude_code_2_1_332() {
         insta::glob!("../../fixtures/claude-2.1.332", "*.stdout.ndjson", |path| {
+            let ctx = ParseContext::new(PathBuf::from("/"));
+            insta::assert_yaml_snapshot!(super::super::transcript::read(&Claude, path, ctx));
+        });
+    }
+
+    #[test]
+    fn recorded_transcripts_of_claude_code_2_1_337() {
+        insta::glob!("../../fixtures/claude-2.1.337", "*.stdout.ndjson", |path| {
             let ctx = ParseContext::new(PathBuf::from("/"));
             insta::assert_yaml_snapshot!(super::super::transcript::read(&Claude, path, ctx));
         });

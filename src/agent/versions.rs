@@ -9,9 +9,11 @@ use super::AgentKind;
 /// Each agent and the versions of its CLI that runbook's conformance suite (recordings under
 /// `fixtures/`) and live suite (the real CLI against a fake provider) run against. The first
 /// version of each list is the one `.ci/install-agents` pins as the default install.
+// One agent a line: `.ci/drift-check` reads each agent's row as one line.
+#[rustfmt::skip]
 pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
     (AgentKind::Opencode, &["1.18.33"]),
-    (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332"]),
+    (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332", "2.1.337"]),
     (AgentKind::Codex, &["0.169.0", "0.171.0"]),
 ];
 
@@ -95,7 +97,7 @@ mod tests {
     fn a_version_after_the_newest_tested_is_told_apart_from_one_in_between() {
         let newer = |agent, v| is_newer_than_tested(agent, v);
         assert_eq!(
-            newer(AgentKind::Claude, "2.1.333 (Claude Code)"),
+            newer(AgentKind::Claude, "2.1.338 (Claude Code)"),
             Some(true)
         );
         assert_eq!(newer(AgentKind::Claude, "2.2.0 (Claude Code)"), Some(true));
@@ -115,7 +117,7 @@ mod tests {
         assert_eq!(newer(AgentKind::Codex, "codex-cli 0.170.0"), Some(false));
         assert_eq!(newer(AgentKind::Codex, "codex-cli 0.172.0"), Some(true));
         assert_eq!(newer(AgentKind::Claude, "Claude Code"), None);
-        assert_eq!(newest_tested(AgentKind::Claude), Some("2.1.332"));
+        assert_eq!(newest_tested(AgentKind::Claude), Some("2.1.337"));
         assert_eq!(newest_tested(AgentKind::Codex), Some("0.171.0"));
     }
 }

@@ -48,10 +48,11 @@ pub const AGENTS: [&str; 3] = ["opencode", "claude", "codex"];
 
 /// Each Claude Code release the scenarios were recorded from, with its fixtures directory: the
 /// pinned one and the newer one (see `runbook::agent::versions`).
-const CLAUDE_RELEASES: [(&str, &str); 3] = [
+const CLAUDE_RELEASES: [(&str, &str); 4] = [
     ("2.1.197", "claude"),
     ("2.1.330", "claude-2.1.330"),
     ("2.1.332", "claude-2.1.332"),
+    ("2.1.337", "claude-2.1.337"),
 ];
 
 /// Each Codex release the scenarios were recorded from, with its fixtures directory.
@@ -641,15 +642,16 @@ fn every_codex_release_yields_the_same_facts() {
     }
 }
 
-/// Claude Code 2.1.332 says whether its own sandbox is on; the receipt keeps it, and a release
-/// that does not say leaves it out.
+/// Claude Code 2.1.332 and later say whether their own sandbox is on; the receipt keeps it, and
+/// a release that does not say leaves it out.
 #[test]
 fn the_agents_own_sandbox_is_in_the_receipt_as_the_release_said_it() {
     let ctx = TestContext::new();
     for (release, dir) in CLAUDE_RELEASES {
         let out = replay_from(&ctx, "claude", dir, "text", &["--json"]);
         let (_, receipt) = events_and_receipt(&out.stdout);
-        let said = (release == "2.1.332").then_some(false);
+        // From 2.1.332 on.
+        let said = (!matches!(release, "2.1.197" | "2.1.330")).then_some(false);
         assert_eq!(receipt.agent_sandbox, said, "{release}");
         let json: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
         assert_eq!(
@@ -670,6 +672,43 @@ fn a_write_refused_in_plan_mode_is_a_denial_in_every_release() {
         let (_, receipt) = events_and_receipt(&out.stdout);
         assert_shell_and_write_denied(&receipt, release);
     }
+}
+
+/// Claude Code 2.1.337 ends a plan-mode run in which its auto mode could not check a shell
+/// command as an error (`is_error` with `subtype: success`, exit 1), its reason in `errors`: the
+/// run fails for that reason, not for the agent's last words, its refusals are still denials, and
+/// 2.1.332, which ended the same run without error, still completes.
+#[test]
+fn a_release_failing_a_run_for_unchecked_actions_is_told_in_its_own_words() {
+    let ctx = TestContext::new();
+    let out = replay_from(&ctx, "claude", "claude-2.1.337", "plan_denied", &["--json"]);
+    let (_, receipt) = events_and_receipt(&out.stdout);
+    assert_eq!(receipt.outcome, Outcome::AgentError);
+    assert!(
+        receipt.message.contains(
+            "Auto mode could not check some actions Claude tried, so they did not run: Bash"
+        ),
+        "{}",
+        receipt.message
+    );
+    assert!(
+        !receipt
+            .message
+            .contains("I was not allowed to run the tools"),
+        "{}",
+        receipt.message
+    );
+    assert!(
+        receipt.provider_errors.is_empty(),
+        "{:?}",
+        receipt.provider_errors
+    );
+    assert_shell_and_write_denied(&receipt, "2.1.337");
+    let out = replay_from(&ctx, "claude", "claude-2.1.332", "plan_denied", &["--json"]);
+    assert_eq!(
+        events_and_receipt(&out.stdout).1.outcome,
+        Outcome::Completed
+    );
 }
 
 /// The receipt of Claude Code refusing the permission scenario's shell command and Write (in
@@ -954,34 +993,39 @@ fn a_release_pricing_a_model_otherwise_than_runbooks_table_is_told() {
 
 /// Claude Code 2.1.332's raw API stream (`--include-partial-messages`, as runbook runs it) has
 /// fields 2.1.197's had not (`api_message_id`, `thinking_display` in its `stream_event`s,
-/// `begun_message_ids` in its `result`): read to the same receipt as the plain stream, nothing
-/// unread.
+/// `begun_message_ids` in its `result`), and 2.1.337's the time each line was written
+/// (`written_at`): read to the same receipt as the plain stream, nothing unread.
 #[test]
 fn claude_code_2_1_332s_raw_stream_reads_as_its_plain_stream() {
     let ctx = TestContext::new();
-    for (partial, plain) in [("text_partial", "text"), ("subagent_partial", "subagent")] {
+    let runs = ["claude-2.1.332", "claude-2.1.337"]
+        .into_iter()
+        .flat_map(|dir| {
+            [("text_partial", "text"), ("subagent_partial", "subagent")].map(|(a, b)| (dir, a, b))
+        });
+    for (dir, partial, plain) in runs {
         let fields = std::fs::read_to_string(
-            support::fixtures().join(format!("claude-2.1.332/{partial}.stdout.ndjson")),
+            support::fixtures().join(format!("{dir}/{partial}.stdout.ndjson")),
         )
         .unwrap();
         for field in ["api_message_id", "begun_message_ids", "sandbox_enabled"] {
-            assert!(fields.contains(field), "{partial} lacks {field}");
+            assert!(fields.contains(field), "{dir}/{partial} lacks {field}");
         }
         let receipt = |name: &str| {
-            let out = replay_from(&ctx, "claude", "claude-2.1.332", name, &["--json"]);
+            let out = replay_from(&ctx, "claude", dir, name, &["--json"]);
             events_and_receipt(&out.stdout).1
         };
         let (a, b) = (receipt(partial), receipt(plain));
         assert_eq!(
             a.unparsed_lines.count, 0,
-            "{partial}: {:?}",
+            "{dir}/{partial}: {:?}",
             a.unparsed_lines
         );
-        assert_eq!(a.outcome, b.outcome, "{partial}");
-        assert_eq!(a.steps, b.steps, "{partial}");
-        assert_eq!(a.tokens.total, b.tokens.total, "{partial}");
-        assert_eq!(a.cost.usd, b.cost.usd, "{partial}");
-        assert_eq!(a.tool_calls.total, b.tool_calls.total, "{partial}");
-        assert_eq!(a.agent_sandbox, Some(false), "{partial}");
+        assert_eq!(a.outcome, b.outcome, "{dir}/{partial}");
+        assert_eq!(a.steps, b.steps, "{dir}/{partial}");
+        assert_eq!(a.tokens.total, b.tokens.total, "{dir}/{partial}");
+        assert_eq!(a.cost.usd, b.cost.usd, "{dir}/{partial}");
+        assert_eq!(a.tool_calls.total, b.tool_calls.total, "{dir}/{partial}");
+        assert_eq!(a.agent_sandbox, Some(false), "{dir}/{partial}");
     }
 }

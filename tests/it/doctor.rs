@@ -183,7 +183,7 @@ fn a_release_newer_than_runbook_knows_is_said_so_offline() {
     }
     let (code, report) = json(&ctx);
     assert_eq!(code, Some(1), "{report}");
-    for (agent, newest) in [("claude", "2.1.332"), ("codex", "0.171.0")] {
+    for (agent, newest) in [("claude", "2.1.337"), ("codex", "0.171.0")] {
         let f = finding(&report, agent);
         assert_eq!(f["tested"], false, "{f}");
         assert_eq!(f["newer"], true, "{f}");
@@ -200,7 +200,7 @@ fn a_release_newer_than_runbook_knows_is_said_so_offline() {
     out.assert_exit(1);
     assert!(
         out.stdout.contains(
-            "! claude: 2.1.999 (Claude Code) · newer than runbook knows (tested up to 2.1.332)"
+            "! claude: 2.1.999 (Claude Code) · newer than runbook knows (tested up to 2.1.337)"
         ),
         "{}",
         out.stdout

@@ -261,6 +261,11 @@ fn claude_latest(scenario: Scenario) -> Option<Prepared> {
     claude_release(Release::Latest, scenario, |_| {})
 }
 
+/// [`claude`] with Claude Code 2.1.337.
+fn claude_newest(scenario: Scenario) -> Option<Prepared> {
+    claude_release(Release::Newest, scenario, |_| {})
+}
+
 /// The Claude Code releases runbook is tested with.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Release {
@@ -271,6 +276,8 @@ enum Release {
     /// 2.1.332, `.agents/claude-2.1.332`: as 2.1.330 (same default model and prices), and it
     /// says whether its own sandbox is on.
     Latest,
+    /// 2.1.337, `.agents/claude-2.1.337`: as 2.1.332, and it says when it wrote each line.
+    Newest,
 }
 
 /// [`claude`] with the scenario's script changed by `edit` first (its expected facts are then
@@ -291,6 +298,7 @@ fn claude_release(
         Release::Pinned => support::claude_bin()?,
         Release::Next => support::claude_next_bin()?,
         Release::Latest => support::claude_release_bin("2.1.332")?,
+        Release::Newest => support::claude_release_bin("2.1.337")?,
     };
     let mut ctx = work_dir();
     let mut sc = pick!(anthropic::scenario, scenario, &ctx.work);
@@ -319,7 +327,7 @@ fn claude_release(
         .sum();
     let prices = match release {
         Release::Pinned => &anthropic::DEFAULT_MODEL_PRICES,
-        Release::Next | Release::Latest => &anthropic::NEXT_DEFAULT_MODEL_PRICES,
+        Release::Next | Release::Latest | Release::Newest => &anthropic::NEXT_DEFAULT_MODEL_PRICES,
     };
     let cost: f64 = usage.iter().map(|u| u.cost(prices)).sum();
     let reported = scenario != Scenario::Stall;
@@ -730,6 +738,11 @@ every_scenario!(
     claude_code_2_1_332_meets_every_scenario,
     "claude",
     claude_latest
+);
+every_scenario!(
+    claude_code_2_1_337_meets_every_scenario,
+    "claude",
+    claude_newest
 );
 every_scenario!(codex_0_171_0_meets_every_scenario, "codex", codex_latest);
 

@@ -262,6 +262,7 @@ mod tests {
         let mut lines = fixture_lines("claude");
         lines.extend(fixture_lines("claude-2.1.330"));
         lines.extend(fixture_lines("claude-2.1.332"));
+        lines.extend(fixture_lines("claude-2.1.337"));
         lines.extend(
             [
                 r#"{"type":"assistant","message":{"id":"m","model":"claude","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls","n":[1,2.5,-0,1e3,null,true],"o":{"a":"\u00e9\ud83d\ude00"}}}],"usage":{"input_tokens":3,"output_tokens":"x"}},"parent_tool_use_id":null,"session_id":"s"}"#,
@@ -314,6 +315,7 @@ mod tests {
         let newer = [
             fixture_lines("claude-2.1.330"),
             fixture_lines("claude-2.1.332"),
+            fixture_lines("claude-2.1.337"),
         ];
         for l in newer.concat() {
             let other_type = l.contains(r#""subtype":"permission_denied""#);
