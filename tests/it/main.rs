@@ -28,6 +28,7 @@ mod faults_known;
 mod faults_observers;
 mod faults_procs;
 mod faults_storage;
+mod fidelity;
 mod fleet_quoting;
 mod generic;
 mod git_planted;
