@@ -377,6 +377,25 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// The agent's version, and whether runbook was tested with it (`agent.version` of older
+    /// runbooks has no `fidelity`: untested when it names the tested versions, else unknown).
+    fn agent_version(&mut self, kind: &EventKind) {
+        let EventKind::AgentVersion {
+            version,
+            tested_with,
+            fidelity,
+        } = kind
+        else {
+            return;
+        };
+        self.agent_version = Some(version.clone());
+        self.fidelity = fidelity.unwrap_or(if tested_with.is_empty() {
+            crate::event::Fidelity::Unknown
+        } else {
+            crate::event::Fidelity::Untested
+        });
+    }
+
     /// Folds one event into the totals.
     pub fn observe(&mut self, ev: &Event) {
         self.last_ts = Some(ev.ts);
@@ -386,18 +405,7 @@ impl RunStats {
                 self.info = Some((**info).clone());
                 self.started_at = Some(ev.ts);
             }
-            EventKind::AgentVersion {
-                version,
-                tested_with,
-                fidelity,
-            } => {
-                self.agent_version = Some(version.clone());
-                self.fidelity = fidelity.unwrap_or(if tested_with.is_empty() {
-                    crate::event::Fidelity::Unknown
-                } else {
-                    crate::event::Fidelity::Untested
-                });
-            }
+            version @ EventKind::AgentVersion { .. } => self.agent_version(version),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
             // Nothing is said after a stop: the last said is the stop, or the last warning.
             EventKind::StuckDetected(s)
