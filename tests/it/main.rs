@@ -61,5 +61,6 @@ mod support;
 mod terminal;
 mod terminal_injection;
 mod trust;
+mod unknown_lines;
 mod view;
 mod watchdog_cpu;
