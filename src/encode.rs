@@ -756,6 +756,7 @@ mod tests {
             EventKind::AgentVersion {
                 version: "1.2.3".to_owned(),
                 tested_with: vec!["1.2.2".to_owned()],
+                fidelity: Some(crate::event::Fidelity::Untested),
             },
         ];
         let resumed = Turn {

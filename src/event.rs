@@ -99,6 +99,11 @@ pub enum EventKind {
         /// tested with. Its output may have changed in ways runbook misreads (`runbook doctor`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tested_with: Vec<String>,
+        /// Whether runbook was tested with this version: `tested`, `untested`, or `unknown` when
+        /// runbook has no tested versions of this agent or cannot read a version number in what
+        /// it printed. Absent in logs of older runbooks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fidelity: Option<Fidelity>,
     },
     /// The agent announced the session this run talks to (the id a resume needs).
     #[serde(rename = "session.started")]
@@ -1616,6 +1621,35 @@ impl std::fmt::Display for ExitInfo {
 pub fn signal_name(sig: i32) -> String {
     nix::sys::signal::Signal::try_from(sig)
         .map_or_else(|_| format!("signal {sig}"), |s| s.as_str().to_owned())
+}
+
+/// How far runbook can vouch for its reading of the agent's output: whether it was tested with
+/// the agent's version.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Fidelity {
+    /// runbook's conformance and live suites run against this version of the agent.
+    Tested,
+    /// A version runbook was not tested with (a newer release, or a new major version): its
+    /// output may have changed in ways runbook misreads.
+    Untested,
+    /// Not known: the agent's version could not be read, or runbook has no tested versions of
+    /// this agent (`--agent-cmd`, an ACP agent).
+    #[default]
+    Unknown,
+}
+
+impl Fidelity {
+    /// The word for it: `tested`, `untested`, `unknown`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Fidelity::Tested => "tested",
+            Fidelity::Untested => "untested",
+            Fidelity::Unknown => "unknown",
+        }
+    }
 }
 
 /// A sign of life the watchdog counts as activity.

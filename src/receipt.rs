@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::consumer::{Consumer, Delivery};
 use crate::event::{
-    Changes, CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, GitStart, Limits,
-    ObserverReport, Outcome, PermissionAsked, ProviderError, RepairStop, SCHEMA_VERSION, Tokens,
+    Changes, CheckResult, CostSource, Decision, Diagnostic, EventKind, ExitInfo, Fidelity,
+    GitStart, Limits, ObserverReport, Outcome, PermissionAsked, ProviderError, RepairStop,
+    SCHEMA_VERSION, Tokens,
 };
 use crate::provenance::{EnvVarRecord, SettingRecord};
 use crate::stats::{
@@ -42,6 +43,12 @@ pub struct Receipt {
     pub runbook_version: String,
     /// The agent and its version.
     pub agent: AgentInfo,
+    /// Whether runbook was tested with the agent's version: `tested`, `untested` (its output may
+    /// be misread: a newer release, a new major version), or `unknown` (its version could not be
+    /// read, or runbook has no tested versions of this agent). Receipts of older runbooks lack
+    /// it: read as `unknown`.
+    #[serde(default)]
+    pub fidelity: Fidelity,
     /// The model the agent said it ran (`model.announced`), else the one asked for, else the one
     /// priced from the agent's own configuration file (`model_file`); null when none is known.
     pub model: Option<String>,
@@ -450,6 +457,7 @@ fn assemble(s: &RunStats, end: Finish) -> Option<Receipt> {
             name: info.agent.clone(),
             version: s.agent_version.clone(),
         },
+        fidelity: s.fidelity,
         model: s
             .model
             .as_ref()

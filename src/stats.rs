@@ -286,6 +286,9 @@ pub struct RunStats {
     /// The time of the latest event.
     pub last_ts: Option<SystemTime>,
     pub agent_version: Option<String>,
+    /// Whether runbook was tested with the agent's version, as `agent.version` said (older logs:
+    /// untested when it named the tested versions, else unknown).
+    pub fidelity: crate::event::Fidelity,
     /// Why the watchdog stopped the agent, if it did.
     pub watchdog: Option<Diagnostic>,
     /// What the agent repeated: the stop for it, or else the last warning (`stuck.*`).
@@ -374,6 +377,25 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// The agent's version, and whether runbook was tested with it (`agent.version` of older
+    /// runbooks has no `fidelity`: untested when it names the tested versions, else unknown).
+    fn agent_version(&mut self, kind: &EventKind) {
+        let EventKind::AgentVersion {
+            version,
+            tested_with,
+            fidelity,
+        } = kind
+        else {
+            return;
+        };
+        self.agent_version = Some(version.clone());
+        self.fidelity = fidelity.unwrap_or(if tested_with.is_empty() {
+            crate::event::Fidelity::Unknown
+        } else {
+            crate::event::Fidelity::Untested
+        });
+    }
+
     /// Folds one event into the totals.
     pub fn observe(&mut self, ev: &Event) {
         self.last_ts = Some(ev.ts);
@@ -383,7 +405,7 @@ impl RunStats {
                 self.info = Some((**info).clone());
                 self.started_at = Some(ev.ts);
             }
-            EventKind::AgentVersion { version, .. } => self.agent_version = Some(version.clone()),
+            version @ EventKind::AgentVersion { .. } => self.agent_version(version),
             EventKind::WatchdogFired(d) => self.watchdog = Some((**d).clone()),
             // Nothing is said after a stop: the last said is the stop, or the last warning.
             EventKind::StuckDetected(s)

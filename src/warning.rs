@@ -32,6 +32,7 @@ pub(crate) fn of(kind: &EventKind, step: u32, mut warn: impl FnMut(String)) {
         EventKind::AgentVersion {
             version,
             tested_with,
+            ..
         } if !tested_with.is_empty() => warn(untested(version, tested_with)),
         EventKind::ModelAnnounced { model, price } => match price {
             PriceBasis::Conservative => {
@@ -66,13 +67,34 @@ fn rejected(what: &str, issue: CostIssue, estimate: Option<f64>) -> String {
     }
 }
 
-/// `runbook was not tested with this agent version (codex-cli 0.170.0; tested: 0.169.0): …`.
+/// `runbook was not tested with this agent version (codex-cli 0.170.0; tested: 0.169.0): …`;
+/// a major version none of the tested ones has is said to be one.
 fn untested(version: &str, tested_with: &[String]) -> String {
+    let new_major = major(version)
+        .is_some_and(|m| tested_with.iter().all(|t| major(t).is_some_and(|t| t != m)));
     format!(
-        "runbook was not tested with this agent version ({}; tested: {}): some of its output may be misread; `runbook doctor` says more",
+        "runbook was not tested with this agent version ({}; tested: {}){}: some of its output may be misread; `runbook doctor` says more",
         version.trim(),
-        tested_with.join(", ")
+        tested_with.join(", "),
+        if new_major {
+            ", a major version it has never run"
+        } else {
+            ""
+        }
     )
+}
+
+/// The major version in a version's text (`2` of `opencode v2.1.2`): the first number of its
+/// first word made of digits and dots.
+fn major(text: &str) -> Option<&str> {
+    text.split(|c: char| c.is_whitespace() || "(),".contains(c))
+        .map(|w| w.strip_prefix('v').unwrap_or(w))
+        .find(|w| {
+            w.contains('.')
+                && w.starts_with(|c: char| c.is_ascii_digit())
+                && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+        .and_then(|w| w.split('.').next())
 }
 
 fn unreadable_tokens(what: &str) -> String {

@@ -718,6 +718,7 @@ impl Parser {
                 out.push(EventKind::AgentVersion {
                     version: version.to_owned(),
                     tested_with: Vec::new(),
+                    fidelity: None,
                 });
             }
             announce_session(

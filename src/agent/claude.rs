@@ -45,6 +45,19 @@ use crate::event::{
 };
 use crate::prices::PriceTable;
 
+/// The events of the Messages API's stream (`--include-partial-messages`) runbook knows: those it
+/// reads and those it knowingly passes over (`content_block_start`, `content_block_stop`,
+/// `message_stop`, `ping`). A `stream_event` of any other type is an `unparsed` line.
+const STREAM_EVENTS: &[&str] = &[
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+];
+
 /// Longest tool error text kept in an event.
 const MAX_ERROR_CHARS: usize = 2000;
 /// How many denied call ids are remembered (so the result's list of denials does not repeat
@@ -231,13 +244,13 @@ impl StdoutParser for Parser {
             }
             ("system", Some(subtype)) if QUIET_SYSTEM.contains(&subtype) => {}
             ("system", _) => out.push(unparsed_line(UnparsedReason::UnknownType, line)),
-            ("stream_event", _) => {
-                if let Some(event) = parsed.event
-                    && parent.is_none()
-                {
-                    self.stream_event(event, out);
+            ("stream_event", _) => match parsed.event {
+                Some(event) if !STREAM_EVENTS.contains(&event.kind.as_str()) => {
+                    out.push(unparsed_line(UnparsedReason::UnknownType, line));
                 }
-            }
+                Some(event) if parent.is_none() => self.stream_event(event, out),
+                _ => {}
+            },
             ("assistant", _) => {
                 if let Some(message) = parsed.message {
                     self.assistant(message, parent, parsed.error.is_some(), out);

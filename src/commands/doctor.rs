@@ -4,6 +4,7 @@
 //! `initialize`; and what to do about anything that is not right.
 
 mod acp_check;
+mod generations;
 mod handshake;
 mod sandbox;
 
@@ -181,6 +182,7 @@ pub(crate) async fn doctor(
         let untrusted = named_by.filter(|f| untrusted.contains(f)).cloned();
         findings.push(acp_check::custom(&config, untrusted).await);
     }
+    generations::shared_home(&mut findings, &env);
     // Only the agent `runbook run` would start here must be installed.
     for f in &mut findings {
         if f.binary.is_none() && !f.default {

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::document::Document;
-use crate::event::{Changes, CheckResult, Outcome, RepairStop};
+use crate::event::{Changes, CheckResult, Fidelity, Outcome, RepairStop};
 use crate::foreign::Foreign;
 use crate::foreign::markdown::Inline;
 use crate::format::{duration_ms, money, plural, steps, thousands, tokens, tool_calls};
@@ -22,6 +22,8 @@ pub(crate) struct Facts<'a> {
     outcome: Outcome,
     message: &'a str,
     agent: &'a str,
+    /// Whether runbook was tested with the agent's version (the receipt's `fidelity`).
+    fidelity: Fidelity,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<&'a str>,
     /// The task's prompt, secrets masked.
@@ -60,6 +62,7 @@ impl<'a> Facts<'a> {
             outcome: r.outcome,
             message: &r.message,
             agent: &r.agent.name,
+            fidelity: r.fidelity,
             model: r.model.as_deref(),
             prompt: masked(&r.prompt),
             summary: r.summary.as_ref().map(|s| s.text.as_str()),
@@ -175,6 +178,9 @@ fn run_rows(r: &Receipt) -> Vec<Vec<Inline>> {
     let mut agent = Foreign::new(&r.agent.name).md_inline();
     if let Some(m) = &r.model {
         agent = agent.and(" (").then(Foreign::new(m).md_inline()).and(")");
+    }
+    if r.fidelity == Fidelity::Untested {
+        agent = agent.and(" · untested version");
     }
     let cost = match (r.cost.usd, r.cost.source) {
         (Some(usd), Some(src)) => dollars(usd)

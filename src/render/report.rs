@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use super::Styles;
 use super::tone::Tone;
 use super::wrap::wrap;
-use crate::event::{Decision, Diagnostic, Outcome};
+use crate::event::{Decision, Diagnostic, Fidelity, Outcome};
 use crate::exit::ExitStatus;
 use crate::format::{
     age, duration_ms, first_line_and_more, money, plural, steps, thousands, tokens, tool_calls, utc,
@@ -82,7 +82,10 @@ fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
         .agent
         .version
         .as_deref()
-        .map(|v| format!(" {v}"))
+        .map(|v| match r.fidelity {
+            Fidelity::Untested => format!(" {v} (untested)"),
+            Fidelity::Tested | Fidelity::Unknown => format!(" {v}"),
+        })
         .unwrap_or_default();
     let model = r
         .model

@@ -485,11 +485,13 @@ impl Supervisor<'_> {
         if let Some(version) = version {
             let version = self.redactor.str(&version).into_owned();
             let tested_with = version::untested(adapter, &version);
+            let fidelity = Some(version::fidelity(adapter, &version));
             self.dispatch.emit(
                 SystemTime::now(),
                 EventKind::AgentVersion {
                     version,
                     tested_with,
+                    fidelity,
                 },
             );
         }

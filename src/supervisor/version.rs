@@ -11,6 +11,7 @@ use super::scope::Scope;
 use clap::ValueEnum as _;
 
 use crate::agent::{Adapter, AgentKind, versions};
+use crate::event::Fidelity;
 
 /// How long the agent's `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -20,15 +21,30 @@ const VERSION_OUTPUT: u64 = 4096;
 /// The longest version line kept.
 const VERSION_LINE: usize = 200;
 
+/// The agent `adapter` drives, when runbook has a table of its tested versions.
+fn kind_of(adapter: &dyn Adapter) -> Option<AgentKind> {
+    AgentKind::value_variants()
+        .iter()
+        .copied()
+        .find(|k| k.adapter().name() == adapter.name())
+}
+
+/// Whether runbook was tested with `version` (what the agent's `--version` printed) of the agent
+/// `adapter` drives: unknown for an agent runbook has no table for, or a version it cannot read.
+pub(crate) fn fidelity(adapter: &dyn Adapter, version: &str) -> Fidelity {
+    match kind_of(adapter) {
+        Some(_) if versions::version_number(version).is_none() => Fidelity::Unknown,
+        Some(kind) if versions::is_tested(kind, version) => Fidelity::Tested,
+        Some(_) => Fidelity::Untested,
+        None => Fidelity::Unknown,
+    }
+}
+
 /// The versions runbook was tested with of the agent `adapter` drives, when `version` (what its
 /// `--version` printed) is not one of them; empty when it is, or for an agent runbook has no
 /// table for (`--agent-cmd`).
 pub(crate) fn untested(adapter: &dyn Adapter, version: &str) -> Vec<String> {
-    let Some(kind) = AgentKind::value_variants()
-        .iter()
-        .copied()
-        .find(|k| k.adapter().name() == adapter.name())
-    else {
+    let Some(kind) = kind_of(adapter) else {
         return Vec::new();
     };
     if versions::is_tested(kind, version) {

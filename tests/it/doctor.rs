@@ -464,3 +464,68 @@ fn doctor_asks_the_acp_cmd_agent_a_run_would_start_for_its_answer_to_initialize(
         "{custom}"
     );
 }
+
+/// The problems of the native OpenCode finding, as one text.
+fn opencode_problems(report: &Value) -> String {
+    finding(report, "opencode")["problems"].to_string()
+}
+
+#[test]
+fn two_opencode_generations_in_one_home_are_said_with_what_to_do() {
+    let tested = || {
+        with_agents(
+            Some("1.18.33"),
+            Some("2.1.197 (Claude Code)"),
+            Some("codex-cli 0.169.0"),
+        )
+    };
+    // The home's database is OpenCode 2.x's (no `session` table): read from the file.
+    let mut ctx = tested();
+    let data = ctx.root().join("data");
+    std::fs::create_dir_all(data.join("opencode")).expect("the data dir");
+    std::fs::write(
+        data.join("opencode/opencode.db"),
+        "SQLite format 3\0 CREATE TABLE `event` (id text) CREATE TABLE `project` (id text)",
+    )
+    .expect("a 2.x database");
+    ctx.env("XDG_DATA_HOME", data.display().to_string());
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(1), "{report}");
+    let problems = opencode_problems(&report);
+    assert!(
+        problems.contains("is OpenCode 2.x's database"),
+        "{problems}"
+    );
+    assert!(problems.contains("no session table"), "{problems}");
+    assert!(problems.contains("its own XDG_DATA_HOME"), "{problems}");
+    let out = ctx.run(&["doctor"]);
+    let lines: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("OpenCode 2.x's database"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", out.stdout);
+
+    // Its own 1.x database: nothing to say.
+    std::fs::write(
+        data.join("opencode/opencode.db"),
+        "SQLite format 3\0 CREATE TABLE `session` (id text) CREATE TABLE `message` (id text)",
+    )
+    .expect("a 1.x database");
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(0), "{report}");
+
+    // OpenCode 2.x installed beside 1.x (its `opencode2`): they would share the home.
+    let mut ctx = tested();
+    let other = ctx.root().join("v2-bin");
+    std::fs::create_dir_all(&other).expect("a bin dir");
+    let opencode2 = ctx.agent_script("opencode2", "echo 'opencode v2.1.2'");
+    std::fs::copy(&opencode2, other.join("opencode2")).expect("opencode2 on PATH");
+    let path = std::env::var("PATH").unwrap_or_default();
+    ctx.env("PATH", format!("{}:{path}", other.display()));
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(1), "{report}");
+    let problems = opencode_problems(&report);
+    assert!(problems.contains("OpenCode 2.x ("), "{problems}");
+    assert!(problems.contains("is installed too"), "{problems}");
+}

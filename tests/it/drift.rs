@@ -310,6 +310,20 @@ fn compare(
             );
         }
     }
+    // A major version runbook was tested with none of: drift until it is adopted, whatever the
+    // scenarios show (runbook's own warning says so, and its receipt says `untested`).
+    if ran
+        .receipt
+        .warnings
+        .samples
+        .iter()
+        .any(|w| w.contains("a major version it has never run"))
+    {
+        drift.note(
+            "Untested major versions",
+            format!("{agent} {version}: runs of it say `fidelity: \"untested\"`"),
+        );
+    }
     // Lines runbook could not read.
     for e in &ran.events {
         if let EventKind::Unparsed(u) = &e.kind {
@@ -577,4 +591,63 @@ fn a_new_event_type_and_a_new_field_are_told_apart_from_known_ones() {
         wording("Permission to write /tmp/x/a.txt was denied after 3 tries"),
         "Permission to write PATH was denied after N tries"
     );
+}
+
+/// `.ci/drift-check` copied into a scratch checkout made by `setup`, run with `path` as its PATH:
+/// its exit code and stderr.
+fn drift_check_in(setup: impl Fn(&Path), path: &str) -> (Option<i32>, String) {
+    let root = tempfile::tempdir().expect("a scratch checkout");
+    let ci = root.path().join(".ci");
+    std::fs::create_dir_all(root.path().join("src/agent")).expect("src/agent");
+    std::fs::create_dir_all(&ci).expect(".ci");
+    let script = ci.join("drift-check");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/drift-check"),
+        &script,
+    )
+    .expect("copy the drift check");
+    setup(root.path());
+    let out = std::process::Command::new(on_path("bash"))
+        .arg(&script)
+        .arg("--since-pinned")
+        .env("PATH", path)
+        .env("RUNBOOK_DRIFT_REPORT", root.path().join("report.md"))
+        .output()
+        .expect("run the drift check");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_drift_check_that_cannot_run_says_why_with_its_own_exit_code() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    // The agents' test setup missing: told before anything is installed or judged.
+    let (code, stderr) = drift_check_in(|_| {}, &path);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains(".agents/opencode-config is missing: run .ci/install-agents first"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // npm missing: the same code, never 0 (no drift) nor 101 (drift).
+    let bare = tempfile::tempdir().expect("a PATH without npm");
+    std::os::unix::fs::symlink(on_path("dirname"), bare.path().join("dirname")).expect("dirname");
+    let (code, stderr) = drift_check_in(
+        |root| {
+            std::fs::create_dir_all(root.join(".agents/opencode-config")).expect("config");
+        },
+        &bare.path().display().to_string(),
+    );
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("npm is not installed"), "{stderr}");
+}
+
+/// Where `program` is on this process's PATH.
+fn on_path(program: &str) -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} on PATH"))
 }

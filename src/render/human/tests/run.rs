@@ -44,6 +44,7 @@ pub(super) fn start() -> Timed {
             EventKind::AgentVersion {
                 version: "1.18.33".into(),
                 tested_with: Vec::new(),
+                fidelity: Some(crate::event::Fidelity::Tested),
             },
         ),
         (
