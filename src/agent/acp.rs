@@ -168,6 +168,13 @@ impl Adapter for Acp {
         }
     }
 
+    /// OpenCode keeps its sessions where its background service may run them.
+    fn daemon(&self, var: super::own_paths::Var<'_>) -> Option<Box<dyn super::handed::Daemon>> {
+        (self.cli.name == "opencode")
+            .then(|| super::opencode_service::find(var))
+            .flatten()
+    }
+
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
         Box::new(Parser::new(ctx))
     }

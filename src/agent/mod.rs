@@ -5,8 +5,10 @@ mod claude;
 mod codex;
 mod feed;
 mod generic;
+pub(crate) mod handed;
 mod late;
 mod opencode;
+mod opencode_service;
 pub(crate) mod own_paths;
 mod prints;
 mod reported;
@@ -175,6 +177,12 @@ pub(crate) trait Adapter: Send + Sync {
     /// environment read by `var`, working in `cwd`.
     fn own_paths(&self, _var: own_paths::Var<'_>, _cwd: &Path) -> own_paths::OwnPaths {
         own_paths::OwnPaths::default()
+    }
+    /// A daemon of the agent's own, found from its environment read by `var`, that the agent may
+    /// hand a run's work to, where it outlives the agent's process: after runbook stops the
+    /// agent, the run's session is cancelled there ([`handed`]).
+    fn daemon(&self, _var: own_paths::Var<'_>) -> Option<Box<dyn handed::Daemon>> {
+        None
     }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;

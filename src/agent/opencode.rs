@@ -64,6 +64,11 @@ impl Adapter for OpenCode {
         super::own_paths::opencode(var, cwd)
     }
 
+    /// OpenCode 2's `run` without `--standalone` works in its background service.
+    fn daemon(&self, var: super::own_paths::Var<'_>) -> Option<Box<dyn super::handed::Daemon>> {
+        super::opencode_service::find(var)
+    }
+
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
         Box::new(Parser {
             cwd: ctx.cwd,

@@ -14,6 +14,7 @@
 mod acp;
 pub(crate) mod check;
 mod guardian;
+mod handed;
 mod permission_prompt;
 mod phase;
 mod raw;

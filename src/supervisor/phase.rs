@@ -221,6 +221,17 @@ impl Machine {
         &self.phase
     }
 
+    /// Whether runbook ended the turn for a limit or a signal, not the agent.
+    pub(crate) fn stopped(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Ended {
+                stop: Some(Stop::Limit { .. }),
+                ..
+            }
+        )
+    }
+
     /// Whether the loop is over: the agent exited and its output was read to the end.
     pub(crate) fn is_ended(&self) -> bool {
         matches!(self.phase, Phase::Ended { .. })

@@ -91,12 +91,18 @@ impl Supervisor<'_> {
             // The agent lives on for the next prompt.
             let ending = machine.ending(answer.unwrap_or(StreamEnd::Finished));
             self.live = Some(agent);
+            if machine.stopped() {
+                super::handed::cancel(spec.adapter, &spec.env, self.dispatch).await;
+            }
             return self.turn_ended(ending);
         }
         if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
             self.version(v, spec.adapter);
         }
         let (mut stream, interrupted) = self.finish(agent).await;
+        if machine.stopped() || interrupted.is_some() {
+            super::handed::cancel(spec.adapter, &spec.env, self.dispatch).await;
+        }
         if acp && stream == StreamEnd::Finished {
             // Its process ended without answering the prompt.
             stream = StreamEnd::Truncated(

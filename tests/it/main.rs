@@ -41,6 +41,7 @@ mod masking;
 mod next_run;
 mod observers;
 mod opencode;
+mod opencode_service;
 mod plan;
 mod planted;
 mod produced;

@@ -30,9 +30,12 @@ const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// lines of `faults_known` take 20 s on a loaded machine.
 const AGENT_CMD_LIMIT: Duration = RUN_LIMIT;
 
-/// The `runbook` binary under test.
+/// The `runbook` binary under test; `RUNBOOK_TEST_RUNBOOK` names another build of it.
 pub fn runbook_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_runbook"))
+    std::env::var_os("RUNBOOK_TEST_RUNBOOK").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_runbook")),
+        PathBuf::from,
+    )
 }
 
 /// The fake agent (tests/support/fake_agent.rs).
