@@ -13,6 +13,7 @@
 
 mod acp;
 pub(crate) mod check;
+mod finishing;
 mod guardian;
 mod permission_prompt;
 mod phase;
