@@ -10,7 +10,7 @@ use super::AgentKind;
 /// `fixtures/`) and live suite (the real CLI against a fake provider) run against. The first
 /// version of each list is the one `.ci/install-agents` pins as the default install.
 pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
-    (AgentKind::Opencode, &["1.18.33"]),
+    (AgentKind::Opencode, &["1.18.33", "2.1.2"]),
     (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332"]),
     (AgentKind::Codex, &["0.169.0", "0.171.0"]),
 ];
