@@ -72,7 +72,28 @@ pub(crate) struct ParseContext {
     /// Whether the agent runs in `--sandbox`: a failed command's output is then searched for
     /// the refusal that failed it.
     pub sandboxed: bool,
+    /// Where the parser leaves, at the stream's end, what to ask the agent's binary once it has
+    /// exited (see [`Finisher`]).
+    pub finishing: Option<FinisherSlot>,
 }
+
+/// A question to the agent's own binary once it has exited, for what its stream left out, and
+/// the reading of its answer.
+pub(crate) trait Finisher: Send {
+    /// The arguments of the command (the agent's program, environment and working directory).
+    fn args(&self) -> Vec<String>;
+    /// What the command printed (`Err`: why it could not be had) read into `out`; how the
+    /// stream ended (`end`, as the parser read it) in its light.
+    fn finish(
+        self: Box<Self>,
+        printed: Result<Vec<u8>, String>,
+        end: StreamEnd,
+        out: &mut Vec<EventKind>,
+    ) -> StreamEnd;
+}
+
+/// Where a parser leaves its [`Finisher`] for the supervisor.
+pub(crate) type FinisherSlot = Arc<std::sync::Mutex<Option<Box<dyn Finisher>>>>;
 
 impl ParseContext {
     pub(crate) fn new(cwd: PathBuf) -> Self {
@@ -83,6 +104,7 @@ impl ParseContext {
             inbox: None,
             told: None,
             sandboxed: false,
+            finishing: None,
         }
     }
 }
@@ -182,6 +204,16 @@ pub(crate) trait Adapter: Send + Sync {
     /// hand a run's work to, where it outlives the agent's process: after runbook stops the
     /// agent, the run's session is cancelled there ([`handed`]).
     fn daemon(&self, _var: own_paths::Var<'_>) -> Option<Box<dyn handed::Daemon>> {
+        None
+    }
+    /// Whether another generation of the agent prints another format (see [`Self::generation`]):
+    /// its version is then asked before the first turn.
+    fn has_generations(&self) -> bool {
+        false
+    }
+    /// The adapter for the binary `program`, which printed `version` to `--version` (`None`: no
+    /// answer), when it is another generation's than this one.
+    fn generation(&self, _program: &Path, _version: Option<&str>) -> Option<&'static dyn Adapter> {
         None
     }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
@@ -487,7 +519,10 @@ pub(crate) mod transcript {
             .trim_end_matches(".stdout.ndjson")
     }
 
+    /// A parser that asks for a command once the agent has exited (see [`super::Finisher`]) is
+    /// given `NAME.export.json`, the recorded answer, or told there is none.
     pub(crate) fn read(adapter: &dyn Adapter, stdout_path: &Path, ctx: ParseContext) -> Reading {
+        let slot = ctx.finishing.clone();
         let mut parser = adapter.stdout_parser(ctx);
         let mut events = Vec::new();
         for line in std::fs::read(stdout_path)
@@ -504,7 +539,14 @@ pub(crate) mod transcript {
         for line in stderr_text.lines() {
             stderr.line(&console::strip_ansi_codes(line), &mut stderr_events);
         }
-        let end = format!("{:?}", parser.end(&mut events));
+        let mut end = parser.end(&mut events);
+        let finisher = slot.and_then(|s| s.lock().expect("the slot").take());
+        if let Some(finisher) = finisher {
+            let export = stdout_path.with_file_name(format!("{}.export.json", name(stdout_path)));
+            let printed = std::fs::read(export).map_err(|_| "none was recorded".to_owned());
+            end = finisher.finish(printed, end, &mut events);
+        }
+        let end = format!("{end:?}");
         Reading {
             events,
             stderr_events,

@@ -6,6 +6,9 @@
 //! ended with a reason other than `tool-calls` (or `length`, an answer cut by the output limit).
 
 mod prints;
+mod v2;
+
+pub(crate) use v2::OpenCode2;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -67,6 +70,14 @@ impl Adapter for OpenCode {
     /// OpenCode 2's `run` without `--standalone` works in its background service.
     fn daemon(&self, var: super::own_paths::Var<'_>) -> Option<Box<dyn super::handed::Daemon>> {
         super::opencode_service::find(var)
+    }
+
+    fn has_generations(&self) -> bool {
+        true
+    }
+
+    fn generation(&self, program: &Path, version: Option<&str>) -> Option<&'static dyn Adapter> {
+        v2::is_v2(program, version).then_some(&OpenCode2 as &'static dyn Adapter)
     }
 
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
@@ -198,34 +209,15 @@ impl Parser {
 
     fn step_finish(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
         self.open_step = None;
-        let reason = part
-            .reason
-            .map_or_else(|| "unknown".to_owned(), Cow::into_owned);
-        self.last_reason = Some(reason.clone());
-        let t = part.tokens.unwrap_or_default();
-        let mut tokens_unreadable = false;
-        let mut get = |n: Count| n.get(&mut tokens_unreadable);
-        let tokens = Tokens {
-            input: get(t.input),
-            output: get(t.output),
-            reasoning: get(t.reasoning),
-            cache_read: get(t.cache.read),
-            cache_write: get(t.cache.write),
-        };
-        let cost = reported::check(
+        let usage = step_usage(
+            part.message_id.map(Cow::into_owned),
+            part.reason.map(Cow::into_owned),
+            part.tokens.unwrap_or_default(),
             part.cost,
-            || reported::estimate(&self.prices, self.model.as_deref(), &tokens),
-            tokens_unreadable,
+            (&self.prices, self.model.as_deref()),
         );
-        out.push(EventKind::StepFinished(StepUsage {
-            id: part.message_id.map(Cow::into_owned),
-            reason,
-            tokens,
-            cost_usd: cost.cost_usd,
-            cost_source: cost.cost_source,
-            cost_rejected: cost.cost_rejected,
-            tokens_unreadable,
-        }));
+        self.last_reason = Some(usage.reason.clone());
+        out.push(EventKind::StepFinished(usage));
     }
 
     fn tool_use(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
@@ -316,6 +308,41 @@ impl Parser {
         } else {
             out.push(EventKind::AgentError { name, message });
         }
+    }
+}
+
+/// A finished step's usage from what OpenCode reported of it: its tokens, and its cost when it
+/// can be used (else estimated from the tokens with `prices` for `model`).
+fn step_usage(
+    id: Option<String>,
+    reason: Option<String>,
+    t: WireTokens,
+    cost: Option<Cost>,
+    (prices, model): (&PriceTable, Option<&str>),
+) -> StepUsage {
+    let reason = reason.unwrap_or_else(|| "unknown".to_owned());
+    let mut tokens_unreadable = false;
+    let mut get = |n: Count| n.get(&mut tokens_unreadable);
+    let tokens = Tokens {
+        input: get(t.input),
+        output: get(t.output),
+        reasoning: get(t.reasoning),
+        cache_read: get(t.cache.read),
+        cache_write: get(t.cache.write),
+    };
+    let cost = reported::check(
+        cost,
+        || reported::estimate(prices, model, &tokens),
+        tokens_unreadable,
+    );
+    StepUsage {
+        id,
+        reason,
+        tokens,
+        cost_usd: cost.cost_usd,
+        cost_source: cost.cost_source,
+        cost_rejected: cost.cost_rejected,
+        tokens_unreadable,
     }
 }
 

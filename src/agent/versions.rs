@@ -12,7 +12,7 @@ use super::AgentKind;
 // One agent a line: `.ci/drift-check` reads each agent's row as one line.
 #[rustfmt::skip]
 pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
-    (AgentKind::Opencode, &["1.18.33"]),
+    (AgentKind::Opencode, &["1.18.33", "2.1.2"]),
     (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332", "2.1.337"]),
     (AgentKind::Codex, &["0.169.0", "0.171.0"]),
 ];

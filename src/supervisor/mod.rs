@@ -13,6 +13,7 @@
 
 mod acp;
 pub(crate) mod check;
+mod finishing;
 mod guardian;
 mod handed;
 mod permission_prompt;

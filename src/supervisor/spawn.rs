@@ -14,7 +14,7 @@ use super::raw::RawLogs;
 use super::readers::{self, Batch};
 use super::scope::Scope;
 use super::tree::Tree;
-use crate::agent::{Adapter, ParseContext, StreamEnd};
+use crate::agent::{Adapter, FinisherSlot, ParseContext, StreamEnd};
 use crate::consumer::Lane;
 use crate::redact::Redactor;
 
@@ -31,6 +31,8 @@ pub(crate) struct TurnSpec<'a> {
     pub turn: crate::event::Turn,
     /// Ask the agent binary for its version alongside the run.
     pub probe_version: bool,
+    /// What the agent binary said its version was, when it was asked before the turn.
+    pub version: Option<String>,
     /// A planning turn of `--plan`.
     pub planning: bool,
     /// The prompt, sent as `session/prompt` to an agent that speaks ACP (others have it in
@@ -56,6 +58,8 @@ pub(crate) struct Spawned {
     /// The stdout reader, with the adapter's verdict on how the stream ended.
     pub stdout: JoinHandle<StreamEnd>,
     pub stderr: JoinHandle<()>,
+    /// What the stdout parser leaves to ask the agent's binary once it has exited.
+    pub finishing: FinisherSlot,
     /// Tells both readers to stop: close runbook's ends of the pipes and finish with what was
     /// read.
     stop_reading: watch::Sender<bool>,
@@ -82,6 +86,8 @@ pub(crate) fn spawn(
     let (tx, batches) = mpsc::channel::<Batch>(readers::QUEUE);
     let (stop_reading, stop) = watch::channel(false);
     let mut parse = spec.parse.clone();
+    let finishing = FinisherSlot::default();
+    parse.finishing = Some(Arc::clone(&finishing));
     let mut mode = readers::StdoutMode {
         keep_raw,
         inbox: None,
@@ -138,6 +144,7 @@ pub(crate) fn spawn(
         lane,
         stdout,
         stderr,
+        finishing,
         stop_reading,
     })
 }

@@ -68,6 +68,10 @@ impl Supervisor<'_> {
             Ok(agent) => agent,
             Err(ending) => return ending,
         };
+        // Asked before the turn: told now, as the probe would have.
+        if spec.version.is_some() {
+            self.version(spec.version.clone(), spec.adapter);
+        }
         let version = version::probe(spec.program, spec.adapter, spec.probe_version, &scope);
         let mut version = std::pin::pin!(version);
         let mut version_done = !spec.probe_version;
@@ -99,9 +103,13 @@ impl Supervisor<'_> {
         if !version_done && let Ok(v) = tokio::time::timeout(VERSION_GRACE, version).await {
             self.version(v, spec.adapter);
         }
+        let finishing = Arc::clone(&agent.finishing);
         let (mut stream, interrupted) = self.finish(agent).await;
         if machine.stopped() || interrupted.is_some() {
             super::handed::cancel(spec.adapter, &spec.env, self.dispatch).await;
+        }
+        if interrupted.is_none() {
+            stream = self.finishing(&spec, &finishing, stream).await;
         }
         if acp && stream == StreamEnd::Finished {
             // Its process ended without answering the prompt.

@@ -120,3 +120,15 @@ fn end_group(pgid: Option<u32>) {
         );
     }
 }
+
+impl super::Supervisor<'_> {
+    /// Asks the agent binary at `program` for its version before the turn, in the run's scope
+    /// (for an agent whose generations differ: the answer picks the adapter).
+    pub(crate) async fn ask_version(
+        &self,
+        program: &Path,
+        adapter: &dyn Adapter,
+    ) -> Option<String> {
+        probe(program, adapter, true, &self.scope).await
+    }
+}

@@ -36,6 +36,7 @@ mod help;
 mod idle_cpu;
 mod live;
 mod live_codex;
+mod live_opencode_v2;
 mod live_stuck;
 mod masking;
 mod next_run;

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod opencode_v2;
+pub(crate) mod opencode_v2;
 
 use crate::conformance::Scenario;
 use crate::support::fake_anthropic::{self as anthropic, Reply};

@@ -56,6 +56,9 @@ pub(super) struct Session<'a> {
     pub ask_person: bool,
     /// Whether the run's one nudge (`--stuck nudge`) was given, or found impossible.
     nudged: bool,
+    /// The adapter of the agent's binary: the configured agent's, or its other generation's
+    /// once its version was asked before the first turn.
+    adapter: &'a dyn crate::agent::Adapter,
 }
 
 impl<'a> Session<'a> {
@@ -71,6 +74,7 @@ impl<'a> Session<'a> {
             answers: Answers::default(),
             ask_person: false,
             nudged: false,
+            adapter: setup.agent.adapter,
         }
     }
 
@@ -158,7 +162,18 @@ impl<'a> Session<'a> {
                 }
             },
         };
+        // An agent whose generations print differently is asked its version first.
+        let mut version = None;
+        if index == 0 && self.adapter.has_generations() {
+            let program = &self.setup.agent.program;
+            let asked = self.supervisor.ask_version(program, self.adapter).await;
+            if let Some(other) = self.adapter.generation(program, asked.as_deref()) {
+                self.adapter = other;
+            }
+            version = Some(asked);
+        }
         let agent = &self.setup.agent;
+        let adapter = self.adapter;
         let inv = Invocation {
             prompt,
             model: self.setup.model.as_deref(),
@@ -173,19 +188,15 @@ impl<'a> Session<'a> {
         };
         let spec = TurnSpec {
             program: &agent.program,
-            args: agent.adapter.args(&inv),
+            args: adapter.args(&inv),
             cwd: &self.setup.cwd,
-            adapter: agent.adapter,
+            adapter,
             parse: self.parse.clone(),
             // The configured variables, then what the invocation itself needs.
-            env: self
-                .env
-                .iter()
-                .cloned()
-                .chain(agent.adapter.env(&inv))
-                .collect(),
+            env: self.env.iter().cloned().chain(adapter.env(&inv)).collect(),
             turn: Turn { index, kind },
-            probe_version: index == 0 && !agent.adapter.version_args().is_empty(),
+            probe_version: index == 0 && version.is_none() && !adapter.version_args().is_empty(),
+            version: version.flatten(),
             planning,
             prompt,
             permissions,

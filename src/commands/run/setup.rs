@@ -203,6 +203,7 @@ impl Setup {
             inbox: None,
             told: None,
             sandboxed: self.config.value(&crate::config::keys::SANDBOX).is_some(),
+            finishing: None,
         }
     }
 

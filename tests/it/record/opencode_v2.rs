@@ -86,7 +86,7 @@ fn path_of(work: &Path, name: &str) -> Value {
     json!({"path": sse::path_str(&work.join(name))})
 }
 
-fn read_edit(work: &Path) -> Scenario<Reply> {
+pub(crate) fn read_edit(work: &Path) -> Scenario<Reply> {
     let mut edit = path_of(work, "README.md");
     edit["oldString"] = json!(sse::README_LAST_LINE);
     edit["newString"] = json!(sse::README_NEW_LINE);
@@ -102,7 +102,7 @@ fn read_edit(work: &Path) -> Scenario<Reply> {
     Scenario::new(canon::READ_EDIT_PROMPT, script, &[])
 }
 
-fn shell(_work: &Path) -> Scenario<Reply> {
+pub(crate) fn shell(_work: &Path) -> Scenario<Reply> {
     let script = vec![
         step(
             shell_call("call_sh", canon::SHELL_COMMAND),
@@ -113,7 +113,7 @@ fn shell(_work: &Path) -> Scenario<Reply> {
     Scenario::new(canon::SHELL_PROMPT, script, &[])
 }
 
-fn tool_fail(work: &Path) -> Scenario<Reply> {
+pub(crate) fn tool_fail(work: &Path) -> Scenario<Reply> {
     let missing = call("call_missing", "read", path_of(work, "missing.txt"));
     let script = vec![
         step(missing, Usage::new(1400, 30)),
@@ -131,13 +131,13 @@ fn http500(_work: &Path) -> Scenario<Reply> {
     Scenario::new(canon::SHORT_PROMPT, script, &[])
 }
 
-fn permission_denied(_work: &Path) -> Scenario<Reply> {
+pub(crate) fn permission_denied(_work: &Path) -> Scenario<Reply> {
     let touch = shell_call("call_touch", "touch created_by_agent.txt");
     let script = vec![step(touch, Usage::new(1300, 30))];
     Scenario::new(canon::PERMISSION_PROMPT, script, &[])
 }
 
-fn subagent(_work: &Path) -> Scenario<Reply> {
+pub(crate) fn subagent(_work: &Path) -> Scenario<Reply> {
     let task = json!({"agent": "general", "description": "List workspace files", "prompt": canon::SUBAGENT_TASK});
     let script = vec![
         Reply::tool_calls(
@@ -151,7 +151,7 @@ fn subagent(_work: &Path) -> Scenario<Reply> {
     Scenario::new(canon::SUBAGENT_PROMPT, script, &[]).with_subagent(report)
 }
 
-fn multistep(work: &Path) -> Scenario<Reply> {
+pub(crate) fn multistep(work: &Path) -> Scenario<Reply> {
     let mut notes = path_of(work, "notes.txt");
     notes["content"] = json!(canon::MULTISTEP_NOTES);
     let calls = [

@@ -1,0 +1,236 @@
+//! OpenCode 2.1.2 (`@opencode/cli`) live: the real CLI, run by the real `runbook` binary against
+//! the fake Chat Completions provider, in a home of its own. runbook must tell it from 1.x by
+//! itself, keep its work in the run (`--standalone`), and count what the provider served and
+//! what OpenCode's own session export says, whatever its stream left out.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use runbook::event::{CostSource, Event, EventKind, Outcome, ToolKind, ToolStatus};
+use runbook::receipt::Receipt;
+use serde_json::{Value, json};
+
+use crate::record::opencode_v2 as v2;
+use crate::support::fake_llm::{self as chat, Reply};
+use crate::support::sse::{self, Scenario};
+use crate::support::{self, TestContext};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// What one run left: its events, its receipt, and OpenCode's own export of its session.
+struct Ran {
+    events: Vec<Event>,
+    receipt: Receipt,
+    export: Value,
+    code: Option<i32>,
+    why: String,
+    /// The usage the fake provider was scripted to serve the main session.
+    served: Vec<chat::Usage>,
+}
+
+fn run(script: fn(&Path) -> Scenario<Reply>, ask_shell: bool) -> Option<Ran> {
+    let bin = support::opencode_v2_bin("2.1.2")?;
+    let mut ctx = TestContext::new();
+    sse::write_readme(&ctx.work).expect("write README.md");
+    support::git_init(&ctx.work, &ctx.home);
+    let sc = script(&ctx.work);
+    let fake = chat::FakeLlm::start_with_subagent(sc.script.clone(), sc.subagent_script.clone());
+    let config = chat::OpencodeConfig {
+        overlay: ask_shell.then(|| json!({"permission": {"bash": "ask"}})),
+        ..chat::OpencodeConfig::default()
+    };
+    chat::write_opencode_config(&ctx.work, &fake.base_url(), &config).expect("opencode.json");
+    for (k, v) in chat::opencode_env(&ctx.home) {
+        ctx.env(&k, v);
+    }
+    let bin_arg = bin.to_str().expect("UTF-8 path");
+    let mut args = vec![
+        "run",
+        "--json",
+        "--agent",
+        "opencode",
+        "--agent-bin",
+        bin_arg,
+    ];
+    args.extend(["--finish-grace", "3s", "-m", "fake/fake-model"]);
+    if !ask_shell {
+        args.extend(["--permissions", "bypass"]);
+    }
+    args.push(&sc.prompt);
+    let out = support::run(&mut ctx.runbook(&args), LIMIT);
+    let (events, receipt) = support::events_and_receipt(&out.stdout);
+    let export = export(&bin, &ctx, receipt.session_id.as_deref());
+    let served = sc
+        .script
+        .iter()
+        .filter_map(|r| match r {
+            Reply::Text { usage, .. } | Reply::ToolCalls { usage, .. } => Some(*usage),
+            _ => None,
+        })
+        .collect();
+    let why = format!(
+        "stderr:\n{}\nevents: {:?}",
+        out.stderr,
+        support::types(&events)
+    );
+    Some(Ran {
+        code: out.code(),
+        events,
+        receipt,
+        export,
+        why,
+        served,
+    })
+}
+
+/// `opencode session export ID` in the run's home, as OpenCode itself tells the session.
+fn export(bin: &Path, ctx: &TestContext, session: Option<&str>) -> Value {
+    let Some(session) = session else {
+        return Value::Null;
+    };
+    let out = Command::new(bin)
+        .args(["session", "export", "--standalone", session])
+        .current_dir(&ctx.work)
+        .env_clear()
+        .envs(chat::opencode_env(&ctx.home))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("run opencode session export");
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// The tokens and cost of the turn's assistant messages in OpenCode's export.
+fn exported(export: &Value) -> (u64, f64) {
+    let messages = export["messages"].as_array().cloned().unwrap_or_default();
+    let n = |t: &Value, k: &str| t[k].as_u64().unwrap_or(0);
+    messages
+        .iter()
+        .filter(|m| m["type"] == "assistant")
+        .fold((0, 0.0), |(tokens, cost), m| {
+            let t = &m["tokens"];
+            let c = &t["cache"];
+            let sum = n(t, "input") + n(t, "output") + n(t, "reasoning");
+            let sum = sum + n(c, "read") + n(c, "write");
+            (tokens + sum, cost + m["cost"].as_f64().unwrap_or(0.0))
+        })
+}
+
+fn tools(ran: &Ran) -> Vec<(ToolKind, ToolStatus)> {
+    ran.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolCompleted(t) => Some((t.kind, t.status)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The run completed with the tokens and cost the provider served and OpenCode's export says,
+/// in a step per model call, with `--standalone` on the agent's command line.
+#[track_caller]
+fn assert_completed_and_exact(ran: &Ran) {
+    let why = &ran.why;
+    assert_eq!(ran.receipt.outcome, Outcome::Completed, "{why}");
+    assert_eq!(ran.code, Some(0), "{why}");
+    let served: u64 = ran.served.iter().map(|u| u.prompt + u.completion).sum();
+    let priced: f64 = ran
+        .served
+        .iter()
+        .map(|u| chat::FAKE_MODEL_PRICES.cost_of(u))
+        .sum();
+    let (tokens, cost) = exported(&ran.export);
+    assert!(!ran.receipt.tokens.incomplete, "{why}");
+    assert_eq!(ran.receipt.tokens.total, served, "{why}: served");
+    assert_eq!(ran.receipt.tokens.total, tokens, "{why}: exported");
+    let got = ran.receipt.cost.usd.expect("a cost");
+    assert!((got - priced).abs() < 1e-9, "{why}: {got} vs {priced}");
+    assert!((got - cost).abs() < 1e-9, "{why}: {got} vs export {cost}");
+    assert_eq!(ran.receipt.cost.source, Some(CostSource::Reported), "{why}");
+    assert_eq!(ran.receipt.steps, Some(ran.served.len() as u32), "{why}");
+    let argv = support::argvs(&ran.events);
+    assert!(
+        argv[0].iter().any(|a| a == "--standalone"),
+        "{why}: {argv:?}"
+    );
+}
+
+#[test]
+fn a_plain_answer_completes_with_the_tokens_of_the_step_the_stream_did_not_end() {
+    let Some(ran) = run(chat::scenario::text, false) else {
+        return;
+    };
+    assert_completed_and_exact(&ran);
+}
+
+#[test]
+fn a_failing_command_and_a_missing_file_are_errors_with_their_exit_code() {
+    let Some(ran) = run(v2::tool_fail, false) else {
+        return;
+    };
+    assert_completed_and_exact(&ran);
+    let (k, s) = (ToolKind::Read, ToolStatus::Error);
+    assert_eq!(tools(&ran), [(k, s), (ToolKind::Shell, s)], "{}", ran.why);
+}
+
+#[test]
+fn a_subagent_is_one_started_and_finished() {
+    let Some(ran) = run(v2::subagent, false) else {
+        return;
+    };
+    assert_completed_and_exact(&ran);
+    assert_eq!(
+        tools(&ran),
+        [(ToolKind::Subagent, ToolStatus::Ok)],
+        "{}",
+        ran.why
+    );
+    let told = |f: fn(&EventKind) -> bool| ran.events.iter().filter(|e| f(&e.kind)).count();
+    assert_eq!(
+        told(|k| matches!(
+            k,
+            EventKind::SubagentStarted {
+                session_id: Some(_),
+                ..
+            }
+        )),
+        1
+    );
+    assert_eq!(told(|k| matches!(k, EventKind::SubagentFinished { .. })), 1);
+}
+
+#[test]
+fn five_calls_in_six_steps_are_counted_exactly() {
+    let Some(ran) = run(v2::multistep, false) else {
+        return;
+    };
+    assert_completed_and_exact(&ran);
+    assert_eq!(tools(&ran).len(), 5, "{}", ran.why);
+}
+
+#[test]
+fn a_command_refused_without_a_person_is_a_denial() {
+    let Some(ran) = run(v2::permission_denied, true) else {
+        return;
+    };
+    assert_eq!(
+        tools(&ran),
+        [(ToolKind::Shell, ToolStatus::Denied)],
+        "{}",
+        ran.why
+    );
+    assert!(!ran.receipt.permission_denials.is_empty(), "{}", ran.why);
+}
+
+#[test]
+fn a_refused_request_is_a_provider_error_with_its_status() {
+    let Some(ran) = run(chat::scenario::provider_error, false) else {
+        return;
+    };
+    let why = &ran.why;
+    assert_eq!(ran.receipt.outcome, Outcome::AgentError, "{why}");
+    let errors = &ran.receipt.provider_errors;
+    assert_eq!(errors.len(), 1, "{why}");
+    assert_eq!(errors[0].status, Some(400), "{why}");
+    assert_eq!(errors[0].name, "provider.invalid-request", "{why}");
+}
