@@ -281,7 +281,7 @@ fn a_run_of_an_untested_agent_version_warns_once_and_the_receipt_keeps_it() {
     ctx.env("FAKE_AGENT_VERSION", "1.99.0");
     let out = ctx.run_fake(&scenario, &["--then", "and again"]);
     out.assert_exit(0);
-    let warning = "runbook was not tested with this agent version (1.99.0; tested: 1.18.33)";
+    let warning = "runbook was not tested with this agent version (1.99.0; tested: 1.18.33, 2.1.2)";
     let lines: Vec<&str> = out
         .stderr
         .lines()
