@@ -1848,12 +1848,13 @@ fn a_setups_leftover_that_holds_its_output_and_ignores_sigterm_neither_hangs_the
         "sh -c 'trap \\\"\\\" TERM; echo $$ >> {}; exec sleep 1000'",
         recorded.file.display()
     );
-    // `held` returns at once, its leftover holding the setup's stderr; `stuck` never returns.
+    // `held` returns at once, its leftover holding the setup's stderr; `stuck` never returns. The
+    // timeout leaves a loaded machine time to start the shell that records its pid.
     let file = b.tasks(
         "",
         &format!(
             "[[task]]\nid = \"held\"\nprompt = \"edit:held\"\nsetup = \"{ignorer} &\"\n\n\
-             [[task]]\nid = \"stuck\"\nprompt = \"edit:stuck\"\nsetup = \"{ignorer}\"\nsetup_timeout = \"1s\"\n"
+             [[task]]\nid = \"stuck\"\nprompt = \"edit:stuck\"\nsetup = \"{ignorer}\"\nsetup_timeout = \"5s\"\n"
         ),
     );
     let out = b.batch(&[file.to_str().unwrap(), "-j", "2", "--trust"]);
@@ -1862,7 +1863,7 @@ fn a_setups_leftover_that_holds_its_output_and_ignores_sigterm_neither_hangs_the
     let record = b.record();
     assert_eq!(outcome_of(&record, "held"), "completed");
     assert_eq!(outcome_of(&record, "stuck"), "setup_failed");
-    out.assert_stderr_has("its setup did not finish within 1.0s (setup_timeout)");
+    out.assert_stderr_has("its setup did not finish within 5.0s (setup_timeout)");
     recorded.assert_gone(2);
 }
 
