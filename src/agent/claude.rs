@@ -60,6 +60,16 @@ const STREAM_EVENTS: &[&str] = &[
 
 /// Longest tool error text kept in an event.
 const MAX_ERROR_CHARS: usize = 2000;
+/// The content blocks runbook knows: read (text, thinking, a tool's call and result) or known
+/// to say nothing it shows (a thought redacted, an image).
+const KNOWN_BLOCKS: &[&str] = &[
+    "text",
+    "thinking",
+    "redacted_thinking",
+    "tool_use",
+    "tool_result",
+    "image",
+];
 /// How many denied call ids are remembered (so the result's list of denials does not repeat
 /// them); past it, a denial may be told twice rather than memory grow.
 const MAX_DENIED_IDS: usize = 4096;
@@ -253,11 +263,13 @@ impl StdoutParser for Parser {
             },
             ("assistant", _) => {
                 if let Some(message) = parsed.message {
+                    unknown_blocks(&message, line, out);
                     self.assistant(message, parent, parsed.error.is_some(), out);
                 }
             }
             ("user", _) => {
                 if let Some(message) = parsed.message {
+                    unknown_blocks(&message, line, out);
                     let meta = parsed.tool_result_meta.unwrap_or_default();
                     self.user(message, &meta, out);
                 }
@@ -839,13 +851,31 @@ struct Message {
     usage: Option<Usage>,
 }
 
+/// A message with a content block of a type runbook does not know is counted an unparsed line
+/// (its known blocks are read all the same).
+fn unknown_blocks(message: &Message, line: &[u8], out: &mut Vec<EventKind>) {
+    if message.has_unknown_block() {
+        out.push(unparsed_line(UnparsedReason::UnknownType, line));
+    }
+}
+
 impl Message {
-    fn texts(&self) -> impl Iterator<Item = &str> {
-        let blocks: &[Block] = match &self.content {
+    fn blocks(&self) -> &[Block] {
+        match &self.content {
             Content::Blocks(blocks) => blocks,
             Content::Text(_) => &[],
-        };
-        blocks.iter().filter_map(|b| b.text.as_deref())
+        }
+    }
+
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        self.blocks().iter().filter_map(|b| b.text.as_deref())
+    }
+
+    /// Whether a content block is of a type runbook does not know.
+    fn has_unknown_block(&self) -> bool {
+        self.blocks()
+            .iter()
+            .any(|b| !KNOWN_BLOCKS.contains(&b.kind.as_str()))
     }
 }
 
@@ -1156,6 +1186,33 @@ mod tests {
             e,
             EventKind::PermissionDenied { call_id: Some(id), tool, .. } if id == "w" && tool == "Write"
         )), "{out:?}");
+    }
+
+    /// A content block of a new type is counted unparsed; the message's known blocks are still
+    /// read, and the blocks runbook knows to ignore are not counted.
+    #[test]
+    fn a_content_block_of_a_new_type_is_counted_unparsed_and_the_rest_read() {
+        let (out, _) = read(&[
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"brand_new_block","data":1},{"type":"text","text":"hello"}]},"session_id":"s"}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"redacted_thinking","data":"x"}]},"session_id":"s"}"#,
+            r#"{"type":"user","message":{"content":[{"type":"another_new_block"}]},"session_id":"s"}"#,
+        ]);
+        let unparsed: Vec<&str> = out
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::Unparsed(u) => Some(u.head.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(unparsed.len(), 2, "{out:?}");
+        assert!(
+            unparsed[0].contains("brand_new_block") && unparsed[1].contains("another_new_block")
+        );
+        assert!(
+            out.iter()
+                .any(|e| matches!(e, EventKind::Text { text } if text == "hello")),
+            "{out:?}"
+        );
     }
 
     #[test]

@@ -52,6 +52,8 @@ const TOOL_ITEMS: &[&str] = &[
     "web_search",
     "collab_tool_call",
 ];
+/// The items that are not tool calls: the model's words and thoughts, a warning, the plan.
+const OTHER_ITEMS: &[&str] = &["agent_message", "reasoning", "error", "todo_list"];
 /// The tracing target of a tool call Codex refused or could not make.
 const ROUTER_ERROR: &str = "ERROR codex_core::tools::router: error=";
 
@@ -174,9 +176,14 @@ impl StdoutParser for Parser {
         let (late, from) = (self.end.is_some(), out.len());
         // Most of a busy stream: an item line in Codex's own layout, its item read in place.
         let in_place = scan::Cursor::ascii(line).and_then(|c| {
-            fast::item_line(c, |kind, item| match kind {
-                "item.completed" => self.item_completed(item, out),
-                _ => self.item_started(item, out),
+            fast::item_line(c, |kind, item| {
+                if !known_item(item.kind.as_str()) {
+                    out.push(unparsed_line(UnparsedReason::UnknownType, line));
+                }
+                match kind {
+                    "item.completed" => self.item_completed(item, out),
+                    _ => self.item_started(item, out),
+                }
             })
         });
         if in_place.is_none() {
@@ -203,6 +210,11 @@ impl StdoutParser for Parser {
     }
 }
 
+/// Whether runbook knows what an item of this type is.
+fn known_item(kind: &str) -> bool {
+    TOOL_ITEMS.contains(&kind) || OTHER_ITEMS.contains(&kind)
+}
+
 impl Parser {
     /// A line read in full: anything but an item line in Codex's own layout.
     fn parsed(&mut self, parsed: Line<'_>, line: &[u8], out: &mut Vec<EventKind>) {
@@ -214,14 +226,15 @@ impl Parser {
                 self.announce_unpriced_model(out);
             }
             "turn.started" => {}
-            "item.started" | "item.updated" => {
-                if let Some(item) = parsed.item {
-                    self.item_started(&item, out);
+            "item.started" | "item.updated" | "item.completed" => {
+                let Some(mut item) = parsed.item else { return };
+                if !known_item(item.kind.as_str()) {
+                    out.push(unparsed_line(UnparsedReason::UnknownType, line));
                 }
-            }
-            "item.completed" => {
-                if let Some(mut item) = parsed.item {
+                if parsed.kind == "item.completed" {
                     self.item_completed(&mut item, out);
+                } else {
+                    self.item_started(&item, out);
                 }
             }
             "error" => self.error(parsed.message.map(Cow::into_owned).unwrap_or_default(), out),
@@ -329,11 +342,9 @@ impl Parser {
             kind if TOOL_ITEMS.contains(&kind) && self.calls.get(&item.id).is_some() => {
                 self.finish(item, out);
             }
+            // An item of a type runbook does not know was counted unparsed by its line.
             _ => {
                 let Some(start) = self.tool_of(item) else {
-                    out.push(EventKind::AgentWarning {
-                        message: format!("Codex reported an item of unknown type `{}`", item.kind),
-                    });
                     return;
                 };
                 self.calls.start(start, out);
@@ -775,6 +786,29 @@ mod tests {
                 "{kind}"
             );
         }
+    }
+
+    /// An item of a type runbook does not know is counted unparsed, started or completed, in
+    /// Codex's own layout or another; the items it knows are not.
+    #[test]
+    fn an_item_of_an_unknown_type_is_an_unparsed_line() {
+        let lines = [
+            r#"{"type":"item.started","item":{"id":"item_0","type":"image_generation","status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"image_generation","status":"completed"}}"#,
+            r#"{"item":{"id":"item_1","type":"image_generation"},"type":"item.completed"}"#,
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"hi"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_3","type":"todo_list","items":[]}}"#,
+        ];
+        let (events, _) = parse(&lines);
+        let unparsed: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::Unparsed(u) => Some(u.head.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(unparsed.len(), 3, "{events:?}");
+        assert!(unparsed.iter().all(|h| h.contains("image_generation")));
     }
 
     #[test]
