@@ -32,18 +32,45 @@ pub(crate) fn is_tested(agent: AgentKind, version: &str) -> bool {
     version_number(version).is_some_and(|v| tested(agent).contains(&v))
 }
 
-/// Whether `version` of `agent` is newer than every version runbook was tested with: this
+/// Whether `version` of `agent` is newer than every version of its major version runbook was
+/// tested with (of a major version none was tested with: newer than every tested one): this
 /// runbook cannot know it (a newer runbook may). Compared number by number (`2.1.332` is newer
-/// than `2.1.330`, `0.171.0` than `0.169.0`); `None` when `version` holds no version number.
+/// than `2.1.330`, `0.171.0` than `0.169.0`; `1.19.0` of OpenCode, whose 1.x and 2.x are tested,
+/// than `1.18.33`); `None` when `version` holds no version number.
 pub(crate) fn is_newer_than_tested(agent: AgentKind, version: &str) -> Option<bool> {
     let given = numbers(version_number(version)?)?;
-    let newest = tested(agent).iter().filter_map(|v| numbers(v)).max()?;
+    let newest = numbers(newest_tested_like(agent, version)?)?;
     Some(given > newest)
+}
+
+/// Whether runbook was tested with any release of `version`'s major version (`2.x` for
+/// `2.2.5`); `None` when `version` holds no version number.
+pub(crate) fn is_tested_major(agent: AgentKind, version: &str) -> Option<bool> {
+    let line = major_line(version_number(version)?)?;
+    Some(tested(agent).iter().any(|v| major_line(v) == Some(line)))
+}
+
+/// The newest tested version of `version`'s major version, or when there is none the newest
+/// tested version of all.
+pub(crate) fn newest_tested_like(agent: AgentKind, version: &str) -> Option<&'static str> {
+    let line = version_number(version).and_then(major_line);
+    tested(agent)
+        .iter()
+        .copied()
+        .filter(|v| line.is_some() && major_line(v) == line)
+        .max_by_key(|v| numbers(v))
+        .or_else(|| newest_tested(agent))
 }
 
 /// The newest version of `agent` runbook was tested with.
 pub(crate) fn newest_tested(agent: AgentKind) -> Option<&'static str> {
     tested(agent).iter().copied().max_by_key(|v| numbers(v))
+}
+
+/// A version's major number: `2` of `2.1.3` (as `.ci/drift-check` reads it, `0.x` releases
+/// are one line).
+fn major_line(version: &str) -> Option<u64> {
+    numbers(version)?.first().copied()
 }
 
 /// `2.1.332` as `[2, 1, 332]`; `None` when a part is not a number.
@@ -118,6 +145,45 @@ mod tests {
         assert_eq!(newer(AgentKind::Codex, "codex-cli 0.172.0"), Some(true));
         assert_eq!(newer(AgentKind::Claude, "Claude Code"), None);
         assert_eq!(newest_tested(AgentKind::Claude), Some("2.1.337"));
+        // Each of OpenCode's two tested generations is judged against its own newest.
+        assert_eq!(newer(AgentKind::Opencode, "1.19.0"), Some(true));
+        assert_eq!(newer(AgentKind::Opencode, "1.17.0"), Some(false));
+        assert_eq!(newer(AgentKind::Opencode, "opencode v2.2.5"), Some(true));
+        assert_eq!(newer(AgentKind::Opencode, "opencode v3.0.0"), Some(true));
         assert_eq!(newest_tested(AgentKind::Codex), Some("0.171.0"));
+    }
+
+    #[test]
+    fn a_major_version_none_of_whose_releases_was_tested_is_told() {
+        assert_eq!(is_tested_major(AgentKind::Opencode, "1.19.0"), Some(true));
+        assert_eq!(
+            is_tested_major(AgentKind::Opencode, "opencode v2.2.5"),
+            Some(true)
+        );
+        assert_eq!(
+            is_tested_major(AgentKind::Opencode, "opencode v3.0.0"),
+            Some(false)
+        );
+        assert_eq!(
+            is_tested_major(AgentKind::Claude, "3.0.0 (Claude Code)"),
+            Some(false)
+        );
+        assert_eq!(
+            is_tested_major(AgentKind::Codex, "codex-cli 0.172.0"),
+            Some(true)
+        );
+        assert_eq!(
+            is_tested_major(AgentKind::Codex, "codex-cli 1.0.0"),
+            Some(false)
+        );
+        assert_eq!(is_tested_major(AgentKind::Codex, "codex-cli"), None);
+        assert_eq!(
+            newest_tested_like(AgentKind::Opencode, "1.2.0"),
+            Some("1.18.33")
+        );
+        assert_eq!(
+            newest_tested_like(AgentKind::Opencode, "3.0.0"),
+            Some("2.1.2")
+        );
     }
 }

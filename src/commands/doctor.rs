@@ -58,6 +58,17 @@ struct Finding {
     binary: Option<String>,
     /// What its `--version` printed (first line); absent when not installed or no answer.
     version: Option<String>,
+    /// The npm package the binary was installed from (`opencode-ai`, `@opencode/cli`), when its
+    /// path says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    package: Option<String>,
+    /// Whether runbook was tested with any release of that version's major version; absent when
+    /// that version is tested or not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    major_tested: Option<bool>,
+    /// The newest tested release of that version's major version, when that version is newer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    newest_tested: Option<&'static str>,
     /// Whether runbook was tested with that version; absent when it is not known.
     tested: Option<bool>,
     /// The versions runbook was tested with.
@@ -91,6 +102,9 @@ impl Finding {
             default,
             binary: None,
             version: None,
+            package: None,
+            major_tested: None,
+            newest_tested: None,
             tested: None,
             tested_versions: Vec::new(),
             newer: None,
@@ -356,33 +370,69 @@ async fn probed(f: &mut Finding, agent: AgentKind, binary: &Path, version_args: 
         ));
         return;
     };
+    f.package = npm_package(binary);
     let tested = versions::is_tested(agent, version);
     f.tested = Some(tested);
     if !tested {
-        let versions = f.tested_versions.join(", ");
-        f.newer = versions::is_newer_than_tested(agent, version);
-        if f.newer == Some(true) {
-            let newest = versions::newest_tested(agent).unwrap_or_default();
-            f.problems.push(Problem::new(
-                format!("newer than runbook knows (tested up to {newest})"),
-                format!(
-                    "a newer runbook may know this release (this lookup is offline: only the \
-                     versions built into this runbook are known): update runbook, install a \
-                     tested version ({versions}), or compare this one with the recordings (the \
-                     drift check in runbook's docs/agents-release.md)"
-                ),
-            ));
-            return;
-        }
+        untested(f, agent, version.clone());
+    }
+}
+
+/// The problem of a version runbook was not tested with: of a major version none of whose
+/// releases was, newer than the newest tested of its major, or in between.
+fn untested(f: &mut Finding, agent: AgentKind, version: String) {
+    let versions = f.tested_versions.join(", ");
+    let compare = "compare this one with the recordings (the drift check in runbook's \
+                   docs/agents-release.md)";
+    f.newer = versions::is_newer_than_tested(agent, &version);
+    if versions::is_tested_major(agent, &version) == Some(false) {
+        f.major_tested = Some(false);
         f.problems.push(Problem::new(
-            format!("runbook was not tested with this version (tested: {versions})"),
+            "a major version runbook was not tested with: it may be the agent rebuilt, printing \
+             what runbook misreads (each run's receipt says `fidelity: untested`)"
+                .to_owned(),
+            format!("install a tested version ({versions}), or {compare}"),
+        ));
+        return;
+    }
+    if f.newer == Some(true) {
+        let newest = versions::newest_tested_like(agent, &version).unwrap_or_default();
+        f.newest_tested = Some(newest);
+        f.problems.push(Problem::new(
+            format!("newer than runbook knows (tested up to {newest})"),
             format!(
-                "its output may have changed in ways runbook misreads (each run warns): \
-                 install a tested version ({versions}), or compare this one with the \
-                 recordings (the drift check in runbook's docs/agents-release.md)"
+                "a newer runbook may know this release (this lookup is offline: only the \
+                 versions built into this runbook are known): update runbook, install a \
+                 tested version ({versions}), or {compare}"
             ),
         ));
+        return;
     }
+    f.problems.push(Problem::new(
+        format!("runbook was not tested with this version (tested: {versions})"),
+        format!(
+            "its output may have changed in ways runbook misreads (each run warns): install a \
+             tested version ({versions}), or {compare}"
+        ),
+    ));
+}
+
+/// The npm package a binary was installed from: the `node_modules/<package>/` (or
+/// `node_modules/@scope/<package>/`) its path, links resolved, runs through.
+fn npm_package(binary: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(binary).ok()?;
+    let parts: Vec<&str> = real
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .collect();
+    let at = parts.iter().rposition(|p| *p == "node_modules")?;
+    let name = parts.get(at + 1)?;
+    let package = if name.starts_with('@') {
+        format!("{name}/{}", parts.get(at + 2)?)
+    } else {
+        (*name).to_owned()
+    };
+    (at + 2 < parts.len()).then_some(package)
 }
 
 /// A model without a price is a problem: its runs' cost would be unknown.
@@ -451,6 +501,14 @@ async fn probe(binary: &Path, args: &[&str]) -> Option<String> {
     Some(crate::format::truncate(line, 200))
 }
 
+/// ` (@opencode/cli)`: the package the binary came from, when known.
+fn from(f: &Finding) -> String {
+    f.package
+        .as_deref()
+        .map(|p| format!(" ({p})"))
+        .unwrap_or_default()
+}
+
 /// `protocol 1 · Claude Agent 0.23.1 · /path/claude-agent-acp`: an ACP adapter's answer to
 /// `initialize`, and the command that was asked.
 fn acp_line(f: &Finding, bin: &str) -> String {
@@ -487,13 +545,20 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
             (None, _, _) => "not installed".to_owned(),
             (Some(bin), _, _) if f.via == "acp" => acp_line(f, bin),
             (Some(bin), None, _) => format!("version unknown · {bin}"),
-            (Some(bin), Some(v), Some(true)) => format!("{v} · tested · {bin}"),
+            (Some(bin), Some(v), Some(true)) => format!("{v}{} · tested · {bin}", from(f)),
+            (Some(bin), Some(v), _) if f.major_tested == Some(false) => format!(
+                "{v}{} · a major version runbook was not tested with (tested: {}) · {bin}",
+                from(f),
+                f.tested_versions.join(", ")
+            ),
             (Some(bin), Some(v), _) if f.newer == Some(true) => format!(
-                "{v} · newer than runbook knows (tested up to {}) · {bin}",
-                f.tested_versions.last().copied().unwrap_or_default()
+                "{v}{} · newer than runbook knows (tested up to {}) · {bin}",
+                from(f),
+                f.newest_tested.unwrap_or_default()
             ),
             (Some(bin), Some(v), _) => format!(
-                "{v} · not tested (tested: {}) · {bin}",
+                "{v}{} · not tested (tested: {}) · {bin}",
+                from(f),
                 f.tested_versions.join(", ")
             ),
         };

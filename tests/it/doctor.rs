@@ -2,7 +2,7 @@
 //! model's price, what to do, and the exit code that sums it up; and the one warning a run of an
 //! untested version prints.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{TestContext, fake_responses as responses};
 
@@ -209,6 +209,64 @@ fn a_release_newer_than_runbook_knows_is_said_so_offline() {
         out.stdout.contains(
             "! codex: codex-cli 0.172.0 · newer than runbook knows (tested up to 0.171.0)"
         ),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Each of OpenCode's generations (1.x `opencode-ai`, 2.x `@opencode/cli`) is judged against
+/// its own newest tested release; a third major version is said to be one runbook was not tested
+/// with; the package an installed binary came from is shown.
+#[test]
+fn each_opencode_generation_is_judged_on_its_own_and_a_new_major_is_told() {
+    let ctx = with_agents(Some("1.19.0"), None, None);
+    let (_, report) = json(&ctx);
+    let f = finding(&report, "opencode");
+    assert_eq!(
+        (&f["newer"], &f["newest_tested"]),
+        (&json!(true), &json!("1.18.33")),
+        "{f}"
+    );
+    assert!(f.get("major_tested").is_none(), "{f}");
+
+    let ctx = with_agents(Some("opencode v3.0.0"), None, None);
+    let (code, report) = json(&ctx);
+    assert_eq!(code, Some(1), "{report}");
+    let f = finding(&report, "opencode");
+    assert_eq!(f["major_tested"], false, "{f}");
+    let what = f["problems"][0]["what"].as_str().unwrap_or_default();
+    assert!(
+        what.starts_with("a major version runbook was not tested with"),
+        "{f}"
+    );
+    let out = ctx.run(&["doctor"]);
+    assert!(
+        out.stdout.contains("! opencode (default): opencode v3.0.0 · a major version runbook was not tested with (tested: 1.18.33, 2.1.2)"),
+        "{}",
+        out.stdout
+    );
+
+    // Installed by npm: the `.bin` link into the package's own folder.
+    let mut ctx = TestContext::new();
+    let package = ctx.root().join("prefix/node_modules/@opencode/cli/bin");
+    std::fs::create_dir_all(&package).unwrap();
+    let real = package.join("opencode");
+    std::fs::write(&real, "#!/bin/sh\necho 'opencode v2.1.2'\n").unwrap();
+    std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let bin = ctx.root().join("prefix/node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink("../@opencode/cli/bin/opencode", bin.join("opencode")).unwrap();
+    ctx.env("RUNBOOK_OPENCODE_BIN", bin.join("opencode").display().to_string());
+    let (_, report) = json(&ctx);
+    assert_eq!(
+        finding(&report, "opencode")["package"],
+        "@opencode/cli",
+        "{report}"
+    );
+    let out = ctx.run(&["doctor"]);
+    assert!(
+        out.stdout
+            .contains("✓ opencode (default): opencode v2.1.2 (@opencode/cli) · tested"),
         "{}",
         out.stdout
     );
