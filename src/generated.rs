@@ -5,6 +5,8 @@
     reason = "writes the generated files of the repository when blessed"
 )]
 
+mod reference;
+
 use clap::CommandFactory as _;
 
 use crate::cli::Cli;
@@ -104,6 +106,74 @@ fn schema<T: schemars::JsonSchema>() -> Vec<u8> {
         serde_json::to_string_pretty(&schemars::schema_for!(T)).expect("a schema serializes");
     text.push('\n');
     text.into_bytes()
+}
+
+/// The parts of hand-written docs made from the code: a file, the name of its region (between
+/// `<!-- generated: NAME -->` and `<!-- end: NAME -->`) and what the region holds.
+fn generated_regions() -> Vec<(&'static str, &'static str, String)> {
+    vec![
+        (
+            "docs/configuration.md",
+            "run options",
+            reference::run_options(),
+        ),
+        ("docs/configuration.md", "keys", reference::config_keys()),
+    ]
+}
+
+/// `text` with its region `name` holding `content`; `None` when the region's marks are not
+/// there, once each, in order.
+fn with_region(text: &str, name: &str, content: &str) -> Option<String> {
+    let (start, end) = (
+        format!("<!-- generated: {name} -->\n"),
+        format!("<!-- end: {name} -->"),
+    );
+    if text.matches(&start).count() != 1 || text.matches(&end).count() != 1 {
+        return None;
+    }
+    let from = text.find(&start)? + start.len();
+    let to = text.find(&end)?;
+    (from <= to).then(|| format!("{}{content}{}", &text[..from], &text[to..]))
+}
+
+#[test]
+fn generated_regions_of_the_docs_are_current() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bless = std::env::var_os("RUNBOOK_BLESS").is_some();
+    let mut stale = Vec::new();
+    for (path, name, content) in generated_regions() {
+        let file = root.join(path);
+        let text = std::fs::read_to_string(&file).expect("a doc");
+        let new = with_region(&text, name, &content)
+            .unwrap_or_else(|| panic!("{path} must hold `{name}`'s generated region once"));
+        if new == text {
+            continue;
+        }
+        if bless {
+            std::fs::write(&file, new).expect("write a doc");
+        } else {
+            stale.push(format!("{path} ({name})"));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale generated docs {stale:?}: run `RUNBOOK_BLESS=1 cargo test generated_`"
+    );
+}
+
+#[test]
+fn a_region_is_found_once_and_in_order_or_not_at_all() {
+    let doc = "a\n<!-- generated: x -->\nold\n<!-- end: x -->\nb\n";
+    assert_eq!(
+        with_region(doc, "x", "new\n").as_deref(),
+        Some("a\n<!-- generated: x -->\nnew\n<!-- end: x -->\nb\n")
+    );
+    assert_eq!(
+        with_region("<!-- end: x -->\n<!-- generated: x -->\n", "x", ""),
+        None
+    );
+    assert_eq!(with_region(&format!("{doc}{doc}"), "x", ""), None);
+    assert_eq!(with_region("nothing", "x", ""), None);
 }
 
 #[test]

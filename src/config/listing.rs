@@ -21,7 +21,7 @@ pub(crate) fn listing() -> String {
 }
 
 /// How a file names the key: `model`, `agents.NAME.bin`, `checks.NAME`, `prices."MODEL"`.
-fn file_name(key: &Key) -> String {
+pub(crate) fn file_name(key: &Key) -> String {
     match key.kind {
         _ if key.per_agent => format!("agents.NAME.{}", key.name),
         Kind::Check => format!("{}.NAME", key.name),

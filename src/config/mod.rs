@@ -23,6 +23,8 @@ pub(crate) use error::{ConfigError, line_column};
 pub(crate) use file::parse as parse_file;
 pub(crate) use file::{Entry, EnvDefault, is_var_name};
 pub(crate) use flags::{FlagValue, Flags, Global, Run, Runs, color_flag};
+#[cfg(test)]
+pub(crate) use listing::file_name;
 pub(crate) use listing::listing;
 pub(crate) use resolve::{Config, Setting, load, load_for_task, load_here};
 pub(crate) use starter::starter;
