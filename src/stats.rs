@@ -501,12 +501,14 @@ impl RunStats {
         }
     }
 
-    /// Whether some turn's tokens are unknown or partial: [`Self::tokens`] is then what is known, a lower
-    /// bound (zero when nothing is known).
+    /// Whether some turn's tokens are unknown or partial, or the agent reported none at all (a
+    /// run that ended before its first step): [`Self::tokens`] is then what is known, a lower
+    /// bound (zero when nothing is known), never a count of zero.
     pub fn tokens_incomplete(&self) -> bool {
         self.turns
             .iter()
             .any(|t| t.tokens_unknown || t.tokens_partial)
+            || (self.tokens.total() == 0 && !self.turns.iter().any(TurnTotals::has_usage))
     }
 
     /// Tool calls that ran and failed.
@@ -1049,7 +1051,8 @@ mod tests {
         assert!(s.turns[0].tokens_unknown);
         assert_eq!(s.cost(), None);
         assert!(s.cost_incomplete());
-        // An agent that prints its steps and made none has 0 of them, known.
+        // An agent that prints its steps and made none has 0 of them, known; its tokens, like
+        // its cost, are unknown (a model call may have been under way), never 0.
         let mut s = RunStats::default();
         s.observe(&at_first(EventKind::TurnStarted {
             argv: vec!["opencode".into()],
@@ -1059,7 +1062,8 @@ mod tests {
             prompt: None,
         }));
         assert_eq!(s.steps(), Some(0));
-        assert!(!s.tokens_incomplete());
+        assert!(s.tokens_incomplete());
+        assert_eq!(s.cost(), None);
     }
 
     #[test]

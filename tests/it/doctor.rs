@@ -256,7 +256,10 @@ fn each_opencode_generation_is_judged_on_its_own_and_a_new_major_is_told() {
     let bin = ctx.root().join("prefix/node_modules/.bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink("../@opencode/cli/bin/opencode", bin.join("opencode")).unwrap();
-    ctx.env("RUNBOOK_OPENCODE_BIN", bin.join("opencode").display().to_string());
+    ctx.env(
+        "RUNBOOK_OPENCODE_BIN",
+        bin.join("opencode").display().to_string(),
+    );
     let (_, report) = json(&ctx);
     assert_eq!(
         finding(&report, "opencode")["package"],

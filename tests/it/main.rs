@@ -64,5 +64,6 @@ mod terminal;
 mod terminal_injection;
 mod trust;
 mod unknown_lines;
+mod unknown_tokens;
 mod view;
 mod watchdog_cpu;

@@ -326,8 +326,9 @@ impl Human {
             (n, true) => format!("≥{}", short_count(n)),
             (n, false) => short_count(n),
         };
-        // Nothing known of a cost that is not all known is `$?`, never `$0.0000`.
-        let cost = if st.cost_incomplete() && st.known_cost() <= 0.0 {
+        // Nothing known of a cost (none reported yet, or not all known) is `$?`, never
+        // `$0.0000`.
+        let cost = if (st.cost_incomplete() || st.cost().is_none()) && st.known_cost() <= 0.0 {
             "$?".to_owned()
         } else {
             money(st.known_cost())

@@ -1,0 +1,50 @@
+//! Tokens no agent reported are unknown wherever a person reads them, as the cost is: a run that
+//! hung before its first step shows `? tokens · $?` while it runs, `tokens unknown` at its end,
+//! in `status` and in `stats`, never `0`.
+
+use crate::support::TestContext;
+use crate::support::pty::Pty;
+
+#[test]
+fn a_run_that_hung_before_its_first_step_has_its_tokens_unknown_everywhere() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script("hangs", "sleep 100");
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--inactivity-timeout",
+        "3s",
+        "fix the flaky test",
+    ]);
+    cmd.env("TERM", "xterm-256color");
+    let pty = Pty::spawn(cmd, 100);
+    let live = pty.wait_for("step 0");
+    assert!(
+        live.has_row(|r| r.contains("step 0 · ? tokens · $?")),
+        "{}",
+        live.text()
+    );
+    let (_, end) = pty.finish();
+    assert!(
+        end.has_row(|r| r.contains("✗ hung after") && r.contains("· tokens unknown · cost unknown")),
+        "{}",
+        end.text()
+    );
+
+    let status = ctx.run(&["status"]);
+    assert!(
+        status.stdout.lines().any(|l| l == "tokens    unknown"),
+        "{}",
+        status.stdout
+    );
+    let stats = ctx.run(&["stats"]);
+    assert!(
+        stats.stdout.lines().any(|l| l == "tokens    unknown"),
+        "{}",
+        stats.stdout
+    );
+    let json = ctx.run(&["stats", "--json"]);
+    let figures: serde_json::Value = serde_json::from_str(json.stdout.trim()).expect("JSON");
+    assert_eq!(figures["tokens"]["incomplete"], true, "{figures}");
+}
