@@ -28,3 +28,15 @@ pub(crate) enum Permissions {
     /// Everything, without asking. Only for a throwaway machine or container.
     Bypass,
 }
+
+impl AgentKind {
+    /// The agent's own command that shows whether it has a model and a key to use: what to run
+    /// when it prints nothing at all.
+    pub(crate) fn setup_check(self) -> &'static str {
+        match self {
+            AgentKind::Opencode => "opencode models",
+            AgentKind::Claude => "claude auth status",
+            AgentKind::Codex => "codex login status",
+        }
+    }
+}

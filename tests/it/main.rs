@@ -29,6 +29,7 @@ mod faults_observers;
 mod faults_procs;
 mod faults_storage;
 mod fidelity;
+mod first_run;
 mod fleet_quoting;
 mod generic;
 mod git_planted;

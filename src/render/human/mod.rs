@@ -12,6 +12,7 @@ mod plan;
 mod produced;
 mod refusals;
 mod said;
+mod silent;
 mod text;
 mod tools;
 mod warnings;
@@ -71,6 +72,8 @@ pub(crate) struct Human {
     /// A planning turn's latest text, not shown yet.
     held: Option<Held>,
     quiet_for: Duration,
+    /// Whether the agent has said anything at all yet.
+    silent: silent::Silent,
     /// Someone else has the terminal (a question): ticks draw nothing meanwhile.
     paused: bool,
     /// The run has finished: its summary says it all, and no tick brings the status line back.
@@ -194,6 +197,7 @@ impl Human {
             planning: false,
             held: None,
             quiet_for: Duration::ZERO,
+            silent: silent::Silent::default(),
             paused: false,
             finished: false,
             said: said::Said::default(),
@@ -280,6 +284,7 @@ impl Human {
             _ => {}
         }
         self.said.note(kind);
+        self.silent.note(kind);
         if kind.is_from_agent() {
             self.quiet_for = Duration::ZERO;
         }
@@ -361,7 +366,10 @@ impl Human {
                 self.styles.dim.apply_to(format!("│ {shown}"))
             ));
         }
-        if self.quiet_for >= Duration::from_secs(5) {
+        if self.silent.is_silent(self.quiet_for) {
+            let word = format!("nothing from the agent in {}", duration(self.quiet_for));
+            msg.push_str(&format!(" · {}", self.styles.warn.apply_to(word)));
+        } else if self.quiet_for >= Duration::from_secs(5) {
             msg.push_str(&format!(" · quiet {}", duration(self.quiet_for)));
         }
         if let Some(stuck) = &self.stuck {
@@ -481,6 +489,17 @@ impl Consumer for Human {
         self.quiet_for = tick.quiet_for;
         if self.paused || self.finished {
             return Ok(());
+        }
+        if self.display != Display::Silent
+            && let Some(text) = self.silent.line(tick.quiet_for)
+        {
+            let prefix = self.prefix(tick.now, tick.totals.started_at);
+            let line = Line {
+                attention: true,
+                fold: Fold::Wrap,
+                text: self.styles.warn.apply_to(text).to_string(),
+            };
+            self.emit(&prefix, &line);
         }
         if let Sink::Live(live) = &mut self.sink {
             live.spin();
