@@ -248,6 +248,7 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
         }
         'runbook;replay' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Read the file as this agent''s output [default: detected]')
+            [CompletionResult]::new('--agent-version', '--agent-version', [CompletionResultType]::ParameterName, 'The agent version that made the recording, e.g. 2.1.2 [default: told from the file]')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'The model the recording used, to price it')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the recording used, to price it')
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'Play the recording this many times faster (0.001 to 1000000)')

@@ -938,7 +938,7 @@ _runbook() {
             return 0
             ;;
         runbook__subcmd__replay)
-            opts="-m -q -v -h -V --agent --model --speed --instant --json --quiet --verbose --runs-dir --color --width --help --version"
+            opts="-m -q -v -h -V --agent --agent-version --model --speed --instant --json --quiet --verbose --runs-dir --color --width --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -946,6 +946,10 @@ _runbook() {
             case "${prev}" in
                 --agent)
                     COMPREPLY=($(compgen -W "opencode claude codex" -- "${cur}"))
+                    return 0
+                    ;;
+                --agent-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)

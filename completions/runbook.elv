@@ -232,6 +232,7 @@ set edit:completion:arg-completer[runbook] = {|@words|
         }
         &'runbook;replay'= {
             cand --agent 'Read the file as this agent''s output [default: detected]'
+            cand --agent-version 'The agent version that made the recording, e.g. 2.1.2 [default: told from the file]'
             cand -m 'The model the recording used, to price it'
             cand --model 'The model the recording used, to price it'
             cand --speed 'Play the recording this many times faster (0.001 to 1000000)'

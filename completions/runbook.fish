@@ -220,6 +220,7 @@ complete -c runbook -n "__fish_runbook_using_subcommand upload" -s V -l version 
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent -d 'Read the file as this agent\'s output [default: detected]' -r -f -a "opencode\t'OpenCode (`opencode run --format json`)'
 claude\t'Claude Code (`claude -p --output-format stream-json`)'
 codex\t'Codex (`codex exec --json`)'"
+complete -c runbook -n "__fish_runbook_using_subcommand replay" -l agent-version -d 'The agent version that made the recording, e.g. 2.1.2 [default: told from the file]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -s m -l model -d 'The model the recording used, to price it' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l speed -d 'Play the recording this many times faster (0.001 to 1000000)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand replay" -l runs-dir -d 'Where run directories go' -r

@@ -363,6 +363,14 @@ pub struct ReplayArgs {
     #[arg(long, value_enum)]
     pub agent: Option<AgentKind>,
 
+    /// The agent version that made the recording, e.g. 2.1.2 [default: told from the file].
+    ///
+    /// The version the agent that made the recording printed (e.g. 2.1.2): OpenCode 1 and 2 print
+    /// differently, and the file is read as that generation's output [default: told from the
+    /// file's lines, as OpenCode 2 spells them otherwise].
+    #[arg(long, value_name = "VERSION")]
+    pub agent_version: Option<String>,
+
     /// The model the recording used, to price it.
     ///
     /// The model the recording used, for estimating costs the agent did not report (Codex).

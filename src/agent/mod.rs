@@ -216,6 +216,11 @@ pub(crate) trait Adapter: Send + Sync {
     fn generation(&self, _program: &Path, _version: Option<&str>) -> Option<&'static dyn Adapter> {
         None
     }
+    /// The generation whose format `line` of a recorded output is, when the line tells (see
+    /// [`Self::has_generations`]): how a replay reads a recording whose binary is not at hand.
+    fn generation_of_line(&self, _line: &[u8]) -> Option<&'static dyn Adapter> {
+        None
+    }
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser>;
     fn stderr_parser(&self) -> Box<dyn StderrParser>;
 }

@@ -6,6 +6,7 @@
 //! ended with a reason other than `tool-calls` (or `length`, an answer cut by the output limit).
 
 mod prints;
+mod steps;
 mod v2;
 
 pub(crate) use v2::OpenCode2;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
 
+use self::steps::StepState;
 use super::late::AfterFinal;
 use super::reported::{self, Cost, Count};
 use super::summary::{self, InputFields};
@@ -80,6 +82,14 @@ impl Adapter for OpenCode {
         v2::is_v2(program, version).then_some(&OpenCode2 as &'static dyn Adapter)
     }
 
+    fn generation_of_line(&self, line: &[u8]) -> Option<&'static dyn Adapter> {
+        let generation: &'static dyn Adapter = match v2::printed_by_v2(line)? {
+            true => &OpenCode2,
+            false => &OpenCode,
+        };
+        Some(generation)
+    }
+
     fn stdout_parser(&self, ctx: ParseContext) -> Box<dyn StdoutParser> {
         Box::new(Parser {
             cwd: ctx.cwd,
@@ -104,11 +114,7 @@ struct Parser {
     /// Whether the agent runs in `--sandbox` (a failed command's refusal is then looked for).
     sandboxed: bool,
     session_announced: bool,
-    /// The message id of the step in progress, if any.
-    open_step: Option<Option<String>>,
-    last_reason: Option<String>,
-    error: Option<String>,
-    denied_in_last_step: bool,
+    steps: StepState,
     /// What came after the last finished step, outside any step.
     after: AfterFinal,
 }
@@ -137,7 +143,7 @@ impl StdoutParser for Parser {
         );
         // OpenCode's final word is its last finished step: a new step is more work of the turn,
         // anything else outside a step comes after the word.
-        let late = self.finished() && parsed.kind != "step_start";
+        let late = self.steps.finished() && parsed.kind != "step_start";
         let from = out.len();
         match (&*parsed.kind, parsed.part, parsed.error) {
             ("step_start", Some(part), _) => self.step_start(part, out),
@@ -160,55 +166,25 @@ impl StdoutParser for Parser {
     }
 
     fn end(&mut self, _out: &mut Vec<EventKind>) -> StreamEnd {
-        let end = self.stream_end();
+        let end = self
+            .steps
+            .stream_end("the output ended inside a step (no step_finish)");
         self.after.end(end)
     }
 }
 
 impl Parser {
-    /// Whether the last step finished the agent's work, and no step is open.
-    fn finished(&self) -> bool {
-        self.open_step.is_none()
-            && self
-                .last_reason
-                .as_deref()
-                .is_some_and(|r| r != "tool-calls" && r != "length")
-    }
-
-    /// How the stream ended, by the steps.
-    fn stream_end(&self) -> StreamEnd {
-        if let Some(message) = &self.error {
-            return StreamEnd::Failed(message.clone());
-        }
-        if self.open_step.is_some() {
-            return StreamEnd::Truncated("the output ended inside a step (no step_finish)".into());
-        }
-        match self.last_reason.as_deref() {
-            None => StreamEnd::Truncated("the agent finished no step".into()),
-            Some("tool-calls") if self.denied_in_last_step => StreamEnd::Truncated(
-                "the agent stopped after a tool call was denied permission".into(),
-            ),
-            Some("tool-calls") => {
-                StreamEnd::Truncated("the last step asked for tool calls that never came".into())
-            }
-            Some("length") => StreamEnd::Truncated("the model hit its output token limit".into()),
-            Some(_) => StreamEnd::Finished,
-        }
-    }
-
     fn step_start(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
         let id = part.message_id.map(Cow::into_owned);
         // A retried request re-announces the same message: one step, not two.
-        if matches!(&self.open_step, Some(open) if *open == id) {
+        if self.steps.is_open(id.as_deref()) {
             return;
         }
-        self.open_step = Some(id.clone());
-        self.denied_in_last_step = false;
+        self.steps.open(id.clone());
         out.push(EventKind::StepStarted { id });
     }
 
     fn step_finish(&mut self, part: Part<'_>, out: &mut Vec<EventKind>) {
-        self.open_step = None;
         let usage = step_usage(
             part.message_id.map(Cow::into_owned),
             part.reason.map(Cow::into_owned),
@@ -216,7 +192,7 @@ impl Parser {
             part.cost,
             (&self.prices, self.model.as_deref()),
         );
-        self.last_reason = Some(usage.reason.clone());
+        self.steps.close(&usage.reason);
         out.push(EventKind::StepFinished(usage));
     }
 
@@ -268,7 +244,7 @@ impl Parser {
         };
         let (status, error) = ended(&said, &start.name);
         if status == ToolStatus::Denied {
-            self.denied_in_last_step = true;
+            self.steps.denied();
         }
         let duration_ms = state
             .time
@@ -297,7 +273,7 @@ impl Parser {
         let message = data
             .message
             .map_or_else(|| "unknown error".to_owned(), Cow::into_owned);
-        self.error = Some(format!("{name}: {message}"));
+        self.steps.fail(format!("{name}: {message}"));
         if name == "APIError" || data.status_code.is_some() {
             out.push(EventKind::ProviderError(ProviderError {
                 name,

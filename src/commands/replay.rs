@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context as _;
 use tokio::time::Instant;
 
-use crate::agent::{Adapter, AgentKind, ParseContext};
+use crate::agent::{Adapter, AgentKind, FinisherSlot, ParseContext};
 use crate::agent::{StderrFeed, StdoutFeed};
 use crate::cli::ReplayArgs;
 use crate::config::{self, Config, Flags};
@@ -52,6 +52,7 @@ pub(crate) async fn replay(
         Some(agent) => Format::Native(agent),
         None => detect(first.as_ref(), &file)?,
     };
+    let adapter = adapter_of(format, args.agent_version.as_deref(), &file)?;
     let consumers = render::views(color, args.json, args.verbosity.into());
     let mut dispatch = Dispatcher::new(consumers);
     // An agent's own output is judged as a live run would judge it; an event log already holds
@@ -71,17 +72,14 @@ pub(crate) async fn replay(
     let stdout = Stdout { first, rest: lines };
     // Stopped mid-way (Ctrl-C), the view is closed all the same: no status line is left behind.
     let played = unless_stopped(async {
-        match format {
-            Format::Events => events(stdout, &file, &redactor, &mut dispatch, &pace).await,
-            Format::Native(_) | Format::Acp => {
-                let adapter = match format {
-                    Format::Native(agent) => agent.adapter(),
-                    _ => &crate::agent::acp::CUSTOM,
-                };
+        match adapter {
+            None => events(stdout, &file, &redactor, &mut dispatch, &pace).await,
+            Some(adapter) => {
                 let source = Source {
                     path: &file,
                     adapter,
                     model: args.model.as_deref(),
+                    version: args.agent_version.as_deref(),
                     prices: config.prices(),
                     redactor,
                 };
@@ -221,6 +219,78 @@ fn detect(first: Option<&OwnedLine>, path: &Path) -> anyhow::Result<Format> {
     Err(unknown().into())
 }
 
+/// The adapter that reads `file`, as `format` and the agent version given say: `None` for a
+/// runbook event log (which a version does not apply to).
+fn adapter_of(
+    format: Format,
+    version: Option<&str>,
+    file: &Path,
+) -> anyhow::Result<Option<&'static dyn Adapter>> {
+    let adapter = match format {
+        Format::Events => None,
+        Format::Native(agent) => Some(generation(agent.adapter(), version, file)?),
+        Format::Acp => Some(&crate::agent::acp::CUSTOM as &'static dyn Adapter),
+    };
+    if version.is_some() && !matches!(format, Format::Native(_)) {
+        let what = match format {
+            Format::Events => "a runbook event log",
+            _ => "an ACP session",
+        };
+        return Err(Error::Usage(format!(
+            "cannot replay {} with --agent-version: it is not an agent's own output but {what}; leave --agent-version out",
+            file.display(),
+        ))
+        .into());
+    }
+    Ok(adapter)
+}
+
+/// How much of a recording is read, at most, to tell which generation of its agent printed it:
+/// a line that tells is among the first few, and a huge line is not read to its end twice.
+const GENERATION_LINES: usize = 1000;
+const GENERATION_BYTES: u64 = 16 << 20;
+
+/// The generation of the agent `adapter` drives that made the recording at `path`: the one of
+/// the version given, else the one its first telling line shows, else `adapter`'s own.
+fn generation(
+    adapter: &'static dyn Adapter,
+    version: Option<&str>,
+    path: &Path,
+) -> anyhow::Result<&'static dyn Adapter> {
+    if let Some(version) = version {
+        if crate::agent::versions::version_number(version).is_none() {
+            return Err(Error::Usage(format!(
+                "--agent-version {version:?} holds no version number; give the version the agent printed, e.g. 2.1.2"
+            ))
+            .into());
+        }
+        let asked = adapter.generation(Path::new(""), Some(version));
+        return Ok(asked.unwrap_or(adapter));
+    }
+    if !adapter.has_generations() {
+        return Ok(adapter);
+    }
+    let cannot_read = || format!("cannot read {}", path.display());
+    let file = match files::open(path, Links::Follow) {
+        Ok(file) => file,
+        Err(FileError::Io(e)) => return Err(anyhow::Error::new(e).context(cannot_read())),
+        Err(e) => anyhow::bail!("{}: {e}", cannot_read()),
+    };
+    let mut lines = LineReader::new(io::Read::take(file, GENERATION_BYTES), MAX_LINE_BYTES);
+    for _ in 0..GENERATION_LINES {
+        let Some(line) = lines.next_line().with_context(cannot_read)? else {
+            break;
+        };
+        if line.is_overlong() {
+            continue;
+        }
+        if let Some(told) = adapter.generation_of_line(&line.bytes) {
+            return Ok(told);
+        }
+    }
+    Ok(adapter)
+}
+
 /// Waits for a recorded moment, scaled by the replay speed.
 struct Pace {
     start: Instant,
@@ -294,6 +364,8 @@ struct Source<'a> {
     path: &'a Path,
     adapter: &'static dyn Adapter,
     model: Option<&'a str>,
+    /// The agent version that made the recording, when given.
+    version: Option<&'a str>,
     prices: PriceTable,
     redactor: Redactor,
 }
@@ -321,6 +393,7 @@ async fn native(
         path,
         adapter,
         model,
+        version,
         prices,
         redactor,
     } = source;
@@ -336,10 +409,15 @@ async fn native(
         replay_info(path, adapter, model, &cwd),
         adapter,
     );
+    if let Some(version) = version {
+        dispatch.emit(base, agent_version(adapter, version));
+    }
 
+    let finishing = FinisherSlot::default();
     let parse = ParseContext {
         model: model.map(str::to_owned),
         prices: Arc::new(prices),
+        finishing: Some(Arc::clone(&finishing)),
         ..ParseContext::new(cwd)
     };
     let mut play = Player {
@@ -351,6 +429,8 @@ async fn native(
         events: Vec::new(),
         base,
         last: Duration::ZERO,
+        finishing,
+        export: sidecars.export,
     };
     if let Some(timing) = sidecars.timing {
         play.timed(timing, dispatch, pace).await?;
@@ -360,15 +440,18 @@ async fn native(
     Ok(())
 }
 
-/// What was recorded beside an agent's stdout: its exit status, line timing and stderr.
+/// What was recorded beside an agent's stdout: its exit status, line timing and stderr, and
+/// where the answer to what its adapter asks after the run would be.
 struct Sidecars {
     exit: Recorded,
     timing: Option<(PathBuf, Lines)>,
     stderr: Option<(PathBuf, Lines)>,
+    export: Option<PathBuf>,
 }
 
 impl Sidecars {
-    /// The sidecars of `path` (`X.stdout.ndjson`): `X.exit`, `X.timing.ndjson`, `X.stderr.txt`.
+    /// The sidecars of `path` (`X.stdout.ndjson`): `X.exit`, `X.timing.ndjson`, `X.stderr.txt`,
+    /// `X.export.json`.
     fn beside(path: &Path) -> anyhow::Result<Sidecars> {
         let sidecar = |ext: &str| -> Option<PathBuf> {
             let name = path.file_name()?.to_str()?.strip_suffix(".stdout.ndjson")?;
@@ -388,6 +471,7 @@ impl Sidecars {
             exit,
             timing: open("timing.ndjson")?,
             stderr: open("stderr.txt")?,
+            export: sidecar("export.json"),
         })
     }
 }
@@ -418,6 +502,10 @@ struct Player<'a> {
     base: SystemTime,
     /// When the last line arrived.
     last: Duration,
+    /// What the adapter asks of the agent once it has exited (see [`crate::agent::Finisher`]).
+    finishing: FinisherSlot,
+    /// Where its answer was recorded (`X.export.json`).
+    export: Option<PathBuf>,
 }
 
 impl Player<'_> {
@@ -468,7 +556,12 @@ impl Player<'_> {
     /// Ends the turn and the run as the adapter read the stream's end and `exit` says.
     fn end(&mut self, exit: Recorded, dispatch: &mut Dispatcher) {
         let end = self.base + self.last;
-        let stream_end = self.stdout.end(&mut self.events);
+        let mut stream_end = self.stdout.end(&mut self.events);
+        let finisher = self.finishing.lock().ok().and_then(|mut s| s.take());
+        if let Some(finisher) = finisher {
+            let printed = recorded_answer(self.export.as_deref());
+            stream_end = finisher.finish(printed, stream_end, &mut self.events);
+        }
         for kind in self.events.drain(..) {
             dispatch.emit(end, kind);
         }
@@ -551,6 +644,22 @@ impl Player<'_> {
     }
 }
 
+/// The most of a recorded answer read, as much as a live run reads of it.
+const ANSWER_LIMIT: u64 = 64 << 20;
+
+/// What the agent answered after the run, as recorded beside the transcript (`X.export.json`),
+/// or why it cannot be had: the adapter reads it as it reads the live answer.
+fn recorded_answer(path: Option<&Path>) -> Result<Vec<u8>, String> {
+    let Some(path) = path else {
+        return Err("none was recorded beside the transcript".to_owned());
+    };
+    match files::read_optional(path, ANSWER_LIMIT, Links::Follow) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(format!("{} was not recorded", path.display())),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
 /// The exit status recorded beside a transcript.
 enum Recorded {
     /// No exit status was recorded: a clean exit is assumed.
@@ -596,6 +705,16 @@ fn exit_from_code(code: i32) -> ExitInfo {
             code: Some(code),
             signal: None,
         }
+    }
+}
+
+/// The `agent.version` of a recording made by `version` of the agent `adapter` drives.
+fn agent_version(adapter: &dyn Adapter, version: &str) -> EventKind {
+    use crate::supervisor::version;
+    EventKind::AgentVersion {
+        version: version.to_owned(),
+        tested_with: version::untested(adapter, version),
+        fidelity: Some(version::fidelity(adapter, version)),
     }
 }
 

@@ -26,7 +26,7 @@ pub(crate) use signals::unless_stopped;
 mod spawn;
 mod tree;
 mod turn;
-mod version;
+pub(crate) mod version;
 
 pub(crate) use acp::PROTOCOL_VERSION as ACP_PROTOCOL_VERSION;
 pub(crate) use guardian::invocation as guardian_invocation;

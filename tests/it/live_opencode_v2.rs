@@ -30,6 +30,11 @@ struct Ran {
 }
 
 fn run(script: fn(&Path) -> Scenario<Reply>, ask_shell: bool) -> Option<Ran> {
+    run_with(script, ask_shell, &[])
+}
+
+/// [`run`] with more of runbook's options.
+fn run_with(script: fn(&Path) -> Scenario<Reply>, ask_shell: bool, more: &[&str]) -> Option<Ran> {
     let bin = support::opencode_v2_bin("2.1.2")?;
     let mut ctx = TestContext::new();
     sse::write_readme(&ctx.work).expect("write README.md");
@@ -57,6 +62,7 @@ fn run(script: fn(&Path) -> Scenario<Reply>, ask_shell: bool) -> Option<Ran> {
     if !ask_shell {
         args.extend(["--permissions", "bypass"]);
     }
+    args.extend_from_slice(more);
     args.push(&sc.prompt);
     let out = support::run(&mut ctx.runbook(&args), LIMIT);
     let (events, receipt) = support::events_and_receipt(&out.stdout);
@@ -233,4 +239,64 @@ fn a_refused_request_is_a_provider_error_with_its_status() {
     assert_eq!(errors.len(), 1, "{why}");
     assert_eq!(errors[0].status, Some(400), "{why}");
     assert_eq!(errors[0].name, "provider.invalid-request", "{why}");
+}
+
+#[test]
+fn a_read_and_an_edit_complete_with_every_step_counted() {
+    let Some(ran) = run(v2::read_edit, false) else {
+        return;
+    };
+    assert_completed_and_exact(&ran);
+    let ok = ToolStatus::Ok;
+    let want = [(ToolKind::Read, ok), (ToolKind::Edit, ok)];
+    assert_eq!(tools(&ran), want, "{}", ran.why);
+}
+
+#[test]
+fn a_command_completes_with_its_output() {
+    let Some(ran) = run(v2::shell, false) else {
+        return;
+    };
+    assert_completed_and_exact(&ran);
+    let want = [(ToolKind::Shell, ToolStatus::Ok)];
+    assert_eq!(tools(&ran), want, "{}", ran.why);
+}
+
+/// Two answers: the first turn's, then the one `--then` asks for in the same session.
+fn two_turns(_work: &Path) -> Scenario<Reply> {
+    let script = vec![
+        Reply::text(sse::canon::TEXT_ANSWER, chat::Usage::new(1200, 18)),
+        Reply::text("done", chat::Usage::new(1250, 2)),
+    ];
+    Scenario::new(sse::canon::TEXT_PROMPT, script, &[])
+}
+
+#[test]
+fn a_second_turn_continues_the_session_and_both_are_counted_exactly() {
+    let Some(ran) = run_with(two_turns, false, &["--then", "Now say it once more."]) else {
+        return;
+    };
+    assert_completed_and_exact(&ran);
+    assert_eq!(ran.receipt.turns.len(), 2, "{}", ran.why);
+    let argv = support::argvs(&ran.events);
+    let session = ran.receipt.session_id.clone().expect("a session");
+    assert!(
+        argv[1]
+            .windows(2)
+            .any(|w| w == ["--session", session.as_str()]),
+        "{}: {argv:?}",
+        ran.why
+    );
+}
+
+#[test]
+fn a_500_retried_without_end_is_each_retry_and_stops_at_the_runs_timeout() {
+    let Some(ran) = run_with(v2::http500, false, &["--timeout", "12s"]) else {
+        return;
+    };
+    let why = &ran.why;
+    assert_eq!(ran.receipt.outcome, Outcome::TimedOut, "{why}");
+    let retried = |e: &&Event| matches!(e.kind, EventKind::ProviderRetry(_));
+    assert!(ran.events.iter().filter(retried).count() >= 1, "{why}");
+    assert!(ran.receipt.tokens.total == 0, "{why}");
 }

@@ -17,6 +17,7 @@ mod bucket_foreign;
 mod checks;
 mod config;
 mod conformance;
+mod conformance_v2;
 mod demo;
 mod doctor;
 mod drift;

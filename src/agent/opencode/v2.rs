@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use super::steps::StepState;
 use super::summary::{self, InputFields};
 use super::{MAX_ERROR_CHARS, Said, Stderr, ToolInput, ended, prints, step_usage};
 use crate::agent::late::AfterFinal;
@@ -98,6 +99,27 @@ pub(super) fn is_v2(program: &Path, version: Option<&str>) -> bool {
     from_package(program) || std::fs::canonicalize(program).is_ok_and(|p| from_package(&p))
 }
 
+/// Which generation printed `line` of a recorded stream, when the line tells (`Some(true)`:
+/// OpenCode 2). OpenCode 2 names a tool line's own part `partID`, its text parts `…_text-N` and
+/// its errors by `type`; 1.x names a tool call `callID`, its errors by `name` and `data`, and
+/// counts a step's `tokens.total`.
+pub(super) fn printed_by_v2(line: &[u8]) -> Option<bool> {
+    let value = serde_json::from_slice::<serde_json::Value>(line).ok()?;
+    let part = value.get("part");
+    let error = value.get("error");
+    let has = |o: Option<&serde_json::Value>, key: &str| o.and_then(|o| o.get(key)).is_some();
+    let text_id = part
+        .filter(|p| p.get("type").and_then(|t| t.as_str()) == Some("text"))
+        .and_then(|p| p.get("id")?.as_str()?.rsplit_once("_text-"))
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if has(part, "partID") || has(error, "type") || text_id {
+        return Some(true);
+    }
+    let total = has(part.and_then(|p| p.get("tokens")), "total");
+    let v1 = has(part, "callID") || has(part, "snapshot") || total;
+    (v1 || has(error, "name") || has(error, "data")).then_some(false)
+}
+
 /// What the stream said of its steps, kept for the export to complete.
 #[derive(Default, Clone)]
 pub(super) struct Steps {
@@ -116,11 +138,8 @@ struct Parser {
     finishing: Option<FinisherSlot>,
     session: Option<String>,
     session_announced: bool,
-    /// The message id of the step in progress, and how many times its model call was retried.
-    open_step: Option<(Option<String>, u32)>,
+    state: StepState,
     steps: Steps,
-    last_reason: Option<String>,
-    error: Option<String>,
     after: AfterFinal,
 }
 
@@ -142,7 +161,7 @@ impl StdoutParser for Parser {
             parsed.session_id.as_deref(),
             out,
         );
-        let late = self.finished() && parsed.kind != "step_start";
+        let late = self.state.finished() && parsed.kind != "step_start";
         let from = out.len();
         match (&*parsed.kind, parsed.part, parsed.error) {
             ("step_start", Some(part), _) => self.step_start(part, out),
@@ -182,7 +201,7 @@ impl StdoutParser for Parser {
                 steps: self.steps.clone(),
                 model: self.model.clone(),
                 prices: Arc::clone(&self.prices),
-                failed: self.error.is_some(),
+                failed: self.state.failed(),
             };
             if let Ok(mut slot) = slot.lock() {
                 *slot = Some(Box::new(finisher));
@@ -193,41 +212,18 @@ impl StdoutParser for Parser {
 }
 
 impl Parser {
-    fn finished(&self) -> bool {
-        self.open_step.is_none()
-            && self
-                .last_reason
-                .as_deref()
-                .is_some_and(|r| r != "tool-calls" && r != "length")
-    }
-
     /// How the stream alone ended. OpenCode 2 mostly leaves out the last step's end, so a step
     /// still open is not yet a verdict: the export may close it.
     fn stream_end(&self) -> StreamEnd {
-        if let Some(message) = &self.error {
-            return StreamEnd::Failed(message.clone());
-        }
-        if self.open_step.is_some() {
-            return StreamEnd::Truncated(
-                "the output ended inside a step (no step_finish), and the session's export did not tell how it ended"
-                    .into(),
-            );
-        }
-        match self.last_reason.as_deref() {
-            None => StreamEnd::Truncated("the agent finished no step".into()),
-            Some("tool-calls") => {
-                StreamEnd::Truncated("the last step asked for tool calls that never came".into())
-            }
-            Some("length") => StreamEnd::Truncated("the model hit its output token limit".into()),
-            Some(_) => StreamEnd::Finished,
-        }
+        self.state.stream_end(
+            "the output ended inside a step (no step_finish), and the session's export did not tell how it ended",
+        )
     }
 
     /// A line of message `id`: a step of its own when its `step_start` was not printed.
     fn in_step(&mut self, id: Option<&str>, out: &mut Vec<EventKind>) {
         let Some(id) = id else { return };
-        let open = matches!(&self.open_step, Some((Some(open), _)) if open == id);
-        if open || self.steps.finished.contains(id) {
+        if self.state.is_open(Some(id)) || self.steps.finished.contains(id) {
             return;
         }
         self.start(Some(id.to_owned()), out);
@@ -237,19 +233,16 @@ impl Parser {
         if let Some(id) = &id {
             self.steps.started.push(id.clone());
         }
-        self.open_step = Some((id.clone(), 0));
+        self.state.open(id.clone());
         out.push(EventKind::StepStarted { id });
     }
 
     fn step_start(&mut self, part: Part, out: &mut Vec<EventKind>) {
         let id = part.message_id;
         // Another start of the same message is its model call tried again: one step, retried.
-        if let Some((open, retries)) = &mut self.open_step
-            && *open == id
-        {
-            *retries += 1;
+        if self.state.is_open(id.as_deref()) {
             out.push(EventKind::ProviderRetry(ProviderRetry {
-                attempt: *retries,
+                attempt: self.state.retried(),
                 max_attempts: None,
                 delay_ms: None,
                 status: None,
@@ -262,7 +255,6 @@ impl Parser {
 
     fn step_finish(&mut self, part: Part, out: &mut Vec<EventKind>) {
         self.in_step(part.message_id.as_deref(), out);
-        self.open_step = None;
         if let Some(id) = &part.message_id {
             self.steps.finished.insert(id.clone());
         }
@@ -273,7 +265,7 @@ impl Parser {
             part.cost,
             (&self.prices, self.model.as_deref()),
         );
-        self.last_reason = Some(usage.reason.clone());
+        self.state.close(&usage.reason);
         out.push(EventKind::StepFinished(usage));
     }
 
@@ -354,7 +346,7 @@ impl Parser {
     fn error(&mut self, err: ErrorLine, out: &mut Vec<EventKind>) {
         let name = err.kind.unwrap_or_else(|| "error".to_owned());
         let message = err.message.unwrap_or_else(|| "unknown error".to_owned());
-        self.error = Some(format!("{name}: {message}"));
+        self.state.fail(format!("{name}: {message}"));
         if name.starts_with("provider.") || err.status.is_some() {
             let response = err
                 .response

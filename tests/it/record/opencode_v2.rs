@@ -126,7 +126,7 @@ pub(crate) fn tool_fail(work: &Path) -> Scenario<Reply> {
     Scenario::new(canon::TOOL_FAIL_PROMPT, script, &[])
 }
 
-fn http500(_work: &Path) -> Scenario<Reply> {
+pub(crate) fn http500(_work: &Path) -> Scenario<Reply> {
     let script = vec![Reply::http_error(500, canon::PROVIDER_ERROR_MESSAGE)];
     Scenario::new(canon::SHORT_PROMPT, script, &[])
 }
@@ -244,7 +244,7 @@ pub(super) fn record_one(bin: &Path, dir: &Path, r: &Recording) {
 }
 
 /// The two turns of one session: the text scenario, then `--session ID` with a new prompt, as
-/// runbook's `--then` does; the export, after the second, holds both.
+/// runbook's `--then` does; the export after each, the second's holding both.
 pub(super) fn record_turns(bin: &Path, dir: &Path) {
     let (ctx, fake, sc) = prepare(chat::scenario::text, false);
     let mode = Mode::Standalone;
@@ -254,6 +254,7 @@ pub(super) fn record_turns(bin: &Path, dir: &Path) {
         &first,
         || bodies(&fake),
     );
+    export(bin, &ctx, mode, &first);
     let id = session_id(dir, "turn1").expect("the first turn's session");
     let second = target(dir, "turn2", &ctx, LIMIT);
     let args = run_args(mode, "Now say it once more.", &["--session", &id]);
