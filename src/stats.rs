@@ -134,6 +134,11 @@ impl TurnTotals {
             *steps += 1;
         }
         self.tokens.add(&usage.tokens);
+        // A count it could not read (or a step whose usage never came) counts as 0: what is
+        // known is then a lower bound.
+        if usage.tokens_unreadable {
+            self.tokens_partial = true;
+        }
         match usage.usable_cost() {
             Some(cost) => {
                 *self.cost_usd.get_or_insert(0.0) += cost;

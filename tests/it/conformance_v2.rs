@@ -227,7 +227,7 @@ fn an_agent_version_that_is_no_version_or_for_an_event_log_is_refused_in_one_lin
 }
 
 #[test]
-fn a_recording_without_its_export_is_not_completed_and_its_cost_is_unknown() {
+fn a_recording_without_its_export_is_not_completed_and_its_cost_and_tokens_are_unknown() {
     let ctx = TestContext::new();
     let file = ctx.root().join("alone.stdout.ndjson");
     std::fs::copy(path("shell", "stdout.ndjson"), &file).expect("copy the stream");
@@ -238,6 +238,8 @@ fn a_recording_without_its_export_is_not_completed_and_its_cost_is_unknown() {
     assert_eq!(receipt.outcome, Outcome::Truncated, "{receipt:?}");
     assert_eq!(receipt.cost.usd, None, "{receipt:?}");
     assert!(receipt.cost.incomplete, "{receipt:?}");
+    // The steps the stream did not end have unknown tokens: the count is a lower bound.
+    assert!(receipt.tokens.incomplete, "{receipt:?}");
     let told = events.iter().any(|e| {
         matches!(&e.kind, EventKind::AgentWarning { message } if message.contains("session export"))
     });
