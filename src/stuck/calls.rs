@@ -1,4 +1,5 @@
-//! The rules about tool calls: `repeat`, `same_error`, `same_failure` and `ping_pong`. A call
+//! The rules about tool calls: `repeat`, `same_error` (of any tool but a shell command),
+//! `same_failure` (a shell command's) and `ping_pong`. A call
 //! counts only with both its fingerprints (what it was called with, what it gave back), so a
 //! result that changed always starts a count again, and a refused call is passed over.
 
@@ -105,7 +106,9 @@ impl Calls {
         let again = self.window.back().is_some_and(|(last, _)| *last == call);
         counts[0] = reached(StuckRule::Repeat, bump(&mut self.repeat, again, seq));
         let failed = end.status == ToolStatus::Error;
-        if failed {
+        // A shell command's failure is `same_failure`'s alone, whether the agent flags it an
+        // error or only prints its exit code: judged one way, warned before it is stopped.
+        if failed && end.kind != ToolKind::Shell {
             let again = again && self.errors.is_some();
             counts[1] = reached(StuckRule::SameError, bump(&mut self.errors, again, seq));
         } else {
@@ -114,7 +117,9 @@ impl Calls {
         if end.kind == ToolKind::Shell
             && let Some(streak) = self.failure(&call, failed, seq)
         {
-            counts[2] = reached(StuckRule::SameFailure, streak);
+            // The same failing command is a failure before it is a repeat: judged first.
+            counts[2] = counts[0].take();
+            counts[0] = reached(StuckRule::SameFailure, streak);
         }
         if let Some((cycles, first)) = self.ping_pong(call, seq) {
             counts[3] = Some(Reached {

@@ -347,7 +347,10 @@ fn claude_code_calls_are_judged_as_any_others() {
     }
     assert_eq!(
         judged(&crate::agent::Claude, &lines),
-        [(StuckRule::SameError, 3, true)]
+        [
+            (StuckRule::SameFailure, 3, false),
+            (StuckRule::SameFailure, 5, true)
+        ]
     );
 }
 

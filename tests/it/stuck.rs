@@ -191,6 +191,39 @@ fn the_same_test_failing_the_same_way_after_each_edit_is_stuck() {
     );
 }
 
+/// A failing shell command is judged as one whether the agent flags it an error or prints its
+/// exit code: the same failure is warned at 3 and stopped at 5 (`same_failure`), never stopped
+/// at 3 as the same error; the stop is said once.
+#[test]
+fn a_shell_failure_the_agent_flags_as_an_error_is_the_same_failure_warned_then_stopped() {
+    let ctx = TestContext::new();
+    let steps: Vec<String> = (0..5)
+        .map(|i| {
+            let line = format!(
+                r#"{{"type":"tool_use","sessionID":"ses_s","part":{{"tool":"bash","callID":"call_{i}","state":{{"status":"error","input":{{"command":"cargo test"}},"error":"test adds ... FAILED","time":{{"start":{i},"end":{}}}}}}}}}"#,
+                i + 1
+            );
+            [START, &line, MORE].join("\n")
+        })
+        .collect();
+    let out = ctx.run_fake(&scenario(&steps, HANG), &[]);
+    out.assert_exit(10)
+        .assert_stderr_has("⟳ bash cargo test: same failure 3×");
+    assert_eq!(
+        stuck_events(&ctx.events()),
+        [
+            (false, StuckRule::SameFailure, 3),
+            (true, StuckRule::SameFailure, 5)
+        ]
+    );
+    assert_eq!(
+        out.stderr.matches("same failure 5×").count(),
+        1,
+        "the stop said more than once:\n{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn calls_in_turn_with_unchanged_results_are_stuck() {
     let ctx = TestContext::new();
@@ -416,7 +449,7 @@ fn a_repair_attempt_that_gets_stuck_ends_the_repair_not_the_run() {
 echo '{"type":"session.started","session_id":"s-1"}'
 case "$prompt" in
   *"checks fail"*)
-    for i in 1 2 3; do
+    for i in 1 2 3 4 5; do
       echo "{\"type\":\"tool.started\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cargo test\"}"
       echo "{\"type\":\"tool.completed\",\"call_id\":\"c$i\",\"name\":\"bash\",\"kind\":\"shell\",\"input\":\"cargo test\",\"status\":\"error\",\"input_hash\":\"00aa\",\"result_hash\":\"00bb\"}"
     done
@@ -430,7 +463,7 @@ echo '{"type":"agent.result","ok":true}'"#,
         &["--check", "test=echo 'left: 3'; exit 1", "fix the test"],
     );
     out.assert_exit(9)
-        .assert_stderr_has("stuck: bash cargo test: same error 3×");
+        .assert_stderr_has("stuck: bash cargo test: same failure 5×");
     let receipt = ctx.ended_as(Outcome::ChecksFailed);
     // The verdict says the repair ended because the agent went round in circles.
     let why = "repair stopped after 1 attempt: the agent went round in circles and was stopped";
@@ -584,6 +617,15 @@ fn with_stuck_nudge_a_resumable_session_is_resumed_with_the_nudge_and_another_is
     let out = ctx.run_agent_cmd(&agent, &["--stuck", "nudge", "read the notes"]);
     out.assert_exit(0)
         .assert_stderr_has("⟳ nudging the agent once");
+    // The stuck line says what was repeated, once; the nudge is one line, without the turn's
+    // own header repeating runbook's prompt.
+    assert_eq!(
+        out.stderr.matches("same call, same result 5×").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("▶ turn 2"), "{}", out.stderr);
     let receipt = ctx.ended_as(Outcome::Completed);
     assert!(receipt.stuck.is_some_and(|s| s.nudged));
     let kinds = types(&ctx.events());

@@ -84,14 +84,14 @@ exit 0"#
 }
 
 #[test]
-fn an_acp_agent_failing_the_same_way_three_times_is_stuck_and_one_whose_output_moves_is_not() {
+fn an_acp_agent_failing_the_same_way_five_times_is_stuck_and_one_whose_output_moves_is_not() {
     let ctx = TestContext::new();
     let agent = acp_agent(
         &ctx,
         "agent.sh",
         &format!(
             r#"{CALLS}IFS= read -r prompt
-for i in 1 2 3; do call c$i 'cargo test' 'left: 3, right: 4' 101; done
+for i in 1 2 3 4 5; do call c$i 'cargo test' 'left: 3, right: 4' 101; done
 IFS= read -r cancel
 finish cancelled
 IFS= read -r eof
@@ -103,7 +103,8 @@ exit 0"#
         .ended_as(Outcome::Stuck)
         .stuck
         .expect("what was repeated");
-    assert_eq!((stuck.rule, stuck.count), (StuckRule::SameError, 3));
+    // A failing command is `same_failure`'s, warned at 3 and stopped at 5.
+    assert_eq!((stuck.rule, stuck.count), (StuckRule::SameFailure, 5));
     ctx.assert_agent_gone();
 
     // Polling whose output changes, and the same `ls` with a file made between: no rule trips,
@@ -187,7 +188,7 @@ fn with_stuck_nudge_the_agent_is_prompted_once_and_may_recover() {
         &["--inactivity-timeout", "10s", "--stuck", "nudge"],
     );
     out.assert_exit(0).assert_stderr_has(
-        "⟳ nudging the agent once: bash cat notes.txt: same call, same result 5×",
+        "⟳ nudging the agent once: it goes on in the same session",
     );
     let receipt = ctx.ended_as(Outcome::Completed);
     let stuck = receipt

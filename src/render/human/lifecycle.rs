@@ -36,6 +36,11 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
                 l.alert(s.warn.apply_to(format!("⚠ {w}")));
             });
         }
+        // The stuck line before it said why, and that the agent is being stopped.
+        EventKind::StopRequested {
+            reason: Outcome::Stuck,
+            ..
+        } => {}
         EventKind::StopRequested { message, .. } => {
             l.alert(s.error.apply_to(format!("✗ stopping the agent: {message}")));
         }

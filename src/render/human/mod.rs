@@ -74,6 +74,8 @@ pub(crate) struct Human {
     quiet_for: Duration,
     /// Whether the agent has said anything at all yet.
     silent: silent::Silent,
+    /// The agent was nudged: the turn that nudges it goes unsaid.
+    nudging: bool,
     /// Someone else has the terminal (a question): ticks draw nothing meanwhile.
     paused: bool,
     /// The run has finished: its summary says it all, and no tick brings the status line back.
@@ -198,6 +200,7 @@ impl Human {
             held: None,
             quiet_for: Duration::ZERO,
             silent: silent::Silent::default(),
+            nudging: false,
             paused: false,
             finished: false,
             said: said::Said::default(),
@@ -434,13 +437,20 @@ impl Consumer for Human {
         };
         let prefix = self.prefix(ev.ts, totals.started_at);
         self.last_prefix.clone_from(&prefix);
-        let lines: Vec<Line> = self
+        let mut lines: Vec<Line> = self
             .lines(ev, totals)
             .into_iter()
             .filter(|l| show(l.attention))
             .collect();
         match &ev.kind {
-            EventKind::TurnStarted { planning, .. } => self.planning = *planning,
+            EventKind::StuckNudged(_) => self.nudging = true,
+            EventKind::TurnStarted { planning, .. } => {
+                self.planning = *planning;
+                // The nudge's line said what this turn is; its prompt is runbook's own.
+                if std::mem::take(&mut self.nudging) && !self.verbose {
+                    lines.clear();
+                }
+            }
             // A planning turn's text may be the plan, shown whole once proposed: held until
             // something else is shown.
             EventKind::Text { text } if self.planning => {

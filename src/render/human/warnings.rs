@@ -59,11 +59,9 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             );
             l.alert(s.error.apply_to(text));
         }
-        EventKind::StuckNudged(stuck) => {
-            let text = format!(
-                "⟳ nudging the agent once: {}; it goes on in the same session",
-                crate::stuck::describe(stuck)
-            );
+        // The stuck line before it said what was repeated.
+        EventKind::StuckNudged(_) => {
+            let text = "⟳ nudging the agent once: it goes on in the same session, asked to change approach";
             l.alert(s.warn.apply_to(text));
         }
         EventKind::SandboxDenied { source, detail, .. } => {
