@@ -618,7 +618,7 @@ fn opencode_2_tells_a_prompts_usage_whole_and_its_version_is_judged() {
     let events = replay("opencode-2.1.2.shell");
     // Two model calls: 1000 + 20, then 1100 + 7; OpenCode 2 tells their sum.
     let r = result(&events);
-    let tokens = r.tokens.clone().unwrap();
+    let tokens = r.tokens.unwrap();
     assert_eq!((tokens.input, tokens.output), (2100, 27), "{r:?}");
     assert!(!r.tokens_partial, "{r:?}");
     assert_eq!(version(&events), ("2.1.2", &[][..], Some(Fidelity::Tested)));
@@ -633,7 +633,7 @@ fn opencode_2_keeps_a_cancelled_prompts_usage() {
     let events = replay("opencode-2.1.2.cancelled");
     let r = result(&events);
     assert!(!r.ok);
-    let tokens = r.tokens.clone().expect("the usage OpenCode 2 told");
+    let tokens = r.tokens.expect("the usage OpenCode 2 told");
     assert_eq!(tokens.total(), 1420, "{r:?}");
     assert!(!r.tokens_partial, "{r:?}");
     assert!(
