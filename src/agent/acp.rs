@@ -17,13 +17,14 @@ mod prints;
 use super::reported::{self, Cost, Count};
 use super::summary::{self, InputFields};
 use super::tools::{Ending, OpenCalls};
+use super::versions;
 use super::{
-    Adapter, Cli, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd,
+    Adapter, AgentKind, Cli, Invocation, ParseContext, StderrParser, StdoutParser, StreamEnd,
     announce_session, npm_cli, unparsed_line, unreadable_reason,
 };
 use crate::event::{
-    AgentResult, EventKind, ProviderError, StepUsage, Tokens, ToolKind, ToolStart, ToolStatus,
-    UnparsedReason,
+    AgentResult, EventKind, Fidelity, ProviderError, ProviderRetry, StepUsage, Tokens, ToolKind,
+    ToolStart, ToolStatus, UnparsedReason,
 };
 use crate::prices::PriceTable;
 
@@ -375,8 +376,11 @@ struct Parser {
     /// The final text of the current turn (its last message).
     last_text: String,
     told: Shared,
-    /// The agent tells, as a prompt's usage, that of its last model call only (OpenCode).
+    /// The agent tells, as a prompt's usage, that of its last model call only (OpenCode 1).
     last_call_usage: bool,
+    /// A cancelled prompt's result tells the usage of the model calls that finished before the
+    /// cancel (OpenCode 2); other agents tell none, or zero.
+    cancel_usage_told: bool,
     /// The agent's usage leaves out its subagents' (Claude Code's adapter sums the main
     /// conversation's results).
     subagents_apart: bool,
@@ -419,6 +423,7 @@ impl Parser {
             last_text: String::new(),
             told: ctx.told.unwrap_or_default(),
             last_call_usage: false,
+            cancel_usage_told: false,
             subagents_apart: false,
             turn_tools: 0,
             turn_subagents: 0,
@@ -564,11 +569,47 @@ impl Parser {
                 self.begin_turn();
                 self.usage(update, out);
             }
+            "session_info_update" => self.session_info(update, out),
             // The agent's echo of the prompt, its commands, modes and options: nothing that
             // happens.
-            _ => {}
+            "user_message_chunk"
+            | "available_commands_update"
+            | "current_mode_update"
+            | "config_option_update" => {}
+            _ => return false,
         }
         true
+    }
+
+    /// A `session_info_update`: OpenCode 2 tells in its `_meta` that a model call failed and
+    /// is tried again (`opencode/retry`, `null` once the retry began).
+    fn session_info(&mut self, update: &Value, out: &mut Vec<EventKind>) {
+        let Some(retry) = update
+            .pointer("/_meta/opencode~1retry")
+            .filter(|r| r.is_object())
+        else {
+            return;
+        };
+        self.begin_turn();
+        // `attempt` is the attempt about to be made: 2 is the first retry.
+        let attempt = retry.get("attempt").and_then(Value::as_u64).unwrap_or(2);
+        let error = retry.get("error");
+        let status = error
+            .and_then(|e| e.get("status"))
+            .and_then(Value::as_u64)
+            .and_then(|s| u16::try_from(s).ok())
+            .filter(|s| (100..600).contains(s));
+        let message = error
+            .and_then(|e| e.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or("the model call failed");
+        out.push(EventKind::ProviderRetry(ProviderRetry {
+            attempt: u32::try_from(attempt.saturating_sub(1).max(1)).unwrap_or(u32::MAX),
+            max_attempts: None,
+            delay_ms: None,
+            status,
+            message: message.to_owned(),
+        }));
     }
 
     /// A `usage_update`: the session's cost so far; what it grew by is a step's cost.
@@ -717,16 +758,8 @@ impl Parser {
             provider_failed = self.prompt_failed(error, out);
         }
         if let Ok(result) = &outcome {
-            if let Some(name) = result.pointer("/agentInfo/name").and_then(Value::as_str) {
-                self.last_call_usage = name == "OpenCode";
-                self.subagents_apart = name.contains("claude");
-            }
-            if let Some(version) = result.pointer("/agentInfo/version").and_then(Value::as_str) {
-                out.push(EventKind::AgentVersion {
-                    version: version.to_owned(),
-                    tested_with: Vec::new(),
-                    fidelity: None,
-                });
+            if let Some(info) = result.get("agentInfo") {
+                self.agent_info(info, out);
             }
             announce_session(
                 &mut self.session_announced,
@@ -743,6 +776,33 @@ impl Parser {
             outcome,
             stopped_at_refusal,
             provider_failed,
+        });
+    }
+
+    /// The agent's `agentInfo` (in its answer to `initialize`): how it tells usage, and its
+    /// version, judged against the versions runbook was tested with when it is an agent runbook
+    /// has a table for (OpenCode's own ACP server; an adapter's version is not its agent's).
+    fn agent_info(&mut self, info: &Value, out: &mut Vec<EventKind>) {
+        let name = info.get("name").and_then(Value::as_str).unwrap_or_default();
+        let version = info.get("version").and_then(Value::as_str);
+        let opencode = name == "OpenCode";
+        let major = version.and_then(versions::major);
+        // OpenCode 2 sums a prompt's model calls, a cancelled one's too; 1.x tells its last.
+        let summed = opencode && major.is_some_and(|m| m >= 2);
+        self.last_call_usage = opencode && !summed;
+        self.cancel_usage_told = summed;
+        self.subagents_apart = name.contains("claude");
+        let Some(version) = version else {
+            return;
+        };
+        let (tested_with, fidelity) = match opencode {
+            true => versions::judge(AgentKind::Opencode, version),
+            false => (Vec::new(), Fidelity::Unknown),
+        };
+        out.push(EventKind::AgentVersion {
+            version: version.to_owned(),
+            tested_with,
+            fidelity: Some(fidelity),
         });
     }
 
@@ -813,8 +873,9 @@ impl Parser {
         self.close_calls(out);
         // A prompt cut short tells the usage of the model call it stopped (none, or what streamed
         // before the stop) or of none at all: the turn's tokens are unknown, and what it cost
-        // so far a lower bound.
-        let cut_short = reason == "cancelled" || self.told.was_cancelled();
+        // so far a lower bound. OpenCode 2 tells the sum of the calls that finished: kept.
+        let cut_short =
+            (reason == "cancelled" || self.told.was_cancelled()) && !self.cancel_usage_told;
         let usage = result
             .get("usage")
             .filter(|u| u.is_object() && !cut_short)
@@ -998,7 +1059,17 @@ impl StdoutParser for Parser {
                 let known =
                     method == "session/update" && update.is_some_and(|u| self.update(u, out));
                 if !known && method == "session/update" {
-                    out.push(unparsed_line(UnparsedReason::UnexpectedJson, line));
+                    // A kind of update runbook does not know (a newer agent's) is counted, as
+                    // one that is not an update at all.
+                    let kind = update.and_then(|u| u.get("sessionUpdate"));
+                    let reason = match kind {
+                        Some(Value::String(_)) => UnparsedReason::UnknownType,
+                        _ => UnparsedReason::UnexpectedJson,
+                    };
+                    out.push(unparsed_line(reason, line));
+                } else if update.is_some_and(unknown_meta) {
+                    // Read, but it says more than runbook knows how to read: counted too.
+                    out.push(unparsed_line(UnparsedReason::UnknownType, line));
                 }
             }
             (Some(id), None) if message.result.is_some() || message.error.is_some() => {
@@ -1020,6 +1091,18 @@ impl StdoutParser for Parser {
             StreamEnd::Finished
         }
     }
+}
+
+/// The `_meta` keys of an update runbook reads: Claude Code's adapter's, and OpenCode's retry
+/// notices.
+const KNOWN_META: [&str; 2] = ["claudeCode", "opencode/retry"];
+
+/// Whether an update's `_meta` holds a key runbook does not know.
+fn unknown_meta(update: &Value) -> bool {
+    update
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|meta| meta.keys().any(|k| !KNOWN_META.contains(&k.as_str())))
 }
 
 /// `value` read as `T`. Costs and counts are read from their JSON text (see `reported`), which a

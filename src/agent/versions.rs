@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use super::AgentKind;
+use crate::event::Fidelity;
 
 /// Each agent and the versions of its CLI that runbook's conformance suite (recordings under
 /// `fixtures/`) and live suite (the real CLI against a fake provider) run against. The first
@@ -71,6 +72,24 @@ pub(crate) fn newest_tested(agent: AgentKind) -> Option<&'static str> {
 /// are one line).
 fn major_line(version: &str) -> Option<u64> {
     numbers(version)?.first().copied()
+}
+
+/// The major version in `version` (an agent's `--version` output): `2` of `opencode v2.1.2`.
+pub(crate) fn major(version: &str) -> Option<u64> {
+    version_number(version)?.split('.').next()?.parse().ok()
+}
+
+/// How runbook stands to `version` of `agent`: the versions it was tested with when `version` is
+/// not one of them (else none), and whether it was tested with it.
+pub(crate) fn judge(agent: AgentKind, version: &str) -> (Vec<String>, Fidelity) {
+    if version_number(version).is_none() {
+        return (Vec::new(), Fidelity::Unknown);
+    }
+    if is_tested(agent, version) {
+        return (Vec::new(), Fidelity::Tested);
+    }
+    let tested_with = tested(agent).iter().map(|v| (*v).to_owned()).collect();
+    (tested_with, Fidelity::Untested)
 }
 
 /// `2.1.332` as `[2, 1, 332]`; `None` when a part is not a number.

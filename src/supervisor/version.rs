@@ -32,12 +32,7 @@ fn kind_of(adapter: &dyn Adapter) -> Option<AgentKind> {
 /// Whether runbook was tested with `version` (what the agent's `--version` printed) of the agent
 /// `adapter` drives: unknown for an agent runbook has no table for, or a version it cannot read.
 pub(crate) fn fidelity(adapter: &dyn Adapter, version: &str) -> Fidelity {
-    match kind_of(adapter) {
-        Some(_) if versions::version_number(version).is_none() => Fidelity::Unknown,
-        Some(kind) if versions::is_tested(kind, version) => Fidelity::Tested,
-        Some(_) => Fidelity::Untested,
-        None => Fidelity::Unknown,
-    }
+    kind_of(adapter).map_or(Fidelity::Unknown, |kind| versions::judge(kind, version).1)
 }
 
 /// The versions runbook was tested with of the agent `adapter` drives, when `version` (what its

@@ -9,6 +9,7 @@
 
 mod acp;
 mod acp_adapters;
+mod acp_opencode_v2;
 mod acp_scripted;
 mod batch;
 mod batch_opencode;

@@ -596,3 +596,119 @@ fn a_command_stopped_by_its_timeout_or_without_an_exit_status_did_not_succeed() 
         assert_eq!(status == ToolStatus::Ok, ok, "{output} exit {exit}");
     }
 }
+
+/// The agent's version as the parser told it, with how runbook stands to it.
+fn version(events: &[EventKind]) -> (&str, &[String], Option<crate::event::Fidelity>) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            EventKind::AgentVersion {
+                version,
+                tested_with,
+                fidelity,
+            } => Some((version.as_str(), tested_with.as_slice(), *fidelity)),
+            _ => None,
+        })
+        .expect("the agent's version")
+}
+
+#[test]
+fn opencode_2_tells_a_prompts_usage_whole_and_its_version_is_judged() {
+    use crate::event::Fidelity;
+    let events = replay("opencode-2.1.2.shell");
+    // Two model calls: 1000 + 20, then 1100 + 7; OpenCode 2 tells their sum.
+    let r = result(&events);
+    let tokens = r.tokens.unwrap();
+    assert_eq!((tokens.input, tokens.output), (2100, 27), "{r:?}");
+    assert!(!r.tokens_partial, "{r:?}");
+    assert_eq!(version(&events), ("2.1.2", &[][..], Some(Fidelity::Tested)));
+    // 1.18.33 tells its last call's: partial after a tool call.
+    let events = replay("opencode-1.18.33.multistep");
+    assert!(result(&events).tokens_partial);
+    assert_eq!(version(&events).2, Some(Fidelity::Tested));
+}
+
+#[test]
+fn opencode_2_keeps_a_cancelled_prompts_usage() {
+    let events = replay("opencode-2.1.2.cancelled");
+    let r = result(&events);
+    assert!(!r.ok);
+    let tokens = r.tokens.expect("the usage OpenCode 2 told");
+    assert_eq!(tokens.total(), 1420, "{r:?}");
+    assert!(!r.tokens_partial, "{r:?}");
+    assert!(
+        r.cost_usd.is_some_and(|c| (c - 0.0045058).abs() < 1e-12),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn opencode_2_tells_each_provider_retry() {
+    let events = replay("opencode-2.1.2.retry");
+    let retries: Vec<(u32, Option<u16>, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::ProviderRetry(r) => Some((r.attempt, r.status, r.message.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        retries,
+        [
+            (1, Some(500), "fake server error"),
+            (2, Some(500), "fake server error")
+        ]
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, EventKind::Unparsed(_))),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn an_untested_opencode_or_an_update_runbook_does_not_know_is_said() {
+    use crate::event::Fidelity;
+    let init = |version: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"protocolVersion":1,"agentInfo":{{"name":"OpenCode","version":"{version}"}}}}}}"#
+        )
+    };
+    let update = |update: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{update}}}}}"#
+        )
+    };
+    let lines = [
+        init("3.0.0"),
+        update(r#"{"sessionUpdate":"session_info_update","title":"A title"}"#),
+        update(r#"{"sessionUpdate":"agent_plan_v2","entries":[]}"#),
+        update(r#"{"sessionUpdate":"session_info_update","_meta":{"opencode/usage":{"a":1}}}"#),
+        update(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}"#),
+    ];
+    let (events, _) = replay_lines(&OPENCODE, lines.iter().map(String::as_str));
+    let (v, tested_with, fidelity) = version(&events);
+    assert_eq!((v, fidelity), ("3.0.0", Some(Fidelity::Untested)));
+    assert_eq!(tested_with, ["1.18.33", "2.1.2"]);
+    let unparsed: Vec<UnparsedReason> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Unparsed(u) => Some(u.reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        unparsed,
+        [UnparsedReason::UnknownType, UnparsedReason::UnknownType]
+    );
+    // An adapter's version is not its agent's: unknown.
+    let (events, _) = replay_lines(
+        &CLAUDE,
+        [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"agentInfo":{"name":"@zed-industries/claude-agent-acp","version":"0.23.1"}}}"#,
+        ],
+    );
+    assert_eq!(
+        version(&events),
+        ("0.23.1", &[][..], Some(Fidelity::Unknown))
+    );
+}

@@ -29,7 +29,7 @@ pub(super) fn shared_home(findings: &mut [Finding], env: &[(String, String)]) {
     else {
         return;
     };
-    let Some(major) = f.version.as_deref().and_then(major) else {
+    let Some(major) = f.version.as_deref().and_then(versions::major) else {
         return;
     };
     let data = var("XDG_DATA_HOME")
@@ -61,15 +61,6 @@ pub(super) fn shared_home(findings: &mut [Finding], env: &[(String, String)]) {
                 .to_owned(),
         ));
     }
-}
-
-/// The major version in an agent's `--version` output.
-fn major(version: &str) -> Option<u64> {
-    versions::version_number(version)?
-        .split('.')
-        .next()?
-        .parse()
-        .ok()
 }
 
 /// `program` in the directories of `path`.

@@ -222,6 +222,8 @@ struct State {
     /// `x-session-id` of the first main request: the top-level session.
     primary_session: Option<String>,
     next_id: u64,
+    /// Main requests still to be failed with this status before the script is played.
+    fail_first: (u32, u16),
 }
 
 /// A running fake provider. Dropping it stops the server and closes every
@@ -246,10 +248,21 @@ impl FakeLlm {
             requests: Vec::new(),
             primary_session: None,
             next_id: 1,
+            fail_first: (0, 0),
         }));
         let st = state.clone();
         let server = Server::start("fake-llm", move |req| handle(&st, req));
         FakeLlm { state, server }
+    }
+
+    /// Fails the first `times` main requests with `status` (a retry of a request gets the
+    /// next answer, unlike a scripted [`Reply::HttpError`]), then plays the script.
+    pub fn failing_first(self, times: u32, status: u16) -> FakeLlm {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fail_first = (times, status);
+        self
     }
 
     pub fn port(&self) -> u16 {
@@ -343,7 +356,10 @@ fn handle(state: &Mutex<State>, req: Received) -> Answer {
                 && (session_id.is_none()
                     || st.primary_session.as_deref() == session_id.as_deref()
                     || offers_task);
-            let reply = if primary {
+            let reply = if primary && st.fail_first.0 > 0 {
+                st.fail_first.0 -= 1;
+                Reply::http_error(st.fail_first.1, "the fake provider failed this request")
+            } else if primary {
                 st.script
                     .get(assistants)
                     .cloned()
