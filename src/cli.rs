@@ -20,7 +20,7 @@ pub struct Cli {
 
     /// Lay the view out for this many columns.
     ///
-    /// Lay the view out for this many columns [default: $COLUMNS, else the terminal's width].
+    /// Default: $COLUMNS, else the terminal's width.
     #[arg(long, global = true, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = parse_width,
         help_heading = Heading::Output.title(), display_order = 6, hide_short_help = true)]
     pub width: Option<u16>,
@@ -74,8 +74,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Show the configuration in effect and where each value comes from.
     ///
-    /// Show the configuration in effect and where each value comes from; or list the keys a
-    /// configuration file, variable or flag can set; or write a starter runbook.toml.
+    /// Or list the keys a configuration file, variable or flag can set; or write a starter
+    /// runbook.toml.
     Config(ConfigArgs),
     /// Check each agent: its binary, version, model and price.
     ///
@@ -91,7 +91,7 @@ pub enum Command {
     Trust(TrustArgs),
     /// Print a shell completion script.
     ///
-    /// Print a shell completion script (e.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`).
+    /// E.g. `runbook completions bash > ~/.local/share/bash-completion/completions/runbook`.
     Completions {
         /// The shell to complete for.
         #[arg(value_enum)]
@@ -104,7 +104,7 @@ pub enum Command {
 pub struct Verbosity {
     /// Show only what needs attention.
     ///
-    /// Show only what needs attention: failures, denials, warnings and the summary.
+    /// Failures, denials, warnings and the summary.
     #[arg(short, long, conflicts_with = "verbose", help_heading = Heading::Output.title(), display_order = 2)]
     pub quiet: bool,
 
@@ -129,8 +129,7 @@ impl From<Verbosity> for crate::render::Verbosity {
 pub struct Workspace {
     /// The directory the agent works in.
     ///
-    /// The directory the agent works in, and where runbook.toml is looked for [default: the
-    /// current one].
+    /// runbook.toml is looked for there too [default: the current one].
     #[arg(long, value_name = "DIR", help_heading = Heading::Agent.title(), display_order = 8)]
     pub cwd: Option<PathBuf>,
 
@@ -160,8 +159,7 @@ pub struct StatusArgs {
 
     /// Only runs started in the current directory.
     ///
-    /// Only runs started in the current directory: the latest of them, or with --next the next
-    /// one.
+    /// The latest of them, or with --next the next one.
     #[arg(long, conflicts_with = "run")]
     pub here: bool,
 
@@ -294,8 +292,8 @@ pub struct DoctorArgs {
 
     /// Print the findings as one JSON object.
     ///
-    /// Print the findings as one JSON object: `ok`, and per agent `agent`, `default`, `binary`,
-    /// `version`, `tested`, `tested_versions`, `model`, `model_from`, `price`, `problems`.
+    /// `ok`, and per agent `agent`, `default`, `binary`, `version`, `tested`, `tested_versions`,
+    /// `model`, `model_from`, `price`, `problems`.
     #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
 
@@ -319,8 +317,8 @@ pub struct ListArgs {
 
     /// Only runs that ended so (repeatable).
     ///
-    /// Only runs that ended so (repeatable): completed, truncated, agent_error, killed, hung,
-    /// budget_exceeded, timed_out, interrupted, aborted, checks_failed, storage_error, running, abandoned.
+    /// One of: completed, truncated, agent_error, killed, hung, budget_exceeded, timed_out,
+    /// interrupted, aborted, checks_failed, storage_error, running, abandoned.
     #[arg(long, value_name = "OUTCOME", value_parser = parse_outcome)]
     pub outcome: Vec<Outcome>,
 
@@ -334,7 +332,7 @@ pub struct ListArgs {
 
     /// One receipt per line, as JSON.
     ///
-    /// One receipt per line, as JSON; when `-n` (20 by default) left runs out, a last line
+    /// When `-n` (20 by default) left runs out, a last line
     /// `{"type":"list.limited","shown":20,"total":33}` says so.
     #[arg(long, help_heading = Heading::Output.title(), display_order = 1)]
     pub json: bool,
@@ -464,7 +462,7 @@ pub struct RunArgs {
 
     /// Run no checks.
     ///
-    /// Run no checks, neither `--check` nor `[checks]` in runbook.toml.
+    /// Neither `--check` nor `[checks]` in runbook.toml.
     #[arg(long, conflicts_with = "checks", help_heading = Heading::Checks.title(), display_order = 2)]
     pub no_checks: bool,
 
@@ -476,13 +474,13 @@ pub struct RunArgs {
 
     /// Execute the plan without asking.
     ///
-    /// Execute the plan without asking (what happens anyway without a terminal).
+    /// That is what happens anyway without a terminal.
     #[arg(short, long, help_heading = Heading::Plan.title(), display_order = 3)]
     pub yes: bool,
 
     /// How many times a plan may be revised.
     ///
-    /// How many times a plan may be revised before only execute or abort is offered.
+    /// After that, only execute or abort is offered.
     #[arg(long, value_name = "N", default_value_t = 5, allow_hyphen_values = true, value_parser = parse_revisions,
         help_heading = Heading::Plan.title(), display_order = 4, hide_short_help = true)]
     pub max_revisions: u32,
@@ -544,9 +542,8 @@ pub struct BatchArgs {
 
     /// The whole batch's budget in US dollars.
     ///
-    /// The whole batch's budget in US dollars: no task starts once what was spent plus the caps
-    /// (max_cost) of the tasks running could cross it; a task without a cap of its own starts
-    /// only when nothing else runs.
+    /// No task starts once what was spent plus the caps (max_cost) of the tasks running could cross
+    /// it; a task without a cap of its own starts only when nothing else runs.
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub max_cost: Option<f64>,
 
@@ -721,8 +718,8 @@ pub struct ConfigArgs {
 
     /// List the keys a configuration file can set.
     ///
-    /// List the keys a configuration file can set, with their defaults, variables and flags (it
-    /// reads no file, so it answers even when one is wrong).
+    /// Each with its default, variable and flag (it reads no file, so it answers even when one
+    /// is wrong).
     #[arg(long, conflicts_with = "json")]
     pub keys: bool,
 
@@ -881,6 +878,36 @@ fn parse_revisions(s: &str) -> Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every option and command, with its whole help: no option's `--help` says its one-line
+    /// help twice (the long help goes on from it, never starts it again).
+    #[test]
+    fn no_long_help_repeats_its_brief() {
+        fn check(cmd: &clap::Command, path: &str, bad: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let (Some(brief), Some(long)) = (arg.get_help(), arg.get_long_help()) else {
+                    continue;
+                };
+                let brief = brief.to_string();
+                let brief = brief.trim_end_matches('.');
+                let repeated = long
+                    .to_string()
+                    .split("\n\n")
+                    .skip(1)
+                    .any(|p| p.trim_start().starts_with(brief));
+                if repeated {
+                    bad.push(format!("{path} --{}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                check(sub, &format!("{path} {}", sub.get_name()), bad);
+            }
+        }
+        use clap::CommandFactory as _;
+        let mut bad = Vec::new();
+        check(&Cli::command(), "runbook", &mut bad);
+        assert!(bad.is_empty(), "the long help repeats the brief: {bad:?}");
+    }
 
     #[test]
     fn negative_and_malformed_numbers_get_their_own_error() {

@@ -187,9 +187,8 @@ fn with_stuck_nudge_the_agent_is_prompted_once_and_may_recover() {
         &agent,
         &["--inactivity-timeout", "10s", "--stuck", "nudge"],
     );
-    out.assert_exit(0).assert_stderr_has(
-        "⟳ nudging the agent once: it goes on in the same session",
-    );
+    out.assert_exit(0)
+        .assert_stderr_has("⟳ nudging the agent once: it goes on in the same session");
     let receipt = ctx.ended_as(Outcome::Completed);
     let stuck = receipt
         .stuck
