@@ -266,3 +266,33 @@ fn text_cut_at_its_start_on_the_status_line_says_so() {
     let (status, screen) = pty.finish();
     assert_eq!(status.code(), Some(0), "{}", screen.text());
 }
+
+/// With `--max-cost`, the status line shows what was spent against the budget.
+#[test]
+fn the_status_line_shows_the_spend_against_the_budget() {
+    let ctx = TestContext::new();
+    let agent = ctx.agent_script(
+        "spends",
+        r#"echo '{"type":"step.finished","reason":"tool-calls","tokens":{"input":10,"output":1,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.0123}'
+sleep 100"#,
+    );
+    let mut cmd = ctx.runbook(&[
+        "run",
+        "--agent-cmd",
+        &agent,
+        "--max-cost",
+        "2",
+        "--inactivity-timeout",
+        "3s",
+        "fix the flaky test",
+    ]);
+    cmd.env("TERM", "xterm-256color");
+    let pty = Pty::spawn(cmd, 100);
+    let screen = pty.wait_for("step 1");
+    assert!(
+        screen.has_row(|r| r.contains("step 1 · 11 tokens · $0.0123 of $2.00")),
+        "{}",
+        screen.text()
+    );
+    pty.finish();
+}

@@ -76,6 +76,8 @@ pub(crate) struct Human {
     silent: silent::Silent,
     /// The agent was nudged: the turn that nudges it goes unsaid.
     nudging: bool,
+    /// The run's budget (`--max-cost`), shown beside what was spent.
+    budget: Option<f64>,
     /// Someone else has the terminal (a question): ticks draw nothing meanwhile.
     paused: bool,
     /// The run has finished: its summary says it all, and no tick brings the status line back.
@@ -201,6 +203,7 @@ impl Human {
             quiet_for: Duration::ZERO,
             silent: silent::Silent::default(),
             nudging: false,
+            budget: None,
             paused: false,
             finished: false,
             said: said::Said::default(),
@@ -278,6 +281,7 @@ impl Human {
                 self.stuck = Some(format!("⟳ {}", crate::stuck::describe(stuck)));
             }
             EventKind::TurnStarted { .. } => self.stuck = None,
+            EventKind::RunStarted(info) => self.budget = info.limits.max_cost_usd,
             EventKind::TextDelta { text } => text::stream(&mut self.streaming, text),
             EventKind::Text { text } => {
                 self.streaming.clear();
@@ -341,8 +345,12 @@ impl Human {
         } else {
             money(st.known_cost())
         };
+        let budget = self
+            .budget
+            .map(|b| format!(" of {}", money(b)))
+            .unwrap_or_default();
         let mut msg = format!(
-            "{} · step {step} · {tokens} tokens · {cost}",
+            "{} · step {step} · {tokens} tokens · {cost}{budget}",
             clock(elapsed),
         );
         if let Some(asking) = &self.asking {
