@@ -61,7 +61,7 @@ pub(crate) fn stats(
         let page = dashboard::page(&figures, &found.runs, &names);
         // Run names and prompts are foreign: masked, like everything runbook writes.
         let masked = crate::redact::current().mask(page.as_bytes());
-        crate::redact::write::atomically(path, "html.tmp", &masked)
+        crate::redact::write::atomically_shared(path, "html.tmp", &masked)
             .with_context(|| format!("cannot write {}", path.display()))?;
         note(format_args!("wrote {}", path.display()));
         return Ok(ExitStatus::Completed);

@@ -162,6 +162,28 @@ fn private(file: File) -> io::Result<MaskedWriter<File>> {
 /// renames it into place: a reader sees either no file or a whole one, and a failed write
 /// leaves nothing behind. Only the user can read it.
 pub(crate) fn atomically(path: &Path, tmp_ext: &str, bytes: &Masked<'_>) -> io::Result<()> {
+    atomically_as(path, tmp_ext, bytes, MaskedWriter::create_new)
+}
+
+/// Like [`atomically`], for a page made to be shared (`stats --html`, a batch's JUnit report):
+/// its permissions are the umask's, as any file the user writes, not the user's alone.
+pub(crate) fn atomically_shared(path: &Path, tmp_ext: &str, bytes: &Masked<'_>) -> io::Result<()> {
+    atomically_as(path, tmp_ext, bytes, |tmp| {
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .mode(0o666)
+            .open(tmp)?;
+        Ok(MaskedWriter { out: file })
+    })
+}
+
+fn atomically_as(
+    path: &Path,
+    tmp_ext: &str,
+    bytes: &Masked<'_>,
+    create: impl FnOnce(&Path) -> io::Result<MaskedWriter<File>>,
+) -> io::Result<()> {
     let tmp = path.with_extension(tmp_ext);
     // A file left in the temporary file's place (by a crash, or planted as a link or a hard
     // link to a file elsewhere) is taken away, never written through: the copy is made anew.
@@ -169,7 +191,7 @@ pub(crate) fn atomically(path: &Path, tmp_ext: &str, bytes: &Masked<'_>) -> io::
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    let written = MaskedWriter::create_new(&tmp).and_then(|mut file| {
+    let written = create(&tmp).and_then(|mut file| {
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&tmp, path)

@@ -158,13 +158,24 @@ fn the_stats_page_reads_well_from_800_to_1400_pixels_light_and_dark() {
     let ctx = TestContext::new();
     let (runs, made) = realistic(ctx.root());
     let page = ctx.work.join("stats.html");
-    ctx.run(&[
+    let mut cmd = ctx.runbook(&[
         "stats",
         runs.to_str().unwrap(),
         "--html",
         page.to_str().unwrap(),
-    ])
-    .assert_exit(0);
+    ]);
+    // SAFETY: umask is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    assert!(cmd.status().unwrap().success());
+    // A page made to be shared is readable as any file the user writes, not the user's alone.
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&page).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
     let html = std::fs::read_to_string(&page).unwrap();
     for fetch in ["<script", "<link", "<img", "<iframe"] {
         assert!(!html.contains(fetch), "{fetch} in the page");
@@ -332,7 +343,7 @@ fn figures_match_the_receipts(figures: &Value, made: &[Made]) {
 }
 
 #[test]
-fn a_secret_in_what_the_page_shortens_is_masked_whole_before_it_is_cut() {
+fn a_secret_in_what_the_page_shortens_is_masked_whole_before_it_is_cut_and_the_page_is_shareable() {
     const TOKEN: &str = "Zq9XvB7pLm3K8wRt2YhN5cJd";
     let mut ctx = TestContext::new();
     ctx.env("MY_API_TOKEN", TOKEN);
@@ -350,13 +361,24 @@ fn a_secret_in_what_the_page_shortens_is_masked_whole_before_it_is_cut() {
         put(&runs, id, &r.to_string());
     }
     let page = ctx.work.join("stats.html");
-    ctx.run(&[
+    let mut cmd = ctx.runbook(&[
         "stats",
         runs.to_str().unwrap(),
         "--html",
         page.to_str().unwrap(),
-    ])
-    .assert_exit(0);
+    ]);
+    // SAFETY: umask is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    assert!(cmd.status().unwrap().success());
+    // A page made to be shared is readable as any file the user writes, not the user's alone.
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&page).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
     let html = std::fs::read_to_string(&page).unwrap();
     let chars: Vec<char> = TOKEN.chars().collect();
     for part in chars.windows(6) {
