@@ -142,9 +142,19 @@ pub(crate) fn tokens(total: u64, incomplete: bool) -> String {
 /// `3 tool calls`, `3 tool calls (1 failed)`, `3 tool calls (1 failed, 1 denied)`: calls, with
 /// those that failed and those that were not allowed to run told apart, the same in every view.
 pub(crate) fn tool_calls(calls: u64, failed: u64, denied: u64) -> String {
+    tool_calls_sandboxed(calls, failed, denied, 0)
+}
+
+/// `5 tool calls (4 refused by the sandbox)`: as [`tool_calls`], with the failed calls the
+/// sandbox refused (`refused`, counted in `failed`) told apart from the others.
+pub(crate) fn tool_calls_sandboxed(calls: u64, failed: u64, denied: u64, refused: u64) -> String {
     let mut notes = Vec::new();
+    let failed = failed.saturating_sub(refused);
     if failed > 0 {
         notes.push(format!("{} failed", thousands(failed)));
+    }
+    if refused > 0 {
+        notes.push(format!("{} refused by the sandbox", thousands(refused)));
     }
     if denied > 0 {
         notes.push(format!("{} denied", thousands(denied)));
@@ -304,6 +314,10 @@ mod tests {
         assert_eq!(plural(1_200, "step"), "1,200 steps");
         assert_eq!(tool_calls(1, 0, 0), "1 tool call");
         assert_eq!(tool_calls(3, 1, 0), "3 tool calls (1 failed)");
+        assert_eq!(
+            tool_calls_sandboxed(5, 4, 0, 4),
+            "5 tool calls (4 refused by the sandbox)"
+        );
         assert_eq!(tool_calls(3, 0, 2), "3 tool calls (2 denied)");
         assert_eq!(tool_calls(3, 1, 1), "3 tool calls (1 failed, 1 denied)");
     }

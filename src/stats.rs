@@ -300,6 +300,8 @@ pub struct RunStats {
     pub stuck: Option<crate::event::Stuck>,
     /// The refusals of the sandbox seen (`sandbox.denied`).
     pub sandbox_denied: u64,
+    /// The tool calls among those that failed because the sandbox refused them.
+    pub sandbox_refused_calls: u32,
     pub plan: Option<PlanState>,
     pub finish: Option<Finish>,
     /// The first write to the run directory that failed, as one line. The run then ends as
@@ -418,7 +420,7 @@ impl RunStats {
             | EventKind::StuckNudged(s) => {
                 self.stuck = Some((**s).clone());
             }
-            EventKind::SandboxDenied { .. } => self.sandbox_denied += 1,
+            EventKind::SandboxDenied { call_id, .. } => self.sandbox_refused(call_id.is_some()),
             EventKind::StorageFailed { path, error } => {
                 self.storage_error
                     .get_or_insert_with(|| format!("cannot write {path}: {error}"));
@@ -519,6 +521,12 @@ impl RunStats {
     /// Tool calls that ran and failed.
     pub fn failed_tools(&self) -> u32 {
         self.tools.values().map(|t| t.errors).sum()
+    }
+
+    /// A refusal of the sandbox: a tool call's (`call`), or one the agent told on stderr.
+    fn sandbox_refused(&mut self, call: bool) {
+        self.sandbox_denied += 1;
+        self.sandbox_refused_calls += u32::from(call);
     }
 
     /// Tool calls that were not allowed to run.

@@ -179,6 +179,12 @@ pub(crate) async fn doctor(
         };
         examine(agent, !custom && !via_acp && agent == default, context)
     });
+    // The probes take seconds: a person at a terminal sees what is being looked at meanwhile.
+    let progress = !args.json && crate::term::out::are_terminals().0;
+    checking(
+        progress,
+        Some("checking the agents and their ACP adapters…"),
+    );
     let mut findings = futures_join(checks).await;
     let adapters = AgentKind::value_variants().iter().map(|&agent| {
         let context = Context {
@@ -196,6 +202,7 @@ pub(crate) async fn doctor(
         let untrusted = named_by.filter(|f| untrusted.contains(f)).cloned();
         findings.push(acp_check::custom(&config, untrusted).await);
     }
+    checking(progress, None);
     generations::shared_home(&mut findings, &env);
     // Only the agent `runbook run` would start here must be installed.
     for f in &mut findings {
@@ -212,6 +219,20 @@ pub(crate) async fn doctor(
         crate::term::print::note(left);
     }
     Ok(status)
+}
+
+/// On a terminal (`progress`), what doctor is looking at, on stderr's row until it is done
+/// (`None`: erased).
+fn checking(progress: bool, what: Option<&str>) {
+    if !progress {
+        return;
+    }
+    let mut err = crate::term::out::stderr();
+    err.control(crate::term::out::Control::Erase);
+    if let Some(what) = what {
+        err.text(what);
+    }
+    let _ = err.flush();
 }
 
 /// The repository files not trusted: an agent's binary one of them names is not run, not even
@@ -531,6 +552,8 @@ fn acp_line(f: &Finding, bin: &str) -> String {
 /// The findings as people read them: one block per agent, then what to do.
 fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
     let mut out = String::new();
+    // Each hint and each thing to do is said once, under the first row it is for.
+    let mut said: Vec<&str> = Vec::new();
     for f in findings {
         let mark = if !f.problems.is_empty() {
             s.warn.apply_to("!").to_string()
@@ -585,12 +608,14 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
         if f.via == "native" && (f.binary.is_some() || f.default) {
             out.push_str(&format!("    {}\n", s.dim.apply_to(model)));
         }
-        if let (Some(hint), true) = (&f.hint, f.problems.is_empty()) {
+        if let (Some(hint), true) = (&f.hint, f.problems.is_empty())
+            && once(&mut said, hint)
+        {
             out.push_str(&format!("    {}\n", s.dim.apply_to(format!("→ {hint}"))));
         }
         for problem in &f.problems {
             out.push_str(&format!("    {}\n", s.warn.apply_to(&problem.what)));
-            if let Some(todo) = &problem.todo {
+            if let Some(todo) = problem.todo.as_deref().filter(|t| once(&mut said, t)) {
                 out.push_str(&format!("    → {todo}\n"));
             }
         }
@@ -599,6 +624,15 @@ fn human(findings: &[Finding], custom: bool, s: &Styles) -> String {
         out.push_str("(`agent_cmd` or `acp_cmd` is set: `runbook run` starts that command, not these agents)\n");
     }
     out
+}
+
+/// Whether `text` is new to `said`, which then holds it.
+fn once<'a>(said: &mut Vec<&'a str>, text: &'a str) -> bool {
+    if said.contains(&text) {
+        return false;
+    }
+    said.push(text);
+    true
 }
 
 #[cfg(test)]

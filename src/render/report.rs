@@ -98,6 +98,9 @@ fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
     rows.row("agent", format!("{}{version}{model}", r.agent.name));
     rows.row("prompt", first_line_and_more(&r.prompt));
     rows.row("cwd", r.cwd.clone());
+    if let Some(sandbox) = &r.sandbox {
+        rows.row("sandbox", sandboxed(sandbox));
+    }
     let took = if r.outcome == Outcome::Running {
         "running for"
     } else {
@@ -115,6 +118,27 @@ fn the_run(rows: &mut Rows<'_>, r: &Receipt, now: SystemTime) {
     if let Some(session) = &r.session_id {
         rows.row("session", session.clone());
     }
+}
+
+/// `landlock · writes in /home/me/project, /tmp/… · ports 443 · 4 refused`: the sandbox the
+/// agent ran in, and how often it said no.
+fn sandboxed(sandbox: &crate::event::Sandbox) -> String {
+    let mut parts = vec![sandbox.by.clone()];
+    if !sandbox.write.is_empty() {
+        parts.push(format!("writes in {}", sandbox.write.join(", ")));
+    }
+    if !sandbox.ports.is_empty() {
+        let ports: Vec<String> = sandbox.ports.iter().map(u16::to_string).collect();
+        parts.push(format!("ports {}", ports.join(", ")));
+    }
+    if !sandbox.not_enforced.is_empty() {
+        parts.push(format!("not enforced: {}", sandbox.not_enforced.join(", ")));
+    }
+    parts.push(match sandbox.denied {
+        0 => "nothing refused".to_owned(),
+        n => format!("{} refused", crate::format::thousands(n)),
+    });
+    parts.join(" · ")
 }
 
 /// Each turn's steps, tokens and cost, when there was more than one.

@@ -351,21 +351,21 @@ pub(crate) fn check(policy: &Policy, by: By) -> Result<By, String> {
 
 /// The policy with every path absolute and its links resolved (the kernel's rules are on what
 /// a path leads to), its lists sorted and without repeats. A path to write in that holds a path
-/// to keep unread would open that one to writing: refused.
+/// to keep unread (one that exists: there is nothing to read in one that does not) would open
+/// that one to writing: refused.
 pub(crate) fn resolved(policy: &Policy) -> Result<Policy, String> {
     // What a denied path's links lead to is denied too: a key kept as a link to a dotfiles
     // repository is read where it lies.
-    let linked = links::targets(&policy.read_deny);
-    let deny: Vec<PathBuf> = sorted(policy.read_deny.iter().map(|p| real(p)).chain(linked));
+    let deny = denied(policy);
     let write = sorted(policy.write.iter().map(|p| real(p)));
+    if let Some((w, d)) = conflict(policy) {
+        return Err(format!(
+            "the sandbox would let the agent write in {}, which holds {}, a path it must not read: run where it does not, or write less",
+            w.display(),
+            d.display()
+        ));
+    }
     for w in &write {
-        if let Some(d) = deny.iter().find(|d| d.starts_with(w)) {
-            return Err(format!(
-                "the sandbox would let the agent write in {}, which holds {}, a path it must not read: run in a directory that does not hold it, or take it out of `sandbox.write`",
-                w.display(),
-                d.display()
-            ));
-        }
         if let Some(d) = deny.iter().find(|d| w.starts_with(d)) {
             return Err(format!(
                 "the sandbox would keep the agent from reading {}, which holds {}, where it works (a link in a denied path leads there): take the link out, or run elsewhere",
@@ -381,6 +381,25 @@ pub(crate) fn resolved(policy: &Policy) -> Result<Policy, String> {
         write,
         read_deny: deny,
         ports,
+    })
+}
+
+/// The paths never read, links resolved, with what their links lead to.
+fn denied(policy: &Policy) -> Vec<PathBuf> {
+    let linked = links::targets(&policy.read_deny);
+    sorted(policy.read_deny.iter().map(|p| real(p)).chain(linked))
+}
+
+/// The first path of `policy.write` (as given) that holds a denied path which exists, with
+/// that path (links resolved).
+pub(crate) fn conflict(policy: &Policy) -> Option<(PathBuf, PathBuf)> {
+    let deny = denied(policy);
+    policy.write.iter().find_map(|given| {
+        let w = real(given);
+        let d = deny
+            .iter()
+            .find(|d| d.starts_with(&w) && std::fs::symlink_metadata(d).is_ok())?;
+        Some((given.clone(), d.clone()))
     })
 }
 

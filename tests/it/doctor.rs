@@ -590,3 +590,52 @@ fn two_opencode_generations_in_one_home_are_said_with_what_to_do() {
     assert!(problems.contains("OpenCode 2.x ("), "{problems}");
     assert!(problems.contains("is installed too"), "{problems}");
 }
+
+#[test]
+fn doctor_shows_what_it_checks_on_a_terminal_and_says_each_hint_once() {
+    use crate::support::pty::Pty;
+    let ctx = with_agents(None, None, None);
+    let mut cmd = ctx.runbook(&["doctor"]);
+    cmd.env("TERM", "xterm-256color");
+    let (_, screen, raw) = Pty::spawn(cmd, 200).finish_raw();
+    let raw = String::from_utf8_lossy(&raw);
+    assert!(raw.contains("checking the agents"), "{raw}");
+    let text = screen.text();
+    assert!(!text.contains("checking the agents"), "erased: {text}");
+    let hints: Vec<&str> = screen
+        .rows()
+        .iter()
+        .map(|r| r.trim())
+        .filter(|r| r.starts_with('→'))
+        .collect();
+    assert!(!hints.is_empty(), "{text}");
+    for hint in &hints {
+        assert_eq!(
+            hints.iter().filter(|h| *h == hint).count(),
+            1,
+            "{hint} said more than once:\n{text}"
+        );
+    }
+    // Not on a terminal, and never with --json: nothing but the report.
+    for args in [&["doctor"][..], &["doctor", "--json"]] {
+        let out = ctx.run(args);
+        assert!(!out.stderr.contains("checking"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn doctor_says_a_reason_the_sandbox_choices_share_once() {
+    use crate::support::pty::Pty;
+    let ctx = with_agents(Some("1.18.33"), None, None);
+    std::fs::create_dir_all(ctx.home.join(".ssh")).unwrap();
+    let mut cmd = ctx.runbook(&["doctor"]);
+    cmd.current_dir(&ctx.home).env("TERM", "xterm-256color");
+    let (_, screen) = Pty::spawn(cmd, 200).finish();
+    let joined = screen.joined();
+    assert_eq!(
+        joined.matches("a path it must not read").count(),
+        1,
+        "{}",
+        screen.text()
+    );
+}

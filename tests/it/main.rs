@@ -56,6 +56,7 @@ mod run;
 mod sandbox;
 mod sandbox_bwrap;
 mod sandbox_live;
+mod sandbox_seen;
 mod stats;
 mod stats_page;
 mod status;

@@ -66,7 +66,7 @@ pub(crate) fn attempt(op: &str, target: impl std::fmt::Display, setsid: bool) ->
 }
 
 /// A whole OpenCode run doing `tries`, one after another.
-fn scenario(tries: &[String]) -> String {
+pub(crate) fn scenario(tries: &[String]) -> String {
     let mut lines = vec![STEP_START.to_owned()];
     lines.extend(tries.iter().cloned());
     lines.push(FINAL.to_owned());

@@ -121,8 +121,23 @@ pub(super) fn human(r: &Report, s: &Styles) -> String {
         "{mark} {}: {abi} · {bwrap} · {state}\n",
         s.bold.apply_to("sandbox")
     );
+    // A reason several choices share (the policy's, not the enforcer's) is said once.
+    let mut said: Vec<&str> = Vec::new();
     for choice in &r.choices {
-        out.push_str(&format!("    {}\n", choice_line(choice, r.abi, s)));
+        let line = match choice.problem.as_deref() {
+            Some(why) if said.contains(&why) => s
+                .warn
+                .apply_to(format!(
+                    "--sandbox={}: cannot run here, as above",
+                    choice.asked
+                ))
+                .to_string(),
+            why => {
+                said.extend(why);
+                choice_line(choice, r.abi, s)
+            }
+        };
+        out.push_str(&format!("    {line}\n"));
     }
     // Why the choice asked for cannot run is on its line above.
     if r.problem.is_some() {

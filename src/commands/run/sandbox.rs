@@ -35,6 +35,9 @@ pub(super) fn policy(
             crate::foreign::term::escape(&file.display().to_string())
         ));
     }
+    if let Some((write, holds)) = sandbox::conflict(&policy) {
+        return Err(Error::Usage(conflict(&write, &holds, cwd, &own)));
+    }
     let by = sandbox::check(&policy, asked).map_err(Error::Usage)?;
     // The agent could not make them itself: their parents are not its to write in.
     let dirs: Vec<PathBuf> = own
@@ -43,6 +46,34 @@ pub(super) fn policy(
         .collect();
     sandbox::make_dirs(&dirs);
     Ok(Some((policy, by)))
+}
+
+/// Why the sandbox cannot let the agent write in `write`, which holds `holds`, a path it must
+/// not read, and what to do, as true of this run: where `write` came from (the work dir, the
+/// agent's own dirs, or `sandbox.write`).
+fn conflict(write: &Path, holds: &Path, cwd: &Path, own: &[PathBuf]) -> String {
+    let (what, fix) = if write == cwd {
+        (
+            "the work dir",
+            "run in the project's directory, one that does not hold it".to_owned(),
+        )
+    } else if own.iter().any(|p| p == write) {
+        (
+            "the agent's own dir",
+            "move the agent's state elsewhere, or run without --sandbox".to_owned(),
+        )
+    } else {
+        (
+            "a `sandbox.write` path",
+            "take it out of `sandbox.write` (`runbook config --sandbox` shows where it is set)"
+                .to_owned(),
+        )
+    };
+    format!(
+        "--sandbox would let the agent write in {what}, {}, which holds {}, a path it must not read: {fix}",
+        crate::foreign::term::escape(&write.display().to_string()),
+        crate::foreign::term::escape(&holds.display().to_string()),
+    )
 }
 
 /// What `--sandbox` would ask for here, whether it is on or not (`runbook doctor` shows it),

@@ -4,7 +4,7 @@
 
 use super::Lines;
 use crate::event::{EventKind, Outcome, RunInfo, TurnKind};
-use crate::format::{duration_ms, money, steps, tokens, tool_calls, truncate};
+use crate::format::{duration_ms, money, steps, tokens, tool_calls_sandboxed, truncate};
 
 /// The lines of a run or turn event.
 pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
@@ -79,13 +79,40 @@ fn run_started(l: &mut Lines<'_>, info: &RunInfo) {
         info.run_id,
         s.dim.apply_to(&info.cwd)
     ));
-    // A sandbox that keeps less than the whole promise says so before anything happens.
-    if let Some(sandbox) = info.sandbox.as_ref().filter(|b| !b.not_enforced.is_empty()) {
+    if let Some(sandbox) = &info.sandbox {
+        sandboxed(l, sandbox);
+    }
+}
+
+/// `  sandboxed by landlock: writes only in the work dir, …`, said before anything happens; in
+/// warning colour with what it does not keep, when it keeps less than the whole promise. With
+/// `-v`, where it lets the agent write and connect.
+fn sandboxed(l: &mut Lines<'_>, sandbox: &crate::event::Sandbox) {
+    let s = l.s;
+    if sandbox.not_enforced.is_empty() {
+        l.info(s.dim.apply_to(format!(
+            "  sandboxed by {}: writes only in the work dir, the run's temp dir and the agent's own dirs",
+            sandbox.by
+        )));
+    } else {
         l.alert(s.warn.apply_to(format!(
             "  sandboxed by {}; not enforced: {}",
             sandbox.by,
             sandbox.not_enforced.join(", ")
         )));
+    }
+    if l.verbose {
+        l.info(
+            s.dim
+                .apply_to(format!("  sandbox writes: {}", sandbox.write.join(", "))),
+        );
+        if !sandbox.ports.is_empty() {
+            let ports: Vec<String> = sandbox.ports.iter().map(u16::to_string).collect();
+            l.info(
+                s.dim
+                    .apply_to(format!("  sandbox ports: {}", ports.join(", "))),
+            );
+        }
     }
 }
 
@@ -148,10 +175,11 @@ pub(super) fn run_finished(
 /// `✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033`, or how it ended.
 fn summary(l: &Lines<'_>, outcome: Outcome, took_ms: u64) -> String {
     let (s, st) = (l.s, l.totals);
-    let tools = tool_calls(
+    let tools = tool_calls_sandboxed(
         u64::from(st.tool_calls),
         u64::from(st.failed_tools()),
         u64::from(st.denied_tools()),
+        u64::from(st.sandbox_refused_calls),
     );
     let cost = match st.cost() {
         Some(usd) => money(usd),

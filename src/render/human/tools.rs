@@ -204,6 +204,16 @@ fn completed(l: &mut Lines<'_>, t: &ToolEnd) {
         .map(first_line_and_more)
         .unwrap_or_default();
     let name = s.bold.apply_to(&t.name);
+    // The sandbox's refusal, told as such once: its `sandbox.denied` that follows says no more.
+    if let Some(refusal) = refused_by_sandbox(l, t) {
+        let text = format!("refused by the sandbox: {refusal}");
+        l.alert(format!(
+            "{nest}{} {name}{input}{took}: {}",
+            s.warn.apply_to("⛔"),
+            s.warn.apply_to(text)
+        ));
+        return;
+    }
     match t.status {
         ToolStatus::Ok => l.info(format!("{nest}{} {name}{input}{took}", s.ok.apply_to("✓"))),
         ToolStatus::Error => l.alert(format!(
@@ -217,6 +227,18 @@ fn completed(l: &mut Lines<'_>, t: &ToolEnd) {
             s.warn.apply_to("permission denied")
         )),
     }
+}
+
+/// The line of a sandboxed run's tool error that tells of a refusal, as the run's
+/// `sandbox.denied` takes it.
+fn refused_by_sandbox(l: &Lines<'_>, t: &ToolEnd) -> Option<String> {
+    l.totals.info.as_ref()?.sandbox.as_ref()?;
+    let line = t
+        .error
+        .as_deref()?
+        .lines()
+        .find(|l| crate::sandbox::is_denial(l))?;
+    Some(line.trim().to_owned())
 }
 
 /// `↳ subagent: <description> <session>`.

@@ -64,6 +64,10 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
             let text = "⟳ nudging the agent once: it goes on in the same session, asked to change approach";
             l.alert(s.warn.apply_to(text));
         }
+        // A tool's refusal was told on its own line.
+        EventKind::SandboxDenied {
+            call_id: Some(_), ..
+        } => {}
         EventKind::SandboxDenied { source, detail, .. } => {
             let text = format!("⛔ sandbox refused {source}: {detail}");
             l.alert(s.warn.apply_to(text));
