@@ -93,7 +93,10 @@ impl Stop {
     fn script(self, agent: Agent) -> Vec<Reply> {
         let usage = Usage::new(1000, 20);
         match self {
-            Stop::Timeout | Stop::CtrlC => agent.task(usage, |i| format!("sleep 2; echo step-{i}")),
+            // Eight steps of 4 s: the work outlasts the timeout, which leaves a loaded machine
+            // time to start OpenCode and ask the model.
+            Stop::Timeout => agent.task(usage, |i| format!("sleep 4; echo step-{i}")),
+            Stop::CtrlC => agent.task(usage, |i| format!("sleep 2; echo step-{i}")),
             Stop::Budget => agent.task(Usage::new(10_000, 100), |i| {
                 format!("sleep 1; echo step-{i}")
             }),
@@ -105,7 +108,7 @@ impl Stop {
     fn flags(self) -> Vec<String> {
         let watchdog = format!("{WATCHDOG}s");
         let flags = match self {
-            Stop::Timeout => vec!["--timeout", "12s"],
+            Stop::Timeout => vec!["--timeout", "20s"],
             Stop::Budget => vec!["--max-cost", BUDGET],
             Stop::Watchdog => vec!["--inactivity-timeout", &watchdog, "--kill-grace", "2s"],
             Stop::Loop | Stop::CtrlC => vec![],

@@ -414,7 +414,7 @@ fn an_exfiltration_is_refused_and_the_receipt_says_so() {
     let sandbox = ctx.receipt().sandbox.unwrap();
     assert_eq!(sandbox.denied, 3, "{sandbox:?}");
     assert!(
-        out.stderr.contains("sandbox refused"),
+        out.stderr.contains("refused by the sandbox"),
         "the view says so: {}",
         out.stderr
     );
