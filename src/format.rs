@@ -116,6 +116,11 @@ pub(crate) fn changes(c: &crate::event::Changes) -> String {
 pub(crate) fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
+    } else if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| noun.ends_with(end))
+    {
+        format!("{} {noun}es", thousands(n))
     } else {
         format!("{} {noun}s", thousands(n))
     }

@@ -14,6 +14,7 @@
 mod agent;
 mod agent_env;
 mod agent_kind;
+mod batch_run;
 mod batched;
 mod bounds;
 mod bucket;

@@ -69,13 +69,18 @@ impl Runs {
         Ok(self.path(&self.resolve(name)?))
     }
 
-    /// The latest run that works in `cwd`.
+    /// The latest run that works in `cwd` (a batch's task counts where its batch was made).
     pub(crate) fn latest_in(&self, cwd: &Path) -> anyhow::Result<PathBuf> {
         let ids = self.ids()?;
+        let home = |c: PathBuf| {
+            crate::batch_run::of(&c)
+                .and_then(|run| run.home())
+                .unwrap_or(c)
+        };
         ids.iter()
             .rev()
             .map(|id| self.path(id))
-            .find(|dir| started_in(dir).is_some_and(|c| c == cwd))
+            .find(|dir| started_in(dir).is_some_and(|c| home(c) == cwd))
             .ok_or_else(|| {
                 Error::Usage(format!(
                     "none of the runs in {} worked in {}; start one there with `runbook run`",
@@ -294,7 +299,7 @@ pub(crate) fn too_long(path: &Path, number: u64, bytes: u64) -> String {
 
 /// Whether the run id `id` is what `name` names: the id itself, a prefix of it, or a prefix of
 /// its random part.
-fn fits(id: &str, name: &str) -> bool {
+pub(crate) fn fits(id: &str, name: &str) -> bool {
     id.starts_with(name)
         || id
             .rsplit('-')

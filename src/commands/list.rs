@@ -310,8 +310,9 @@ fn summary_of(bytes: &[u8]) -> anyhow::Result<(Row, PathBuf)> {
         cost_usd: s.cost.usd.and_then(|usd| crate::bounds::cost(usd).ok()),
         checks: Row::last_checks(s.checks.iter().map(|c| (c.attempt, c.passed))),
         prompt: s.prompt,
+        batch: None,
     };
-    Ok((row, PathBuf::from(s.cwd)))
+    Ok(placed(row, PathBuf::from(s.cwd)))
 }
 
 fn row_of(r: &Receipt) -> (Row, PathBuf) {
@@ -326,8 +327,20 @@ fn row_of(r: &Receipt) -> (Row, PathBuf) {
         cost_usd: r.cost.usd,
         checks: Row::last_checks(r.checks.iter().map(|c| (c.attempt, c.passed))),
         prompt: r.prompt.clone(),
+        batch: None,
     };
-    (row, PathBuf::from(&r.cwd))
+    placed(row, PathBuf::from(&r.cwd))
+}
+
+/// The row with its batch and task, if it ran one, and where it belongs: for a batch's task,
+/// the place in the repository the batch was made from (`--here` there lists it); else where
+/// it ran.
+fn placed(mut row: Row, cwd: PathBuf) -> (Row, PathBuf) {
+    let Some(run) = crate::batch_run::of(&cwd) else {
+        return (row, cwd);
+    };
+    row.batch = Some((run.task.clone(), run.short_id().to_owned()));
+    (row, run.home().unwrap_or(cwd))
 }
 
 /// The part of a receipt a row needs; the rest is skipped without being kept.

@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::commands::batch;
 use crate::config::{self, Flags};
-use crate::exit::{Error, ExitStatus};
+use crate::exit::ExitStatus;
 use crate::render::pr;
 use crate::rundir;
 use crate::runs::{self, Runs};
@@ -21,25 +21,11 @@ pub(crate) fn report(
         let state = super::remote::load(url)?;
         return report_state(state, args);
     }
-    let runs_dir = rundir::runs_dir(&config)?;
-    if let Some(dir) = batch::named(&runs_dir, args.run.as_deref()) {
+    let runs = Runs::new(rundir::runs_dir(&config)?);
+    if let Some(dir) = batch::resolve(&runs, args.run.as_deref())? {
         return report_batch(&dir, args.format);
     }
-    let runs = Runs::new(runs_dir);
-    let Some(name) = args.run.as_deref() else {
-        return report_state(runs::load(&runs.locate(None)?)?, args);
-    };
-    match batch::find_batch(runs.dir(), name) {
-        // A batch's tasks start in the second the batch does, so their ids and its share a
-        // prefix: one that fits a run and a batch alike is not taken as either.
-        Ok(Some(_)) | Err(_) if runs.any_fits(name)? => Err(Error::Usage(format!(
-            "`{name}` names a run and a batch: give more of the id"
-        ))
-        .into()),
-        Ok(Some(dir)) => report_batch(&dir, args.format),
-        Err(e) => Err(e),
-        Ok(None) => report_state(runs::load(&runs.locate(Some(name))?)?, args),
-    }
+    report_state(runs::load(&runs.locate(args.run.as_deref())?)?, args)
 }
 
 /// A run's report, from its state however it was read.

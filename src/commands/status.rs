@@ -26,7 +26,7 @@ pub(crate) async fn status(
     let RunsHere { runs, color, here } = RunsHere::open(global, &args.runs_dir, args.here)?;
     let term = TermEnv::detect();
 
-    if let Some(dir) = crate::commands::batch::named(runs.dir(), args.run.as_deref()) {
+    if let Some(dir) = crate::commands::batch::resolve(&runs, args.run.as_deref())? {
         if args.json {
             return crate::commands::batch::follow::print_json(&dir, args.live).await;
         }

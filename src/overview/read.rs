@@ -25,7 +25,8 @@ pub(crate) struct RunFacts {
     pub started_at: SystemTime,
     pub agent: String,
     pub model: Option<String>,
-    /// The git root of its working directory, else the directory itself.
+    /// The git root of its working directory, else the directory itself; for a batch's task,
+    /// the repository the batch was made from.
     pub project: String,
     pub outcome: Outcome,
     /// The first non-empty line of its prompt, trimmed, at most [`PROMPT_CHARS`] characters.
@@ -165,6 +166,15 @@ struct SlimRepair {
 #[derive(Deserialize)]
 struct SlimGit {
     root: String,
+}
+
+/// Where a run belongs: the repository its batch was made from, for a batch's task; else its
+/// git root, else its directory.
+fn project(cwd: String, git: Option<SlimGit>) -> String {
+    if let Some(run) = crate::batch_run::of(Path::new(&cwd)) {
+        return run.project().display().to_string();
+    }
+    git.map_or(cwd, |g| g.root)
 }
 
 /// How one run directory was read.
@@ -325,7 +335,7 @@ fn of_receipt(bytes: &[u8]) -> Read {
         started_at,
         agent: slim.agent.name,
         model: slim.model,
-        project: slim.git.map_or(slim.cwd, |g| g.root),
+        project: project(slim.cwd, slim.git),
         outcome: slim.outcome,
         prompt: kept(first_line(&slim.prompt)),
         message: kept(&slim.message),

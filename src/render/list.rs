@@ -24,6 +24,8 @@ pub(crate) struct Row {
     /// checks.
     pub checks: Option<(usize, usize)>,
     pub prompt: String,
+    /// The task it ran and the batch's short id, for a run of a batch.
+    pub batch: Option<(String, String)>,
 }
 
 impl Row {
@@ -92,8 +94,18 @@ fn cells(r: &Row, styles: &Styles, now: SystemTime) -> [Cell; 10] {
         r.checks
             .map_or_else(|| "-".to_owned(), |(passed, ran)| format!("{passed}/{ran}"))
             .into(),
-        escape(r.prompt.lines().next().unwrap_or("").trim().to_owned()).into(),
+        escape(prompt(r)).into(),
     ]
+}
+
+/// The prompt's first line; for a batch's run, after its task and batch:
+/// `build-fix (batch ew2p8): Fix the build`.
+fn prompt(r: &Row) -> String {
+    let first = r.prompt.lines().next().unwrap_or("").trim();
+    match &r.batch {
+        Some((task, batch)) => format!("{task} (batch {batch}): {first}"),
+        None => first.to_owned(),
+    }
 }
 
 #[cfg(test)]

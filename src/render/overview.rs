@@ -90,19 +90,32 @@ pub(crate) fn text(
     out
 }
 
+/// How the runs ended, the completed ones said once: `7 of 14 completed (50.0%) · hung 4 ·
+/// agent_error 3`.
+fn outcomes(f: &Figures) -> String {
+    let completed = f.outcomes.get("completed").copied().unwrap_or(0);
+    let rate = f.success_rate.map_or_else(String::new, |r| {
+        format!("{completed} of {} completed ({:.1}%)", f.runs, r * 100.0)
+    });
+    let mut others: Vec<(&String, &u32)> = f
+        .outcomes
+        .iter()
+        .filter(|(o, _)| o.as_str() != "completed" || rate.is_empty())
+        .collect();
+    others.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let parts = std::iter::once(rate)
+        .filter(|r| !r.is_empty())
+        .chain(others.iter().map(|(o, n)| format!("{o} {n}")));
+    parts.collect::<Vec<_>>().join(" · ")
+}
+
 /// The headline numbers: one labelled row each, broken under the label when too long.
 fn headline(f: &Figures, s: &Styles, width: Option<usize>) -> String {
     let mut rows = Table::new(&[Column::new(""), Column::new("").fit(Fit::Wrap { min: 20 })]);
     let mut row = |label: &str, value: String| {
         rows.row([s.dim.apply_to(label).to_string(), value]);
     };
-    let rate = f
-        .success_rate
-        .map_or_else(String::new, |r| format!("{:.1}% completed · ", r * 100.0));
-    let mut outcomes: Vec<(&String, &u32)> = f.outcomes.iter().collect();
-    outcomes.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-    let outcomes: Vec<String> = outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
-    row("outcomes", format!("{rate}{}", outcomes.join(" · ")));
+    row("outcomes", outcomes(f));
     let c = &f.cost;
     let unknown = if c.unknown > 0 {
         format!(" (unknown for {})", plural(u64::from(c.unknown), "run"))

@@ -554,7 +554,7 @@ fn report_tells_a_batch_as_one_markdown_table() {
         .find(|l| l.starts_with("| fix-login |"))
         .expect("a row per task");
     assert!(
-        row.contains("| completed | \\$0.0500 |") && row.contains("| \\+1 −0 |"),
+        row.contains("| completed | $0.0500 |") && row.contains("| +1 −0 |"),
         "{row}"
     );
     assert!(row.contains(&format!("`runbook/{id}/fix-login`")), "{row}");
@@ -752,11 +752,17 @@ fn status_live_follows_a_batch_from_another_terminal_to_its_end() {
     assert!(out.stderr[first..].contains("first"), "{}", out.stderr);
     assert!(out.stderr.contains("second +1 −0"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("completed: 2 of 2 completed"),
-        "{}",
+        out.stderr.contains("START first (opencode)"),
+        "a row for the running task: {}",
         out.stderr
     );
-    support::finish(child, LIMIT).assert_exit(0);
+    assert!(
+        out.stderr.contains("Summary") && out.stderr.contains("2 tasks: 2 completed"),
+        "the batch's own summary: {}",
+        out.stderr
+    );
+    let batch = support::finish(child, LIMIT);
+    batch.assert_exit(0);
 }
 
 #[test]
@@ -1940,4 +1946,149 @@ fn a_batch_killed_during_a_setup_leaves_none_of_its_processes_cgroup() {
 #[test]
 fn a_batch_killed_during_a_setup_leaves_none_of_its_processes_sweep() {
     sigkill_during_setup(true);
+}
+
+/// A batch's runs belong to the repository the batch was made from: `stats` counts them under
+/// it (not a project per worktree), `list --here` there finds them, `list` names each one's task
+/// and batch, and `report` takes the batch's random part as it takes a run's.
+#[test]
+fn a_batchs_runs_belong_to_its_repository_and_name_their_task_and_batch() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"build-fix\"\nprompt = \"edit:a\"\n\n[[task]]\nid = \"docs\"\nprompt = \"fail\"\n",
+    );
+    b.batch(&[file.to_str().unwrap()]).assert_exit(1);
+    let id = b.record()["batch_id"].as_str().unwrap().to_owned();
+    let short = id.rsplit('-').next().unwrap().to_owned();
+    let repo = b.ctx.work.canonicalize().unwrap();
+
+    let stats = b.ctx.run(&["stats", "--wide"]);
+    stats.assert_exit(0);
+    assert!(!stats.stdout.contains("worktrees"), "{}", stats.stdout);
+    let row = stats
+        .stdout
+        .lines()
+        .find(|l| l.contains(repo.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("no row for the repository: {}", stats.stdout));
+    assert!(
+        row.split_whitespace().any(|w| w == "2"),
+        "both runs under it: {row}"
+    );
+
+    let here = b.ctx.run(&["list", "--here", "--wide"]);
+    here.assert_exit(0);
+    assert!(
+        here.stdout
+            .contains(&format!("build-fix (batch {short}): edit:a"))
+            && here.stdout.contains(&format!("docs (batch {short}): fail")),
+        "{}\n{}",
+        here.stdout,
+        here.stderr
+    );
+
+    let report = b.ctx.run(&["report", &short]);
+    report.assert_exit(0);
+    assert!(
+        report.stdout.starts_with(&format!("## Batch `{id}`")),
+        "{}",
+        report.stdout
+    );
+    let none = b.ctx.run(&["report", "zzzzz"]);
+    none.assert_exit(2);
+    assert!(
+        none.stderr.contains("no run or batch matches `zzzzz`")
+            && none
+                .stderr
+                .contains(&format!("the latest batches are {id}")),
+        "{}",
+        none.stderr
+    );
+}
+
+/// `status BATCH` tells the batch with the batch's own summary and exits 0 whatever its outcome,
+/// as `status RUN` does; the batch's report shows its figures as GitHub would, and its JUnit
+/// report skips a task that never started rather than failing it.
+#[test]
+fn status_of_a_batch_says_its_summary_and_exits_as_for_a_run_and_junit_skips_what_never_ran() {
+    let b = Bench::new();
+    let junit = b.ctx.root().join("junit.xml");
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"fix-login\"\nprompt = \"edit:login\"\n\n[[task]]\nid = \"breaks\"\nprompt = \"fail\"\n\n[[task]]\nid = \"later\"\nprompt = \"edit:later\"\n",
+    );
+    let ran = b.batch(&[
+        file.to_str().unwrap(),
+        "-j",
+        "1",
+        "--max-fail",
+        "1",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    ran.assert_exit(1);
+    let summary = "3 tasks: 1 completed, 1 agent error, 1 not started";
+    assert!(ran.stderr.contains(summary), "{}", ran.stderr);
+    let id = b.record()["batch_id"].as_str().unwrap().to_owned();
+
+    let status = b.ctx.run(&["status", &id]);
+    status.assert_exit(0);
+    assert!(
+        status.stderr.contains("Summary") && status.stderr.contains(summary),
+        "{}",
+        status.stderr
+    );
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""),
+        "{xml}"
+    );
+    let later = xml.lines().find(|l| l.contains("name=\"later\"")).unwrap();
+    assert!(
+        later.contains("<skipped ") && !later.contains("<failure"),
+        "{later}"
+    );
+
+    let report = b.ctx.run(&["report", &id]);
+    report.assert_exit(0);
+    let row = report
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("| fix-login |"))
+        .unwrap();
+    assert!(
+        row.contains("| $0.0500 |") && row.contains("| +1 −0 |"),
+        "{row}"
+    );
+}
+
+/// What a batch leaves is counted in words as written: batches, branches.
+#[test]
+fn batches_and_branches_are_spelt_so() {
+    let b = Bench::new();
+    let file = b.tasks(
+        "",
+        "[[task]]\nid = \"one\"\nprompt = \"fail\"\n\n[[task]]\nid = \"two\"\nprompt = \"fail\"\n",
+    );
+    b.batch(&[file.to_str().unwrap(), "--keep", "all"])
+        .assert_exit(1);
+    b.batch(&[file.to_str().unwrap(), "--keep", "all"])
+        .assert_exit(1);
+    let list = b.ctx.run(&["list"]);
+    assert!(list.stderr.contains("left by 2 batches"), "{}", list.stderr);
+    let clean = b.ctx.run(&["batch", "clean"]);
+    clean.assert_exit(0);
+    assert!(
+        clean.stdout.contains("2 branches") || clean.stderr.contains("2 branches"),
+        "{}{}",
+        clean.stdout,
+        clean.stderr
+    );
+    assert!(
+        !format!("{}{}{}", list.stderr, clean.stdout, clean.stderr).contains("chs "),
+        "{}{}",
+        clean.stdout,
+        clean.stderr
+    );
 }

@@ -288,7 +288,7 @@ fn the_text_reads_at_a_glance_and_bad_input_is_one_line() {
         .assert_stdout_has(
             "4 receipts skipped: 1 cut short, 1 not a receipt, 1 of schema version 2, 1 too large",
         )
-        .assert_stdout_has("60.0% completed · completed 3")
+        .assert_stdout_has("3 of 5 completed (60.0%) · ")
         .assert_stdout_has(
             "at least $10.00 total · median $2.00 · p90 $4.00 per run (unknown for 1 run)",
         )

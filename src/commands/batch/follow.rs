@@ -1,6 +1,6 @@
 //! `runbook status [--live] BATCH`: a batch followed from another terminal through its record,
-//! a line per task as it ends, until the batch ends (or its runbook is gone); or with `--json`
-//! its record.
+//! a line per task as it starts and as it ends, until the batch ends (or its runbook is gone),
+//! then the batch's own summary; or with `--json` its record.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -27,9 +27,14 @@ pub(crate) async fn follow(dir: &Path, live: bool, color: bool) -> anyhow::Resul
         crate::format::plural(record.tasks.len() as u64, "task"),
         line(&record.outcome)
     ));
+    let mut started: HashSet<String> = HashSet::new();
     loop {
-        for task in record.tasks.iter().filter(|t| t.outcome.ended()) {
-            if shown.insert(task.task.clone()) {
+        for task in &record.tasks {
+            if task.outcome == record::TaskOutcome::Running && started.insert(task.task.clone()) {
+                let line = view::started_line(task, &view.styles);
+                view.line(&line);
+            }
+            if task.outcome.ended() && shown.insert(task.task.clone()) {
                 let line = view::finished_line(task, &view.styles);
                 view.line(&line);
             }
@@ -46,25 +51,16 @@ pub(crate) async fn follow(dir: &Path, live: bool, color: bool) -> anyhow::Resul
         tokio::time::sleep(POLL).await;
         record = record::load(dir)?;
     }
-    let cost = crate::format::money_of(record.cost_usd, record.known_cost_usd);
-    let done = record
-        .tasks
-        .iter()
-        .filter(|t| t.outcome == record::TaskOutcome::Completed)
-        .count();
-    view.line(&format!(
-        "{}: {done} of {} completed · {cost}",
-        line(&record.outcome),
-        record.tasks.len()
-    ));
-    Ok(status_of(&record))
+    let summary = view::summary_line(&record, &view.styles);
+    view.line(&summary);
+    Ok(status_of(&record, live))
 }
 
 /// `runbook status [--live] BATCH --json`: the batch's record on stdout (with `live`, once the
 /// batch has ended or its runbook is gone), and the exit status `follow` would give.
 pub(crate) async fn print_json(dir: &Path, live: bool) -> anyhow::Result<ExitStatus> {
     let mut record = record::load(dir)?;
-    let mut status = status_of(&record);
+    let mut status = status_of(&record, live);
     while live && record.outcome == "running" {
         if !alive(&record) {
             status = ExitStatus::Abandoned;
@@ -72,15 +68,18 @@ pub(crate) async fn print_json(dir: &Path, live: bool) -> anyhow::Result<ExitSta
         }
         tokio::time::sleep(POLL).await;
         record = record::load(dir)?;
-        status = status_of(&record);
+        status = status_of(&record, live);
     }
     crate::term::out::print_json(&record, true)?;
     Ok(status)
 }
 
-/// The exit status `runbook batch` had, or has when it ends so.
-fn status_of(record: &BatchRecord) -> ExitStatus {
+/// The exit status: as `status RUN` does, `status BATCH` exits 0 once it has told how the
+/// batch went, whatever that was; with `live`, having followed it to its end, the one
+/// `runbook batch` had.
+fn status_of(record: &BatchRecord, live: bool) -> ExitStatus {
     match record.outcome.as_str() {
+        _ if !live => ExitStatus::Completed,
         "completed" | "running" => ExitStatus::Completed,
         "interrupted" => ExitStatus::Interrupted,
         _ => ExitStatus::AgentFailed,

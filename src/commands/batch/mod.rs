@@ -245,7 +245,8 @@ fn includes_inside(jobs: &[plan::Job], root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The directory of the batch `id` (or of a unique prefix of one) under `runs_dir`'s batches.
+/// The directory of the batch `id` (or of a unique prefix of one, or of its random part) under
+/// `runs_dir`'s batches.
 pub(crate) fn find_batch(runs_dir: &Path, id: &str) -> anyhow::Result<Option<PathBuf>> {
     let dir = record::batches_dir(runs_dir);
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -253,7 +254,7 @@ pub(crate) fn find_batch(runs_dir: &Path, id: &str) -> anyhow::Result<Option<Pat
     };
     let mut found: Vec<PathBuf> = entries
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(id))
+        .filter(|e| crate::runs::fits(&e.file_name().to_string_lossy(), id))
         .map(|e| e.path())
         .collect();
     found.sort();
@@ -271,4 +272,65 @@ pub(crate) fn named(runs_dir: &Path, id: Option<&str>) -> Option<PathBuf> {
     let dir = record::batches_dir(runs_dir).join(id);
     let plain = config::tasks::valid_id(id).is_ok();
     (plain && dir.join(record::RECORD).is_file()).then_some(dir)
+}
+
+/// The batch a command that takes a run or a batch (`status`, `report`) is given: its whole id,
+/// or a prefix of its id or of its random part that fits no run. `None`: `name` is for a run
+/// (a run's id, a directory, a bucket's URL, or nothing: the latest run).
+pub(crate) fn resolve(
+    runs: &crate::runs::Runs,
+    name: Option<&str>,
+) -> anyhow::Result<Option<PathBuf>> {
+    if let Some(dir) = named(runs.dir(), name) {
+        return Ok(Some(dir));
+    }
+    let Some(name) = name.filter(|n| !crate::bucket::is_url(n) && !Path::new(n).is_dir()) else {
+        return Ok(None);
+    };
+    let run = runs.any_fits(name)?;
+    match find_batch(runs.dir(), name) {
+        // A batch's tasks start in the second the batch does, so their ids and its share a
+        // prefix: one that fits a run and a batch alike is not taken as either.
+        Ok(Some(_)) | Err(_) if run => Err(Error::Usage(format!(
+            "`{name}` names a run and a batch: give more of the id"
+        ))
+        .into()),
+        Ok(Some(dir)) => Ok(Some(dir)),
+        Err(e) => Err(e),
+        Ok(None) if run => Ok(None),
+        Ok(None) => nothing_named(runs, name),
+    }
+}
+
+/// When `name` fits neither a run nor a batch: with batches about, an error that names both
+/// (the latest of each); without any, `None`, and the run's own error says it.
+fn nothing_named(runs: &crate::runs::Runs, name: &str) -> anyhow::Result<Option<PathBuf>> {
+    let mut batches: Vec<String> = std::fs::read_dir(record::batches_dir(runs.dir()))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| crate::runs::looks_like_run_id(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    if batches.is_empty() {
+        return Ok(None);
+    }
+    batches.sort();
+    let latest = |ids: &[String]| {
+        let shown: Vec<&str> = ids.iter().rev().take(3).map(String::as_str).collect();
+        shown.join(", ")
+    };
+    let run_ids = runs.ids()?;
+    let runs_part = if run_ids.is_empty() {
+        "there are no runs".to_owned()
+    } else {
+        format!("the latest runs are {}", latest(&run_ids))
+    };
+    Err(Error::Usage(format!(
+        "no run or batch matches `{name}`: {runs_part}; the latest batches are {}",
+        latest(&batches)
+    ))
+    .into())
 }

@@ -268,6 +268,10 @@ impl Batch<'_> {
             self.cancel.subscribe(),
         );
         tokio::spawn(drive::drive(i, job, argv, ctx, tx, cancel));
+        // Recorded as running, so that `status BATCH` from another terminal shows it.
+        if let Err(e) = self.write_record(None) {
+            crate::term::print::warn(format_args!("cannot update the batch record: {e:#}"));
+        }
     }
 
     /// Says once why the queue waits.
@@ -692,27 +696,8 @@ impl Batch<'_> {
     }
 
     fn summary(&mut self, record: &BatchRecord) {
-        let mut counts: Vec<(String, usize)> = Vec::new();
-        for t in &record.tasks {
-            let name = t.outcome.as_str().replace('_', " ");
-            match counts.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, c)) => *c += 1,
-                None => counts.push((name, 1)),
-            }
-        }
-        let counts: Vec<String> = counts.iter().map(|(n, c)| format!("{c} {n}")).collect();
-        let cost = crate::format::money_of(record.cost_usd, record.known_cost_usd);
-        let budget = record
-            .budget_usd
-            .map(|b| format!(" of {}", crate::format::money(b)))
-            .unwrap_or_default();
-        let took = crate::format::running_for(Duration::from_millis(record.duration_ms));
-        let head = self.view.styles.bold.apply_to("Summary").to_string();
-        self.view.line(&format!(
-            "{head} [{took:>6}] {}: {} · {cost}{budget}",
-            crate::format::plural(record.tasks.len() as u64, "task"),
-            counts.join(", ")
-        ));
+        let line = view::summary_line(record, &self.view.styles);
+        self.view.line(&line);
         let kept = record.tasks.iter().filter(|t| t.branch.is_some()).count();
         let branches = if kept == 1 { "branch" } else { "branches" };
         self.view.line(&format!(

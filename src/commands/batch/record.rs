@@ -222,21 +222,26 @@ pub(crate) fn batches_dir(runs_dir: &Path) -> PathBuf {
         .map_or_else(|| runs_dir.join("batches"), |p| p.join("batches"))
 }
 
-/// The record as JUnit XML: a test case per task, failed unless it completed.
+/// The record as JUnit XML: a test case per task, skipped when it never started (the budget,
+/// `--max-fail` or an interrupt held it back), failed when it ran and did not complete.
 pub(super) fn junit(record: &BatchRecord) -> String {
-    let failures = record
-        .tasks
-        .iter()
-        .filter(|t| t.outcome != TaskOutcome::Completed)
-        .count();
+    let count = |skipped: bool| {
+        record
+            .tasks
+            .iter()
+            .filter(|t| t.outcome != TaskOutcome::Completed)
+            .filter(|t| (t.outcome == TaskOutcome::NotStarted) == skipped)
+            .count()
+    };
+    let (failures, skipped) = (count(false), count(true));
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     xml.push_str(&format!(
-        "<testsuites name=\"runbook batch\" tests=\"{}\" failures=\"{failures}\" time=\"{:.3}\">\n",
+        "<testsuites name=\"runbook batch\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
         record.tasks.len(),
         record.duration_ms as f64 / 1000.0
     ));
     xml.push_str(&format!(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">\n",
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">\n",
         escape_xml(&record.batch_id),
         record.tasks.len()
     ));
@@ -247,7 +252,12 @@ pub(super) fn junit(record: &BatchRecord) -> String {
             escape_xml(&task.task),
             task.duration_ms as f64 / 1000.0
         ));
-        if task.outcome != TaskOutcome::Completed {
+        if task.outcome == TaskOutcome::NotStarted {
+            xml.push_str(&format!(
+                "<skipped message=\"{}\"/>",
+                escape_xml(&task.message)
+            ));
+        } else if task.outcome != TaskOutcome::Completed {
             xml.push_str(&format!(
                 "<failure type=\"{}\" message=\"{}\"/>",
                 task.outcome.as_str(),

@@ -27,12 +27,15 @@ pub(crate) fn markdown(record: &BatchRecord) -> String {
         format::duration_ms(record.duration_ms),
     );
     let base = format::first_chars(&record.base_commit, 12);
-    doc.paragraph(Inline::made(&totals).then(Foreign::new(base).md_code()));
+    doc.paragraph(figures(&totals).then(Foreign::new(base).md_code()));
     let rows = record.tasks.iter().map(|t| {
         let changes = if t.commit.is_some() {
-            format!("+{} −{}", t.diff.insertions, t.diff.deletions)
+            Inline::own("+").then(Inline::made(&format!(
+                "{} −{}",
+                t.diff.insertions, t.diff.deletions
+            )))
         } else {
-            "none".to_owned()
+            Inline::own("none")
         };
         let branch = t
             .branch
@@ -49,9 +52,9 @@ pub(crate) fn markdown(record: &BatchRecord) -> String {
             Foreign::new(&t.task).md_inline(),
             Foreign::new(&t.agent).md_inline(),
             outcome,
-            Inline::made(&format::money_of(t.cost_usd, t.known_cost_usd)),
+            figures(&format::money_of(t.cost_usd, t.known_cost_usd)),
             Inline::made(&format::duration_ms(t.duration_ms)),
-            Inline::made(&changes),
+            changes,
             branch,
         ]
     });
@@ -62,4 +65,16 @@ pub(crate) fn markdown(record: &BatchRecord) -> String {
         rows,
     );
     doc.finish()
+}
+
+/// Runbook's own figures (`$0.42 of $2.00`), their dollar signs as they are: a `$` followed by a
+/// digit after a blank or at the start opens no math on GitHub, and the rest is escaped as made
+/// text is.
+fn figures(text: &str) -> Inline {
+    let mut parts = text.split('$');
+    let mut out = Inline::made(parts.next().unwrap_or(""));
+    for part in parts {
+        out = out.and("$").then(Inline::made(part));
+    }
+    out
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::record::{TaskOutcome, TaskRecord};
+use super::record::{BatchRecord, TaskOutcome, TaskRecord};
 use crate::format;
 use crate::term::out::{Control, Terminal};
 use crate::term::style::Styles;
@@ -103,6 +103,42 @@ pub(super) fn finished_line(task: &TaskRecord, styles: &Styles) -> String {
         ));
     }
     line
+}
+
+/// The batch's verdict, as its run ends it and `status BATCH` repeats it:
+/// `Summary [  12s] 3 tasks: 2 completed, 1 agent error · $0.42 of $2.00`.
+pub(super) fn summary_line(record: &BatchRecord, styles: &Styles) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for t in &record.tasks {
+        let name = t.outcome.as_str().replace('_', " ");
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    let counts: Vec<String> = counts.iter().map(|(n, c)| format!("{c} {n}")).collect();
+    let cost = format::money_of(record.cost_usd, record.known_cost_usd);
+    let budget = record
+        .budget_usd
+        .map(|b| format!(" of {}", format::money(b)))
+        .unwrap_or_default();
+    let took = format::running_for(Duration::from_millis(record.duration_ms));
+    format!(
+        "{} [{took:>6}] {}: {} · {cost}{budget}",
+        styles.bold.apply_to("Summary"),
+        format::plural(record.tasks.len() as u64, "task"),
+        counts.join(", ")
+    )
+}
+
+/// The line of a task that is running: `START fix-login (claude)`, as the batch said it.
+pub(super) fn started_line(task: &TaskRecord, styles: &Styles) -> String {
+    format!(
+        "{} {} ({})",
+        styles.accent.apply_to("START"),
+        escape_line(&task.task),
+        escape_line(&task.agent)
+    )
 }
 
 /// The row of a running task.
