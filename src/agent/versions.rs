@@ -13,7 +13,7 @@ use crate::event::Fidelity;
 // One agent a line: `.ci/drift-check` reads each agent's row as one line.
 #[rustfmt::skip]
 pub(crate) const TESTED: &[(AgentKind, &[&str])] = &[
-    (AgentKind::Opencode, &["1.18.33", "2.1.2"]),
+    (AgentKind::Opencode, &["1.18.33", "2.1.2", "2.2.5"]),
     (AgentKind::Claude, &["2.1.197", "2.1.330", "2.1.332", "2.1.337"]),
     (AgentKind::Codex, &["0.169.0", "0.171.0"]),
 ];
@@ -167,7 +167,8 @@ mod tests {
         // Each of OpenCode's two tested generations is judged against its own newest.
         assert_eq!(newer(AgentKind::Opencode, "1.19.0"), Some(true));
         assert_eq!(newer(AgentKind::Opencode, "1.17.0"), Some(false));
-        assert_eq!(newer(AgentKind::Opencode, "opencode v2.2.5"), Some(true));
+        assert_eq!(newer(AgentKind::Opencode, "opencode v2.2.5"), Some(false));
+        assert_eq!(newer(AgentKind::Opencode, "opencode v2.2.6"), Some(true));
         assert_eq!(newer(AgentKind::Opencode, "opencode v3.0.0"), Some(true));
         assert_eq!(newest_tested(AgentKind::Codex), Some("0.171.0"));
     }
@@ -202,7 +203,7 @@ mod tests {
         );
         assert_eq!(
             newest_tested_like(AgentKind::Opencode, "3.0.0"),
-            Some("2.1.2")
+            Some("2.2.5")
         );
     }
 }

@@ -1,5 +1,6 @@
-//! OpenCode 2.1.2's recordings of the canonical scenarios (fixtures/opencode-2.1.2/), played by
-//! `runbook replay` without being told which OpenCode made them, must yield the normalized facts
+//! The recordings of the canonical scenarios of each OpenCode 2 release runbook is tested with
+//! (fixtures/opencode-VERSION/), played by `runbook replay` without being told which OpenCode
+//! made them, must yield the normalized facts
 //! every adapter keeps (conformance.rs), and the receipt the live run gets: the tokens, cost,
 //! steps and ending expected are read from OpenCode's own session export recorded beside each
 //! stream, independently of the adapter.
@@ -12,6 +13,10 @@ use crate::conformance::{Expected, Scenario, assert_facts, facts};
 use crate::support::{self, TestContext, events_and_receipt, run};
 
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// Each OpenCode 2 release the scenarios were recorded from, with its fixtures directory (see
+/// `runbook::agent::versions`).
+const RELEASES: [(&str, &str); 2] = [("2.1.2", "opencode-2.1.2"), ("2.2.5", "opencode-2.2.5")];
+/// The release the tests of one recording use.
 const DIR: &str = "opencode-2.1.2";
 
 /// Each recorded scenario, by its recording; `turn1` and `turn2` are the two turns of `--then`
@@ -30,12 +35,21 @@ const RECORDED: [(Scenario, &str); 10] = [
 ];
 
 fn path(name: &str, ext: &str) -> std::path::PathBuf {
-    support::fixtures().join(format!("{DIR}/{name}.{ext}"))
+    path_in(DIR, name, ext)
+}
+
+fn path_in(dir: &str, name: &str, ext: &str) -> std::path::PathBuf {
+    support::fixtures().join(format!("{dir}/{name}.{ext}"))
 }
 
 /// `runbook replay --instant --json` of the recording `name`, with `extra` arguments.
 fn replay(ctx: &TestContext, name: &str, extra: &[&str]) -> support::Outcome {
-    let file = path(name, "stdout.ndjson");
+    replay_in(ctx, DIR, name, extra)
+}
+
+/// [`replay`] of the recording `name` in `dir`.
+fn replay_in(ctx: &TestContext, dir: &str, name: &str, extra: &[&str]) -> support::Outcome {
+    let file = path_in(dir, name, "stdout.ndjson");
     let mut args = vec!["replay", "--instant", "--json"];
     args.extend_from_slice(extra);
     args.push(file.to_str().expect("UTF-8 path"));
@@ -52,8 +66,9 @@ struct Exported {
     outcome: Option<String>,
 }
 
-fn exported(name: &str) -> Exported {
-    let text = std::fs::read_to_string(path(name, "export.json")).expect("the recorded export");
+fn exported(dir: &str, name: &str) -> Exported {
+    let text =
+        std::fs::read_to_string(path_in(dir, name, "export.json")).expect("the recorded export");
     let export: Value = serde_json::from_str(&text).expect("an export's JSON");
     let messages = export["messages"].as_array().cloned().unwrap_or_default();
     let from = messages
@@ -86,8 +101,8 @@ fn exported(name: &str) -> Exported {
 }
 
 /// The exit code recorded beside `name`.
-fn exit_code(name: &str) -> i32 {
-    let text = std::fs::read_to_string(path(name, "exit")).expect("the recorded exit");
+fn exit_code(dir: &str, name: &str) -> i32 {
+    let text = std::fs::read_to_string(path_in(dir, name, "exit")).expect("the recorded exit");
     text.trim().parse().expect("an exit code")
 }
 
@@ -129,30 +144,44 @@ fn expected_outcome(code: i32, outcome: Option<&str>) -> Outcome {
 #[test]
 fn every_opencode_2_recording_replays_to_the_facts_its_own_export_states() {
     let ctx = TestContext::new();
-    for (scenario, name) in RECORDED {
-        let out = replay(&ctx, name, &[]);
-        assert_eq!(out.code(), Some(0), "{name}: {}", out.stderr);
-        let (events, receipt) = events_and_receipt(&out.stdout);
-        let own = exported(name);
-        let want = Expected {
-            tools: expected_tools(scenario),
-            outcome: expected_outcome(exit_code(name), own.outcome.as_deref()),
-            tokens: Some(own.tokens),
-            steps_known: true,
-            cost: own.cost,
-            cost_source: own.cost.map(|_| CostSource::Reported),
-        };
-        let failed = scenario == Scenario::ProviderError;
-        let what = format!("OpenCode 2.1.2 {scenario:?} ({name})");
-        let got = facts(&events, &receipt);
-        assert_facts(&got, &want, failed, scenario == Scenario::Subagent, &what);
-        assert_eq!(got.steps, Some(own.steps), "{what}");
-        assert!(
-            receipt.warnings.count == 0,
-            "{what}: {:?}",
-            receipt.warnings
-        );
+    for (release, dir) in RELEASES {
+        for (scenario, name) in RECORDED {
+            replays_to_its_own_facts(&ctx, release, dir, scenario, name);
+        }
     }
+}
+
+/// The recording `name` of `release` (in `dir`) replayed: the facts its export states, every
+/// step counted, no warning.
+fn replays_to_its_own_facts(
+    ctx: &TestContext,
+    release: &str,
+    dir: &str,
+    scenario: Scenario,
+    name: &str,
+) {
+    let out = replay_in(ctx, dir, name, &[]);
+    assert_eq!(out.code(), Some(0), "{release} {name}: {}", out.stderr);
+    let (events, receipt) = events_and_receipt(&out.stdout);
+    let own = exported(dir, name);
+    let want = Expected {
+        tools: expected_tools(scenario),
+        outcome: expected_outcome(exit_code(dir, name), own.outcome.as_deref()),
+        tokens: Some(own.tokens),
+        steps_known: true,
+        cost: own.cost,
+        cost_source: own.cost.map(|_| CostSource::Reported),
+    };
+    let failed = scenario == Scenario::ProviderError;
+    let what = format!("OpenCode {release} {scenario:?} ({name})");
+    let got = facts(&events, &receipt);
+    assert_facts(&got, &want, failed, scenario == Scenario::Subagent, &what);
+    assert_eq!(got.steps, Some(own.steps), "{what}");
+    assert!(
+        receipt.warnings.count == 0,
+        "{what}: {:?}",
+        receipt.warnings
+    );
 }
 
 /// The provider errors and retries of a replay's events.
@@ -164,10 +193,17 @@ fn retries(events: &[Event]) -> usize {
 #[test]
 fn a_500_retried_until_stopped_is_each_retry_and_never_completed() {
     let ctx = TestContext::new();
-    let out = replay(&ctx, "http500", &[]);
-    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    for (release, dir) in RELEASES {
+        a_500_is_each_retry(&ctx, release, dir);
+    }
+}
+
+fn a_500_is_each_retry(ctx: &TestContext, release: &str, dir: &str) {
+    let out = replay_in(ctx, dir, "http500", &[]);
+    assert_eq!(out.code(), Some(0), "{release}: {}", out.stderr);
     let (events, receipt) = events_and_receipt(&out.stdout);
-    let text = std::fs::read_to_string(path("http500", "stdout.ndjson")).expect("the recording");
+    let text =
+        std::fs::read_to_string(path_in(dir, "http500", "stdout.ndjson")).expect("the recording");
     let starts = text
         .lines()
         .filter(|l| l.contains("\"step_start\""))
@@ -175,12 +211,16 @@ fn a_500_retried_until_stopped_is_each_retry_and_never_completed() {
     assert_eq!(
         retries(&events),
         starts - 1,
-        "{:?}",
+        "{release}: {:?}",
         support::types(&events)
     );
-    assert_ne!(receipt.outcome, Outcome::Completed, "{receipt:?}");
+    assert_ne!(
+        receipt.outcome,
+        Outcome::Completed,
+        "{release}: {receipt:?}"
+    );
     // Killed while retrying, OpenCode kept no step: none is counted, and none as free.
-    assert_eq!(exported("http500").steps, 0);
+    assert_eq!(exported(dir, "http500").steps, 0, "{release}");
     assert!(receipt.steps.is_some_and(|n| n <= 1), "{:?}", receipt.steps);
 }
 

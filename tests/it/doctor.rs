@@ -241,7 +241,7 @@ fn each_opencode_generation_is_judged_on_its_own_and_a_new_major_is_told() {
     );
     let out = ctx.run(&["doctor"]);
     assert!(
-        out.stdout.contains("! opencode (default): opencode v3.0.0 · a major version runbook was not tested with (tested: 1.18.33, 2.1.2)"),
+        out.stdout.contains("! opencode (default): opencode v3.0.0 · a major version runbook was not tested with (tested: 1.18.33, 2.1.2, 2.2.5)"),
         "{}",
         out.stdout
     );
@@ -342,7 +342,8 @@ fn a_run_of_an_untested_agent_version_warns_once_and_the_receipt_keeps_it() {
     ctx.env("FAKE_AGENT_VERSION", "1.99.0");
     let out = ctx.run_fake(&scenario, &["--then", "and again"]);
     out.assert_exit(0);
-    let warning = "runbook was not tested with this agent version (1.99.0; tested: 1.18.33, 2.1.2)";
+    let warning =
+        "runbook was not tested with this agent version (1.99.0; tested: 1.18.33, 2.1.2, 2.2.5)";
     let lines: Vec<&str> = out
         .stderr
         .lines()

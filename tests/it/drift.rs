@@ -563,6 +563,25 @@ mod the_drift_check_finds_no_drift_in_the_pinned_versions {
     fn opencode_cli() {
         no_drift("opencode");
     }
+
+    /// OpenCode 2 is driven with its own tools' calls (`shell`, `subagent`, `path`), and judged
+    /// by what it does: it goes on to an answer after a refused call.
+    #[test]
+    fn opencode_2_cli() {
+        use Scenario::*;
+        let mut drift = Drift::default();
+        let known = recorded_shapes("opencode");
+        for (scenario, recording) in recorded("opencode") {
+            if matches!(scenario, ReadEdit | PermissionDenied | Subagent) {
+                let prepare = live::opencode_2_with_snapshots as Prepare;
+                compare("opencode", prepare, scenario, recording, &known, &mut drift);
+            }
+        }
+        let report = drift.report();
+        assert!(report.is_empty(), "{report}");
+        let info = drift.information();
+        assert!(info.contains("opencode v2.1.2 in 3 scenarios"), "{info}");
+    }
 }
 
 #[test]

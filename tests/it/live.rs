@@ -479,6 +479,13 @@ pub(crate) fn opencode_with_snapshots(scenario: Scenario) -> Option<Prepared> {
     opencode_with(scenario, |_| {}, true)
 }
 
+/// [`opencode_with_snapshots`] with OpenCode 2.1.2 (`@opencode/cli`), whatever
+/// `RUNBOOK_TEST_OPENCODE` names: an OpenCode 2 release is driven with its own tools' calls.
+pub(crate) fn opencode_2_with_snapshots(scenario: Scenario) -> Option<Prepared> {
+    let bin = support::opencode_v2_bin("2.1.2")?;
+    opencode_at(bin, scenario, |_| {}, true)
+}
+
 /// [`opencode`] with the scenario's script changed by `edit` first (its expected facts are then
 /// those of the unchanged script), and OpenCode's snapshots on if `snapshot`.
 fn opencode_with(
@@ -486,9 +493,23 @@ fn opencode_with(
     edit: fn(&mut sse::Scenario<chat::Reply>),
     snapshot: bool,
 ) -> Option<Prepared> {
-    let bin = support::opencode_bin()?;
+    opencode_at(support::opencode_bin()?, scenario, edit, snapshot)
+}
+
+/// [`opencode_with`] with the OpenCode at `bin`, 1.x or 2.
+fn opencode_at(
+    bin: std::path::PathBuf,
+    scenario: Scenario,
+    edit: fn(&mut sse::Scenario<chat::Reply>),
+    snapshot: bool,
+) -> Option<Prepared> {
     let mut ctx = work_dir();
-    let mut sc = pick!(chat::scenario, scenario, &ctx.work);
+    let v2 = is_opencode_2(&bin);
+    let mut sc = if v2 {
+        opencode_2_script(scenario, &ctx.work)
+    } else {
+        pick!(chat::scenario, scenario, &ctx.work)
+    };
     edit(&mut sc);
     let fake = chat::FakeLlm::start_with_subagent(sc.script.clone(), sc.subagent_script);
     let config = chat::OpencodeConfig {
@@ -510,7 +531,11 @@ fn opencode_with(
     let steps = !usage.is_empty();
     let expected = Expected {
         tools: tools(scenario, "opencode"),
-        outcome: outcome_of(scenario, "opencode"),
+        // OpenCode 2 goes on after a refused call, to the answer of its next step.
+        outcome: match scenario {
+            Scenario::PermissionDenied if v2 => Outcome::Completed,
+            _ => outcome_of(scenario, "opencode"),
+        },
         tokens: steps.then(|| usage.iter().map(|u| u.prompt + u.completion).sum()),
         steps_known: true,
         cost: steps.then(|| {
@@ -538,6 +563,39 @@ fn opencode_with(
         args,
         expected,
     ))
+}
+
+/// Whether the OpenCode at `bin` is OpenCode 2 (`@opencode/cli`), which prints `opencode v2.2.5`
+/// where 1.x prints `1.18.33`.
+fn is_opencode_2(bin: &Path) -> bool {
+    let out = std::process::Command::new(bin).arg("--version").output();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    text.is_ok_and(|t| {
+        t.trim()
+            .strip_prefix("opencode v")
+            .is_some_and(|v| !v.starts_with("1."))
+    })
+}
+
+/// The scenario as OpenCode 2's tools take it (`shell`, `subagent`, `path`: those of its
+/// recordings). A refused call does not end its run: the next step's answer, past the script's
+/// end, is served and counted.
+fn opencode_2_script(scenario: Scenario, work: &Path) -> sse::Scenario<chat::Reply> {
+    use crate::record::opencode_v2 as v2;
+    match scenario {
+        Scenario::ReadEdit => v2::read_edit(work),
+        Scenario::Shell => v2::shell(work),
+        Scenario::ToolFail => v2::tool_fail(work),
+        Scenario::PermissionDenied => {
+            let mut sc = v2::permission_denied(work);
+            let done = chat::Reply::text(chat::DONE_TEXT, chat::Usage::new(100, 1));
+            sc.script.push(done);
+            sc
+        }
+        Scenario::Subagent => v2::subagent(work),
+        Scenario::Multistep => v2::multistep(work),
+        _ => pick!(chat::scenario, scenario, work),
+    }
 }
 
 /// What a prepared scenario's run left, with both shown for assertion messages.

@@ -1,5 +1,6 @@
-//! OpenCode 2.1.2 (`@opencode/cli`) live: the real CLI, run by the real `runbook` binary against
-//! the fake Chat Completions provider, in a home of its own. runbook must tell it from 1.x by
+//! OpenCode 2 (`@opencode/cli`) live, each release runbook is tested with (2.1.2, and 2.2.5 in
+//! `opencode_2_2_5`): the real CLI, run by the real `runbook` binary against the fake Chat
+//! Completions provider, in a home of its own. runbook must tell it from 1.x by
 //! itself, keep its work in the run (`--standalone`), and count what the provider served and
 //! what OpenCode's own session export says, whatever its stream left out.
 
@@ -7,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use runbook::event::{CostSource, Event, EventKind, Outcome, ToolKind, ToolStatus};
+use runbook::event::{CostSource, Event, EventKind, Fidelity, Outcome, ToolKind, ToolStatus};
 use runbook::receipt::Receipt;
 use serde_json::{Value, json};
 
@@ -29,13 +30,19 @@ struct Ran {
     served: Vec<chat::Usage>,
 }
 
-fn run(script: fn(&Path) -> Scenario<Reply>, ask_shell: bool) -> Option<Ran> {
-    run_with(script, ask_shell, &[])
+/// `script` run by OpenCode `release`, asked for the shell's permission if `ask_shell`.
+fn run(release: &str, script: fn(&Path) -> Scenario<Reply>, ask_shell: bool) -> Option<Ran> {
+    run_with(release, script, ask_shell, &[])
 }
 
 /// [`run`] with more of runbook's options.
-fn run_with(script: fn(&Path) -> Scenario<Reply>, ask_shell: bool, more: &[&str]) -> Option<Ran> {
-    let bin = support::opencode_v2_bin("2.1.2")?;
+fn run_with(
+    release: &str,
+    script: fn(&Path) -> Scenario<Reply>,
+    ask_shell: bool,
+    more: &[&str],
+) -> Option<Ran> {
+    let bin = support::opencode_v2_bin(release)?;
     let mut ctx = TestContext::new();
     sse::write_readme(&ctx.work).expect("write README.md");
     support::git_init(&ctx.work, &ctx.home);
@@ -133,12 +140,19 @@ fn tools(ran: &Ran) -> Vec<(ToolKind, ToolStatus)> {
 }
 
 /// The run completed with the tokens and cost the provider served and OpenCode's export says,
-/// in a step per model call, with `--standalone` on the agent's command line.
+/// in a step per model call, with `--standalone` on the agent's command line, of a release
+/// runbook says it was tested with.
 #[track_caller]
 fn assert_completed_and_exact(ran: &Ran) {
     let why = &ran.why;
     assert_eq!(ran.receipt.outcome, Outcome::Completed, "{why}");
     assert_eq!(ran.code, Some(0), "{why}");
+    assert_eq!(ran.receipt.fidelity, Fidelity::Tested, "{why}");
+    assert_eq!(
+        ran.receipt.warnings.count, 0,
+        "{why}: {:?}",
+        ran.receipt.warnings
+    );
     let served: u64 = ran.served.iter().map(|u| u.prompt + u.completion).sum();
     let priced: f64 = ran
         .served
@@ -161,142 +175,190 @@ fn assert_completed_and_exact(ran: &Ran) {
     );
 }
 
-#[test]
-fn a_plain_answer_completes_with_the_tokens_of_the_step_the_stream_did_not_end() {
-    let Some(ran) = run(chat::scenario::text, false) else {
-        return;
-    };
-    assert_completed_and_exact(&ran);
-}
-
-#[test]
-fn a_failing_command_and_a_missing_file_are_errors_with_their_exit_code() {
-    let Some(ran) = run(v2::tool_fail, false) else {
-        return;
-    };
-    assert_completed_and_exact(&ran);
-    let (k, s) = (ToolKind::Read, ToolStatus::Error);
-    assert_eq!(tools(&ran), [(k, s), (ToolKind::Shell, s)], "{}", ran.why);
-}
-
-#[test]
-fn a_subagent_is_one_started_and_finished() {
-    let Some(ran) = run(v2::subagent, false) else {
-        return;
-    };
-    assert_completed_and_exact(&ran);
-    assert_eq!(
-        tools(&ran),
-        [(ToolKind::Subagent, ToolStatus::Ok)],
-        "{}",
-        ran.why
-    );
-    let told = |f: fn(&EventKind) -> bool| ran.events.iter().filter(|e| f(&e.kind)).count();
-    assert_eq!(
-        told(|k| matches!(
-            k,
-            EventKind::SubagentStarted {
-                session_id: Some(_),
-                ..
+/// The scenarios each release meets, each a test of its own named as its function in
+/// [`scenario`].
+macro_rules! release_tests {
+    ($release:literal: $($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                crate::live_opencode_v2::scenario::$name($release);
             }
-        )),
-        1
-    );
-    assert_eq!(told(|k| matches!(k, EventKind::SubagentFinished { .. })), 1);
-}
-
-#[test]
-fn five_calls_in_six_steps_are_counted_exactly() {
-    let Some(ran) = run(v2::multistep, false) else {
-        return;
+        )*
     };
-    assert_completed_and_exact(&ran);
-    assert_eq!(tools(&ran).len(), 5, "{}", ran.why);
 }
 
-#[test]
-fn a_command_refused_without_a_person_is_a_denial() {
-    let Some(ran) = run(v2::permission_denied, true) else {
-        return;
-    };
-    assert_eq!(
-        tools(&ran),
-        [(ToolKind::Shell, ToolStatus::Denied)],
-        "{}",
-        ran.why
-    );
-    assert!(!ran.receipt.permission_denials.is_empty(), "{}", ran.why);
-}
+release_tests!("2.1.2":
+    a_plain_answer_completes_with_the_tokens_of_the_step_the_stream_did_not_end,
+    a_failing_command_and_a_missing_file_are_errors_with_their_exit_code,
+    a_subagent_is_one_started_and_finished,
+    five_calls_in_six_steps_are_counted_exactly,
+    a_command_refused_without_a_person_is_a_denial,
+    a_refused_request_is_a_provider_error_with_its_status,
+    a_read_and_an_edit_complete_with_every_step_counted,
+    a_command_completes_with_its_output,
+    a_second_turn_continues_the_session_and_both_are_counted_exactly,
+    a_500_retried_without_end_is_each_retry_and_stops_at_the_runs_timeout,
+);
 
-#[test]
-fn a_refused_request_is_a_provider_error_with_its_status() {
-    let Some(ran) = run(chat::scenario::provider_error, false) else {
-        return;
-    };
-    let why = &ran.why;
-    assert_eq!(ran.receipt.outcome, Outcome::AgentError, "{why}");
-    let errors = &ran.receipt.provider_errors;
-    assert_eq!(errors.len(), 1, "{why}");
-    assert_eq!(errors[0].status, Some(400), "{why}");
-    assert_eq!(errors[0].name, "provider.invalid-request", "{why}");
-}
-
-#[test]
-fn a_read_and_an_edit_complete_with_every_step_counted() {
-    let Some(ran) = run(v2::read_edit, false) else {
-        return;
-    };
-    assert_completed_and_exact(&ran);
-    let ok = ToolStatus::Ok;
-    let want = [(ToolKind::Read, ok), (ToolKind::Edit, ok)];
-    assert_eq!(tools(&ran), want, "{}", ran.why);
-}
-
-#[test]
-fn a_command_completes_with_its_output() {
-    let Some(ran) = run(v2::shell, false) else {
-        return;
-    };
-    assert_completed_and_exact(&ran);
-    let want = [(ToolKind::Shell, ToolStatus::Ok)];
-    assert_eq!(tools(&ran), want, "{}", ran.why);
-}
-
-/// Two answers: the first turn's, then the one `--then` asks for in the same session.
-fn two_turns(_work: &Path) -> Scenario<Reply> {
-    let script = vec![
-        Reply::text(sse::canon::TEXT_ANSWER, chat::Usage::new(1200, 18)),
-        Reply::text("done", chat::Usage::new(1250, 2)),
-    ];
-    Scenario::new(sse::canon::TEXT_PROMPT, script, &[])
-}
-
-#[test]
-fn a_second_turn_continues_the_session_and_both_are_counted_exactly() {
-    let Some(ran) = run_with(two_turns, false, &["--then", "Now say it once more."]) else {
-        return;
-    };
-    assert_completed_and_exact(&ran);
-    assert_eq!(ran.receipt.turns.len(), 2, "{}", ran.why);
-    let argv = support::argvs(&ran.events);
-    let session = ran.receipt.session_id.clone().expect("a session");
-    assert!(
-        argv[1]
-            .windows(2)
-            .any(|w| w == ["--session", session.as_str()]),
-        "{}: {argv:?}",
-        ran.why
+/// OpenCode 2.2.5, the newest release: the same scenarios once, without the multi-turn run and the
+/// 25 s of retries 2.1.2's tests already cover (its recordings of both are replayed in
+/// `conformance_v2`).
+mod opencode_2_2_5 {
+    release_tests!("2.2.5":
+        a_plain_answer_completes_with_the_tokens_of_the_step_the_stream_did_not_end,
+        a_failing_command_and_a_missing_file_are_errors_with_their_exit_code,
+        a_subagent_is_one_started_and_finished,
+        five_calls_in_six_steps_are_counted_exactly,
+        a_command_refused_without_a_person_is_a_denial,
+        a_refused_request_is_a_provider_error_with_its_status,
+        a_read_and_an_edit_complete_with_every_step_counted,
+        a_command_completes_with_its_output,
     );
 }
 
-#[test]
-fn a_500_retried_without_end_is_each_retry_and_stops_at_the_runs_timeout() {
-    let Some(ran) = run_with(v2::http500, false, &["--timeout", "12s"]) else {
-        return;
-    };
-    let why = &ran.why;
-    assert_eq!(ran.receipt.outcome, Outcome::TimedOut, "{why}");
-    let retried = |e: &&Event| matches!(e.kind, EventKind::ProviderRetry(_));
-    assert!(ran.events.iter().filter(retried).count() >= 1, "{why}");
-    assert!(ran.receipt.tokens.total == 0, "{why}");
+/// Each scenario, for the release given.
+mod scenario {
+    use super::*;
+
+    pub(super) fn a_plain_answer_completes_with_the_tokens_of_the_step_the_stream_did_not_end(
+        release: &str,
+    ) {
+        let Some(ran) = run(release, chat::scenario::text, false) else {
+            return;
+        };
+        assert_completed_and_exact(&ran);
+    }
+
+    pub(super) fn a_failing_command_and_a_missing_file_are_errors_with_their_exit_code(
+        release: &str,
+    ) {
+        let Some(ran) = run(release, v2::tool_fail, false) else {
+            return;
+        };
+        assert_completed_and_exact(&ran);
+        let (k, s) = (ToolKind::Read, ToolStatus::Error);
+        assert_eq!(tools(&ran), [(k, s), (ToolKind::Shell, s)], "{}", ran.why);
+    }
+
+    pub(super) fn a_subagent_is_one_started_and_finished(release: &str) {
+        let Some(ran) = run(release, v2::subagent, false) else {
+            return;
+        };
+        assert_completed_and_exact(&ran);
+        assert_eq!(
+            tools(&ran),
+            [(ToolKind::Subagent, ToolStatus::Ok)],
+            "{}",
+            ran.why
+        );
+        let told = |f: fn(&EventKind) -> bool| ran.events.iter().filter(|e| f(&e.kind)).count();
+        assert_eq!(
+            told(|k| matches!(
+                k,
+                EventKind::SubagentStarted {
+                    session_id: Some(_),
+                    ..
+                }
+            )),
+            1
+        );
+        assert_eq!(told(|k| matches!(k, EventKind::SubagentFinished { .. })), 1);
+    }
+
+    pub(super) fn five_calls_in_six_steps_are_counted_exactly(release: &str) {
+        let Some(ran) = run(release, v2::multistep, false) else {
+            return;
+        };
+        assert_completed_and_exact(&ran);
+        assert_eq!(tools(&ran).len(), 5, "{}", ran.why);
+    }
+
+    pub(super) fn a_command_refused_without_a_person_is_a_denial(release: &str) {
+        let Some(ran) = run(release, v2::permission_denied, true) else {
+            return;
+        };
+        assert_eq!(
+            tools(&ran),
+            [(ToolKind::Shell, ToolStatus::Denied)],
+            "{}",
+            ran.why
+        );
+        assert!(!ran.receipt.permission_denials.is_empty(), "{}", ran.why);
+    }
+
+    pub(super) fn a_refused_request_is_a_provider_error_with_its_status(release: &str) {
+        let Some(ran) = run(release, chat::scenario::provider_error, false) else {
+            return;
+        };
+        let why = &ran.why;
+        assert_eq!(ran.receipt.outcome, Outcome::AgentError, "{why}");
+        let errors = &ran.receipt.provider_errors;
+        assert_eq!(errors.len(), 1, "{why}");
+        assert_eq!(errors[0].status, Some(400), "{why}");
+        assert_eq!(errors[0].name, "provider.invalid-request", "{why}");
+    }
+
+    pub(super) fn a_read_and_an_edit_complete_with_every_step_counted(release: &str) {
+        let Some(ran) = run(release, v2::read_edit, false) else {
+            return;
+        };
+        assert_completed_and_exact(&ran);
+        let ok = ToolStatus::Ok;
+        let want = [(ToolKind::Read, ok), (ToolKind::Edit, ok)];
+        assert_eq!(tools(&ran), want, "{}", ran.why);
+    }
+
+    pub(super) fn a_command_completes_with_its_output(release: &str) {
+        let Some(ran) = run(release, v2::shell, false) else {
+            return;
+        };
+        assert_completed_and_exact(&ran);
+        let want = [(ToolKind::Shell, ToolStatus::Ok)];
+        assert_eq!(tools(&ran), want, "{}", ran.why);
+    }
+
+    /// Two answers: the first turn's, then the one `--then` asks for in the same session.
+    fn two_turns(_work: &Path) -> Scenario<Reply> {
+        let script = vec![
+            Reply::text(sse::canon::TEXT_ANSWER, chat::Usage::new(1200, 18)),
+            Reply::text("done", chat::Usage::new(1250, 2)),
+        ];
+        Scenario::new(sse::canon::TEXT_PROMPT, script, &[])
+    }
+
+    pub(super) fn a_second_turn_continues_the_session_and_both_are_counted_exactly(release: &str) {
+        let Some(ran) = run_with(
+            release,
+            two_turns,
+            false,
+            &["--then", "Now say it once more."],
+        ) else {
+            return;
+        };
+        assert_completed_and_exact(&ran);
+        assert_eq!(ran.receipt.turns.len(), 2, "{}", ran.why);
+        let argv = support::argvs(&ran.events);
+        let session = ran.receipt.session_id.clone().expect("a session");
+        assert!(
+            argv[1]
+                .windows(2)
+                .any(|w| w == ["--session", session.as_str()]),
+            "{}: {argv:?}",
+            ran.why
+        );
+    }
+
+    pub(super) fn a_500_retried_without_end_is_each_retry_and_stops_at_the_runs_timeout(
+        release: &str,
+    ) {
+        let Some(ran) = run_with(release, v2::http500, false, &["--timeout", "12s"]) else {
+            return;
+        };
+        let why = &ran.why;
+        assert_eq!(ran.receipt.outcome, Outcome::TimedOut, "{why}");
+        let retried = |e: &&Event| matches!(e.kind, EventKind::ProviderRetry(_));
+        assert!(ran.events.iter().filter(retried).count() >= 1, "{why}");
+        assert!(ran.receipt.tokens.total == 0, "{why}");
+    }
 }

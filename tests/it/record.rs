@@ -7,7 +7,7 @@
 //!
 //! `RUNBOOK_RECORD_CODEX=.agents/codex-0.171.0/node_modules/.bin/codex RUNBOOK_RECORD_DIR=fixtures/codex-0.171.0 cargo test --locked --test it -- --ignored record::record_codex`
 //!
-//! `RUNBOOK_RECORD_OPENCODE_V2=.agents-v2/opencode-2.1.2/node_modules/.bin/opencode RUNBOOK_RECORD_DIR=fixtures/opencode-2.1.2 cargo test --locked --test it -- --ignored record::record_opencode_v2`
+//! `RUNBOOK_RECORD_OPENCODE_V2=.agents/opencode-2.2.5/node_modules/.bin/opencode RUNBOOK_RECORD_DIR=fixtures/opencode-2.2.5 cargo test --locked --test it -- --ignored record::record_opencode_v2`
 //!
 //! The model requests the agent sent in each scenario are left in the system's temporary
 //! directory as `runbook-record-NAME.requests.json`, to see what a new release asks of the

@@ -428,6 +428,17 @@ mod tests {
     }
 
     #[test]
+    fn recorded_transcripts_of_opencode_2_2_5() {
+        insta::glob!(
+            "../../../fixtures/opencode-2.2.5",
+            "*.stdout.ndjson",
+            |path| {
+                insta::assert_yaml_snapshot!(read(path));
+            }
+        );
+    }
+
+    #[test]
     fn the_generation_is_told_by_the_version_then_by_the_package() {
         let v2 = Path::new("/x/node_modules/@opencode/cli/bin/opencode.exe");
         let v1 = Path::new("/x/node_modules/opencode-ai/bin/opencode.exe");
