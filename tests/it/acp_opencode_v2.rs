@@ -184,7 +184,7 @@ fn an_untested_opencode_over_acp_is_untested_in_its_receipt() {
     assert_eq!(receipt.fidelity, Fidelity::Untested);
     assert!(
         receipt.warnings.samples.iter().any(|w| w
-            .contains("not tested with this agent version (3.0.0; tested: 1.18.33, 2.1.2)")
+            .contains("not tested with this agent version (3.0.0; tested: 1.18.33, 2.1.")
             && w.contains("a major version it has never run")),
         "{:?}",
         receipt.warnings

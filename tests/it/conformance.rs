@@ -367,9 +367,11 @@ fn transcript_totals_in(
                 })
                 .sum();
             let cost: f64 = steps.iter().filter_map(|p| p["cost"].as_f64()).sum();
+            // No step finished: nothing of the run's usage was told, so its tokens are unknown
+            // as its cost is.
             let known = !steps.is_empty();
             (
-                Some(tokens),
+                known.then_some(tokens),
                 known.then_some(cost),
                 known.then_some(CostSource::Reported),
             )

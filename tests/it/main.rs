@@ -20,6 +20,7 @@ mod config;
 mod conformance;
 mod conformance_v2;
 mod demo;
+mod docs_shape;
 mod doctor;
 mod drift;
 mod fakes;

@@ -688,7 +688,10 @@ fn an_untested_opencode_or_an_update_runbook_does_not_know_is_said() {
     let (events, _) = replay_lines(&OPENCODE, lines.iter().map(String::as_str));
     let (v, tested_with, fidelity) = version(&events);
     assert_eq!((v, fidelity), ("3.0.0", Some(Fidelity::Untested)));
-    assert_eq!(tested_with, ["1.18.33", "2.1.2"]);
+    assert_eq!(
+        tested_with,
+        crate::agent::versions::tested(crate::agent_kind::AgentKind::Opencode)
+    );
     let unparsed: Vec<UnparsedReason> = events
         .iter()
         .filter_map(|e| match e {
