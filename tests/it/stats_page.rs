@@ -153,11 +153,9 @@ fn light(css: &Value) -> f64 {
     0.2126 * f64::from(r) + 0.7152 * f64::from(g) + 0.0722 * f64::from(b)
 }
 
-#[test]
-fn the_stats_page_reads_well_from_800_to_1400_pixels_light_and_dark() {
-    let ctx = TestContext::new();
-    let (runs, made) = realistic(ctx.root());
-    let page = ctx.work.join("stats.html");
+/// `runbook stats RUNS --html PAGE` under the usual umask: the page's text, once it is found
+/// readable as any file the user writes (it is made to be shared), not the user's alone.
+fn shared_page(ctx: &TestContext, runs: &Path, page: &Path) -> String {
     let mut cmd = ctx.runbook(&[
         "stats",
         runs.to_str().unwrap(),
@@ -172,11 +170,18 @@ fn the_stats_page_reads_well_from_800_to_1400_pixels_light_and_dark() {
         });
     }
     assert!(cmd.status().unwrap().success());
-    // A page made to be shared is readable as any file the user writes, not the user's alone.
     let mode =
-        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&page).unwrap().permissions());
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(page).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o644, "{mode:o}");
-    let html = std::fs::read_to_string(&page).unwrap();
+    std::fs::read_to_string(page).unwrap()
+}
+
+#[test]
+fn the_stats_page_reads_well_from_800_to_1400_pixels_light_and_dark() {
+    let ctx = TestContext::new();
+    let (runs, made) = realistic(ctx.root());
+    let page = ctx.work.join("stats.html");
+    let html = shared_page(&ctx, &runs, &page);
     for fetch in ["<script", "<link", "<img", "<iframe"] {
         assert!(!html.contains(fetch), "{fetch} in the page");
     }
@@ -361,25 +366,7 @@ fn a_secret_in_what_the_page_shortens_is_masked_whole_before_it_is_cut_and_the_p
         put(&runs, id, &r.to_string());
     }
     let page = ctx.work.join("stats.html");
-    let mut cmd = ctx.runbook(&[
-        "stats",
-        runs.to_str().unwrap(),
-        "--html",
-        page.to_str().unwrap(),
-    ]);
-    // SAFETY: umask is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-            libc::umask(0o022);
-            Ok(())
-        });
-    }
-    assert!(cmd.status().unwrap().success());
-    // A page made to be shared is readable as any file the user writes, not the user's alone.
-    let mode =
-        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&page).unwrap().permissions());
-    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = shared_page(&ctx, &runs, &page);
     let chars: Vec<char> = TOKEN.chars().collect();
     for part in chars.windows(6) {
         let part: String = part.iter().collect();
