@@ -20,7 +20,8 @@ say '{"type":"session.started","session_id":"s-1"}'
 case "$prompt" in
   *"You are planning"*)
     [ -n "$CHANGE_WHILE_PLANNING" ] && echo oops > stray.txt
-    say '{"type":"text","text":"# Plan\n\n## Files\n\n- `out.txt`: create it\n\n## Testing\n\nRead it.\n\n## Risks\n\nNone."}' ;;
+    say '{"type":"text","text":"# Plan\n\n## Files\n\n- `out.txt`: create it\n\n## Testing\n\nRead it.\n\n## Risks\n\nNone."}'
+    say '{"type":"step.finished","reason":"stop","tokens":{"input":1200,"output":34,"reasoning":0,"cache_read":0,"cache_write":0},"cost_usd":0.0042}' ;;
   *"Revise your plan"*)
     say '{"type":"text","text":"# Plan, revised"}' ;;
   *)
@@ -50,6 +51,7 @@ fn without_a_terminal_the_plan_is_made_kept_and_executed() {
     let out = run_planner(&ctx, &["--plan", "create out.txt"]);
     out.assert_exit(0);
     out.assert_stderr_has("## Files")
+        .assert_stderr_has("▶ the plan · planning: 1,234 tokens · $0.0042")
         .assert_stderr_has("executing the plan (automatically)");
     assert_eq!(
         std::fs::read_to_string(ctx.run_dir().join("plan.md")).unwrap(),

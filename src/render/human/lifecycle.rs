@@ -172,6 +172,21 @@ pub(super) fn run_finished(
     }
 }
 
+/// `1,218 tokens · $0.0033`: what the run has spent so far, what is not known said so.
+pub(super) fn spent(st: &crate::stats::RunStats) -> String {
+    let cost = match st.cost() {
+        Some(usd) => money(usd),
+        None if st.cost_incomplete() && st.known_cost() > 0.0 => {
+            format!("cost incomplete (at least {})", money(st.known_cost()))
+        }
+        None => "cost unknown".to_owned(),
+    };
+    format!(
+        "{} · {cost}",
+        tokens(st.tokens.total(), st.tokens_incomplete())
+    )
+}
+
 /// `✓ completed in 5.2s · 1 step · 0 tool calls · 1,218 tokens · $0.0033`, or how it ended.
 fn summary(l: &Lines<'_>, outcome: Outcome, took_ms: u64) -> String {
     let (s, st) = (l.s, l.totals);
@@ -181,24 +196,13 @@ fn summary(l: &Lines<'_>, outcome: Outcome, took_ms: u64) -> String {
         u64::from(st.denied_tools()),
         u64::from(st.sandbox_refused_calls),
     );
-    let cost = match st.cost() {
-        Some(usd) => money(usd),
-        None if st.cost_incomplete() && st.known_cost() > 0.0 => {
-            format!("cost incomplete (at least {})", money(st.known_cost()))
-        }
-        None => "cost unknown".to_owned(),
-    };
     // An agent that does not report its model calls (Codex) has steps unknown, never 0; no
     // step at all (a provider error before any) goes unsaid.
     let steps = match st.steps() {
         Some(0) => String::new(),
         n => format!("{} · ", steps(n)),
     };
-    let facts = format!(
-        "{} · {steps}{tools} · {} · {cost}",
-        duration_ms(took_ms),
-        tokens(st.tokens.total(), st.tokens_incomplete())
-    );
+    let facts = format!("{} · {steps}{tools} · {}", duration_ms(took_ms), spent(st));
     if outcome == Outcome::Completed {
         format!(
             "{} {} in {facts}",

@@ -15,17 +15,20 @@ pub(super) fn show(l: &mut Lines<'_>, kind: &EventKind) {
     }
 }
 
-/// `▶ the plan` (or which revision), then the plan itself, fitted to the terminal.
+/// `▶ the plan · planning: 5,215 tokens · $0.0084` (or which revision, and what planning
+/// has taken so far), then the plan itself, fitted to the terminal.
 fn proposed(l: &mut Lines<'_>, revision: u32, text: &str) {
     let s = l.s;
     let title = match revision {
         0 => "the plan".to_owned(),
         n => format!("the plan, revision {n}"),
     };
+    let spent = super::lifecycle::spent(l.totals);
     l.alert(format!(
-        "{} {}",
+        "{} {} {}",
         s.accent.apply_to("▶"),
-        s.bold.apply_to(title)
+        s.bold.apply_to(title),
+        s.dim.apply_to(format!("· planning: {spent}"))
     ));
     let width = if l.width == usize::MAX { 100 } else { l.width };
     l.alert(markdown::render(Foreign::new(text), s.color, width));
