@@ -1588,6 +1588,21 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// Whether the run failed: not completed, still running, or ended by a person (the plan
+    /// not approved, Ctrl-C) or with its output cut short.
+    pub(crate) fn failed(self) -> bool {
+        !matches!(
+            self,
+            Outcome::Completed
+                | Outcome::Running
+                | Outcome::Interrupted
+                | Outcome::Truncated
+                | Outcome::Aborted
+        )
+    }
+}
+
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -132,6 +132,8 @@ pub(crate) struct Group {
     pub runs: u32,
     /// Runs that completed.
     pub completed: u32,
+    /// Runs that failed (not those a person stopped, nor a plan not approved).
+    pub failed: u32,
     /// The runs' cost added up, in USD; null when some run's cost is unknown.
     pub cost_usd: Option<f64>,
     /// The costs that are known added up, in USD (a lower bound when `cost_unknown` is not 0).
@@ -327,6 +329,7 @@ fn groups(runs: &[RunFacts], key: impl Fn(&RunFacts) -> String, by_size: bool) -
                 .iter()
                 .filter(|r| r.outcome == Outcome::Completed)
                 .count() as u32,
+            failed: runs.iter().filter(|r| r.outcome.failed()).count() as u32,
             cost_usd: runs
                 .iter()
                 .map(|r| r.cost_usd)

@@ -214,7 +214,7 @@ fn per_day(days: &[Group], s: &Styles, charts: bool, width: Option<usize>) -> St
         table.row([
             d.key.clone(),
             d.runs.to_string(),
-            (d.runs - d.completed).to_string(),
+            d.failed.to_string(),
             money_of(d.cost_usd, d.known_cost_usd),
         ]);
     }
@@ -233,15 +233,16 @@ fn per_day(days: &[Group], s: &Styles, charts: bool, width: Option<usize>) -> St
         out.push_str(row);
         // Bars too short to compare are left out.
         if charts && room >= 5 {
-            let ok = d.completed as usize * room / most;
-            let failed = (d.runs - d.completed) as usize * room / most;
+            // Completed, then failed, then the rest (stopped by a person, running).
+            let cells = |n: u32| (n as usize * room / most).max(usize::from(n > 0));
+            let rest = d.runs - d.completed - d.failed;
             let pad = used - console::measure_text_width(row) + 2;
             out.push_str(&format!(
-                "{}{}{}",
+                "{}{}{}{}",
                 " ".repeat(pad),
-                s.ok.apply_to("█".repeat(ok.max(usize::from(d.completed > 0)))),
-                s.error
-                    .apply_to("█".repeat(failed.max(usize::from(d.runs > d.completed))))
+                s.ok.apply_to("█".repeat(cells(d.completed))),
+                s.error.apply_to("█".repeat(cells(d.failed))),
+                s.warn.apply_to("█".repeat(cells(rest)))
             ));
         }
         out.push('\n');

@@ -21,8 +21,8 @@ impl Tone {
         match o {
             Outcome::Completed => Tone::Good,
             Outcome::Running => Tone::Going,
-            Outcome::Interrupted | Outcome::Truncated => Tone::Warn,
-            _ => Tone::Bad,
+            o if o.failed() => Tone::Bad,
+            _ => Tone::Warn,
         }
     }
 

@@ -526,3 +526,28 @@ fn the_html_page_shows_the_receipts_numbers_in_chromium() {
     assert_eq!(seen["fetching"], 0, "{seen:#}");
     assert_eq!(seen["problems"], serde_json::json!([]), "{seen:#}");
 }
+
+#[test]
+fn a_plan_not_approved_or_a_run_a_person_stopped_is_not_counted_failed() {
+    let ctx = TestContext::new();
+    let runs = ctx.root().join("decided");
+    for (id, outcome) in [
+        ("p", "aborted"),
+        ("q", "interrupted"),
+        ("r", "hung"),
+        ("s", "completed"),
+    ] {
+        let r = receipt(json!({
+            "run_id": id, "started_at": "2026-11-23T10:00:00Z", "agent": {"name": "opencode"},
+            "model": "m1", "cwd": "/p/one", "outcome": outcome, "duration_ms": 1000,
+            "cost": {"usd": 1.0, "source": "reported", "known_usd": 1.0},
+        }));
+        put(&runs, id, &r.to_string());
+    }
+    let out = ctx.run(&["stats", runs.to_str().unwrap()]);
+    out.assert_exit(0)
+        .assert_stdout_has("DAY         RUNS  FAILED")
+        .assert_stdout_has("2026-11-23  4     1 ");
+    let figures = stats(&ctx, &runs, &[]);
+    assert_eq!(figures["per_day"][0]["failed"], 1, "{figures}");
+}
