@@ -281,3 +281,31 @@ fn anchors(markdown: &str) -> Vec<String> {
     }
     out
 }
+
+/// The README's `runbook replay` example, run as it says (at full speed): its paths read as the
+/// recorded run showed them, relative to where it was recorded, not as the recording machine's.
+#[test]
+fn the_readmes_replay_example_shows_the_paths_as_the_run_did() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("runbook replay "))
+        .expect("a replay example in the README");
+    let code = line.split(" #").next().unwrap_or_default();
+    let words = shell_words::split(code).expect("a shell command");
+    let mut args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    if let Some(at) = args.iter().position(|a| *a == "--speed") {
+        args.drain(at..at + 2);
+    }
+    args.insert(1, "--instant");
+    let ctx = TestContext::new();
+    let mut cmd = ctx.runbook(&args);
+    let out = support::run(cmd.current_dir(root), LIMIT);
+    out.assert_exit(0)
+        .assert_stderr_has("✓ read README.md")
+        .assert_stderr_has("✓ edit README.md");
+    // Only the header names where it was recorded.
+    let mut tools = out.stderr.lines().skip(1);
+    assert!(tools.all(|l| !l.contains("/scratch/")), "{}", out.stderr);
+}

@@ -2,6 +2,8 @@
 //! adapters and renderer as a live run, with its recorded timing. Every file is read a line at a
 //! time, and a line longer than 4 MiB is never held whole.
 
+mod cwd;
+
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -131,6 +133,13 @@ fn open_lines(path: &Path) -> anyhow::Result<io::Result<Lines>> {
         ))
         .into()),
     }
+}
+
+/// The directory the transcript at `path` was recorded in, when its first lines tell it.
+fn recorded_cwd(path: &Path) -> Option<PathBuf> {
+    let mut lines = open_lines(path).ok()?.ok()?;
+    let first = std::iter::from_fn(move || lines.next_line().ok().flatten().map(|l| l.bytes));
+    cwd::recorded(first)
 }
 
 /// A file recorded beside a transcript; `None` when there is none.
@@ -398,10 +407,11 @@ async fn native(
         redactor,
     } = source;
     let sidecars = Sidecars::beside(path)?;
-    let cwd = path
-        .parent()
-        .and_then(|p| p.canonicalize().ok())
-        .unwrap_or_else(|| PathBuf::from("."));
+    let cwd = recorded_cwd(path).unwrap_or_else(|| {
+        path.parent()
+            .and_then(|p| p.canonicalize().ok())
+            .unwrap_or_else(|| PathBuf::from("."))
+    });
     let base = SystemTime::now();
     start_turn(
         dispatch,
