@@ -220,10 +220,10 @@ Register-ArgumentCompleter -Native -CommandName 'runbook' -ScriptBlock {
             break
         }
         'runbook;fleet' {
-            [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Where each task uploads its run, and `stats` reads them')
+            [CompletionResult]::new('--upload', '--upload', [CompletionResultType]::ParameterName, 'Where each task uploads its run, and `stats` reads them (required)')
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The name of the job (letters, digits, `-`)')
-            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The container image (Kubernetes): runbook, the agent and the repository at /work')
-            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'How long the whole job may take, in seconds (Kubernetes, Slurm)')
+            [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The container image (Kubernetes, required): runbook, the agent and the repository at /work')
+            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'How long the job may take, in seconds (Kubernetes, Slurm, GitHub Actions)')
             [CompletionResult]::new('--retries', '--retries', [CompletionResultType]::ParameterName, 'How many times one task is tried again after a failure worth retrying')
             [CompletionResult]::new('--batch-id', '--batch-id', [CompletionResultType]::ParameterName, 'The id every task uploads its run under, URL/ID/ [default: the engine''s job id]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour: auto, always, never')

@@ -206,10 +206,10 @@ set edit:completion:arg-completer[runbook] = {|@words|
             cand --version 'Print version'
         }
         &'runbook;fleet'= {
-            cand --upload 'Where each task uploads its run, and `stats` reads them'
+            cand --upload 'Where each task uploads its run, and `stats` reads them (required)'
             cand --name 'The name of the job (letters, digits, `-`)'
-            cand --image 'The container image (Kubernetes): runbook, the agent and the repository at /work'
-            cand --deadline 'How long the whole job may take, in seconds (Kubernetes, Slurm)'
+            cand --image 'The container image (Kubernetes, required): runbook, the agent and the repository at /work'
+            cand --deadline 'How long the job may take, in seconds (Kubernetes, Slurm, GitHub Actions)'
             cand --retries 'How many times one task is tried again after a failure worth retrying'
             cand --batch-id 'The id every task uploads its run under, URL/ID/ [default: the engine''s job id]'
             cand --color 'When to use colour: auto, always, never'

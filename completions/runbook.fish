@@ -196,10 +196,10 @@ never\t''"
 complete -c runbook -n "__fish_runbook_using_subcommand report" -l width -d 'Lay the view out for this many columns' -r
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c runbook -n "__fish_runbook_using_subcommand report" -s V -l version -d 'Print version'
-complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l upload -d 'Where each task uploads its run, and `stats` reads them' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l upload -d 'Where each task uploads its run, and `stats` reads them (required)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l name -d 'The name of the job (letters, digits, `-`)' -r
-complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l image -d 'The container image (Kubernetes): runbook, the agent and the repository at /work' -r
-complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l deadline -d 'How long the whole job may take, in seconds (Kubernetes, Slurm)' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l image -d 'The container image (Kubernetes, required): runbook, the agent and the repository at /work' -r
+complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l deadline -d 'How long the job may take, in seconds (Kubernetes, Slurm, GitHub Actions)' -r
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l retries -d 'How many times one task is tried again after a failure worth retrying' -r
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l batch-id -d 'The id every task uploads its run under, URL/ID/ [default: the engine\'s job id]' -r
 complete -c runbook -n "__fish_runbook_using_subcommand fleet" -l color -d 'When to use colour: auto, always, never' -r -f -a "auto\t'Colour when stderr is a terminal that supports it'

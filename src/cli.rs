@@ -618,19 +618,23 @@ pub struct FleetArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Where each task uploads its run, and `stats` reads them.
-    #[arg(long, value_name = "URL", default_value = "s3://BUCKET/runbook")]
-    pub upload: String,
+    /// Where each task uploads its run, and `stats` reads them (required).
+    #[arg(long, value_name = "URL")]
+    pub upload: Option<String>,
 
     /// The name of the job (letters, digits, `-`).
     #[arg(long, default_value = "runbook-batch")]
     pub name: String,
 
-    /// The container image (Kubernetes): runbook, the agent and the repository at /work.
-    #[arg(long, default_value = "ghcr.io/OWNER/runbook-agent:latest")]
-    pub image: String,
+    /// The container image (Kubernetes, required): runbook, the agent and the repository at /work.
+    #[arg(long)]
+    pub image: Option<String>,
 
-    /// How long the whole job may take, in seconds (Kubernetes, Slurm).
+    /// How long the job may take, in seconds (Kubernetes, Slurm, GitHub Actions).
+    ///
+    /// How long the job may take, in seconds: Kubernetes, the Job's activeDeadlineSeconds (all
+    /// its pods); Slurm, each array task's --time; GitHub Actions, each matrix leg's
+    /// timeout-minutes (rounded up to a minute).
     #[arg(long, value_name = "SECONDS", default_value_t = 21600)]
     pub deadline: u64,
 

@@ -10,6 +10,11 @@ use crate::event::SCHEMA_VERSION;
 const COMMIT: &str = env!("RUNBOOK_COMMIT");
 const TARGET: &str = env!("RUNBOOK_TARGET");
 
+/// The commit this binary was built from, empty when unknown.
+pub(crate) fn commit() -> &'static str {
+    COMMIT
+}
+
 /// `0.6.0 (commit 98c6778abc)`, or `0.6.0 (unknown commit)`.
 pub(crate) fn short() -> String {
     let version = env!("CARGO_PKG_VERSION");

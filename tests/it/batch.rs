@@ -1225,7 +1225,9 @@ fn batch_uploads_where_the_upload_setting_says_and_each_run_once() {
 #[test]
 fn the_runs_of_one_fleet_submission_meet_under_one_batch_id() {
     let b = Bench::new();
-    let file = three(&b);
+    // In the repository, where the script names it from.
+    let file = b.ctx.work.join("tasks.toml");
+    std::fs::rename(three(&b), &file).unwrap();
     let place = b.ctx.root().join("bucket");
     let url = format!("file://{}", place.display());
     let script = |extra: &[&str]| {
@@ -1249,6 +1251,8 @@ fn the_runs_of_one_fleet_submission_meet_under_one_batch_id() {
             .env_clear()
             .envs(runbook.get_envs().filter_map(|(k, v)| Some((k, v?))))
             .env("PATH", path_var)
+            // The task file in the repository sets the agent's binary.
+            .env("RUNBOOK_TRUST", &file)
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::null());
         support::run(&mut bash, LIMIT)

@@ -10,6 +10,21 @@ use crate::support::TestContext;
 
 const TASKS: &str = "[[task]]\nid = \"a\"\nprompt = \"x\"\n";
 
+/// The image the Kubernetes Job is given.
+const IMAGE: &str = "ghcr.io/acme/runbook-agent:1";
+
+/// A test context whose work dir is a git repository, where a task file is from its top.
+fn repository() -> TestContext {
+    let ctx = TestContext::new();
+    let out = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ctx.work)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    ctx
+}
+
 /// A `runbook` on PATH that writes each argument it is given on a line of `args.txt`.
 fn recording_runbook(ctx: &TestContext) -> String {
     let bin = ctx.root().join("stub-bin");
@@ -65,7 +80,7 @@ fn after<'a>(args: &'a [String], flag: &str) -> &'a str {
 
 #[test]
 fn a_path_with_quotes_and_substitutions_reaches_runbook_as_one_argument() {
-    let ctx = TestContext::new();
+    let ctx = repository();
     let name = "tasks $(touch pwned) `touch pwned2` 'q' \"d\" ; x.toml";
     std::fs::write(ctx.work.join(name), TASKS).unwrap();
     let url = "s3://team-runs/night $(touch pwned3)";
@@ -87,7 +102,7 @@ fn a_path_with_quotes_and_substitutions_reaches_runbook_as_one_argument() {
     assert_eq!(args[1], name);
     assert_eq!(after(&args, "--upload"), url);
 
-    let k8s = ctx.run(&["fleet", "k8s", name, "--upload", url]);
+    let k8s = ctx.run(&["fleet", "k8s", name, "--upload", url, "--image", IMAGE]);
     k8s.assert_exit(0);
     for doc in k8s.stdout.split("\n---\n").skip(1) {
         serde_json::from_str::<serde_json::Value>(doc).unwrap_or_else(|e| panic!("{e}: {doc}"));
@@ -197,7 +212,7 @@ fn k8s_expand(input: &str, vars: &[(&str, &str)]) -> String {
 
 /// The ConfigMap and the Job `runbook fleet k8s ARGS` printed.
 fn k8s_documents(ctx: &TestContext, args: &[&str]) -> (serde_json::Value, serde_json::Value) {
-    let out = ctx.run(&[&["fleet", "k8s"], args].concat());
+    let out = ctx.run(&[&["fleet", "k8s", "--image", IMAGE], args].concat());
     out.assert_exit(0);
     let docs: Vec<serde_json::Value> = out
         .stdout
@@ -284,11 +299,19 @@ fn a_json_lines_task_file_is_mounted_under_its_own_name_and_read_as_json_lines()
 
 #[test]
 fn the_stats_command_a_comment_gives_runs_no_substitution_when_copied_into_a_shell() {
-    let ctx = TestContext::new();
+    let ctx = repository();
     std::fs::write(ctx.work.join("tasks.toml"), TASKS).unwrap();
     let url = "s3://team-runs/night $(touch pwned)";
     for (engine, placeholder) in [("slurm", "slurm-<job id>"), ("k8s", "k8s-<the Job's uid>")] {
-        let out = ctx.run(&["fleet", engine, "tasks.toml", "--upload", url]);
+        let out = ctx.run(&[
+            "fleet",
+            engine,
+            "tasks.toml",
+            "--upload",
+            url,
+            "--image",
+            IMAGE,
+        ]);
         out.assert_exit(0);
         let told = out.stdout.split("`runbook stats ").nth(1).unwrap();
         let command = format!("runbook stats {}", &told[..told.find('`').unwrap()]);

@@ -33,6 +33,7 @@ mod faults_procs;
 mod faults_storage;
 mod fidelity;
 mod first_run;
+mod fleet_gha;
 mod fleet_quoting;
 mod generic;
 mod git_planted;

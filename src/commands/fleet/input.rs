@@ -10,15 +10,14 @@ use std::path::Path;
 use crate::exit::Error;
 
 /// Checks what the generators embed.
-pub(super) fn check(file: &Path, upload: &str, image: &str) -> Result<(), Error> {
-    crate::bucket::hide_credentials(upload);
-    let Some(path) = file.to_str() else {
-        return Err(Error::Usage(format!(
-            "the task file's path {} is not UTF-8: rename it to write it into a script",
-            crate::trust::escape(&file.display().to_string())
-        )));
+/// A missing `--upload` is left to [`super::needs`], which names the flag once the task file
+/// was read.
+pub(super) fn check(file: &Path, upload: Option<&str>, image: &str) -> Result<(), Error> {
+    let Some(upload) = upload else {
+        return plain_path(file).and_then(|()| plain("--image", image));
     };
-    plain("the task file's path", path)?;
+    crate::bucket::hide_credentials(upload);
+    plain_path(file)?;
     plain("--upload", upload)?;
     plain("--image", image)?;
     if !crate::bucket::is_url(upload) {
@@ -40,6 +39,17 @@ pub(super) fn check(file: &Path, upload: &str, image: &str) -> Result<(), Error>
         ));
     }
     Ok(())
+}
+
+/// The task file's path, refused unless it is UTF-8 and plain.
+fn plain_path(file: &Path) -> Result<(), Error> {
+    let Some(path) = file.to_str() else {
+        return Err(Error::Usage(format!(
+            "the task file's path {} is not UTF-8: rename it to write it into a script",
+            crate::trust::escape(&file.display().to_string())
+        )));
+    };
+    plain("the task file's path", path)
 }
 
 /// Refuses `text` unless it is one line of printable text without a GitHub Actions expression.

@@ -96,12 +96,12 @@ fn job(plan: &Plan<'_>, key: &str) -> serde_json::Value {
                 "restartPolicy": "Never",
                 "containers": [{
                     "name": CONTAINER,
-                    "image": a.image,
+                    "image": a.image.as_deref().unwrap_or_default(),
                     "workingDir": "/work",
                     "command": [
                         "runbook", "batch", literal(&format!("/tasks/{key}")),
                         "--task-index-from-env", "JOB_COMPLETION_INDEX",
-                        "--in-place", "--upload", literal(&a.upload), "--batch-id", batch_id,
+                        "--in-place", "--upload", literal(plan.upload), "--batch-id", batch_id,
                     ],
                     "env": env,
                     "envFrom": [{ "secretRef": { "name": format!("{}-secrets", a.name) } }],
@@ -128,7 +128,7 @@ fn header(plan: &Plan<'_>) -> String {
          # Exit codes: {final_:?} are final (FailIndex), {again:?} are retried up to\n\
          # backoffLimitPerIndex times, {ignore:?} (interrupted) and evictions are retried freely.\n",
         tasks = plan.tasks,
-        file = plan.file.display(),
+        file = plan.path,
         last = plan.tasks - 1,
         stats_url = super::stats_url(a, "k8s-<the Job's uid>"),
         name = a.name,

@@ -3,8 +3,11 @@
 
 mod gha;
 mod input;
+mod install;
 mod k8s;
+mod needs;
 mod policy;
+mod root;
 mod slurm;
 
 use std::path::Path;
@@ -20,6 +23,13 @@ pub(super) struct Plan<'a> {
     pub args: &'a FleetArgs,
     /// The task file as given on the command line.
     pub file: &'a Path,
+    /// The task file's path from the top of its repository (Kubernetes, which holds the file
+    /// itself: as given when it is in none).
+    pub path: String,
+    /// The bucket's URL.
+    pub upload: &'a str,
+    /// The agents its tasks run.
+    pub agents: install::Agents,
     /// Its text.
     pub text: &'a str,
     /// How many tasks it makes: the indexes are 0 to this less one.
@@ -43,7 +53,11 @@ pub(crate) fn fleet(args: &FleetArgs) -> anyhow::Result<ExitStatus> {
         ))
         .into());
     }
-    input::check(&args.file, &args.upload, &args.image)?;
+    input::check(
+        &args.file,
+        args.upload.as_deref(),
+        args.image.as_deref().unwrap_or_default(),
+    )?;
     if let Some(id) = &args.batch_id {
         crate::commands::batch::check_batch_id(id)?;
     }
@@ -53,17 +67,42 @@ pub(crate) fn fleet(args: &FleetArgs) -> anyhow::Result<ExitStatus> {
         let shown = crate::trust::escape(&args.file.display().to_string());
         return Err(Error::Usage(format!("{shown}: no [[task]] in it")).into());
     }
+    needs::given(args)?;
+    let path = match (root::relative(&args.file), args.engine) {
+        (Ok(path), _) => path,
+        (Err(_), FleetEngine::K8s) => args.file.display().to_string(),
+        (Err(e), _) => return Err(e.into()),
+    };
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| Error::Usage(format!("cannot read {}: {e}", args.file.display())))?;
     let plan = Plan {
         args,
         file: &args.file,
+        path,
+        upload: args.upload.as_deref().unwrap_or_default(),
+        agents: install::agents(&file),
         text: &text,
         tasks,
     };
     let out = render(&plan, args.engine)?;
+    for line in notes(&plan, args.engine) {
+        crate::term::print::warn(line);
+    }
     crate::term::out::print(&out)?;
     Ok(ExitStatus::Completed)
+}
+
+/// What the user must still do for the output to run, one line each for stderr (the output's
+/// comments say it too).
+fn notes(plan: &Plan<'_>, engine: FleetEngine) -> Vec<String> {
+    if engine != FleetEngine::Gha {
+        return Vec::new();
+    }
+    plan.agents
+        .own
+        .iter()
+        .map(|setting| gha::own_agent_note(setting))
+        .collect()
 }
 
 /// The text for `engine`.
@@ -95,7 +134,10 @@ pub(super) fn quoted(text: &str) -> String {
 pub(super) fn url_of(args: &FleetArgs, engine_id: &str) -> String {
     format!(
         "{}/{}",
-        args.upload.trim_end_matches('/'),
+        args.upload
+            .as_deref()
+            .unwrap_or_default()
+            .trim_end_matches('/'),
         args.batch_id.as_deref().unwrap_or(engine_id)
     )
 }
@@ -105,7 +147,12 @@ pub(super) fn url_of(args: &FleetArgs, engine_id: &str) -> String {
 pub(super) fn stats_url(args: &FleetArgs, engine_id: &str) -> String {
     format!(
         "{}/{}",
-        quoted(args.upload.trim_end_matches('/')),
+        quoted(
+            args.upload
+                .as_deref()
+                .unwrap_or_default()
+                .trim_end_matches('/')
+        ),
         args.batch_id.as_deref().unwrap_or(engine_id)
     )
 }

@@ -25,7 +25,8 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
         "#!/bin/bash\n\
          # runbook fleet slurm: {tasks} tasks of {file}, one per array index (0 to {last}).\n\
          # Submit from the repository's checkout on a shared filesystem: sbatch {name}.sbatch\n\
-         # then `runbook stats {stats_url}`.\n\
+         # then `runbook stats {stats_url}`. Each index runs from the top of the\n\
+         # repository it is submitted from, where {file} is.\n\
          # Secrets it expects in the environment sbatch passes on (--export=ALL): the agent's\n\
          # API key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...) and the bucket's credentials\n\
          # (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the provider's usual files).\n\
@@ -34,6 +35,7 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
          #SBATCH --time={minutes}\n\
          #SBATCH --output={name}-%A_%a.out\n\
          set -u\n\
+         cd \"$(git rev-parse --show-toplevel)\" || exit 2\n\
          # Every index uploads its run under one id: the array job's, unless one was given.\n\
          batch={batch}\n\
          # Final exit codes: {final_}; worth another try: {again}.\n\
@@ -48,15 +50,15 @@ pub(super) fn render(plan: &Plan<'_>) -> String {
          done\n\
          exit $code\n",
         tasks = plan.tasks,
-        file = plan.file.display(),
+        file = plan.path,
         last = plan.tasks - 1,
         name = a.name,
         minutes = a.deadline.div_ceil(60),
         final_ = join(Retry::Final),
         retries = a.retries,
         tries = a.retries + 1,
-        quoted = super::quoted(&plan.file.display().to_string()),
-        quoted_url = super::quoted(&a.upload),
+        quoted = super::quoted(&plan.path),
+        quoted_url = super::quoted(plan.upload),
         stats_url = super::stats_url(a, "slurm-<job id>"),
         batch = a.batch_id.as_deref().map_or_else(
             || "\"slurm-${SLURM_ARRAY_JOB_ID:?submit this script with sbatch}\"".to_owned(),

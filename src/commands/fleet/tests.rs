@@ -13,9 +13,9 @@ fn args(engine: FleetEngine) -> FleetArgs {
     FleetArgs {
         engine,
         file: "tasks/nightly.toml".into(),
-        upload: "s3://team-runs/nightly".into(),
+        upload: Some("s3://team-runs/nightly".into()),
         name: "nightly".into(),
-        image: "ghcr.io/acme/runbook-agent:1".into(),
+        image: Some("ghcr.io/acme/runbook-agent:1".into()),
         deadline: 7200,
         retries: 2,
         batch_id: None,
@@ -24,13 +24,28 @@ fn args(engine: FleetEngine) -> FleetArgs {
 
 fn rendered(engine: FleetEngine, tasks: usize) -> anyhow::Result<String> {
     let args = args(engine);
-    let plan = Plan {
-        args: &args,
+    // The commit runbook is installed at changes with every commit.
+    let commit = crate::version::commit();
+    let out = render(&plan(&args, tasks), engine)?;
+    Ok(if commit.is_empty() {
+        out
+    } else {
+        out.replace(commit, "COMMIT")
+    })
+}
+
+/// The plan of the small task file, at tasks/nightly.toml in its repository.
+fn plan(args: &FleetArgs, tasks: usize) -> Plan<'_> {
+    let file = crate::config::tasks::parse_tasks(Path::new("/t/nightly.toml"), TASKS).unwrap();
+    Plan {
+        args,
         file: Path::new("tasks/nightly.toml"),
+        path: "tasks/nightly.toml".to_owned(),
+        upload: args.upload.as_deref().unwrap(),
+        agents: install::agents(&file),
         text: TASKS,
         tasks,
-    };
-    render(&plan, engine)
+    }
 }
 
 /// The small task file makes three tasks: one, and two copies of another.
@@ -111,13 +126,7 @@ fn every_index_uploads_under_the_engines_id_or_the_one_given() {
         assert!(out.contains(id), "{engine:?}: {out}");
         let mut given = args(engine);
         given.batch_id = Some("nightly-1".into());
-        let plan = Plan {
-            args: &given,
-            file: Path::new("tasks/nightly.toml"),
-            text: TASKS,
-            tasks: 3,
-        };
-        let out = render(&plan, engine).unwrap();
+        let out = render(&plan(&given, 3), engine).unwrap();
         assert!(out.contains("nightly-1"), "{engine:?}: {out}");
         assert!(
             out.contains("s3://team-runs/nightly/nightly-1"),
