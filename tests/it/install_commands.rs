@@ -301,3 +301,39 @@ fn an_install_command_the_pipeline_does_not_produce_is_told() {
         Some("npm install -g runbook-cli")
     );
 }
+
+#[test]
+fn the_workflow_fleet_writes_installs_runbook_as_the_pipeline_makes_it() {
+    let pipeline = Pipeline::of_this_project();
+    let ctx = crate::support::TestContext::new();
+    crate::support::git_init(&ctx.work, &ctx.home);
+    ctx.write_work("tasks.toml", "[[task]]\nid = \"a\"\nprompt = \"Task a\"\n");
+    let out = ctx.run(&["fleet", "gha", "tasks.toml", "--upload", "s3://team/runs"]);
+    out.assert_exit(0);
+    let json: String = out.stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    let workflow: serde_json::Value = serde_json::from_str(&json).expect("the workflow");
+    let scripts: Vec<&str> = workflow["jobs"]
+        .as_object()
+        .expect("jobs")
+        .values()
+        .flat_map(|job| job["steps"].as_array().into_iter().flatten())
+        .filter_map(|step| step["run"].as_str())
+        .collect();
+    let script = format!("```sh\n{}\n```\n", scripts.join("\n"));
+    assert_eq!(
+        wrong_installs(&pipeline, &script),
+        Vec::<String>::new(),
+        "{script}"
+    );
+    // From the repository itself, which works before any release is published (a registry's
+    // package would not exist yet).
+    let from_source = commands(&script).into_iter().any(|(c, _)| {
+        c.starts_with(&["cargo".to_owned(), "install".to_owned()])
+            && c.windows(2)
+                .any(|w| w[0] == "--git" && w[1] == pipeline.repository)
+    });
+    assert!(
+        from_source,
+        "no step installs runbook from its repository:\n{script}"
+    );
+}
