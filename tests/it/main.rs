@@ -37,6 +37,7 @@ mod fleet_gha;
 mod fleet_quoting;
 mod generic;
 mod git_planted;
+mod guide_examples;
 mod help;
 mod idle_cpu;
 mod install_commands;
