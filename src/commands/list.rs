@@ -50,8 +50,8 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
 
     if args.json {
         let mut out = out::json_stdout();
-        for r in &receipts {
-            serde_json::to_writer(&mut out, r)?;
+        for (r, row) in receipts.iter().zip(&rows) {
+            serde_json::to_writer(&mut out, &with_batch(r, row)?)?;
             out.write_all(b"\n")?;
         }
         if let Some(limited) = &limited {
@@ -94,6 +94,19 @@ pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::R
         note(left);
     }
     Ok(ExitStatus::Completed)
+}
+
+/// A receipt as `list --json` gives it: with the batch task it ran, for a run of a batch
+/// (`"batch": {"task": "build-fix", "id": "ew2p8"}`).
+fn with_batch(receipt: &Receipt, row: &Row) -> serde_json::Result<serde_json::Value> {
+    let mut value = serde_json::to_value(receipt)?;
+    if let (Some((task, id)), Some(map)) = (&row.batch, value.as_object_mut()) {
+        map.insert(
+            "batch".to_owned(),
+            serde_json::json!({"task": task, "id": id}),
+        );
+    }
+    Ok(value)
 }
 
 /// The runs a listing shows, and how many more match past its limit.

@@ -1991,6 +1991,32 @@ fn a_batchs_runs_belong_to_its_repository_and_name_their_task_and_batch() {
         here.stderr
     );
 
+    // Programs get the same from `list --json`: each receipt with its task and batch.
+    let json = b.ctx.run(&["list", "--here", "--json"]);
+    json.assert_exit(0);
+    let mut tasks: Vec<(String, String)> = json
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .map(|r| {
+            let batch = &r["batch"];
+            (
+                batch["task"].as_str().unwrap_or_default().to_owned(),
+                batch["id"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    tasks.sort();
+    assert_eq!(
+        tasks,
+        [
+            ("build-fix".to_owned(), short.clone()),
+            ("docs".to_owned(), short.clone())
+        ],
+        "{}",
+        json.stdout
+    );
+
     let report = b.ctx.run(&["report", &short]);
     report.assert_exit(0);
     assert!(
