@@ -117,6 +117,14 @@ impl TurnTotals {
         self.steps.is_some_and(|n| n > 0) || self.cost_final || self.tokens_unknown
     }
 
+    /// Whether some of the turn's tokens are unknown: none reported, or not all of them (a turn
+    /// that reported no usage at all has its tokens unknown, not 0).
+    pub(crate) fn tokens_incomplete(&self) -> bool {
+        self.tokens_unknown
+            || self.tokens_partial
+            || (self.tokens.total() == 0 && !self.has_usage())
+    }
+
     /// The turn's cost, or `None` when some of it is unknown.
     fn known_total(&self) -> Option<f64> {
         if self.cost_incomplete {

@@ -160,7 +160,7 @@ fn turns(rows: &mut Rows<'_>, r: &Receipt) {
                 t.index + 1,
                 format!("{:?}", t.kind).to_lowercase(),
                 steps(t.steps),
-                tokens(t.tokens.total(), t.tokens_unknown || t.tokens_partial)
+                tokens(t.tokens.total(), t.tokens_incomplete())
             )
         })
         .collect();

@@ -48,3 +48,23 @@ fn a_run_that_hung_before_its_first_step_has_its_tokens_unknown_everywhere() {
     let figures: serde_json::Value = serde_json::from_str(json.stdout.trim()).expect("JSON");
     assert_eq!(figures["tokens"]["incomplete"], true, "{figures}");
 }
+
+#[test]
+fn each_turn_that_reported_no_usage_has_its_tokens_unknown_in_status() {
+    let ctx = TestContext::new();
+    // Plans, then carries the plan out; never says what it used.
+    let agent = ctx.agent_script(
+        "planner",
+        "printf '%s\\n' '{\"type\":\"session.started\",\"session_id\":\"s-1\"}' '{\"type\":\"text\",\"text\":\"# Plan\"}' '{\"type\":\"agent.result\",\"ok\":true}'",
+    );
+    let out = ctx.run(&["run", "--agent-cmd", &agent, "--plan", "do it"]);
+    out.assert_exit(0);
+    let status = ctx.run(&["status"]);
+    let turns = status
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("turns "))
+        .unwrap_or_else(|| panic!("no turns row:\n{}", status.stdout));
+    assert_eq!(turns.matches("tokens unknown").count(), 2, "{turns}");
+    assert!(!turns.contains("0 tokens"), "{turns}");
+}
