@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use super::Styles;
 use super::report::token_kinds;
 use super::table::{Column, Fit, KEEP, Table};
-use super::wrap::wrap;
 use crate::format::{duration_ms, money, money_of, plural, short_count};
 use crate::overview::{Figures, Group, StuckFigures};
+use crate::term::wrap::wrap;
 
 /// The widest bar of the per-day chart, in cells.
 const BAR: usize = 30;

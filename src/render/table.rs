@@ -3,7 +3,7 @@
 //! `…`), then the least needed columns are shortened or left out, lowest rank first. A row never
 //! runs past the width, so the terminal never breaks one inside a word.
 
-use super::wrap::wrap;
+use crate::term::wrap::wrap;
 
 /// The rank of a column that is never left out.
 pub(crate) const KEEP: u8 = u8::MAX;
