@@ -117,26 +117,56 @@ impl Control {
     }
 }
 
-/// The terminal (or whatever stands for it): text is collected, cleaned, and written at
-/// [`Terminal::flush`] in one call. It has no way to write bytes as they are.
+/// `text` as it will look: secrets masked, every control character but runbook's markers shown
+/// escaped; what is laid out before [`clean`] makes the markers colours.
+fn visible(text: &str) -> Cow<'_, str> {
+    let masker = crate::redact::current();
+    let marker_len = 2 + nonce().len() + 1;
+    let keep = |rest: &str| -> Option<(usize, &'static str, usize)> {
+        let after = rest
+            .strip_prefix("\x1b[")?
+            .strip_prefix(nonce())?
+            .strip_prefix(';')?;
+        let end = after.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+        (after.as_bytes()[end] == b'm').then_some((marker_len + end + 1, "", 0))
+    };
+    match masker.str(text) {
+        Cow::Borrowed(text) => escape_with(text, keep),
+        Cow::Owned(text) => Cow::Owned(escape_with(&text, keep).into_owned()),
+    }
+}
+
+/// The terminal (or whatever stands for it): text is collected, laid out for the width of the
+/// terminal it is shown on (`term::layout`), cleaned, and written at [`Terminal::flush`] in one
+/// call. It has no way to write bytes as they are.
 pub(crate) struct Terminal<W: Write = Box<dyn Write + Send>> {
     out: W,
     buf: Vec<u8>,
+    /// The stream whose width lines are laid out for; `None`: lines are written whole.
+    stream: Option<Stream>,
 }
 
 /// Human output on stderr.
 pub(crate) fn stderr() -> Terminal {
-    Terminal::to(Box::new(io::stderr()))
+    Terminal::to(Box::new(io::stderr())).laid_out(Stream::Stderr)
 }
 
 /// Human results on stdout.
 pub(crate) fn stdout() -> Terminal {
-    Terminal::to(Box::new(io::stdout()))
+    Terminal::to(Box::new(io::stdout())).laid_out(Stream::Stdout)
 }
 
-/// Prints a human result on stdout, cleaned (a table, a report, a status).
+/// Prints a human result on stdout, cleaned and laid out (a table, a status, a note).
 pub(crate) fn print(text: &str) -> io::Result<()> {
     let mut out = stdout();
+    out.text(text);
+    out.flush()
+}
+
+/// Prints a document on stdout, cleaned but never laid out (a script, a manifest, Markdown for a
+/// pull request, a recording's lines): its lines are what a program or a page reads.
+pub(crate) fn print_document(text: &str) -> io::Result<()> {
+    let mut out = Terminal::to(Box::new(io::stdout()) as Box<dyn Write + Send>);
     out.text(text);
     out.flush()
 }
@@ -266,12 +296,34 @@ impl<W: Write> Terminal<W> {
         Self {
             out,
             buf: Vec::with_capacity(16 * 1024),
+            stream: None,
         }
     }
 
-    /// Adds `text` (masked, runbook's markers made colours, other controls escaped).
+    /// Lines written through this are laid out for the width of `stream` (asked at each write,
+    /// so a resized window is followed): the terminal's, or `--width`/`COLUMNS`; whole when
+    /// neither is known.
+    pub(crate) fn laid_out(self, stream: Stream) -> Self {
+        Self {
+            stream: Some(stream),
+            ..self
+        }
+    }
+
+    /// Adds `text` (masked, laid out, runbook's markers made colours, other controls escaped).
     pub(crate) fn text(&mut self, text: &str) {
-        self.buf.extend_from_slice(clean(text).as_bytes());
+        let width = match self.stream {
+            Some(Stream::Stderr) => super::width(),
+            Some(Stream::Stdout) => super::stdout_width(),
+            None => None,
+        };
+        if width.is_none() {
+            self.buf.extend_from_slice(clean(text).as_bytes());
+            return;
+        }
+        let shown = visible(text);
+        let laid = super::layout::lay_out(&shown, width);
+        self.buf.extend_from_slice(clean(&laid).as_bytes());
     }
 
     /// Adds `text` and a newline.
