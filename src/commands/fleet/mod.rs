@@ -62,7 +62,7 @@ pub(crate) fn fleet(args: &FleetArgs) -> anyhow::Result<ExitStatus> {
         tasks,
     };
     let out = render(&plan, args.engine)?;
-    crate::term::out::print(&out)?;
+    crate::term::out::print_document(&out)?;
     Ok(ExitStatus::Completed)
 }
 
