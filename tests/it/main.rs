@@ -38,6 +38,7 @@ mod generic;
 mod git_planted;
 mod help;
 mod idle_cpu;
+mod layout;
 mod live;
 mod live_codex;
 mod live_opencode_v2;
