@@ -3,6 +3,7 @@
 
 pub(crate) mod layout;
 pub(crate) mod live;
+mod marker;
 pub(crate) mod out;
 pub(crate) mod print;
 pub(crate) mod style;
