@@ -98,12 +98,12 @@ pub(crate) struct Terminal<W: Write = Box<dyn Write + Send>> {
 
 /// Human output on stderr.
 pub(crate) fn stderr() -> Terminal {
-    Terminal::to(Box::new(io::stderr())).laid_out(Stream::Stderr)
+    Terminal::to(Box::new(io::stderr()) as Box<dyn Write + Send>).laid_out(Stream::Stderr)
 }
 
 /// Human results on stdout.
 pub(crate) fn stdout() -> Terminal {
-    Terminal::to(Box::new(io::stdout())).laid_out(Stream::Stdout)
+    Terminal::to(Box::new(io::stdout()) as Box<dyn Write + Send>).laid_out(Stream::Stdout)
 }
 
 /// Prints a human result on stdout, cleaned and laid out (a table, a status, a note).
