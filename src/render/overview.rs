@@ -253,7 +253,7 @@ fn per_day(days: &[Group], s: &Styles, charts: bool, width: Option<usize>) -> St
 /// project's at its start, where its path is least telling).
 fn table(title: &'static str, groups: &[Group], s: &Styles, width: Option<usize>) -> String {
     let name = if title == "PROJECT" {
-        Fit::CutStart { min: 16 }
+        Fit::Path { min: 16 }
     } else {
         Fit::Cut { min: 16 }
     };
