@@ -460,7 +460,9 @@ impl Dispatcher {
 }
 
 impl Core {
-    fn emit(&mut self, ts: SystemTime, kind: EventKind) {
+    fn emit(&mut self, ts: SystemTime, mut kind: EventKind) {
+        // A permission's question and answer come from the supervisor, not the agent's lines.
+        self.clock.time(ts, &mut kind);
         let ev = Event {
             seq: self.seq,
             ts,

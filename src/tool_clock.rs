@@ -1,9 +1,11 @@
 //! How long a tool call took, for an agent that does not say (an ACP agent tells a call's
 //! start and end, not its duration): from the times its `tool.started` and `tool.completed`
-//! were stamped with, matched by call id. Off for agents that tell their own durations, so
-//! their events cost nothing more.
+//! were stamped with, matched by call id, less the time the call waited for a person's answer
+//! to its permission request (`permission.requested` to `permission.answered`): that is the
+//! person's time, not the tool's. Off for agents that tell their own durations, so their events
+//! cost nothing more.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crate::event::EventKind;
 
@@ -11,11 +13,22 @@ use crate::event::EventKind;
 /// told without a duration, as unknown).
 const OPEN: usize = 256;
 
+/// A call started and not yet ended.
+#[derive(Debug)]
+struct Open {
+    call_id: String,
+    at: SystemTime,
+    /// When its permission request was put to a person, while it waits for the answer.
+    asked: Option<SystemTime>,
+    /// How long it has waited for answers so far.
+    waited: Duration,
+}
+
 /// The starts of the calls not yet ended, when tools are timed.
 #[derive(Debug, Default)]
 pub(crate) struct ToolClock {
     on: bool,
-    started: Vec<(String, SystemTime)>,
+    started: Vec<Open>,
 }
 
 impl ToolClock {
@@ -27,8 +40,8 @@ impl ToolClock {
         }
     }
 
-    /// Notes the start of a call stamped `ts`, or gives the end of one that lacks a duration
-    /// the time since its start.
+    /// Notes the start of a call stamped `ts`, or a wait for a permission's answer, or gives
+    /// the end of a call that lacks a duration the time since its start, less its waits.
     #[inline]
     pub(crate) fn time(&mut self, ts: SystemTime, kind: &mut EventKind) {
         if !self.on {
@@ -39,24 +52,45 @@ impl ToolClock {
                 if self.started.len() >= OPEN {
                     self.started.remove(0);
                 }
-                self.started.push((start.call_id.clone(), ts));
+                self.started.push(Open {
+                    call_id: start.call_id.clone(),
+                    at: ts,
+                    asked: None,
+                    waited: Duration::ZERO,
+                });
+            }
+            EventKind::PermissionRequested { call_id, .. } => {
+                if let Some(open) = self.open(call_id) {
+                    open.asked = Some(ts);
+                }
+            }
+            EventKind::PermissionAnswered { call_id, .. } => {
+                if let Some(open) = self.open(call_id)
+                    && let Some(asked) = open.asked.take()
+                {
+                    open.waited += ts.duration_since(asked).unwrap_or_default();
+                }
             }
             EventKind::ToolCompleted(end) => {
-                let Some(i) = self.started.iter().position(|(id, _)| *id == end.call_id) else {
+                let Some(i) = self.started.iter().position(|o| o.call_id == end.call_id) else {
                     return;
                 };
-                let (_, at) = self.started.remove(i);
+                let open = self.started.remove(i);
                 // Read at the same moment (one read of the pipe), the two tell nothing of how
                 // long the call took: unknown, not 0.
-                if end.duration_ms.is_none() && ts > at {
-                    end.duration_ms = ts
-                        .duration_since(at)
-                        .ok()
-                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                if end.duration_ms.is_none() && ts > open.at {
+                    end.duration_ms = ts.duration_since(open.at).ok().map(|d| {
+                        let worked = d.saturating_sub(open.waited);
+                        u64::try_from(worked.as_millis()).unwrap_or(u64::MAX)
+                    });
                 }
             }
             _ => {}
         }
+    }
+
+    fn open(&mut self, call_id: &str) -> Option<&mut Open> {
+        self.started.iter_mut().find(|o| o.call_id == call_id)
     }
 }
 
@@ -120,6 +154,41 @@ mod tests {
         let mut e = end("e", None);
         clock.time(t0, &mut e);
         assert_eq!(took(&e), None);
+    }
+
+    #[test]
+    fn the_wait_for_a_persons_answer_is_not_the_tools_time() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let ms = |n| t0 + Duration::from_millis(n);
+        let asked = |id: &str| EventKind::PermissionRequested {
+            call_id: id.to_owned(),
+            tool: "bash".to_owned(),
+            input: "ls".to_owned(),
+            options: vec!["allow_once".to_owned()],
+        };
+        let answered = |id: &str| EventKind::PermissionAnswered {
+            call_id: id.to_owned(),
+            tool: "bash".to_owned(),
+            input: "ls".to_owned(),
+            allowed: true,
+            option: Some("allow_once".to_owned()),
+            by: crate::event::PermissionAnswerer::Person,
+        };
+        let mut clock = ToolClock::default();
+        clock.set(true);
+        clock.time(t0, &mut start("a"));
+        clock.time(ms(100), &mut asked("a"));
+        clock.time(ms(30_100), &mut answered("a"));
+        let mut a = end("a", None);
+        clock.time(ms(30_350), &mut a);
+        assert_eq!(took(&a), Some(350));
+        // An answer to another call's question takes nothing from this one.
+        clock.time(ms(40_000), &mut start("b"));
+        clock.time(ms(40_100), &mut asked("c"));
+        clock.time(ms(45_100), &mut answered("c"));
+        let mut b = end("b", None);
+        clock.time(ms(46_000), &mut b);
+        assert_eq!(took(&b), Some(6_000));
     }
 
     #[test]

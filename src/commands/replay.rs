@@ -53,7 +53,7 @@ pub(crate) async fn replay(
         None => detect(first.as_ref(), &file)?,
     };
     let adapter = adapter_of(format, args.agent_version.as_deref(), &file)?;
-    let consumers = render::views(color, args.json, args.verbosity.into());
+    let consumers = render::views(color, args.json, args.verbosity.into(), false);
     let mut dispatch = Dispatcher::new(consumers);
     // An agent's own output is judged as a live run would judge it; an event log already holds
     // what was judged live.

@@ -107,7 +107,7 @@ async fn live(
         }
         dir
     };
-    let consumers = render::views(color, args.json, args.verbosity.into());
+    let consumers = render::views(color, args.json, args.verbosity.into(), false);
     let mut dispatch = Dispatcher::new(consumers);
     // Stopped (Ctrl-C), the view is closed all the same: no status line is left behind.
     let mut signals = Signals::install()?;

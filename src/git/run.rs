@@ -87,6 +87,12 @@ impl Git {
         Self::settled(bare)
     }
 
+    /// A new repository in `dir`, which holds none: one of runbook's own (the demo's).
+    pub(crate) fn init(dir: &Path) -> anyhow::Result<Self> {
+        Self::bare(None, None, dir).out(&["init", "-q"])?;
+        Self::find(dir)
+    }
+
     /// The same git with the index file `index` (runbook's own) instead of the repository's.
     pub(crate) fn with_index(&self, index: &Path) -> Self {
         Self {

@@ -27,10 +27,12 @@ pub(crate) struct Verbosity {
 }
 
 /// The views of a run: for people on stderr, and with `--json` for programs on stdout.
+/// `person_answers`: a person at this terminal answers the agent's permission requests.
 pub(crate) fn views(
     color: ColorChoice,
     json: bool,
     verbosity: Verbosity,
+    person_answers: bool,
 ) -> Vec<Box<dyn Consumer>> {
     let mut views: Vec<Box<dyn Consumer>> = Vec::new();
     if json {
@@ -40,13 +42,16 @@ pub(crate) fn views(
         let term = TermEnv::detect();
         let styles = Styles::new(term.color(color));
         let display = term.display(false, verbosity.quiet);
-        views.push(Box::new(human::Human::new(
-            display,
-            styles,
-            verbosity.verbose,
-            crate::term::out::stderr(),
-            crate::term::width,
-        )));
+        views.push(Box::new(
+            human::Human::new(
+                display,
+                styles,
+                verbosity.verbose,
+                crate::term::out::stderr(),
+                crate::term::width,
+            )
+            .person_answers(person_answers),
+        ));
     }
     views
 }

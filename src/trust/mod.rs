@@ -142,16 +142,19 @@ pub(crate) fn examine(
 /// Stops a run before anything starts unless every repository file that needs trust has it.
 /// With `ask` (a person at a terminal), shows what the files would run and asks once; yes
 /// records the trust. Otherwise the error is one line naming the files, their settings and how
-/// to trust them.
+/// to trust them. With `no_checks` (the run starts none of the checks), a file whose only
+/// settings that need trust are checks stops nothing; one that sets more is asked about whole.
 pub(crate) fn ensure(
     config: &Config,
     env: &AgentEnv,
     given: &Given,
     ask: bool,
+    no_checks: bool,
 ) -> anyhow::Result<()> {
     let untrusted: Vec<(RepoFile, Status)> = examine(config, env, given)?
         .into_iter()
         .filter(|(_, status)| !status.allows())
+        .filter(|(file, _)| !(no_checks && file.needs.iter().all(needs::Need::is_check)))
         .collect();
     if untrusted.is_empty() {
         return Ok(());

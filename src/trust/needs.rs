@@ -23,6 +23,13 @@ pub(crate) struct Need {
     pub value: Option<String>,
 }
 
+impl Need {
+    /// Whether it is one of the checks (`checks."test"`), which `--no-checks` leaves unrun.
+    pub(crate) fn is_check(&self) -> bool {
+        self.key.starts_with("checks.")
+    }
+}
+
 /// A file of the repository that runbook read, and what in it needs trust (maybe nothing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RepoFile {

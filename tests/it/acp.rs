@@ -498,6 +498,9 @@ fn answered_by_key(key: &str, allowed: bool) {
         "the request shows the tool and its input:\n{}",
         asked.text()
     );
+    // The person takes their time: it is theirs, not the tool's.
+    let think = std::time::Duration::from_secs(3);
+    std::thread::sleep(think);
     pty.send(key);
     let (status, screen) = pty.finish();
     // Refused, OpenCode stops at the call: the run is truncated.
@@ -521,6 +524,14 @@ fn answered_by_key(key: &str, allowed: bool) {
         .collect::<Vec<_>>();
     assert_eq!(ends.len(), 1);
     assert_eq!(ends[0] == ToolStatus::Ok, allowed, "{}", screen.text());
+    let took = tool_ends(&s.ctx.events())[0].duration_ms;
+    if allowed {
+        let took = took.expect("the call's duration");
+        assert!(
+            u128::from(took) < think.as_millis(),
+            "`echo hi` took {took} ms"
+        );
+    }
 }
 
 #[test]
@@ -553,9 +564,15 @@ fn on_a_terminal_the_question_names_its_keys_in_words_counts_down_and_a_refusal_
     let asked = pty.wait_for("rejected by itself in ");
     let text = asked.text();
     assert!(
-        text.contains("bash echo hi: asks permission (allow once · always allow · reject)")
-            && text.contains("y allow once · a always allow · n reject"),
+        text.contains("y allow once · a always allow · n reject"),
         "the options in words, each with its key:\n{text}"
+    );
+    // Said once: the question's own line names the call, the row under it the options.
+    assert_eq!(text.matches("always allow").count(), 1, "{text}");
+    let question = text.lines().find(|l| l.contains("asks permission"));
+    assert!(
+        question.is_some_and(|l| l.trim_end().ends_with("bash echo hi: asks permission")),
+        "{text}"
     );
     assert!(!text.contains("allow_once"), "{text}");
     let first = seconds_left(&asked).expect("a countdown");

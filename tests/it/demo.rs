@@ -30,7 +30,7 @@ fn demo_runs(ctx: &TestContext) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn the_demo_plays_a_recorded_session_live_then_shows_its_status_receipt_and_json() {
+fn the_demo_plays_a_recorded_session_live_then_shows_its_change_status_and_where_json_is() {
     let ctx = TestContext::new();
     let mut cmd = demo(&ctx, &["--speed", "4"]);
     cmd.env("TERM", "xterm-256color");
@@ -51,18 +51,27 @@ fn the_demo_plays_a_recorded_session_live_then_shows_its_status_receipt_and_json
         "│ I'll read the README first.",
         "✓ read README.md",
         "✓ edit README.md",
+        "± 1 file changed (+1 −0)",
         "✓ completed in",
         "$ runbook status",
         "outcome   completed · exit 0",
         "agent     opencode 1.18.33 · model fake/fake-model",
         "tools     2 tool calls: edit 1, read 1",
-        "\"type\": \"receipt\"",
-        "\"outcome\": \"completed\"",
+        "changes   1 file changed (+1 −0) · README.md",
         "runbook run --json",
+        "runbook status --json",
         "opencode models opencode",
     ] {
         assert!(text.contains(shown), "no {shown:?} on the screen:\n{text}");
     }
+    // The receipt is named, not printed: one line says where its JSON is.
+    assert!(!text.contains("\"type\": \"receipt\""), "{text}");
+    let rows = screen
+        .rows()
+        .iter()
+        .filter(|r| !r.trim().is_empty())
+        .count();
+    assert!(rows < 60, "{rows} rows:\n{text}");
     // The live view's status line is gone once the run has ended.
     assert!(
         !screen.rows().iter().any(|r| r.contains(" · step ")),
@@ -91,7 +100,8 @@ fn the_demo_without_a_terminal_prints_plain_lines_and_with_json_the_events_and_r
         .assert_stderr_has("✓ read README.md")
         .assert_stderr_has("✓ completed in")
         .assert_stdout_has("outcome   completed")
-        .assert_stdout_has("\"tool_calls\"");
+        .assert_stdout_has("changes   1 file changed (+1 −0) · README.md");
+    assert!(!out.stdout.contains("\"tool_calls\""), "{}", out.stdout);
     assert!(
         !out.stderr.contains('\x1b'),
         "control codes off a terminal:\n{:?}",

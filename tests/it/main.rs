@@ -38,6 +38,7 @@ mod generic;
 mod git_planted;
 mod help;
 mod idle_cpu;
+mod install_commands;
 mod layout;
 mod live;
 mod live_codex;

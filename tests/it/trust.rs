@@ -480,3 +480,29 @@ fn a_repositorys_git_config_runs_nothing_when_runbook_reads_the_repository() {
         "the repository was read"
     );
 }
+
+#[test]
+fn no_checks_runs_past_a_file_whose_only_untrusted_settings_are_checks() {
+    let ctx = TestContext::new();
+    let mark = marker(&ctx).display().to_string();
+    ctx.write_work(
+        "runbook.toml",
+        format!("[checks]\ntest = \"touch '{mark}'\"\n"),
+    );
+    let out = ctx.run_fake(FINISHED, &["--no-checks"]);
+    out.assert_exit(0);
+    assert!(!out.stderr.contains("not trusted"), "{}", out.stderr);
+    assert!(!marker(&ctx).exists(), "the untrusted check ran");
+    assert_eq!(ctx.receipt().checks.len(), 0, "no check in the receipt");
+    // A file that sets more than checks is still refused, whole: trusting it would trust them.
+    let ctx = TestContext::new();
+    let mark = marker(&ctx).display().to_string();
+    let script = marking_script(&ctx);
+    let file = ctx.work.join("runbook.toml");
+    ctx.write_work(
+        "runbook.toml",
+        format!("[checks]\ntest = \"touch '{mark}'\"\n[[observers]]\ncommand = \"{script}\"\n"),
+    );
+    let out = ctx.run_fake(FINISHED, &["--no-checks"]);
+    refused(&ctx, &out, &file, "checks.\"test\", observers");
+}

@@ -1,9 +1,10 @@
 //! `runbook demo`: a first look at runbook without an agent or an API key. A real OpenCode
 //! session, bundled in the binary, is run as a real supervised run (the live view, the run
 //! directory, the receipt) with runbook's own binary standing in for `opencode` and writing the
-//! recorded output at its recorded pace ([`player`]); then its `status` and receipt are shown,
-//! and where `--json` fits. The run goes into a directory of its own under the system's
-//! temporary directory, never among the person's runs.
+//! recorded output at its recorded pace ([`player`]) and making its one edit, in a git
+//! repository of the demo's own, so that the run ends with the change it made; then its
+//! `status` is shown, and where `--json` fits. The run goes into a directory of its own under
+//! the system's temporary directory, never among the person's runs.
 
 pub(crate) mod player;
 
@@ -30,6 +31,8 @@ pub(crate) async fn demo(
     for d in [&work, &runs] {
         std::fs::create_dir(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
+    // Without git (or with a git that refuses), the run just cannot tell what it changed.
+    let _ = repository(&work);
     if !args.json {
         note(format_args!(
             "runbook demo: a real OpenCode {} session (recorded against a scripted model), replayed \
@@ -93,6 +96,24 @@ fn pace(speed: f64) -> String {
     }
 }
 
+/// The session's repository in `work`: `README.md` as the session found it, committed.
+fn repository(work: &Path) -> anyhow::Result<()> {
+    let readme = crate::redact::Masked::own(player::README.as_bytes());
+    crate::redact::write::atomically_shared(&work.join("README.md"), "tmp", &readme)?;
+    let git = crate::git::Git::init(work)?;
+    let git = [
+        ("GIT_AUTHOR_NAME", "runbook demo"),
+        ("GIT_AUTHOR_EMAIL", "demo@runbook.invalid"),
+        ("GIT_COMMITTER_NAME", "runbook demo"),
+        ("GIT_COMMITTER_EMAIL", "demo@runbook.invalid"),
+    ]
+    .into_iter()
+    .fold(git, |git, (name, value)| git.with_env(name, value));
+    git.out(&["add", "README.md"])?;
+    git.out(&["commit", "-q", "-m", "The demo project"])?;
+    Ok(())
+}
+
 /// A new directory of the demo's own under the system's temporary directory.
 fn scratch_dir() -> anyhow::Result<PathBuf> {
     let tmp = std::env::temp_dir();
@@ -119,34 +140,25 @@ pub(crate) unsafe fn set_stand_in_env(args: &DemoArgs) {
     unsafe { std::env::set_var(player::SPEED_VAR, speed(args).to_string()) };
 }
 
-/// The run told by `status`, then its receipt, then where to go from here.
+/// The run told by `status`, then where to go from here (its receipt among them).
 async fn afterwards(
     run_id: &str,
     runs: &Path,
     global: &Flags<config::Global>,
 ) -> anyhow::Result<()> {
-    let runs_dir = runs.as_os_str();
-    for (title, json) in [
-        ("runbook status", false),
-        ("its receipt: runbook status --json", true),
-    ] {
-        note(format_args!("\n$ {title}"));
-        let mut argv: Vec<&std::ffi::OsStr> = vec!["runbook".as_ref(), "status".as_ref()];
-        argv.extend(["--runs-dir".as_ref(), runs_dir, run_id.as_ref()]);
-        if json {
-            argv.push("--json".as_ref());
-        }
-        let Command::Status(args) = Cli::try_parse_from(argv)?.command else {
-            unreachable!("a `status` command line")
-        };
-        crate::commands::status::status(args, global).await?;
-    }
+    note("\n$ runbook status");
+    let mut argv: Vec<&std::ffi::OsStr> = vec!["runbook".as_ref(), "status".as_ref()];
+    argv.extend(["--runs-dir".as_ref(), runs.as_os_str(), run_id.as_ref()]);
+    let Command::Status(args) = Cli::try_parse_from(argv)?.command else {
+        unreachable!("a `status` command line")
+    };
+    crate::commands::status::status(args, global).await?;
     note(format_args!(
         "\nThat was runbook. Next:\n  \
          runbook run \"Fix the flaky test\"        your task, with OpenCode (npm install -g opencode-ai)\n  \
          runbook run -m opencode/MODEL \"…\"       with one of OpenCode's free models, no API key needed\n                                          (`opencode models opencode` lists them)\n  \
          runbook run --json \"…\"                  every event, then the receipt, as JSON lines for scripts\n  \
-         runbook status --json                   the latest run's receipt (this one: --runs-dir {})",
+         runbook status --json                   the latest run's receipt, as JSON (this one's: add --runs-dir {})",
         runs.display()
     ));
     Ok(())

@@ -1,8 +1,11 @@
 //! The stand-in agent of `runbook demo`: runbook's own binary, started by the demo's run in
 //! place of `opencode`, writes a real OpenCode session bundled in the binary (recorded from
 //! OpenCode 1.18.33 against a scripted model provider; `fixtures/opencode/b_read_edit.*`) at the
-//! moments it was recorded, sped up as the demo says. It reads nothing and changes nothing.
+//! moments it was recorded, sped up as the demo says. It reads nothing; the one change the
+//! session made (its edit of `README.md`) it makes too, in the demo's own work dir, once the
+//! edit's line is written, so that the run ends with the change it showed.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -18,6 +21,9 @@ pub(crate) const RECORDED_VERSION: &str = "1.18.33";
 pub(crate) const RECORDED_MODEL: &str = "fake/fake-model";
 /// The prompt the session was recorded with.
 pub(crate) const RECORDED_PROMPT: &str = "Read README.md and add a line at the end";
+/// `README.md` as it was when the session began (its `read` shows it).
+pub(crate) const README: &str =
+    "# Demo project\n\nThis is a demo repository used by the fake LLM harness.\n";
 
 /// OpenCode's stdout, one JSON line per event.
 const STDOUT: &str = include_str!("../../../fixtures/opencode/b_read_edit.stdout.ndjson");
@@ -55,8 +61,27 @@ fn play(speed: f64) -> std::io::Result<()> {
             std::thread::sleep((start + at).saturating_duration_since(Instant::now()));
         }
         crate::term::out::print_document(&format!("{}\n", line.replace(RECORDED_CWD, cwd)))?;
+        if let Some(edited) = edited_readme(line) {
+            // The recording's own bytes, bundled in runbook: nothing foreign in them.
+            let bytes = crate::redact::Masked::made_of_masked(edited.as_bytes());
+            crate::redact::write::atomically_shared(Path::new("README.md"), "demo.tmp", &bytes)?;
+        }
     }
     Ok(())
+}
+
+/// `README.md` as the session's line `line` leaves it, when that line is its completed edit.
+fn edited_readme(line: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    let part = &value["part"];
+    if part["tool"] != "edit" || part["state"]["status"] != "completed" {
+        return None;
+    }
+    let input = &part["state"]["input"];
+    let path = input["filePath"].as_str()?;
+    (path == format!("{RECORDED_CWD}/README.md")).then_some(())?;
+    let (old, new) = (input["oldString"].as_str()?, input["newString"].as_str()?);
+    README.contains(old).then(|| README.replacen(old, new, 1))
 }
 
 /// The recorded arrival of each stdout line, in seconds since the agent started.
@@ -91,6 +116,23 @@ mod tests {
             STDOUT.contains(RECORDED_CWD),
             "the recorded directory is in the session"
         );
+    }
+
+    #[test]
+    fn the_sessions_one_edit_is_made_to_the_readme_it_read() {
+        let edits: Vec<String> = STDOUT.lines().filter_map(edited_readme).collect();
+        assert_eq!(edits.len(), 1, "one edit of README.md");
+        assert_eq!(
+            edits[0],
+            format!("{README}This line was added by opencode.\n")
+        );
+        // As the session's `read` showed it.
+        let shown: Vec<String> = README
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{}: {l}", i + 1))
+            .collect();
+        assert!(STDOUT.contains(&shown.join("\\n")), "{shown:?}");
     }
 
     #[test]

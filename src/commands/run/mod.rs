@@ -360,7 +360,15 @@ fn consumers(
         Box::new(plan::PlanFile::new(&run_dir.path)),
     ];
     if host.views {
-        consumers.extend(render::views(setup.color, args.json, args.verbosity.into()));
+        let person_answers = !args.json
+            && setup.permissions == crate::agent::Permissions::Agent
+            && prompt_possible();
+        consumers.extend(render::views(
+            setup.color,
+            args.json,
+            args.verbosity.into(),
+            person_answers,
+        ));
     }
     let observers = observers(run_dir, setup, args, redactor, host.callbacks, scope);
     Ok((consumers, observers))

@@ -126,7 +126,7 @@ impl Setup {
         let agent_env = agent_env::load(&config, &args.workspace.env_files)?;
         // What a repository's files would start or write takes effect only once they are trusted.
         let given = crate::trust::Given::from_env(args.trust);
-        crate::trust::ensure(&config, &agent_env, &given, ask)?;
+        crate::trust::ensure(&config, &agent_env, &given, ask, args.no_checks)?;
         let mut agent = resolve_agent(&config)?;
         let model = config.get(&keys::MODEL);
         let permissions = config.value(&keys::PERMISSIONS);

@@ -211,6 +211,13 @@ impl Human {
         }
     }
 
+    /// A person answers the agent's permission requests at this terminal (see
+    /// `supervisor::permission_prompt`).
+    pub(crate) fn person_answers(mut self, yes: bool) -> Self {
+        self.denial.person_answers = yes;
+        self
+    }
+
     /// The lines an event shows, each with whether it needs attention (kept by `--quiet`), from
     /// the file of its family. Every kind is named, so a new one has to be given a place.
     fn lines(&mut self, ev: &Event, totals: &RunStats) -> Vec<Line> {

@@ -29,6 +29,9 @@ pub(super) struct Shown {
     /// The calls whose refusal a person's answer (or their silence) told: by id, until the call
     /// ends. Its `permission.denied` and its denied end add nothing to that line.
     answered: Vec<String>,
+    /// A person answers the questions at the terminal, under a row that names each option with
+    /// its key: the question's own line does not list them again.
+    pub(super) person_answers: bool,
 }
 
 impl Shown {
@@ -87,20 +90,7 @@ pub(super) fn show(l: &mut Lines<'_>, shown: &mut Shown, kind: &EventKind) -> bo
             input,
             options,
             ..
-        } => {
-            let s = l.s;
-            let options: Vec<&str> = options
-                .iter()
-                .map(|o| permission_option_words(o).unwrap_or(o.as_str()))
-                .collect();
-            l.alert(format!(
-                "{} {} {input}: {} ({})",
-                s.warn.apply_to("?"),
-                s.bold.apply_to(tool),
-                s.warn.apply_to("asks permission"),
-                options.join(" · ")
-            ));
-        }
+        } => asked(l, tool, input, (!shown.person_answers).then_some(options)),
         EventKind::PermissionAnswered {
             call_id,
             tool,
@@ -182,6 +172,25 @@ fn answered(
 /// `read src/main.rs`: the call in progress, for the status line.
 pub(super) fn running(t: &ToolStart) -> String {
     format!("{} {}", t.name, t.input)
+}
+
+/// `? bash ls: asks permission`, with the options offered when no person is asked (a person
+/// has them on the row of keys under the question).
+fn asked(l: &mut Lines<'_>, tool: &str, input: &str, options: Option<&Vec<String>>) {
+    let s = l.s;
+    let offered = options.map_or_else(String::new, |options| {
+        let words: Vec<&str> = options
+            .iter()
+            .map(|o| permission_option_words(o).unwrap_or(o.as_str()))
+            .collect();
+        format!(" ({})", words.join(" · "))
+    });
+    l.alert(format!(
+        "{} {} {input}: {}{offered}",
+        s.warn.apply_to("?"),
+        s.bold.apply_to(tool),
+        s.warn.apply_to("asks permission"),
+    ));
 }
 
 /// `✓ read src/main.rs 42ms`, `✗ … : the error`, or `⊘ … : permission denied`.
