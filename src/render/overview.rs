@@ -249,16 +249,11 @@ fn per_day(days: &[Group], s: &Styles, charts: bool, width: Option<usize>) -> St
     out
 }
 
-/// Per agent, model or project: runs, success, cost, median duration; a long name cut (a
-/// project's at its start, where its path is least telling).
+/// Per agent, model or project: runs, success, cost, median duration; a name never cut (it is
+/// what `--agent`, `--model` and `--project` take): too long for its column, on a row of its own.
 fn table(title: &'static str, groups: &[Group], s: &Styles, width: Option<usize>) -> String {
-    let name = if title == "PROJECT" {
-        Fit::Path { min: 16 }
-    } else {
-        Fit::Cut { min: 16 }
-    };
     let mut table = Table::new(&[
-        Column::new(title).fit(name).rank(KEEP),
+        Column::new(title).fit(Fit::Path { min: 16 }).rank(KEEP),
         Column::new("RUNS"),
         Column::new("COMPLETED").rank(4).or("OK", 6),
         Column::new("COST").rank(5),

@@ -385,9 +385,6 @@ fn every_subcommand_breaks_its_lines_between_words_at_60_80_and_200_columns() {
                     case.args.join(" ")
                 ));
             }
-            if cols == 80 && std::env::var_os("LAYOUT_SHOW").is_some() {
-                eprintln!("=== {}\n{}", case.args.join(" "), screen.text());
-            }
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
