@@ -19,7 +19,7 @@ pub(crate) const SHELLS: [Shell; 5] = [
 ];
 
 pub(crate) fn completions(shell: Shell) -> anyhow::Result<ExitStatus> {
-    crate::term::out::print(&String::from_utf8_lossy(&script(shell)))?;
+    crate::term::out::print_document(&String::from_utf8_lossy(&script(shell)))?;
     Ok(ExitStatus::Completed)
 }
 

@@ -16,12 +16,12 @@ use crate::receipt::Receipt;
 use crate::render::Styles;
 use crate::render::list::{self as list_table, Row};
 use crate::render::table::Fitted;
-use crate::render::wrap::wrap;
 use crate::rundir::RECEIPT;
 use crate::runs::{self, Runs};
 use crate::term::TermEnv;
 use crate::term::out;
 use crate::term::print::{note, warn};
+use crate::term::wrap::wrap;
 
 pub(crate) fn list(args: &ListArgs, global: &Flags<config::Global>) -> anyhow::Result<ExitStatus> {
     let RunsHere { runs, color, here } = RunsHere::open(global, &args.runs_dir, args.here)?;

@@ -34,7 +34,7 @@ fn report_state(state: runs::RunState, args: &ReportArgs) -> anyhow::Result<Exit
         warn(w);
     }
     match args.format {
-        ReportFormat::Markdown => out::print(&pr::markdown(&state.receipt))?,
+        ReportFormat::Markdown => out::print_document(&pr::markdown(&state.receipt))?,
         ReportFormat::Json => out::print_json(&pr::Facts::of(&state.receipt), true)?,
     }
     Ok(ExitStatus::Completed)
@@ -43,7 +43,7 @@ fn report_state(state: runs::RunState, args: &ReportArgs) -> anyhow::Result<Exit
 fn report_batch(dir: &Path, format: ReportFormat) -> anyhow::Result<ExitStatus> {
     let record = batch::record::load(dir)?;
     match format {
-        ReportFormat::Markdown => out::print(&batch::report::markdown(&record))?,
+        ReportFormat::Markdown => out::print_document(&batch::report::markdown(&record))?,
         ReportFormat::Json => out::print_json(&record, true)?,
     }
     Ok(ExitStatus::Completed)

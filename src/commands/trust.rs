@@ -133,7 +133,7 @@ fn show(width: Option<usize>) -> anyhow::Result<ExitStatus> {
     let mut table = Table::new(&[
         Column::new("STATUS"),
         Column::new("TRUSTED AT").rank(1),
-        Column::new("FILE").fit(Fit::CutStart { min: 24 }),
+        Column::new("FILE").fit(Fit::Path { min: 24 }),
     ]);
     for (key, record) in store.records() {
         let status = match files::read(Path::new(key), files::CONFIG_LIMIT, Links::Follow) {

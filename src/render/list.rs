@@ -39,14 +39,15 @@ impl Row {
     }
 }
 
-/// The columns, and which give way first on a narrow terminal: the model; the start, shortened
-/// to its age (the run's id tells the time it started); the steps, the agent, the checks, the
-/// time, the cost, then the age. The run, its outcome and (cut) its prompt stay.
+/// The columns, and which give way first on a narrow terminal: the model (left out whole, never
+/// cut); the start, shortened to its age (the run's id tells the time it started); the steps,
+/// the agent, the checks, the time, the cost, then the age. The run, its outcome and its prompt
+/// stay, the prompt abbreviated with `…` (the one column that is an abbreviation).
 const COLUMNS: [Column; 10] = [
     Column::new("RUN"),
     Column::new("STARTED (UTC)").rank(2).or("AGE", 8),
     Column::new("AGENT").rank(4),
-    Column::new("MODEL").rank(1).fit(Fit::Cut { min: 10 }),
+    Column::new("MODEL").rank(1),
     Column::new("OUTCOME"),
     Column::new("TIME").rank(6),
     Column::new("STEPS").rank(3),

@@ -13,7 +13,6 @@ pub(crate) mod report;
 pub(crate) mod settings;
 pub(crate) mod table;
 pub(crate) mod tone;
-pub(crate) mod wrap;
 
 pub(crate) use crate::term::style::Styles;
 

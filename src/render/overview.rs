@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use super::Styles;
 use super::report::token_kinds;
 use super::table::{Column, Fit, KEEP, Table};
-use super::wrap::wrap;
 use crate::format::{duration_ms, money, money_of, plural, short_count};
 use crate::overview::{Figures, Group, StuckFigures};
+use crate::term::wrap::wrap;
 
 /// The widest bar of the per-day chart, in cells.
 const BAR: usize = 30;
@@ -250,16 +250,11 @@ fn per_day(days: &[Group], s: &Styles, charts: bool, width: Option<usize>) -> St
     out
 }
 
-/// Per agent, model or project: runs, success, cost, median duration; a long name cut (a
-/// project's at its start, where its path is least telling).
+/// Per agent, model or project: runs, success, cost, median duration; a name never cut (it is
+/// what `--agent`, `--model` and `--project` take): too long for its column, on a row of its own.
 fn table(title: &'static str, groups: &[Group], s: &Styles, width: Option<usize>) -> String {
-    let name = if title == "PROJECT" {
-        Fit::CutStart { min: 16 }
-    } else {
-        Fit::Cut { min: 16 }
-    };
     let mut table = Table::new(&[
-        Column::new(title).fit(name).rank(KEEP),
+        Column::new(title).fit(Fit::Path { min: 16 }).rank(KEEP),
         Column::new("RUNS"),
         Column::new("COMPLETED").rank(4).or("OK", 6),
         Column::new("COST").rank(5),

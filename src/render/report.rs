@@ -5,13 +5,13 @@ use std::time::SystemTime;
 
 use super::Styles;
 use super::tone::Tone;
-use super::wrap::wrap;
 use crate::event::{Decision, Diagnostic, Fidelity, Outcome};
 use crate::exit::ExitStatus;
 use crate::format::{
     age, duration_ms, first_line_and_more, money, plural, steps, thousands, tokens, tool_calls, utc,
 };
 use crate::receipt::Receipt;
+use crate::term::wrap::wrap;
 
 /// The report for a receipt, as of `now` (for the run's age): one labelled row per fact, the
 /// run first, then its turns and plan, what it did and cost, what went wrong, and its log.

@@ -97,7 +97,7 @@ fn files(config: &Config, styles: &Styles, width: Option<usize>) -> String {
     out.push('\n');
     let mut files = Table::new(&[
         Column::new(""),
-        Column::new("").fit(Fit::CutStart { min: 16 }),
+        Column::new("").fit(Fit::Path { min: 16 }),
         Column::new(""),
     ])
     .indent(2);
@@ -123,7 +123,7 @@ fn trusted(rows: &[TrustRow], styles: &Styles, width: Option<usize>) -> String {
         .to_string();
     out.push('\n');
     let mut table = Table::new(&[
-        Column::new("").fit(Fit::CutStart { min: 16 }),
+        Column::new("").fit(Fit::Path { min: 16 }),
         Column::new("").fit(Fit::Cut { min: 16 }),
         Column::new("").fit(Fit::Wrap { min: 12 }),
     ])
@@ -152,8 +152,8 @@ fn settings(config: &Config, styles: &Styles, width: Option<usize>) -> String {
     let mut out = String::new();
     let mut table = Table::new(&[
         Column::new("KEY"),
-        Column::new("VALUE").fit(Fit::Cut { min: 16 }),
-        Column::new("FROM").fit(Fit::CutStart { min: 16 }),
+        Column::new("VALUE").fit(Fit::Path { min: 16 }),
+        Column::new("FROM").fit(Fit::Path { min: 16 }),
     ]);
     for s in config.settings() {
         let value = s

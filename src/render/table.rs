@@ -1,9 +1,10 @@
 //! Tables for people, fitted to the terminal's width: columns sized to their content; when the
-//! table is too wide, the columns that may be cut are cut (at a word where one is near, with
-//! `…`), then the least needed columns are shortened or left out, lowest rank first. A row never
-//! runs past the width, so the terminal never breaks one inside a word.
+//! table is too wide, the columns that may be abbreviated are cut (at a word where one is near,
+//! with `…`), then the least needed columns are shortened or left out, lowest rank first. A path
+//! is never cut: too wide for its column, it gets a row of its own. A row still too wide is left
+//! whole for the terminal writer to break between words.
 
-use super::wrap::wrap;
+use crate::term::wrap::wrap;
 
 /// The rank of a column that is never left out.
 pub(crate) const KEEP: u8 = u8::MAX;
@@ -16,10 +17,12 @@ const GAP: usize = 2;
 pub(crate) enum Fit {
     /// Shown whole: shortened to its short form, or left out, by its rank.
     Whole,
-    /// Cut at its end, down to `min` columns.
+    /// An abbreviation: cut at its end with `…`, down to `min` columns.
     Cut { min: usize },
-    /// Cut at its start (a path, whose end tells most), down to `min` columns.
-    CutStart { min: usize },
+    /// A path (or a value that may be one), never cut: at least `min` columns; too wide for its
+    /// column, it gets a row of its own, before the row's other cells when it begins the row,
+    /// after them otherwise, so it can be copied whole.
+    Path { min: usize },
     /// Broken into rows under the column, between words (the last column only; elsewhere it is
     /// cut), never narrower than `min`.
     Wrap { min: usize },
@@ -30,7 +33,7 @@ impl Fit {
     fn min(self) -> Option<usize> {
         match self {
             Fit::Whole => None,
-            Fit::Cut { min } | Fit::CutStart { min } | Fit::Wrap { min } => Some(min),
+            Fit::Cut { min } | Fit::Path { min } | Fit::Wrap { min } => Some(min),
         }
     }
 }
@@ -328,10 +331,12 @@ impl Table {
         shown
     }
 
-    /// One row laid out: each cell shown fitted to its column, padded but the last.
+    /// One row laid out: each cell shown fitted to its column, padded but the last; a path too
+    /// wide for its column on a row of its own.
     fn line(&self, cells: &[String], shown: &[Shown], width: Option<usize>) -> String {
         let visible: Vec<usize> = (0..cells.len()).filter(|&c| shown[c].form < 2).collect();
         let mut line = " ".repeat(self.indent);
+        let (mut before, mut after) = (Vec::new(), Vec::new());
         for (i, &c) in visible.iter().enumerate() {
             let last = i + 1 == visible.len();
             let w = shown[c].width;
@@ -341,7 +346,12 @@ impl Table {
                     let start = console::measure_text_width(&line);
                     wrap(&cells[c], width, start, start).join("\n")
                 }
-                (_, Fit::CutStart { .. }) => cut_start(&cells[c], w),
+                (Some(width), Fit::Path { .. }) if console::measure_text_width(&cells[c]) > w => {
+                    let own = self.own_row(&cells[c], width);
+                    (if i == 0 { &mut before } else { &mut after }).push(own);
+                    String::new()
+                }
+                (_, Fit::Path { .. }) => cells[c].clone(),
                 _ => cut_end(&cells[c], w),
             };
             line.push_str(&text);
@@ -351,10 +361,18 @@ impl Table {
             }
         }
         let line = line.trim_end();
-        match width {
-            // Still too wide with every column at its least: cut, never wrapped by the terminal.
-            Some(width) if !line.contains('\n') => crate::format::fit(line, width).into_owned(),
-            _ => line.to_owned(),
+        let middle = (!line.is_empty()).then_some(line.to_owned());
+        let rows: Vec<String> = before.into_iter().chain(middle).chain(after).collect();
+        rows.join("\n")
+    }
+
+    /// A path on a row of its own: after the table's indent when it fits there, else from the
+    /// first column (wider than the window, the terminal wraps it, whole).
+    fn own_row(&self, path: &str, width: usize) -> String {
+        if self.indent + console::measure_text_width(path) <= width {
+            format!("{}{path}", " ".repeat(self.indent))
+        } else {
+            path.to_owned()
         }
     }
 }
@@ -389,24 +407,6 @@ pub(crate) fn cut_end(text: &str, width: usize) -> String {
         }
         _ => cut,
     }
-}
-
-/// At most `width` columns of `text`, cut at its start with `…` (`…/src/app`).
-pub(crate) fn cut_start(text: &str, width: usize) -> String {
-    if console::measure_text_width(text) <= width || text.contains('\x1b') {
-        return cut_end(text, width);
-    }
-    let mut kept = 0;
-    let mut start = text.len();
-    for (i, c) in text.char_indices().rev() {
-        let w = console::measure_text_width(c.encode_utf8(&mut [0; 4]));
-        if kept + w + 1 > width {
-            break;
-        }
-        kept += w;
-        start = i;
-    }
-    format!("…{}", &text[start..])
 }
 
 #[cfg(test)]
@@ -453,12 +453,11 @@ mod tests {
     fn columns_give_way_by_rank_and_no_row_is_wider_than_the_width() {
         for width in [20, 40, 60, 80, 100, 120] {
             let f = sample().fit(Some(width));
-            assert!(widest(&f) <= width, "{width}: {f:?}");
-            if width < 40 {
-                // Narrower than the columns kept: the rows are cut, never wrapped.
-                continue;
+            if width >= 40 {
+                assert!(widest(&f) <= width, "{width}: {f:?}");
             }
-            // Whole columns are never cut: a word is all there or not at all.
+            // Whole columns are never cut, even narrower than the columns kept (the terminal
+            // writer then breaks the row between words): a word is all there or not at all.
             let text = f.text();
             assert!(text.contains("checks_failed"), "{width}: {text}");
             assert!(text.contains("20261122-043355-7k3mq"), "{width}: {text}");
@@ -476,8 +475,25 @@ mod tests {
         assert_eq!(cut_end("Fix the flaky test", 12), "Fix the…");
         assert_eq!(cut_end("Supercalifragilistic", 8), "Superca…");
         assert_eq!(cut_end("short", 8), "short");
-        assert_eq!(cut_start("/home/me/src/app", 9), "…/src/app");
-        assert_eq!(cut_start("/a", 9), "/a");
+    }
+
+    #[test]
+    fn a_path_too_wide_for_its_column_gets_a_row_of_its_own() {
+        let path = "/home/someone/projects/a-repository/runbook.toml";
+        let mut t = Table::new(&[
+            Column::new("STATUS"),
+            Column::new("FILE").fit(Fit::Path { min: 8 }),
+        ]);
+        t.row(["matches", path]);
+        let rows: Vec<String> = t.fit(Some(40)).rows[0].lines().map(str::to_owned).collect();
+        assert_eq!(rows, ["matches", path]);
+        let mut t =
+            Table::new(&[Column::new("").fit(Fit::Path { min: 8 }), Column::new("")]).indent(2);
+        t.row([path, "not found"]);
+        let rows: Vec<String> = t.fit(Some(60)).rows[0].lines().map(str::to_owned).collect();
+        assert_eq!(rows[0], format!("  {path}"));
+        assert_eq!(rows[1].trim_start(), "not found");
+        assert_eq!(t.fit(Some(80)).rows[0], format!("  {path}  not found"));
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Terminal decisions made once at startup: colour on or off, live status line or plain lines,
 //! and how wide the view is laid out.
 
+pub(crate) mod layout;
 pub(crate) mod live;
+mod marker;
 pub(crate) mod out;
 pub(crate) mod print;
 pub(crate) mod style;
+pub(crate) mod wrap;
 
 use std::sync::OnceLock;
 

@@ -18,60 +18,10 @@
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
-use std::sync::OnceLock;
 
+use super::marker::nonce;
+pub(crate) use super::marker::own_sgr;
 use crate::foreign::term::escape_with;
-
-/// The number in this process's colour markers: twenty decimal digits in groups of four (the
-/// longest parameter `console` reads), so that to every reader of ANSI codes (width measures,
-/// line wrapping) a marker is one code of no width.
-fn nonce() -> &'static str {
-    static NONCE: OnceLock<String> = OnceLock::new();
-    NONCE.get_or_init(|| {
-        // std's hash keys come from the operating system's randomness, fresh for each process.
-        let random = std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), 0x5eed_u64);
-        let digits = format!("{random:020}");
-        let groups: Vec<&str> = (0..20).step_by(4).map(|i| &digits[i..i + 4]).collect();
-        groups.join(";")
-    })
-}
-
-/// runbook's own SGR code `params` (`32`, `1`, `0`…), as a marker only [`Terminal`] makes a
-/// colour of.
-pub(crate) fn sgr(params: &str) -> String {
-    format!("\x1b[{};{params}m", nonce())
-}
-
-/// Makes runbook's own rendering (already free of foreign escape sequences, like termimad's
-/// output for escaped text) into markers: each SGR code in `rendered` becomes [`sgr`]'s marker;
-/// anything else is left to be escaped. Only for text whose foreign parts were escaped first.
-pub(crate) fn own_sgr(rendered: &str) -> String {
-    let mut out = String::with_capacity(rendered.len() + 64);
-    let mut rest = rendered;
-    while let Some(at) = rest.find('\x1b') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        match sgr_len(rest) {
-            Some(len) => {
-                out.push_str(&sgr(&rest[2..len - 1]));
-                rest = &rest[len..];
-            }
-            None => {
-                out.push('\x1b');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The length of the SGR code `text` begins with (`ESC [ digits-and-semicolons m`).
-fn sgr_len(text: &str) -> Option<usize> {
-    let params = text.strip_prefix("\x1b[")?;
-    let end = params.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
-    (params.as_bytes()[end] == b'm').then_some(2 + end + 1)
-}
 
 /// `text` as it may reach the terminal: secrets masked, runbook's markers made colours, every
 /// other control character shown escaped. Borrowed when there was nothing to do.
@@ -117,26 +67,56 @@ impl Control {
     }
 }
 
-/// The terminal (or whatever stands for it): text is collected, cleaned, and written at
-/// [`Terminal::flush`] in one call. It has no way to write bytes as they are.
+/// `text` as it will look: secrets masked, every control character but runbook's markers shown
+/// escaped; what is laid out before [`clean`] makes the markers colours.
+fn visible(text: &str) -> Cow<'_, str> {
+    let masker = crate::redact::current();
+    let marker_len = 2 + nonce().len() + 1;
+    let keep = |rest: &str| -> Option<(usize, &'static str, usize)> {
+        let after = rest
+            .strip_prefix("\x1b[")?
+            .strip_prefix(nonce())?
+            .strip_prefix(';')?;
+        let end = after.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+        (after.as_bytes()[end] == b'm').then_some((marker_len + end + 1, "", 0))
+    };
+    match masker.str(text) {
+        Cow::Borrowed(text) => escape_with(text, keep),
+        Cow::Owned(text) => Cow::Owned(escape_with(&text, keep).into_owned()),
+    }
+}
+
+/// The terminal (or whatever stands for it): text is collected, laid out for the width of the
+/// terminal it is shown on (`term::layout`), cleaned, and written at [`Terminal::flush`] in one
+/// call. It has no way to write bytes as they are.
 pub(crate) struct Terminal<W: Write = Box<dyn Write + Send>> {
     out: W,
     buf: Vec<u8>,
+    /// The stream whose width lines are laid out for; `None`: lines are written whole.
+    stream: Option<Stream>,
 }
 
 /// Human output on stderr.
 pub(crate) fn stderr() -> Terminal {
-    Terminal::to(Box::new(io::stderr()))
+    Terminal::to(Box::new(io::stderr()) as Box<dyn Write + Send>).laid_out(Stream::Stderr)
 }
 
 /// Human results on stdout.
 pub(crate) fn stdout() -> Terminal {
-    Terminal::to(Box::new(io::stdout()))
+    Terminal::to(Box::new(io::stdout()) as Box<dyn Write + Send>).laid_out(Stream::Stdout)
 }
 
-/// Prints a human result on stdout, cleaned (a table, a report, a status).
+/// Prints a human result on stdout, cleaned and laid out (a table, a status, a note).
 pub(crate) fn print(text: &str) -> io::Result<()> {
     let mut out = stdout();
+    out.text(text);
+    out.flush()
+}
+
+/// Prints a document on stdout, cleaned but never laid out (a script, a manifest, Markdown for a
+/// pull request, a recording's lines): its lines are what a program or a page reads.
+pub(crate) fn print_document(text: &str) -> io::Result<()> {
+    let mut out = Terminal::to(Box::new(io::stdout()) as Box<dyn Write + Send>);
     out.text(text);
     out.flush()
 }
@@ -266,12 +246,34 @@ impl<W: Write> Terminal<W> {
         Self {
             out,
             buf: Vec::with_capacity(16 * 1024),
+            stream: None,
         }
     }
 
-    /// Adds `text` (masked, runbook's markers made colours, other controls escaped).
+    /// Lines written through this are laid out for the width of `stream` (asked at each write,
+    /// so a resized window is followed): the terminal's, or `--width`/`COLUMNS`; whole when
+    /// neither is known.
+    pub(crate) fn laid_out(self, stream: Stream) -> Self {
+        Self {
+            stream: Some(stream),
+            ..self
+        }
+    }
+
+    /// Adds `text` (masked, laid out, runbook's markers made colours, other controls escaped).
     pub(crate) fn text(&mut self, text: &str) {
-        self.buf.extend_from_slice(clean(text).as_bytes());
+        let width = match self.stream {
+            Some(Stream::Stderr) => super::width(),
+            Some(Stream::Stdout) => super::stdout_width(),
+            None => None,
+        };
+        if width.is_none() {
+            self.buf.extend_from_slice(clean(text).as_bytes());
+            return;
+        }
+        let shown = visible(text);
+        let laid = super::layout::lay_out(&shown, width);
+        self.buf.extend_from_slice(clean(&laid).as_bytes());
     }
 
     /// Adds `text` and a newline.
@@ -315,6 +317,7 @@ impl<W: Write> Terminal<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::term::marker::sgr;
 
     #[test]
     fn runbook_colours_survive_and_foreign_ones_do_not() {

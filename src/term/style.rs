@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::out::{own_sgr, sgr};
+use super::marker::{own_sgr, sgr};
 
 /// One style: what opens it and what closes it, as markers; both empty when plain.
 #[derive(Debug, Clone, Default)]

@@ -41,6 +41,7 @@ mod guide_examples;
 mod help;
 mod idle_cpu;
 mod install_commands;
+mod layout;
 mod live;
 mod live_codex;
 mod live_opencode_v2;

@@ -213,12 +213,9 @@ impl View {
     }
 
     fn stay(&mut self, text: &str) {
-        // Cut to the width when one is known (a terminal's, `--width`, `COLUMNS`); whole
-        // otherwise, as a log keeps it.
-        match crate::term::width() {
-            Some(w) => self.term.line(&crate::term::fit(text, w.max(MIN_WIDTH))),
-            None => self.term.line(text),
-        }
+        // Broken between words to the width when one is known (a terminal's, `--width`,
+        // `COLUMNS`), by the terminal writer; whole otherwise, as a log keeps it.
+        self.term.line(text);
     }
 
     /// Redraws the rows of the running tasks and the footer below `lines`, in one write; at a

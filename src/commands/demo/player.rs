@@ -40,7 +40,7 @@ pub(crate) fn invocation() -> Option<ExitCode> {
         .unwrap_or(1.0);
     let version = std::env::args_os().nth(1).is_some_and(|a| a == "--version");
     let played = if version {
-        crate::term::out::print(&format!("{RECORDED_VERSION}\n"))
+        crate::term::out::print_document(&format!("{RECORDED_VERSION}\n"))
     } else {
         play(speed)
     };
@@ -60,7 +60,7 @@ fn play(speed: f64) -> std::io::Result<()> {
         if let Some(at) = moments.get(i).and_then(|t| scaled(*t, speed)) {
             std::thread::sleep((start + at).saturating_duration_since(Instant::now()));
         }
-        crate::term::out::print(&format!("{}\n", line.replace(RECORDED_CWD, cwd)))?;
+        crate::term::out::print_document(&format!("{}\n", line.replace(RECORDED_CWD, cwd)))?;
         if let Some(edited) = edited_readme(line) {
             // The recording's own bytes, bundled in runbook: nothing foreign in them.
             let bytes = crate::redact::Masked::made_of_masked(edited.as_bytes());

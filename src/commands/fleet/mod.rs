@@ -88,7 +88,7 @@ pub(crate) fn fleet(args: &FleetArgs) -> anyhow::Result<ExitStatus> {
     for line in notes(&plan, args.engine) {
         crate::term::print::warn(line);
     }
-    crate::term::out::print(&out)?;
+    crate::term::out::print_document(&out)?;
     Ok(ExitStatus::Completed)
 }
 

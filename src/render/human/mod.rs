@@ -21,7 +21,6 @@ use std::io::{self, Write};
 use std::time::{Duration, SystemTime};
 
 use super::Styles;
-use super::wrap::wrap;
 use crate::consumer::{Consumer, Delivery, Tick};
 use crate::event::{Event, EventKind, Turn};
 use crate::format::{clock, clock_tenths, duration, fit, last_chars, money, short_count};
@@ -29,6 +28,7 @@ use crate::stats::RunStats;
 use crate::term::Display;
 use crate::term::live::StatusLine;
 use crate::term::out::Terminal;
+use crate::term::wrap::wrap;
 
 /// How wide the view's lines may be: asked at every redraw, so a resized window is followed;
 /// `None` when lines are never broken.

@@ -351,6 +351,11 @@ impl Screen {
             .collect()
     }
 
+    /// Whether the terminal wrapped row `r` because it ran past the last column.
+    pub fn is_wrapped(&self, r: usize) -> bool {
+        self.wrapped.get(r).copied().unwrap_or(false)
+    }
+
     /// Whether some row is as `wanted` says.
     pub fn has_row(&self, wanted: impl Fn(&str) -> bool) -> bool {
         self.rows.iter().any(|r| wanted(r))
