@@ -219,7 +219,8 @@ fn the_stats_page_reads_well_from_800_to_1400_pixels_light_and_dark() {
     }
 }
 
-/// Completed green, interrupted and truncated yellow, every other ending red: as on a terminal.
+/// Completed green; interrupted, truncated and aborted (a plan not approved) yellow; every other
+/// ending red: as on a terminal.
 fn outcomes_are_coloured_by_meaning(fills: &Value, at: &str) {
     let fills = fills.as_object().unwrap();
     assert_eq!(fills.len(), OUTCOMES.len() + 1, "{at}: {fills:?}");
@@ -228,7 +229,7 @@ fn outcomes_are_coloured_by_meaning(fills: &Value, at: &str) {
         let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
         match outcome.as_str() {
             "completed" => assert!(g > r + 40 && g > b + 40, "{at}: {outcome} {fill}"),
-            "interrupted" | "truncated" => {
+            "interrupted" | "truncated" | "aborted" => {
                 assert!(
                     r > b + 80 && g > b + 40 && r > 120,
                     "{at}: {outcome} {fill}"
