@@ -88,6 +88,16 @@ fn plan_only_on_a_terminal_shows_the_plan_once() {
     let text = screen.text();
     assert_eq!(text.matches("create it").count(), 1, "{text}");
     assert!(text.contains("stopping at the plan"), "{text}");
+    // Its paragraphs stay apart: a blank row between each heading and what follows.
+    let rows = screen.rows();
+    let at = rows
+        .iter()
+        .position(|r| r.trim().ends_with("Testing"))
+        .unwrap_or_else(|| panic!("no heading:\n{text}"));
+    assert!(
+        rows[at - 1].trim().is_empty() && rows[at + 1].trim().is_empty(),
+        "{text}"
+    );
 }
 
 #[test]
