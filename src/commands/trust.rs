@@ -21,16 +21,31 @@ pub(crate) fn trust(args: &TrustArgs) -> anyhow::Result<ExitStatus> {
     if args.show {
         return show(crate::term::table_width(args.wide));
     }
-    let (root, only) = targets(args.path.as_deref())?;
+    let task_file = args.path.as_deref().filter(|p| is_task_file(p));
+    let (root, only) = match task_file {
+        Some(path) => {
+            let absolute = std::path::absolute(path)?;
+            (
+                absolute.parent().unwrap_or(Path::new("/")).to_path_buf(),
+                Some(absolute),
+            )
+        }
+        None => targets(args.path.as_deref())?,
+    };
     if args.forget {
         return forget(&root, only.as_deref());
     }
-    let config = config::load(&root, [])?;
-    let env = agent_env::load(&config, &[])?;
-    let files: Vec<RepoFile> = trust::repository_files(&config, &env)
-        .into_iter()
-        .filter(|f| only.as_ref().is_none_or(|only| same(&f.path, only)))
-        .collect();
+    let files = match (task_file, &only) {
+        (Some(_), Some(path)) => vec![task_file_needs(path)?],
+        _ => {
+            let config = config::load(&root, [])?;
+            let env = agent_env::load(&config, &[])?;
+            trust::repository_files(&config, &env)
+                .into_iter()
+                .filter(|f| only.as_ref().is_none_or(|only| same(&f.path, only)))
+                .collect()
+        }
+    };
     if files.is_empty() {
         let what = match &only {
             Some(file) => format!("{} is not a file runbook reads here", file.display()),
@@ -75,13 +90,44 @@ fn targets(path: Option<&Path>) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if !NAMES.contains(&name) {
         return Err(Error::Usage(format!(
-            "{shown}: runbook reads only runbook.toml, runbook.local.toml, .env and .env.local from a repository; give one of them or its directory"
+            "{shown}: runbook reads only runbook.toml, runbook.local.toml, .env and .env.local from a repository, and a batch's task files; give one of them or its directory"
         ))
         .into());
     }
     let absolute = std::path::absolute(path)?;
     let dir = absolute.parent().unwrap_or(Path::new("/")).to_path_buf();
     Ok((dir, Some(absolute)))
+}
+
+/// Whether `path` is a batch's task file (a file of another name that reads as one): trusted as
+/// a repository's files are, since what it sets runs when a batch runs its tasks.
+fn is_task_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    path.is_file() && !NAMES.contains(&name) && config::tasks::read_tasks(path).is_ok()
+}
+
+/// The task file at `path` as the trust record takes it: its content's digest, and what any of
+/// its tasks sets that needs trust.
+fn task_file_needs(path: &Path) -> anyhow::Result<RepoFile> {
+    let tasks = config::tasks::read_tasks(path).map_err(Error::from)?;
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    let mut needs: Vec<trust::Need> = Vec::new();
+    for task in &tasks.tasks {
+        let entries = tasks.entries_of(&task.id).unwrap_or_default();
+        let config = config::load_for_task(dir, (path, tasks.digest, entries), [])?;
+        let env = agent_env::load(&config, &[])?;
+        let found = trust::repository_files(&config, &env).into_iter();
+        for need in found.filter(|f| same(&f.path, path)).flat_map(|f| f.needs) {
+            if !needs.contains(&need) {
+                needs.push(need);
+            }
+        }
+    }
+    Ok(RepoFile {
+        path: path.to_path_buf(),
+        digest: tasks.digest,
+        needs,
+    })
 }
 
 /// Whether two paths name the same file, as the trust record keys it.

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::agent_env::AgentEnv;
 use crate::config::Config;
 use crate::exit;
-pub(crate) use needs::{RepoFile, inside, repository_files, task_file_foreign};
+pub(crate) use needs::{Need, RepoFile, inside, repository_files, task_file_foreign};
 pub(crate) use prompt::escape;
 use store::{Recorded, Store};
 

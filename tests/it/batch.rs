@@ -715,6 +715,29 @@ fn a_task_file_in_the_repository_runs_its_setup_only_once_trusted_and_copies_its
     );
 }
 
+#[test]
+fn the_refusals_advice_to_trust_a_task_file_works_and_a_change_needs_it_again() {
+    let b = Bench::new();
+    let text = format!(
+        "[defaults.agents.opencode]\nbin = \"{}\"\n\n[[task]]\nid = \"a\"\nprompt = \"edit:a\"\n",
+        b.agent.display()
+    );
+    let file = b.ctx.work.join("tasks.toml");
+    std::fs::write(&file, &text).unwrap();
+    let refused = b.batch(&["tasks.toml"]);
+    refused.assert_exit(2);
+    let shown = file.display().to_string();
+    refused.assert_stderr_has(&format!("runbook trust {shown}"));
+
+    let trusted = b.ctx.run(&["trust", &shown]);
+    trusted.assert_exit(0);
+    trusted.assert_stdout_has("agents.opencode.bin");
+    b.batch(&["tasks.toml"]).assert_exit(0);
+
+    std::fs::write(&file, text.replace("edit:a", "edit:b")).unwrap();
+    b.batch(&["tasks.toml"]).assert_exit(2);
+}
+
 /// Starts the batch of `file` in the background; its id once its record is written.
 #[expect(clippy::zombie_processes, reason = "the caller waits for the child")]
 fn start_batch(b: &Bench, file: &Path) -> (std::process::Child, String) {
