@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::agent_env;
 use crate::cli::TrustArgs;
+use crate::config::tasks::TaskFile;
 use crate::config::{self, LOCAL_FILE, REPO_FILE};
 use crate::digest::Digest;
 use crate::exit::{Error, ExitStatus};
@@ -21,9 +22,9 @@ pub(crate) fn trust(args: &TrustArgs) -> anyhow::Result<ExitStatus> {
     if args.show {
         return show(crate::term::table_width(args.wide));
     }
-    let task_file = args.path.as_deref().filter(|p| is_task_file(p));
-    let (root, only) = match task_file {
-        Some(path) => {
+    let task_file = args.path.as_deref().and_then(task_file);
+    let (root, only) = match &task_file {
+        Some((path, _)) => {
             let absolute = std::path::absolute(path)?;
             (
                 absolute.parent().unwrap_or(Path::new("/")).to_path_buf(),
@@ -35,8 +36,8 @@ pub(crate) fn trust(args: &TrustArgs) -> anyhow::Result<ExitStatus> {
     if args.forget {
         return forget(&root, only.as_deref());
     }
-    let files = match (task_file, &only) {
-        (Some(_), Some(path)) => vec![task_file_needs(path)?],
+    let files = match (&task_file, &only) {
+        (Some((_, tasks)), Some(path)) => vec![task_file_needs(path, tasks)?],
         _ => {
             let config = config::load(&root, [])?;
             let env = agent_env::load(&config, &[])?;
@@ -99,17 +100,21 @@ fn targets(path: Option<&Path>) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
     Ok((dir, Some(absolute)))
 }
 
-/// Whether `path` is a batch's task file (a file of another name that reads as one): trusted as
-/// a repository's files are, since what it sets runs when a batch runs its tasks.
-fn is_task_file(path: &Path) -> bool {
+/// `path` and its tasks, when it is a batch's task file (a file of another name that reads as
+/// one): trusted as a repository's files are, since what it sets runs when a batch runs it.
+fn task_file(path: &Path) -> Option<(&Path, TaskFile)> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    path.is_file() && !NAMES.contains(&name) && config::tasks::read_tasks(path).is_ok()
+    if !path.is_file() || NAMES.contains(&name) {
+        return None;
+    }
+    config::tasks::read_tasks(path)
+        .ok()
+        .map(|tasks| (path, tasks))
 }
 
-/// The task file at `path` as the trust record takes it: its content's digest, and what any of
-/// its tasks sets that needs trust.
-fn task_file_needs(path: &Path) -> anyhow::Result<RepoFile> {
-    let tasks = config::tasks::read_tasks(path).map_err(Error::from)?;
+/// The task file at `path` (`tasks`) as the trust record takes it: its content's digest, and
+/// what any of its tasks sets that needs trust.
+fn task_file_needs(path: &Path, tasks: &TaskFile) -> anyhow::Result<RepoFile> {
     let dir = path.parent().unwrap_or(Path::new("/"));
     let mut needs: Vec<trust::Need> = Vec::new();
     for task in &tasks.tasks {

@@ -26,21 +26,30 @@ use crate::foreign::term::escape_with;
 /// `text` as it may reach the terminal: secrets masked, runbook's markers made colours, every
 /// other control character shown escaped. Borrowed when there was nothing to do.
 pub(crate) fn clean(text: &str) -> Cow<'_, str> {
-    let masker = crate::redact::current();
-    let masked = masker.str(text);
-    let marker_len = 2 + nonce().len() + 1;
-    let keep = |rest: &str| -> Option<(usize, &'static str, usize)> {
-        let after = rest
-            .strip_prefix("\x1b[")?
-            .strip_prefix(nonce())?
-            .strip_prefix(';')?;
-        let end = after.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
-        (after.as_bytes()[end] == b'm').then_some((marker_len + end + 1, "\x1b[", marker_len))
-    };
-    match masked {
+    cleaned(text, |len| (len, "\x1b[", 2 + nonce().len() + 1))
+}
+
+/// `text` masked and escaped, each of runbook's colour markers (of `len` bytes) kept as `keep`
+/// says: what of it is replaced by what (see [`escape_with`]).
+fn cleaned(
+    text: &str,
+    keep: impl Fn(usize) -> (usize, &'static str, usize) + Copy,
+) -> Cow<'_, str> {
+    let keep = |rest: &str| marker(rest).map(keep);
+    match crate::redact::current().str(text) {
         Cow::Borrowed(text) => escape_with(text, keep),
         Cow::Owned(text) => Cow::Owned(escape_with(&text, keep).into_owned()),
     }
+}
+
+/// The length of runbook's own colour marker at the start of `rest`, if one is there.
+fn marker(rest: &str) -> Option<usize> {
+    let after = rest
+        .strip_prefix("\x1b[")?
+        .strip_prefix(nonce())?
+        .strip_prefix(';')?;
+    let end = after.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+    (after.as_bytes()[end] == b'm').then_some(2 + nonce().len() + 1 + end + 1)
 }
 
 /// runbook's own cursor moves, for the live status line.
@@ -70,20 +79,7 @@ impl Control {
 /// `text` as it will look: secrets masked, every control character but runbook's markers shown
 /// escaped; what is laid out before [`clean`] makes the markers colours.
 fn visible(text: &str) -> Cow<'_, str> {
-    let masker = crate::redact::current();
-    let marker_len = 2 + nonce().len() + 1;
-    let keep = |rest: &str| -> Option<(usize, &'static str, usize)> {
-        let after = rest
-            .strip_prefix("\x1b[")?
-            .strip_prefix(nonce())?
-            .strip_prefix(';')?;
-        let end = after.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
-        (after.as_bytes()[end] == b'm').then_some((marker_len + end + 1, "", 0))
-    };
-    match masker.str(text) {
-        Cow::Borrowed(text) => escape_with(text, keep),
-        Cow::Owned(text) => Cow::Owned(escape_with(&text, keep).into_owned()),
-    }
+    cleaned(text, |len| (len, "", 0))
 }
 
 /// The terminal (or whatever stands for it): text is collected, laid out for the width of the

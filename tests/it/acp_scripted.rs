@@ -26,6 +26,31 @@ answer '{"protocolVersion":1,"agentInfo":{"name":"scripted","version":"0.1.0"}}'
 answer '{"sessionId":"s1"}'
 "#;
 
+/// The body of an ACP agent (for [`acp_agent`]) that, at the prompt, shows a `bash` call of
+/// `command`, asks permission for it with options of the `kinds` given, and once answered ends
+/// its turn.
+pub(crate) fn asks_once(command: &str, kinds: &[&str]) -> String {
+    let call = serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "bash",
+        "kind": "execute", "status": "pending", "rawInput": {"command": command}});
+    let options: Vec<serde_json::Value> = kinds
+        .iter()
+        .map(|k| serde_json::json!({"optionId": k, "name": k, "kind": k}))
+        .collect();
+    let ask = serde_json::json!({"jsonrpc": "2.0", "id": "p1", "method": "session/request_permission",
+        "params": {"sessionId": "s1", "toolCall": {"toolCallId": "c1"}, "options": options}});
+    format!(
+        r#"IFS= read -r prompt
+update '{call}'
+printf '%s\n' '{ask}'
+IFS= read -r reply
+update '{{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed"}}'
+id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{{"jsonrpc":"2.0","id":%s,"result":{{"stopReason":"end_turn"}}}}\n' "$id"
+IFS= read -r eof
+exit 0"#
+    )
+}
+
 pub(crate) fn acp_agent(ctx: &TestContext, name: &str, body: &str) -> String {
     ctx.recorded_agent_script(name, &format!("{PRELUDE}{body}"))
 }
@@ -435,15 +460,7 @@ fn status_of_a_run_waiting_for_permission_shows_the_request_and_how_long_it_wait
     let agent = acp_agent(
         &ctx,
         "agent.sh",
-        r#"IFS= read -r prompt
-update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","rawInput":{"command":"echo hi"}}'
-printf '%s\n' '{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1"},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}'
-IFS= read -r reply
-update '{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed"}'
-id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
-printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\n' "$id"
-IFS= read -r eof
-exit 0"#,
+        &asks_once("echo hi", &["allow_once", "reject_once"]),
     );
     let mut cmd = ctx.runbook(&[
         "run",

@@ -140,19 +140,10 @@ fn case(name: &'static str, args: &[&str], kind: Kind) -> Case {
 
 /// An ACP agent that asks permission for a long command line, then ends its turn.
 fn asking_agent(world: &World) -> String {
-    crate::acp_scripted::acp_agent(
-        &world.ctx,
-        "asking.sh",
-        r#"IFS= read -r prompt
-update '{"sessionUpdate":"tool_call","toolCallId":"c1","title":"bash","kind":"execute","status":"pending","rawInput":{"command":"cargo test --workspace --all-features --no-fail-fast -- --include-ignored"}}'
-printf '%s\n' '{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1"},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"always","name":"Always","kind":"allow_always"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}'
-IFS= read -r reply
-update '{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed"}'
-id=$(printf '%s' "$prompt" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
-printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\n' "$id"
-IFS= read -r eof
-exit 0"#,
-    )
+    let command = "cargo test --workspace --all-features --no-fail-fast -- --include-ignored";
+    let body =
+        crate::acp_scripted::asks_once(command, &["allow_once", "allow_always", "reject_once"]);
+    crate::acp_scripted::acp_agent(&world.ctx, "asking.sh", &body)
 }
 
 fn cases(world: &World) -> Vec<Case> {
